@@ -1,0 +1,157 @@
+"""The `attention-explorer` command: the window by default, headless subcommands for scripts.
+
+    attention-explorer [--model NAME_OR_FILE] [--sentence TEXT]     open the window
+    attention-explorer models                                       list the built-in models
+    attention-explorer trace [options] [-o FILE.json]               the whole trace as JSON
+    attention-explorer export [options] ... -o FILE.csv|png|svg     one matrix or one view
+
+Every failure the user can cause ends in one line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__, engine
+from .engine import EngineError, Options, Trace
+from .export import MATRIX_CHOICES, ExportError, matrix_to_csv, trace_to_json, write_text
+
+PROG = "attention-explorer"
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad command-line arguments."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (no usage block)."""
+
+    def error(self, message: str):  # noqa: D102 - argparse API
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="See and touch the self-attention layer of the Transformer.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--model", dest="gui_model", metavar="NAME_OR_FILE",
+                        help="open the window on this model (a built-in name or a model file)")
+    parser.add_argument("--sentence", dest="gui_sentence", metavar="TEXT", help="open the window on this sentence")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    commands.add_parser("models", help="list the built-in models")
+
+    trace = commands.add_parser("trace", help="write every intermediate of the computation as JSON")
+    _add_computation_options(trace)
+    trace.add_argument("-o", "--output", metavar="FILE.json", help="write here instead of standard output")
+
+    export = commands.add_parser("export", help="write one matrix (CSV) or one view (PNG, SVG, GIF)")
+    _add_computation_options(export)
+    export.add_argument("--view", choices=("heatmap", "arcs", "steps"), default=None,
+                        help="the view to render for an image (default: heatmap)")
+    export.add_argument("--matrix", choices=MATRIX_CHOICES, default="weights",
+                        help="the matrix to write as CSV or show in the heatmap (default: weights)")
+    export.add_argument("--head", type=int, default=None, metavar="K", help="which head, counting from 1")
+    export.add_argument("--image-scale", type=int, choices=(1, 2, 4), default=1,
+                        help="pixel scale of a PNG (default 1)")
+    export.add_argument("--transparent", action="store_true", help="PNG with a transparent background")
+    export.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help="FILE.csv, FILE.png, FILE.svg or FILE.gif")
+    return parser
+
+
+def _add_computation_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=engine.catalog.DEFAULT_MODEL, metavar="NAME_OR_FILE",
+                        help="a built-in model name or a model file (default: %(default)s)")
+    parser.add_argument("--sentence", default=None, metavar="TEXT", help="default: the model's own sentence")
+    for flag, what in (("causal", "the causal mask"), ("scale", "scaling by √d_k"),
+                       ("positional", "sinusoidal positional encoding")):
+        parser.add_argument(f"--{flag}", action=argparse.BooleanOptionalAction, default=None,
+                            help=f"switch {what} on or off (default: the model's)")
+    parser.add_argument("--heads", type=int, default=None, metavar="N", help="number of heads (default: the model's)")
+
+
+def compute_trace(args: argparse.Namespace) -> Trace:
+    """Load the model, apply the options given (the rest keep the model's defaults), and run it."""
+    model = engine.resolve_model(args.model)
+    chosen = {name: getattr(args, name) for name in ("scale", "causal", "positional", "heads")}
+    options: Options = model.default_options.with_changes(**{k: v for k, v in chosen.items() if v is not None})
+    sentence = model.default_sentence if args.sentence is None else args.sentence
+    return engine.run(model, sentence, options)
+
+
+def cmd_models(_args: argparse.Namespace) -> int:
+    for name in engine.builtin_model_names():
+        model = engine.load_builtin(name)
+        opts = model.default_options
+        print(f"{name}")
+        print(f"  {model.description}")
+        print(f"  features ({model.d_model}): {', '.join(model.features)}")
+        print(f"  words: {len(model.vocabulary)}; d_proj = {model.d_proj}; heads = {opts.heads}; "
+              f"scale = {_on(opts.scale)}; causal mask = {_on(opts.causal)}; positional = {_on(opts.positional)}")
+        print(f"  default sentence: {model.default_sentence!r}")
+    return 0
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    trace = compute_trace(args)
+    _warn_unknown(trace)
+    text = trace_to_json(trace)
+    if args.output:
+        write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    suffix = Path(args.output).suffix.lower()
+    trace = compute_trace(args)
+    _warn_unknown(trace)
+    head = None if args.head is None else args.head - 1
+    if args.head is not None and not 1 <= args.head <= len(trace.heads):
+        raise UsageError(f"--head must be between 1 and {len(trace.heads)} for this model and options")
+    if suffix == ".csv":
+        if args.view is not None:
+            raise UsageError("a CSV holds one matrix: drop --view, or write FILE.png/.svg for a view")
+        write_text(args.output, matrix_to_csv(trace, args.matrix, head))
+        return 0
+    if suffix in (".png", ".svg", ".gif"):
+        from .headless import export_view  # Qt only when an image is asked for
+
+        export_view(trace, args, head)
+        return 0
+    raise UsageError(f"cannot tell the format of {args.output!r}: end it in .csv, .png, .svg or .gif")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            from .app import run_app  # the window: Qt is imported only here
+
+            return run_app(model=args.gui_model, sentence=args.gui_sentence)
+        handler = {"models": cmd_models, "trace": cmd_trace, "export": cmd_export}[args.command]
+        return handler(args)
+    except UsageError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (EngineError, ExportError, OSError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        return 130
+
+
+def _warn_unknown(trace: Trace) -> None:
+    if trace.unknown:
+        print(f"{PROG}: note: not in the model's vocabulary, left out: {', '.join(trace.unknown)}", file=sys.stderr)
+
+
+def _on(flag: bool) -> str:
+    return "on" if flag else "off"

@@ -1,0 +1,82 @@
+"""Scaled dot-product and multi-head attention, returning every intermediate as a Trace.
+
+The maths is the paper's: Attention(Q, K, V) = softmax(QKᵀ / √d_k) · V, with h heads that each use
+an even slice of the projection columns (as torch.nn.MultiheadAttention does), concatenated and
+multiplied by W_O when the model has one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import OptionsError, SentenceError
+from .model import ToyModel
+from .options import Options
+from .positional import sinusoidal_encoding
+from .softmax import apply_mask, causal_mask, softmax
+from .tokenizer import token_labels, tokenize
+from .trace import HeadTrace, Trace
+
+
+def scaled_dot_product_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: bool = True,
+                                 mask: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """softmax(QKᵀ/√d_k)·V with its intermediates: scores, scaled, masked, weights, output."""
+    scores = q @ k.T                                           # (n_q, n_k)
+    scaled = scores / math.sqrt(q.shape[1]) if scale else scores.copy()
+    masked = apply_mask(scaled, mask)
+    weights = softmax(masked)
+    return {"scores": scores, "scaled": scaled, "masked": masked, "weights": weights, "output": weights @ v}
+
+
+def head_columns(d_proj: int, heads: int) -> list[slice]:
+    """Column slices of the projections per head; `heads` must divide d_proj."""
+    if heads < 1 or d_proj % heads:
+        allowed = ", ".join(str(h) for h in range(1, d_proj + 1) if d_proj % h == 0)
+        raise OptionsError(f"{heads} heads do not split d_proj = {d_proj} evenly; choose one of {allowed}")
+    d_k = d_proj // heads
+    return [slice(i * d_k, (i + 1) * d_k) for i in range(heads)]
+
+
+def multi_head_attention(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray,
+                         w_o: np.ndarray | None, options: Options) -> tuple[list[HeadTrace], np.ndarray, np.ndarray]:
+    """Run every head on the inputs `x` (n × d_model); return head traces, concatenation, output."""
+    n = x.shape[0]
+    mask = causal_mask(n) if options.causal else None
+    q_all, k_all, v_all = x @ w_q, x @ w_k, x @ w_v             # (n, d_proj) each
+    heads = []
+    for i, cols in enumerate(head_columns(w_q.shape[1], options.heads)):
+        parts = scaled_dot_product_attention(q_all[:, cols], k_all[:, cols], v_all[:, cols],
+                                             scale=options.scale, mask=mask)
+        heads.append(HeadTrace(i, cols, w_q[:, cols], w_k[:, cols], w_v[:, cols],
+                               q_all[:, cols], k_all[:, cols], v_all[:, cols], **parts))
+    concat = np.concatenate([h.output for h in heads], axis=1)  # (n, d_proj)
+    output = concat @ w_o if w_o is not None else concat.copy()
+    return heads, concat, output
+
+
+def run(model: ToyModel, sentence: str, options: Options | None = None) -> Trace:
+    """Tokenise `sentence` with `model`'s vocabulary and compute attention over its known words.
+
+    Raises SentenceError when there is nothing to compute, OptionsError when the options do not fit.
+    """
+    options = model.default_options if options is None else options
+    words = tokenize(sentence, model.vocabulary)
+    tokens = words.tokens
+    if not words.words:
+        raise SentenceError("the sentence is empty: type a few words, e.g. " + repr(model.default_sentence))
+    if not tokens:
+        raise SentenceError(f"the model {model.name!r} knows none of these words: "
+                            + ", ".join(words.unknown))
+    embedding = model.embed(tokens)
+    positional = sinusoidal_encoding(len(tokens), model.d_model) if options.positional else None
+    x = embedding + positional if positional is not None else embedding.copy()
+    heads, concat, output = multi_head_attention(x, model.w_q, model.w_k, model.w_v, model.w_o, options)
+    return Trace(
+        model_name=model.name, sentence=sentence, tokens=tokens, labels=token_labels(tokens),
+        unknown=words.unknown, features=list(model.features), options=options, embedding=embedding,
+        positional=positional, x=x, mask=causal_mask(len(tokens)) if options.causal else None,
+        heads=tuple(heads), concat=concat, w_o=None if model.w_o is None else model.w_o.copy(),
+        output=output,
+    )

@@ -1,0 +1,38 @@
+"""The built-in toy models shipped in resources/models, and resolving a name or a file path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..resources_path import resource_path
+from .errors import ModelError
+from .model import ToyModel, load_model
+
+# Listed in teaching order; the first is the default model when the app starts.
+BUILTIN_MODELS = ("cat-sat-on-mat", "cats-chase-mice", "it-was-tired", "cat-ate-fish")
+DEFAULT_MODEL = BUILTIN_MODELS[0]
+
+
+def builtin_model_names() -> list[str]:
+    return list(BUILTIN_MODELS)
+
+
+def builtin_model_path(name: str) -> Path:
+    return resource_path("models", f"{name}.json")
+
+
+def load_builtin(name: str) -> ToyModel:
+    if name not in BUILTIN_MODELS:
+        raise ModelError(f"no built-in model called {name!r}; the built-in models are {', '.join(BUILTIN_MODELS)}")
+    return load_model(builtin_model_path(name))
+
+
+def resolve_model(name_or_file: str) -> ToyModel:
+    """A built-in model by name, or a model file by path (anything that ends in .json or exists)."""
+    if name_or_file in BUILTIN_MODELS:
+        return load_builtin(name_or_file)
+    path = Path(name_or_file)
+    if path.suffix.lower() == ".json" or path.exists():
+        return load_model(path)
+    raise ModelError(f"no built-in model or file called {name_or_file!r}; "
+                     f"the built-in models are {', '.join(BUILTIN_MODELS)}")

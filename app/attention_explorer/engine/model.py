@@ -1,0 +1,228 @@
+"""Toy models: their data type, the JSON file format, and a loader that names the first problem.
+
+File format (JSON object)::
+
+    {
+      "format": "attention-explorer-model", "version": 1,
+      "name": "cats-chase-mice", "description": "...",
+      "features": ["animal", "action", "small"],          # d_model names
+      "vocabulary": {"cats": [1, 0, 0], ...},              # word -> embedding of length d_model
+      "w_q": [[...]], "w_k": [[...]], "w_v": [[...]],      # d_model x d_proj each
+      "w_o": [[...]] or null,                              # d_proj x d_model, or absent
+      "defaults": {"sentence": "...", "heads": 1, "scale": true, "causal": false, "positional": false}
+    }
+
+Extra keys (for example "seed" and "notes") are kept and written back unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .atomic_write import write_text_atomically
+from .errors import ModelError
+from .options import Options
+
+FORMAT_NAME = "attention-explorer-model"
+FORMAT_VERSION = 1
+WEIGHT_FIELDS = ("w_q", "w_k", "w_v")
+_KNOWN_KEYS = {"format", "version", "name", "description", "features", "vocabulary", "w_q", "w_k", "w_v",
+               "w_o", "defaults"}
+
+
+@dataclass
+class ToyModel:
+    """A self-attention layer small enough to read: named features, a vocabulary and its weights."""
+
+    name: str
+    features: list[str]
+    vocabulary: dict[str, np.ndarray]
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    w_o: np.ndarray | None
+    default_sentence: str
+    default_options: Options
+    description: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def d_model(self) -> int:
+        return len(self.features)
+
+    @property
+    def d_proj(self) -> int:
+        return self.w_q.shape[1]
+
+    def allowed_heads(self) -> list[int]:
+        """Head counts that split d_proj evenly."""
+        return [h for h in range(1, self.d_proj + 1) if self.d_proj % h == 0]
+
+    def embed(self, tokens: list[str]) -> np.ndarray:
+        """The embedding rows of `tokens` (all must be known), shape n × d_model."""
+        if not tokens:
+            return np.zeros((0, self.d_model))
+        return np.stack([self.vocabulary[t] for t in tokens])
+
+    def copy(self) -> ToyModel:
+        return model_from_dict(model_to_dict(self))
+
+
+def model_from_dict(data: object) -> ToyModel:
+    """Validate `data` (parsed JSON) and build a model; raise ModelError naming the first bad field."""
+    if not isinstance(data, dict):
+        raise ModelError("the file must hold a JSON object (a model), not a " + type(data).__name__)
+    fmt = data.get("format", FORMAT_NAME)
+    if fmt != FORMAT_NAME:
+        raise ModelError(f"format: expected {FORMAT_NAME!r}, found {fmt!r}")
+    for key in ("name", "features", "vocabulary", "w_q", "w_k", "w_v"):
+        if key not in data:
+            raise ModelError(f"{key}: missing (a model needs name, features, vocabulary, w_q, w_k and w_v)")
+    name = data["name"]
+    if not isinstance(name, str) or not name.strip():
+        raise ModelError("name: must be a non-empty text")
+    features = _features(data["features"])
+    d_model = len(features)
+    vocabulary = _vocabulary(data["vocabulary"], d_model)
+    w_q = _matrix("w_q", data["w_q"], rows=d_model)
+    d_proj = w_q.shape[1]
+    w_k = _matrix("w_k", data["w_k"], rows=d_model, cols=d_proj)
+    w_v = _matrix("w_v", data["w_v"], rows=d_model, cols=d_proj)
+    w_o = data.get("w_o")
+    if w_o is not None:
+        w_o = _matrix("w_o", w_o, rows=d_proj, cols=d_model)
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise ModelError("defaults: must be an object")
+    sentence = defaults.get("sentence", " ".join(list(vocabulary)[:3]))
+    if not isinstance(sentence, str):
+        raise ModelError("defaults.sentence: must be a text")
+    options = _options(defaults, d_proj)
+    extra = {k: v for k, v in data.items() if k not in _KNOWN_KEYS}
+    return ToyModel(name.strip(), features, vocabulary, w_q, w_k, w_v, w_o, sentence, options,
+                    str(data.get("description", "")), extra)
+
+
+def model_to_dict(model: ToyModel) -> dict:
+    """The JSON-ready form of `model`; floats are written exactly (repr round-trips float64)."""
+    opts = model.default_options
+    data = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "name": model.name,
+        "description": model.description,
+        "features": list(model.features),
+        "vocabulary": {word: _plain(row) for word, row in model.vocabulary.items()},
+        "w_q": _plain(model.w_q),
+        "w_k": _plain(model.w_k),
+        "w_v": _plain(model.w_v),
+        "w_o": None if model.w_o is None else _plain(model.w_o),
+        "defaults": {"sentence": model.default_sentence, **opts.to_dict()},
+    }
+    data.update(model.extra)
+    return data
+
+
+def load_model(path: str | os.PathLike) -> ToyModel:
+    """Read and validate a model file. Any problem raises ModelError with a one-line reason."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(f"{path}: cannot be read ({_reason(exc)})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{path.name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    try:
+        return model_from_dict(data)
+    except ModelError as exc:
+        raise ModelError(f"{path.name}: {exc}") from None
+
+
+def save_model(model: ToyModel, path: str | os.PathLike) -> None:
+    """Write `model` atomically: a crash or a full disk never leaves a half-written file behind."""
+    text = json.dumps(model_to_dict(model), indent=1, ensure_ascii=False)
+    write_text_atomically(Path(path), text + "\n")
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc)
+
+
+def _features(value: object) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise ModelError("features: must be a non-empty list of names")
+    names = []
+    for i, name in enumerate(value):
+        if not isinstance(name, str) or not name.strip():
+            raise ModelError(f"features[{i}]: must be a non-empty text")
+        names.append(name.strip())
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise ModelError(f"features: the name {dup!r} appears twice")
+    return names
+
+
+def _vocabulary(value: object, d_model: int) -> dict[str, np.ndarray]:
+    if not isinstance(value, dict) or not value:
+        raise ModelError("vocabulary: must be a non-empty object of word → embedding")
+    vocabulary = {}
+    for word, row in value.items():
+        if not word or word != word.casefold() or any(ch.isspace() for ch in word):
+            raise ModelError(f"vocabulary[{word!r}]: words must be lower-case, without spaces")
+        vocabulary[word] = _vector(f"vocabulary[{word!r}]", row, d_model)
+    return vocabulary
+
+
+def _vector(where: str, row: object, length: int) -> np.ndarray:
+    if not isinstance(row, list):
+        raise ModelError(f"{where}: must be a list of {length} numbers")
+    if len(row) != length:
+        raise ModelError(f"{where}: expected {length} numbers (one per feature), found {len(row)}")
+    for j, x in enumerate(row):
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise ModelError(f"{where}[{j}]: {x!r} is not a number")
+        if not math.isfinite(x):
+            raise ModelError(f"{where}[{j}]: {x} is not a finite number")
+    return np.array(row, dtype=np.float64)
+
+
+def _matrix(where: str, value: object, rows: int, cols: int | None = None) -> np.ndarray:
+    if not isinstance(value, list) or not value:
+        raise ModelError(f"{where}: must be a list of rows")
+    if len(value) != rows:
+        raise ModelError(f"{where}: expected {rows} rows, found {len(value)}")
+    if cols is None:
+        first = value[0]
+        if not isinstance(first, list) or not first:
+            raise ModelError(f"{where}[0]: must be a non-empty list of numbers")
+        cols = len(first)
+    return np.stack([_vector(f"{where}[{i}]", row, cols) for i, row in enumerate(value)])
+
+
+def _options(defaults: dict, d_proj: int) -> Options:
+    values = {}
+    for key in ("scale", "causal", "positional"):
+        if key in defaults:
+            if not isinstance(defaults[key], bool):
+                raise ModelError(f"defaults.{key}: must be true or false")
+            values[key] = defaults[key]
+    heads = defaults.get("heads", 1)
+    if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1 or d_proj % heads:
+        allowed = [h for h in range(1, d_proj + 1) if d_proj % h == 0]
+        raise ModelError(f"defaults.heads: must divide d_proj = {d_proj} (one of {allowed})")
+    values["heads"] = heads
+    return Options(**values)
+
+
+def _plain(array: np.ndarray) -> list:
+    return np.asarray(array, dtype=np.float64).tolist()

@@ -1,0 +1,86 @@
+"""The trace: every intermediate of one attention computation, the single source for every view.
+
+Views, exports and the command line read a Trace; nothing downstream recomputes attention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .options import Options
+
+# The matrices of a head a user can pick for the heatmap or a CSV export.
+HEAD_MATRICES = ("weights", "scores", "scaled", "masked", "output", "q", "k", "v")
+
+
+@dataclass(frozen=True)
+class HeadTrace:
+    """One head's computation. n = tokens, d_k = columns of this head."""
+
+    index: int          # 0-based
+    columns: slice      # which columns of W_Q, W_K, W_V this head uses
+    w_q: np.ndarray     # d_model × d_k
+    w_k: np.ndarray
+    w_v: np.ndarray
+    q: np.ndarray       # n × d_k: X · W_Q
+    k: np.ndarray
+    v: np.ndarray
+    scores: np.ndarray  # n × n: Q · Kᵀ
+    scaled: np.ndarray  # scores ÷ √d_k (equal to scores when scaling is off)
+    masked: np.ndarray  # scaled with −∞ where the mask forbids (equal to scaled without a mask)
+    weights: np.ndarray  # softmax(masked), each row sums to 1
+    output: np.ndarray  # n × d_k: weights · V
+
+    @property
+    def d_k(self) -> int:
+        return self.q.shape[1]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every intermediate of softmax(QKᵀ/√d_k)·V on one sentence, with its labels."""
+
+    model_name: str
+    sentence: str
+    tokens: list[str]       # the known words the computation ran on
+    labels: list[str]       # the same, with repeats told apart ("the₁", "the₂")
+    unknown: list[str]      # typed words the model does not know (not in the computation)
+    features: list[str]     # names of the d_model input dimensions
+    options: Options
+    embedding: np.ndarray   # n × d_model: the vocabulary rows
+    positional: np.ndarray | None  # n × d_model sinusoidal encoding, when switched on
+    x: np.ndarray           # n × d_model: embedding (+ positional encoding)
+    mask: np.ndarray | None  # n × n booleans, True where forbidden (causal), or None
+    heads: tuple[HeadTrace, ...]
+    concat: np.ndarray      # n × d_proj: the heads' outputs side by side
+    w_o: np.ndarray | None  # d_proj × d_model, or None (the output is then the concatenation)
+    output: np.ndarray      # concat · W_O, or concat
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    def head(self, index: int) -> HeadTrace:
+        return self.heads[index]
+
+    def matrix(self, name: str, head: int = 0) -> np.ndarray:
+        """A named matrix of one head (see HEAD_MATRICES)."""
+        if name not in HEAD_MATRICES:
+            raise ValueError(f"unknown matrix {name!r}; choose one of {', '.join(HEAD_MATRICES)}")
+        return getattr(self.heads[head], name)
+
+    def column_labels(self, name: str, head: int = 0) -> list[str]:
+        """Labels for the columns of `matrix(name, head)`: tokens for n × n matrices, else dimensions."""
+        if name in ("weights", "scores", "scaled", "masked"):
+            return list(self.labels)
+        prefix = "out" if name == "output" else name
+        start = self.heads[head].columns.start
+        return [f"{prefix}{start + j + 1}" for j in range(self.heads[head].d_k)]
+
+    def output_column_labels(self) -> list[str]:
+        """Feature names when W_O maps back to d_model, else the concatenated dimensions."""
+        if self.w_o is not None:
+            return list(self.features)
+        return [f"out{j + 1}" for j in range(self.concat.shape[1])]

@@ -1,0 +1,125 @@
+"""Every way a trace leaves the app: matrices as CSV, the trace as JSON, views as PNG/SVG/clipboard.
+
+The menu, the toolbar, each view's context menu and the command line all come here, so an export
+looks the same whichever way it was asked for. Files are written atomically: a failed export leaves
+no partial file and never clobbers the old one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .engine.atomic_write import write_bytes_atomically, write_text_atomically
+from .engine.trace import Trace
+
+MATRIX_CHOICES = ("weights", "scores", "scaled", "masked", "output", "q", "k", "v")
+
+
+class ExportError(Exception):
+    """An export could not be written; the message says why, for the user."""
+
+
+def trace_to_dict(trace: Trace) -> dict:
+    """The JSON form of a trace: matrices as lists of rows, masked entries as null."""
+    return {
+        "model": trace.model_name,
+        "sentence": trace.sentence,
+        "tokens": list(trace.tokens),
+        "labels": list(trace.labels),
+        "unknown": list(trace.unknown),
+        "features": list(trace.features),
+        "options": trace.options.to_dict(),
+        "embedding": _rows(trace.embedding),
+        "positional": None if trace.positional is None else _rows(trace.positional),
+        "x": _rows(trace.x),
+        "heads": [
+            {name: _rows(getattr(head, name)) for name in
+             ("w_q", "w_k", "w_v", "q", "k", "v", "scores", "scaled", "masked", "weights", "output")}
+            for head in trace.heads
+        ],
+        "concat": _rows(trace.concat),
+        "w_o": None if trace.w_o is None else _rows(trace.w_o),
+        "output": _rows(trace.output),
+    }
+
+
+def trace_to_json(trace: Trace) -> str:
+    return _readable_json(trace_to_dict(trace)) + "\n"
+
+
+def _readable_json(value: object, depth: int = 0) -> str:
+    """JSON with one matrix row per line: easy to read and to diff, still standard JSON."""
+    pad, inner = " " * depth, " " * (depth + 1)
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(k)}: {_readable_json(v, depth + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(value, list) and value and all(isinstance(v, (list, dict)) for v in value):
+        items = [inner + _readable_json(v, depth + 1) for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def matrix_table(trace: Trace, matrix: str, head: int | None = None) -> tuple[list[str], list[str], np.ndarray]:
+    """(row labels, column labels, values) of a named matrix.
+
+    `head` is 0-based; None means head 0 for per-head matrices and the layer's final output for
+    "output" (the concatenation, times W_O when the model has it).
+    """
+    if matrix not in MATRIX_CHOICES:
+        raise ExportError(f"unknown matrix {matrix!r}; choose one of {', '.join(MATRIX_CHOICES)}")
+    if head is not None and not 0 <= head < len(trace.heads):
+        raise ExportError(f"head {head + 1} does not exist; this trace has {len(trace.heads)} head(s)")
+    if matrix == "output" and head is None:
+        return list(trace.labels), trace.output_column_labels(), trace.output
+    head = head or 0
+    return list(trace.labels), trace.column_labels(matrix, head), trace.matrix(matrix, head)
+
+
+def matrix_to_csv(trace: Trace, matrix: str, head: int | None = None) -> str:
+    """One matrix as CSV: token labels in the header row and first column; −∞ written as -inf."""
+    rows, columns, values = matrix_table(trace, matrix, head)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([_corner_label(matrix), *columns])
+    for label, row in zip(rows, values, strict=True):
+        writer.writerow([label, *(_csv_number(x) for x in row)])
+    return buffer.getvalue()
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write text atomically, turning OS errors into one readable ExportError."""
+    try:
+        write_text_atomically(Path(path), text)
+    except OSError as exc:
+        raise ExportError(_os_reason(path, exc)) from None
+
+
+def write_bytes(path: str | Path, data: bytes) -> None:
+    try:
+        write_bytes_atomically(Path(path), data)
+    except OSError as exc:
+        raise ExportError(_os_reason(path, exc)) from None
+
+
+def _os_reason(path: str | Path, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    return f"cannot write {path}: {reason}"
+
+
+def _corner_label(matrix: str) -> str:
+    return "looking \\ looked at" if matrix in ("weights", "scores", "scaled", "masked") else "token"
+
+
+def _csv_number(x: float) -> str:
+    return "-inf" if x == -math.inf else repr(float(x))
+
+
+def _rows(matrix: np.ndarray) -> list:
+    """Lists of rows with −∞ (masked) as None, so the JSON stays standard."""
+    return [[None if math.isinf(x) and x < 0 else float(x) for x in row] for row in np.asarray(matrix)]

@@ -1,0 +1,1 @@
+"""Data shipped with Attention Explorer: toy models, icons and desktop integration files."""
