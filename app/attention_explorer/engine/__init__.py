@@ -1,19 +1,71 @@
 """The numerical core: pure NumPy (float64), no Qt. A model and a sentence in, a Trace out."""
 
+from .additive import (
+    AdditiveComparison,
+    AdditiveParams,
+    additive_attention,
+    compare_with_dot_product,
+    default_additive_params,
+)
 from .attention import head_columns, multi_head_attention, run, scaled_dot_product_attention
 from .catalog import builtin_model_names, load_builtin, resolve_model
-from .errors import EngineError, ModelError, OptionsError, SentenceError
+from .compare import WeightsDifference, compare_heads, compare_options, compare_sentences, weights_difference
+from .cost import (
+    LAYER_KEYS,
+    TABLE_1,
+    LayerType,
+    attention_matrix_bytes,
+    maximum_path_length,
+    operation_counts,
+    sequential_operations,
+)
+from .cross import CrossTrace, cross_attention
+from .errors import ComparisonError, EngineError, ModelError, OptionsError, SentenceError
+from .lesson_scaling import (
+    SCALING_MODES,
+    ModeStats,
+    ScalingExperiment,
+    check_scaling_settings,
+    mode_divisor,
+    scaling_experiment,
+)
+from .lesson_two_matrices import (
+    OneSidedPair,
+    TiedComparison,
+    asymmetry,
+    compare_tied,
+    most_one_sided_pair,
+    tie_keys_to_queries,
+)
+from .lesson_word_order import (
+    Shuffled,
+    WordOrderComparison,
+    compare_same_words,
+    compare_word_orders,
+    order_between,
+    shuffle_words,
+)
 from .model import ToyModel, load_model, model_from_dict, model_to_dict, save_model
 from .options import Options
 from .positional import sinusoidal_encoding
 from .softmax import apply_mask, causal_mask, softmax
 from .tokenizer import Tokenized, Word, nearest_words, token_labels, tokenize
-from .trace import HEAD_MATRICES, HeadTrace, Trace
+from .trace import HEAD_MATRICES, SQUARE_MATRICES, HeadTrace, Trace
 
 __all__ = [
-    "HEAD_MATRICES", "EngineError", "HeadTrace", "ModelError", "Options", "OptionsError", "SentenceError",
-    "ToyModel", "Tokenized", "Trace", "Word", "apply_mask", "builtin_model_names", "causal_mask",
+    "HEAD_MATRICES", "SQUARE_MATRICES", "EngineError", "HeadTrace", "ModelError", "Options", "OptionsError",
+    "SentenceError", "ToyModel", "Tokenized", "Trace", "Word", "apply_mask", "builtin_model_names", "causal_mask",
     "head_columns", "load_builtin", "load_model", "model_from_dict", "model_to_dict", "multi_head_attention",
     "nearest_words", "resolve_model", "run", "save_model", "scaled_dot_product_attention",
     "sinusoidal_encoding", "softmax", "token_labels", "tokenize",
+]
+# The lessons' maths (scaling, word order, two matrices, cross-attention, additive, cost, compare).
+__all__ += [
+    "LAYER_KEYS", "SCALING_MODES", "TABLE_1", "AdditiveComparison", "AdditiveParams", "ComparisonError",
+    "CrossTrace", "LayerType", "ModeStats", "OneSidedPair", "ScalingExperiment", "Shuffled", "TiedComparison",
+    "WeightsDifference", "WordOrderComparison", "additive_attention", "asymmetry", "attention_matrix_bytes",
+    "check_scaling_settings", "compare_heads", "compare_options", "compare_same_words", "compare_sentences",
+    "compare_tied", "compare_with_dot_product", "compare_word_orders", "cross_attention", "default_additive_params",
+    "maximum_path_length", "mode_divisor", "most_one_sided_pair", "operation_counts", "order_between",
+    "scaling_experiment", "sequential_operations", "shuffle_words", "tie_keys_to_queries", "weights_difference",
 ]

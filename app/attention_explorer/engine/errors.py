@@ -15,3 +15,7 @@ class SentenceError(EngineError):
 
 class OptionsError(EngineError):
     """An option does not fit the model (e.g. a head count that does not divide d_proj)."""
+
+
+class ComparisonError(EngineError):
+    """Two results cannot be set side by side (e.g. different numbers of words)."""
