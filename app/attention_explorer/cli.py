@@ -4,6 +4,7 @@
     attention-explorer models                                       list the built-in models
     attention-explorer trace [options] [-o FILE.json]               the whole trace as JSON
     attention-explorer export [options] ... -o FILE.csv|png|svg     one matrix or one view
+    attention-explorer scaling [--dk 64 --keys 10 ...] [-o FILE]    why √d_k: random-score statistics
 
 Every failure the user can cause ends in one line on stderr and a non-zero exit, never a traceback.
 """
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__, engine
-from .engine import EngineError, Options, Trace
+from .engine import SQUARE_MATRICES, EngineError, Options, ToyModel, Trace
 from .export import MATRIX_CHOICES, ExportError, matrix_to_csv, trace_to_json, write_text
 
 PROG = "attention-explorer"
@@ -61,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--transparent", action="store_true", help="PNG with a transparent background")
     export.add_argument("-o", "--output", required=True, metavar="FILE",
                         help="FILE.csv, FILE.png, FILE.svg or FILE.gif")
+
+    scaling = commands.add_parser("scaling", help="why divide by √d_k: statistics of random scores as JSON")
+    scaling.add_argument("--dk", type=int, default=64, help="dimension d_k of queries and keys, 1 to 1024 (default 64)")
+    scaling.add_argument("--keys", type=int, default=10, help="keys per query (default 10)")
+    scaling.add_argument("--trials", type=int, default=400, help="random queries to average over (default 400)")
+    scaling.add_argument("--seed", type=int, default=0, help="seed of the random numbers, 0 or more (default 0)")
+    scaling.add_argument("-o", "--output", metavar="FILE.json", help="write here instead of standard output")
     return parser
 
 
@@ -75,13 +83,13 @@ def _add_computation_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--heads", type=int, default=None, metavar="N", help="number of heads (default: the model's)")
 
 
-def compute_trace(args: argparse.Namespace) -> Trace:
-    """Load the model, apply the options given (the rest keep the model's defaults), and run it."""
+def computation_inputs(args: argparse.Namespace) -> tuple[ToyModel, str, Options]:
+    """The model, sentence and options asked for; what was left out takes the model's defaults."""
     model = engine.resolve_model(args.model)
     chosen = {name: getattr(args, name) for name in ("scale", "causal", "positional", "heads")}
-    options: Options = model.default_options.with_changes(**{k: v for k, v in chosen.items() if v is not None})
+    options = model.default_options.with_changes(**{k: v for k, v in chosen.items() if v is not None})
     sentence = model.default_sentence if args.sentence is None else args.sentence
-    return engine.run(model, sentence, options)
+    return model, sentence, options
 
 
 def cmd_models(_args: argparse.Namespace) -> int:
@@ -98,7 +106,7 @@ def cmd_models(_args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    trace = compute_trace(args)
+    trace = engine.run(*computation_inputs(args))
     _warn_unknown(trace)
     text = trace_to_json(trace)
     if args.output:
@@ -110,7 +118,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     suffix = Path(args.output).suffix.lower()
-    trace = compute_trace(args)
+    model, sentence, options = computation_inputs(args)
+    trace = engine.run(model, sentence, options)  # refuses bad input before any window is built
     _warn_unknown(trace)
     head = None if args.head is None else args.head - 1
     if args.head is not None and not 1 <= args.head <= len(trace.heads):
@@ -121,11 +130,38 @@ def cmd_export(args: argparse.Namespace) -> int:
         write_text(args.output, matrix_to_csv(trace, args.matrix, head))
         return 0
     if suffix in (".png", ".svg", ".gif"):
-        from .headless import export_view  # Qt only when an image is asked for
+        view = args.view or "heatmap"
+        if view == "heatmap" and args.matrix not in SQUARE_MATRICES:
+            raise UsageError(f"the heatmap shows {', '.join(SQUARE_MATRICES)}; write {args.matrix} as .csv")
+        from .headless import export_view  # pyqtgraph and the views load only for images
 
-        export_view(trace, args, head)
+        export_view(model, sentence, options, view=view, matrix=args.matrix if view == "heatmap" else "weights",
+                    head=head or 0, path=args.output, scale=args.image_scale, transparent=args.transparent)
         return 0
     raise UsageError(f"cannot tell the format of {args.output!r}: end it in .csv, .png, .svg or .gif")
+
+
+def cmd_scaling(args: argparse.Namespace) -> int:
+    """Spread, mean top weight and slope of random scores, raw, ÷√d_k and ÷d_k, as JSON."""
+    import json
+
+    from .engine import lesson_scaling
+
+    limits = {"dk": (lesson_scaling.MIN_DK, lesson_scaling.MAX_DK), "keys": (1, lesson_scaling.MAX_KEYS),
+              "trials": (1, lesson_scaling.MAX_TRIALS)}
+    for name, (low, high) in limits.items():
+        value = getattr(args, name)
+        if not low <= value <= high:
+            raise UsageError(f"--{name} must be between {low} and {high}, got {value}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {args.seed}")
+    result = engine.scaling_experiment(args.dk, args.keys, args.trials, args.seed)
+    text = json.dumps(result.to_dict(), indent=2) + "\n"
+    if args.output:
+        write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -133,10 +169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            from .app import run_app  # the window: Qt is imported only here
+            from .app import run_app  # pyqtgraph and the views load only for the window
 
             return run_app(model=args.gui_model, sentence=args.gui_sentence)
-        handler = {"models": cmd_models, "trace": cmd_trace, "export": cmd_export}[args.command]
+        handler = {"models": cmd_models, "trace": cmd_trace, "export": cmd_export,
+                   "scaling": cmd_scaling}[args.command]
         return handler(args)
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)

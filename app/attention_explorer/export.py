@@ -14,11 +14,13 @@ import math
 from pathlib import Path
 
 import numpy as np
+from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from .engine.atomic_write import write_bytes_atomically, write_text_atomically
-from .engine.trace import Trace
+from .engine.trace import HEAD_MATRICES, SQUARE_MATRICES, Trace
+from .views import theme
 
-MATRIX_CHOICES = ("weights", "scores", "scaled", "masked", "output", "q", "k", "v")
+MATRIX_CHOICES = HEAD_MATRICES
 
 
 class ExportError(Exception):
@@ -113,7 +115,7 @@ def _os_reason(path: str | Path, exc: OSError) -> str:
 
 
 def _corner_label(matrix: str) -> str:
-    return "looking \\ looked at" if matrix in ("weights", "scores", "scaled", "masked") else "token"
+    return "looking \\ looked at" if matrix in SQUARE_MATRICES else "token"
 
 
 def _csv_number(x: float) -> str:
@@ -123,3 +125,102 @@ def _csv_number(x: float) -> str:
 def _rows(matrix: np.ndarray) -> list:
     """Lists of rows with −∞ (masked) as None, so the JSON stays standard."""
     return [[None if math.isinf(x) and x < 0 else float(x) for x in row] for row in np.asarray(matrix)]
+
+
+# --- images of views ---------------------------------------------------------------------------
+# A view that can be exported offers `export_widget()` (the QWidget holding exactly what it shows:
+# labels, colour bar, highlight) and `set_export_background(color_or_None)`.
+
+IMAGE_SCALES = (1, 2, 4)
+
+
+def render_image(view, scale: int = 1, transparent: bool = False):
+    """The view as a QImage at `scale` times its size on screen (vector parts re-rendered, so crisp)."""
+    if scale not in IMAGE_SCALES:
+        raise ExportError(f"image scale must be one of {', '.join(map(str, IMAGE_SCALES))}, not {scale}")
+    widget = view.export_widget()
+    size = widget.size()
+    image = QtGui.QImage(size * scale, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(scale)
+    image.fill(QtCore.Qt.GlobalColor.transparent if transparent else theme.background())
+    if transparent:
+        view.set_export_background(None)
+    try:
+        _paint_widget(widget, image, QtWidgets.QWidget.RenderFlag.DrawChildren)
+    finally:
+        if transparent:
+            view.set_export_background(theme.background())
+    return image
+
+
+def image_to_png_bytes(image) -> bytes:
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise ExportError("the image could not be encoded as PNG")
+    return bytes(buffer.data())
+
+
+def export_png(view, path: str | Path, scale: int = 1, transparent: bool = False) -> None:
+    write_bytes(path, image_to_png_bytes(render_image(view, scale, transparent)))
+
+
+def svg_bytes(view, title: str = "Attention Explorer") -> bytes:
+    """The view as SVG: labels stay text, the heatmap's cells become an embedded image.
+
+    (Rendered with QPainter onto QSvgGenerator; pyqtgraph's own SVG exporter fails on current
+    PySide6 releases.)
+    """
+    widget = view.export_widget()
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    generator = QtSvg.QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    generator.setSize(widget.size())
+    generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), widget.size()))
+    generator.setTitle(title)
+    generator.setDescription("Exported from Attention Explorer")
+    _paint_widget(widget, generator,
+                  QtWidgets.QWidget.RenderFlag.DrawChildren | QtWidgets.QWidget.RenderFlag.DrawWindowBackground)
+    return bytes(buffer.data())
+
+
+def _paint_widget(widget, device, flags) -> None:
+    """Paint `widget` as it looks on screen onto `device`.
+
+    A pyqtgraph view is drawn through QGraphicsView.render (its scene, as the viewport shows it):
+    QWidget.render would fill the viewport with the palette colour even when the view's background
+    is meant to be transparent.
+    """
+    painter = QtGui.QPainter(device)
+    try:
+        painter.setRenderHints(QtGui.QPainter.RenderHint.Antialiasing | QtGui.QPainter.RenderHint.TextAntialiasing)
+        if isinstance(widget, QtWidgets.QGraphicsView):
+            if flags & QtWidgets.QWidget.RenderFlag.DrawWindowBackground and widget.backgroundBrush().style() != \
+                    QtCore.Qt.BrushStyle.NoBrush:
+                painter.fillRect(widget.rect(), widget.backgroundBrush())
+            widget.render(painter, QtCore.QRectF(widget.rect()), widget.viewport().rect(),
+                          QtCore.Qt.AspectRatioMode.IgnoreAspectRatio)
+        else:
+            QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0), QtGui.QRegion(), flags)
+    finally:
+        painter.end()
+
+
+def export_svg(view, path: str | Path, title: str = "Attention Explorer") -> None:
+    write_bytes(path, svg_bytes(view, title))
+
+
+def export_view_file(view, path: str | Path, scale: int = 1, transparent: bool = False) -> None:
+    """PNG or SVG by the file's ending."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".png":
+        export_png(view, path, scale, transparent)
+    elif suffix == ".svg":
+        export_svg(view, path, title=f"Attention Explorer — {Path(path).stem}")
+    else:
+        raise ExportError(f"an image is written as .png or .svg, not {suffix or 'a file without ending'}")
+
+
+def copy_image_to_clipboard(view, scale: int = 2) -> None:
+    QtWidgets.QApplication.clipboard().setImage(render_image(view, scale))

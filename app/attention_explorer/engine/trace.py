@@ -13,6 +13,8 @@ from .options import Options
 
 # The matrices of a head a user can pick for the heatmap or a CSV export.
 HEAD_MATRICES = ("weights", "scores", "scaled", "masked", "output", "q", "k", "v")
+# The n × n ones: rows are the words looking, columns the words looked at (what a heatmap shows).
+SQUARE_MATRICES = ("weights", "scores", "scaled", "masked")
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class Trace:
 
     def column_labels(self, name: str, head: int = 0) -> list[str]:
         """Labels for the columns of `matrix(name, head)`: tokens for n × n matrices, else dimensions."""
-        if name in ("weights", "scores", "scaled", "masked"):
+        if name in SQUARE_MATRICES:
             return list(self.labels)
         prefix = "out" if name == "output" else name
         start = self.heads[head].columns.start

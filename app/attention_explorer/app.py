@@ -1,0 +1,283 @@
+"""The main window and the one place where the controller and the views are wired together."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from . import __version__
+from .controller import Controller
+from .engine import SQUARE_MATRICES, ModelError
+from .export import (
+    ExportError,
+    copy_image_to_clipboard,
+    export_view_file,
+    matrix_to_csv,
+    trace_to_json,
+    write_text,
+)
+from .resources_path import resource_path
+from .settings import open_settings, restore_settings, save_settings
+from .views import theme
+from .views.arc_diagram import QtArcDiagram
+from .views.export_dialog import EXPORT_KINDS, QtExportDialog
+from .views.heatmap import QtHeatmap
+from .views.options_bar import MATRIX_NAMES, QtOptionsBar
+from .views.row_bars import QtRowBars
+from .views.sentence_box import QtSentenceBox
+from .views.token_chips import QtTokenChips
+
+APP_NAME = "Attention Explorer"
+SHORTCUTS = (
+    ("Ctrl+E", "Export the heatmap, the arcs, the matrix or the trace"),
+    ("Ctrl+Shift+C", "Copy the heatmap as an image"),
+    ("Ctrl+O", "Open a model file"),
+    ("Esc", "Unpin the pinned word"),
+    ("F1", "This list"),
+    ("Ctrl+Q", "Quit"),
+)
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    def __init__(self, controller: Controller, settings: QtCore.QSettings | None = None):
+        super().__init__()
+        self.controller = controller
+        self.settings = settings
+        self.setWindowTitle(APP_NAME)
+        icon = resource_path("icons", "attention-explorer.svg")
+        if icon.exists():
+            self.setWindowIcon(QtGui.QIcon(str(icon)))
+
+        self.sentence_box = QtSentenceBox(controller)
+        self.chips = QtTokenChips(controller)
+        self.status_line = QtWidgets.QLabel(controller.status)
+        self.status_line.setObjectName("statusLine")
+        self.status_line.setWordWrap(True)
+        self.heatmap = QtHeatmap(controller)
+        self.row_bars = QtRowBars(controller)
+        self.arcs = QtArcDiagram(controller)
+        self.options_bar = QtOptionsBar(controller)
+        self.views = {"heatmap": self.heatmap, "arcs": self.arcs}
+
+        left = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        left.addWidget(self.heatmap)
+        left.addWidget(self.row_bars)
+        left.setStretchFactor(0, 4)
+        left.setStretchFactor(1, 1)
+        self.splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(self.arcs)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+
+        central = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(central)
+        layout.setContentsMargins(10, 8, 10, 4)
+        layout.addWidget(self.sentence_box)
+        layout.addWidget(self.chips)
+        layout.addWidget(self.status_line)
+        layout.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+
+        self._build_actions()
+        self._build_menus_and_toolbar()
+        self._attach_context_menus()
+        controller.status_changed.connect(self._on_status_changed)
+        controller.error_changed.connect(self._on_status_changed)
+        self._on_status_changed()
+        hints = QtGui.QGuiApplication.styleHints()
+        if hasattr(hints, "colorSchemeChanged"):
+            hints.colorSchemeChanged.connect(self._on_color_scheme_changed)
+        self.resize(1280, 820)
+        if settings is not None:
+            restore_settings(settings, controller, self)
+
+    # --- actions, menus, toolbar ----------------------------------------------------------------
+    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QtGui.QAction:
+        action = QtGui.QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QtGui.QKeySequence(shortcut))
+        action.setStatusTip(tip)
+        action.setToolTip(tip or text)
+        action.triggered.connect(slot)
+        return action
+
+    def _build_actions(self) -> None:
+        self.open_action = self._action("&Open model…", self.open_model_dialog, QtGui.QKeySequence.StandardKey.Open,
+                                        "Open a model file (JSON)")
+        self.export_action = self._action("&Export…", self.export_dialog, "Ctrl+E",
+                                          "Export the heatmap or arcs as PNG/SVG, the matrix as CSV, the trace as JSON")
+        self.quit_action = self._action("&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
+        self.copy_action = self._action("&Copy image", self.copy_image, "Ctrl+Shift+C",
+                                        "Copy the heatmap to the clipboard as an image")
+        self.shortcuts_action = self._action("&Keyboard shortcuts", self.show_shortcuts, "F1")
+        self.about_action = self._action("&About Attention Explorer", self.show_about)
+
+    def _build_menus_and_toolbar(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addActions([self.open_action, self.export_action])
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        bar.addMenu("&Edit").addAction(self.copy_action)
+        view_menu = bar.addMenu("&View")
+        self.colormap_actions = self._exclusive_menu(view_menu.addMenu("&Colour map"), theme.COLORMAPS,
+                                                     {n: n for n in theme.COLORMAPS}, self.controller.set_colormap,
+                                                     self.controller.colormap_changed, lambda: self.controller.colormap)
+        self.matrix_actions = self._exclusive_menu(view_menu.addMenu("&Matrix"), SQUARE_MATRICES, MATRIX_NAMES,
+                                                   self.controller.set_matrix, self.controller.matrix_changed,
+                                                   lambda: self.controller.matrix)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addActions([self.shortcuts_action, self.about_action])
+
+        toolbar = self.addToolBar("Options")
+        toolbar.setObjectName("optionsToolbar")
+        toolbar.setMovable(False)
+        toolbar.addWidget(self.options_bar)
+        toolbar.addSeparator()
+        toolbar.addAction(self.export_action)
+        toolbar.addAction(self.copy_action)
+
+    def _exclusive_menu(self, menu, names, labels, setter, changed_signal, current) -> dict[str, QtGui.QAction]:
+        group = QtGui.QActionGroup(menu)
+        actions = {}
+        for name in names:
+            action = menu.addAction(labels[name])
+            action.setCheckable(True)
+            action.setChecked(name == current())
+            action.triggered.connect(lambda _=False, n=name: setter(n))
+            group.addAction(action)
+            actions[name] = action
+        changed_signal.connect(lambda n: actions[n].setChecked(True))
+        return actions
+
+    def _attach_context_menus(self) -> None:
+        for name, view in self.views.items():
+            view.export_widget().scene().sigMouseClicked.connect(
+                lambda event, n=name: self._on_view_clicked(n, event))
+
+    def _on_view_clicked(self, name: str, event) -> None:
+        if event.button() != QtCore.Qt.MouseButton.RightButton:
+            return
+        event.accept()
+        menu = self.view_context_menu(name)
+        menu.exec(QtGui.QCursor.pos())
+
+    def view_context_menu(self, name: str) -> QtWidgets.QMenu:
+        menu = QtWidgets.QMenu(self)
+        menu.addAction("Export image…", lambda: self.export_dialog(name))
+        menu.addAction("Copy image", lambda: self.copy_image(name))
+        menu.addAction("Export shown matrix as CSV…", lambda: self.export_dialog("csv"))
+        return menu
+
+    # --- commands -------------------------------------------------------------------------------
+    def open_model_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open model", "", "Attention Explorer model (*.json)")
+        if path:
+            self.open_model(path)
+
+    def open_model(self, path: str) -> bool:
+        try:
+            self.controller.open_model(path)
+        except ModelError as exc:
+            QtWidgets.QMessageBox.warning(self, "Cannot open model", f"{exc}\n\nThe current model is unchanged.")
+            return False
+        return True
+
+    def export_dialog(self, kind: str = "heatmap") -> None:
+        dialog = QtExportDialog(self, kind if kind in EXPORT_KINDS else "heatmap")
+        if dialog.exec() != QtWidgets.QDialog.DialogCode.Accepted:
+            return
+        kind, scale, transparent = dialog.chosen()
+        suggested = f"{self.controller.model.name}-{kind}"
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export", suggested, EXPORT_KINDS[kind][1])
+        if path:
+            self.export_to(kind, path, scale, transparent)
+
+    def export_to(self, kind: str, path: str, scale: int = 1, transparent: bool = False) -> bool:
+        """Write one export; on failure say why in a message box and return False."""
+        trace = self.controller.trace
+        try:
+            if trace is None:
+                raise ExportError(self.controller.error or "there is nothing to export yet")
+            if kind in self.views:
+                if not Path(path).suffix:
+                    path += ".png"
+                export_view_file(self.views[kind], path, scale, transparent)
+            elif kind == "csv":
+                write_text(path, matrix_to_csv(trace, self.controller.matrix, self.controller.head))
+            else:
+                write_text(path, trace_to_json(trace))
+        except ExportError as exc:
+            QtWidgets.QMessageBox.warning(self, "Export failed", f"{exc}\n\nNothing was written.")
+            return False
+        self.statusBar().showMessage(f"Exported {Path(path).name}", 5000)
+        return True
+
+    def copy_image(self, kind: str = "heatmap") -> None:
+        if self.controller.trace is None:
+            return
+        copy_image_to_clipboard(self.views.get(kind, self.heatmap))
+        self.statusBar().showMessage("Image copied to the clipboard", 4000)
+
+    def show_shortcuts(self) -> None:
+        rows = "".join(f"<tr><td><b>{key}</b>&nbsp;&nbsp;</td><td>{what}</td></tr>" for key, what in SHORTCUTS)
+        QtWidgets.QMessageBox.information(self, "Keyboard shortcuts", f"<table>{rows}</table>")
+
+    def show_about(self) -> None:
+        QtWidgets.QMessageBox.about(
+            self, f"About {APP_NAME}",
+            f"<h3>{APP_NAME} {__version__}</h3>"
+            "<p>The self-attention layer of the Transformer, softmax(QKᵀ/√d<sub>k</sub>)·V, computed exactly "
+            "(float64) on your own sentence and drawn as a heatmap and arcs.</p>"
+            "<p>After Vaswani et al., “Attention Is All You Need”, 2017.</p>")
+
+    # --- window events --------------------------------------------------------------------------
+    def _on_status_changed(self, *_):
+        error = self.controller.error
+        self.status_line.setText(error or self.controller.status)
+        color = "#E03131" if error else theme.muted().name(QtGui.QColor.NameFormat.HexArgb)
+        self.status_line.setStyleSheet(f"color:{color};")
+
+    def _on_color_scheme_changed(self, *_):
+        for graphics in (self.heatmap.graphics, self.row_bars.graphics, self.arcs.graphics):
+            graphics.setBackground(theme.background())
+        self.controller.refresh()
+
+    def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 - Qt API
+        if event.key() == QtCore.Qt.Key.Key_Escape and self.controller.pinned is not None:
+            self.controller.set_pinned(None)
+            return
+        super().keyPressEvent(event)
+
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:  # noqa: N802 - Qt API
+        if self.settings is not None:
+            save_settings(self.settings, self.controller, self)
+        super().closeEvent(event)
+
+
+def create_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
+    QtWidgets.QApplication.setHighDpiScaleFactorRoundingPolicy(
+        QtCore.Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(argv or sys.argv[:1])
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName("attention-explorer")
+    app.setApplicationVersion(__version__)
+    pg.setConfigOptions(antialias=True)
+    return app
+
+
+def run_app(model: str | None = None, sentence: str | None = None) -> int:
+    """Open the window as it was left; a `model` (name or file) or `sentence` given here wins."""
+    app = create_application()
+    controller = Controller()
+    window = MainWindow(controller, open_settings())
+    if model:
+        controller.open_model(model, sentence)
+    elif sentence is not None:
+        controller.set_sentence(sentence)
+    window.show()
+    return app.exec()

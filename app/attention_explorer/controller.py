@@ -1,0 +1,241 @@
+"""The controller: the one object that holds the app's state, runs the engine and publishes the trace.
+
+Views never compute attention: they call setters here and redraw from the signals. Every setter
+compares before it emits, so a view updating itself from a signal cannot start a feedback loop.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6 import QtCore
+
+from . import engine
+from .engine import SQUARE_MATRICES, EngineError, ModelError, Options, ToyModel, Trace
+
+
+class Controller(QtCore.QObject):
+    """State: model, sentence, options, trace, hovered/pinned token, matrix shown, head, colour map."""
+
+    model_changed = QtCore.Signal(object)      # ToyModel
+    sentence_changed = QtCore.Signal(str)
+    options_changed = QtCore.Signal(object)    # Options
+    trace_changed = QtCore.Signal(object)      # Trace, or None when there is nothing to show
+    error_changed = QtCore.Signal(str)         # "" when the last computation succeeded
+    status_changed = QtCore.Signal(str)        # one line saying what ran
+    hovered_changed = QtCore.Signal(object)    # token index or None
+    pinned_changed = QtCore.Signal(object)     # token index or None
+    focus_changed = QtCore.Signal(object)      # hovered, else pinned: the word every view highlights
+    matrix_changed = QtCore.Signal(str)
+    head_changed = QtCore.Signal(int)
+    colormap_changed = QtCore.Signal(str)
+
+    def __init__(self, model: ToyModel | None = None, sentence: str | None = None, options: Options | None = None,
+                 parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self._model = model or engine.load_builtin(engine.catalog.DEFAULT_MODEL)
+        self._model_source = self._model.name
+        self._sentence = self._model.default_sentence if sentence is None else sentence
+        self._options = self._model.default_options if options is None else options
+        self._trace: Trace | None = None
+        self._words: tuple[engine.Word, ...] = ()
+        self._error = ""
+        self._status = ""
+        self._hovered: int | None = None
+        self._pinned: int | None = None
+        self._matrix = "weights"
+        self._head = 0
+        self._colormap = "viridis"
+        self._recompute()
+
+    # --- read-only state -------------------------------------------------------------------------
+    @property
+    def model(self) -> ToyModel:
+        return self._model
+
+    @property
+    def model_source(self) -> str:
+        """A built-in model's name, or the path of the file it came from."""
+        return self._model_source
+
+    @property
+    def sentence(self) -> str:
+        return self._sentence
+
+    @property
+    def options(self) -> Options:
+        return self._options
+
+    @property
+    def trace(self) -> Trace | None:
+        return self._trace
+
+    @property
+    def words(self) -> tuple[engine.Word, ...]:
+        """Every typed word with its place in the sentence and whether the model knows it."""
+        return self._words
+
+    @property
+    def error(self) -> str:
+        return self._error
+
+    @property
+    def status(self) -> str:
+        return self._status
+
+    @property
+    def hovered(self) -> int | None:
+        return self._hovered
+
+    @property
+    def pinned(self) -> int | None:
+        return self._pinned
+
+    @property
+    def focus(self) -> int | None:
+        return self._hovered if self._hovered is not None else self._pinned
+
+    @property
+    def matrix(self) -> str:
+        return self._matrix
+
+    @property
+    def head(self) -> int:
+        return self._head
+
+    @property
+    def colormap(self) -> str:
+        return self._colormap
+
+    # --- setters --------------------------------------------------------------------------------
+    def set_model(self, model: ToyModel, source: str | None = None, sentence: str | None = None) -> None:
+        """Switch model; its default sentence and options come with it unless a sentence is given."""
+        self._model = model
+        self._model_source = source or model.name
+        self._options = model.default_options
+        self._sentence = model.default_sentence if sentence is None else sentence
+        self.model_changed.emit(model)
+        self.sentence_changed.emit(self._sentence)
+        self.options_changed.emit(self._options)
+        self._recompute()
+
+    def open_model(self, name_or_path: str, sentence: str | None = None) -> None:
+        """Load a built-in model by name or a model file; ModelError leaves the current model as it was."""
+        model = engine.resolve_model(name_or_path)
+        source = name_or_path if name_or_path in engine.builtin_model_names() else str(Path(name_or_path))
+        self.set_model(model, source, sentence)
+
+    def set_sentence(self, sentence: str) -> None:
+        if sentence == self._sentence:
+            return
+        self._sentence = sentence
+        self.sentence_changed.emit(sentence)
+        self._recompute()
+
+    def set_options(self, options: Options) -> None:
+        if options == self._options:
+            return
+        if options.heads not in self._model.allowed_heads():
+            raise engine.OptionsError(f"{options.heads} heads do not split d_proj = {self._model.d_proj}; "
+                                      f"choose one of {self._model.allowed_heads()}")
+        self._options = options
+        self.options_changed.emit(options)
+        self._recompute()
+
+    def update_options(self, **changes) -> None:
+        self.set_options(self._options.with_changes(**changes))
+
+    def set_hovered(self, index: int | None) -> None:
+        if index == self._hovered:
+            return
+        old_focus = self.focus
+        self._hovered = index
+        self.hovered_changed.emit(index)
+        self._emit_focus_if_changed(old_focus)
+
+    def set_pinned(self, index: int | None) -> None:
+        if index == self._pinned:
+            return
+        old_focus = self.focus
+        self._pinned = index
+        self.pinned_changed.emit(index)
+        self._emit_focus_if_changed(old_focus)
+
+    def toggle_pinned(self, index: int) -> None:
+        """Click a word to pin it; click it again to unpin."""
+        self.set_pinned(None if self._pinned == index else index)
+
+    def set_matrix(self, name: str) -> None:
+        if name not in SQUARE_MATRICES:
+            raise ValueError(f"the heatmap shows one of {', '.join(SQUARE_MATRICES)}, not {name!r}")
+        if name != self._matrix:
+            self._matrix = name
+            self.matrix_changed.emit(name)
+
+    def set_head(self, index: int) -> None:
+        index = max(0, min(index, self._options.heads - 1))
+        if index != self._head:
+            self._head = index
+            self.head_changed.emit(index)
+
+    def set_colormap(self, name: str) -> None:
+        if name != self._colormap:
+            self._colormap = name
+            self.colormap_changed.emit(name)
+
+    def refresh(self) -> None:
+        """Recompute after the model's numbers were edited in place."""
+        self._recompute()
+
+    # --- the one place the engine runs ----------------------------------------------------------
+    def _recompute(self) -> None:
+        started = time.perf_counter()
+        self._words = engine.tokenize(self._sentence, self._model.vocabulary).words
+        try:
+            trace = engine.run(self._model, self._sentence, self._options)
+            error = ""
+        except (EngineError, ModelError) as exc:
+            trace, error = None, str(exc)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        self._trace = trace
+        self.set_head(self._head)  # fewer heads than before: clamp the selection
+        self._clear_tokens_out_of_range()
+        self._set_error(error)
+        self._set_status(self._describe(trace, elapsed_ms) if trace else error)
+        self.trace_changed.emit(trace)
+
+    def _clear_tokens_out_of_range(self) -> None:
+        n = self._trace.n if self._trace else 0
+        if self._hovered is not None and self._hovered >= n:
+            self.set_hovered(None)
+        if self._pinned is not None and self._pinned >= n:
+            self.set_pinned(None)
+
+    def _emit_focus_if_changed(self, old_focus: int | None) -> None:
+        if self.focus != old_focus:
+            self.focus_changed.emit(self.focus)
+
+    def _set_error(self, error: str) -> None:
+        if error != self._error:
+            self._error = error
+            self.error_changed.emit(error)
+
+    def _set_status(self, status: str) -> None:
+        if status != self._status:
+            self._status = status
+            self.status_changed.emit(status)
+
+    @staticmethod
+    def _describe(trace: Trace, elapsed_ms: float) -> str:
+        opts = trace.options
+        d_k = trace.heads[0].d_k
+        parts = [f"{trace.n} word{'s' if trace.n != 1 else ''}",
+                 f"{opts.heads} head{'s' if opts.heads != 1 else ''} of d_k = {d_k}",
+                 f"scaled by √{d_k}" if opts.scale else "not scaled",
+                 "causal mask" if opts.causal else "no mask",
+                 "positional encoding" if opts.positional else "no positions"]
+        text = " · ".join(parts) + f" — computed in {elapsed_ms:.2f} ms"
+        if trace.unknown:
+            text += f". Left out (unknown): {', '.join(trace.unknown)}"
+        return text

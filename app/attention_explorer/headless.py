@@ -1,0 +1,53 @@
+"""Rendering views to image files without a display, for `attention-explorer export`."""
+
+from __future__ import annotations
+
+import os
+
+from .engine import Options, ToyModel
+
+VIEW_SIZES = {"heatmap": (820, 720), "arcs": (640, 720)}
+
+
+def ensure_application():
+    """A QApplication on the offscreen platform (reusing one that already runs, e.g. in tests)."""
+    from PySide6 import QtWidgets
+
+    app = QtWidgets.QApplication.instance()
+    if app is None:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        app = QtWidgets.QApplication(["attention-explorer"])
+    return app
+
+
+def build_view(name: str, controller):
+    """The same view class the window shows, sized for a figure that fits the sentence."""
+    from .views.arc_diagram import QtArcDiagram
+    from .views.heatmap import QtHeatmap
+
+    view = {"heatmap": QtHeatmap, "arcs": QtArcDiagram}[name](controller)
+    width, height = VIEW_SIZES[name]
+    n = controller.trace.n if controller.trace else 0
+    grow = max(0, n - 10) * 28
+    view.resize(min(width + grow, 2400), min(height + grow, 2400))
+    view.show()  # offscreen: lays the widgets out without a screen
+    ensure_application().processEvents()
+    return view
+
+
+def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str, head: int,
+                path: str, scale: int, transparent: bool) -> None:
+    """Write `view` of this computation to `path` (.png or .svg)."""
+    from .controller import Controller
+    from .export import export_view_file
+
+    ensure_application()
+    controller = Controller(model, sentence, options)
+    controller.set_matrix(matrix)
+    controller.set_head(head)
+    widget = build_view(view, controller)
+    try:
+        export_view_file(widget, path, scale, transparent)
+    finally:
+        widget.close()
+        widget.deleteLater()

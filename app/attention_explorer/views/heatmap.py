@@ -1,0 +1,270 @@
+"""The heatmap: rows are the words looking, columns the words looked at, one cell per pair.
+
+Drawn with pyqtgraph from the controller's trace (never recomputed): an ImageItem shifted by half a
+cell so cells centre on integer indices, word labels on both axes, a colour bar, values written in
+the cells while they fit, and masked cells hatched (a masked cell is not a zero).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..controller import Controller
+from ..engine import Trace
+from . import theme
+from .token_axis import TokenAxis
+
+MATRIX_TITLES = {
+    "weights": "attention weights  softmax(QKᵀ/√d_k)",
+    "scores": "scores  QKᵀ",
+    "scaled": "scaled scores  QKᵀ/√d_k",
+    "masked": "masked scores (before softmax)",
+}
+MIN_CELL_PX_FOR_VALUES = (30.0, 16.0)  # write values in cells at least this wide and high
+MAX_WRITTEN_CELLS = 40 * 40
+
+
+class _CellImage(pg.ImageItem):
+    """An ImageItem that reports the cell under the mouse."""
+
+    def __init__(self, on_cell):
+        super().__init__(axisOrder="row-major")
+        self._on_cell = on_cell
+        self.setAcceptHoverEvents(True)
+
+    def hoverEvent(self, ev):  # noqa: N802 - pyqtgraph API
+        if ev.isExit() or self.image is None:
+            self._on_cell(None, None)
+            return
+        pos = ev.pos()
+        row, col = int(math.floor(pos.y())), int(math.floor(pos.x()))
+        rows, cols = self.image.shape[:2]
+        inside = 0 <= row < rows and 0 <= col < cols
+        self._on_cell((row, col) if inside else None, ev.screenPos() if inside else None)
+
+
+class QtHeatmap(QtWidgets.QWidget):
+    """The heatmap of the matrix the controller says to show, for the selected head."""
+
+    cell_hovered = QtCore.Signal(object)  # (row, col) or None
+
+    def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self.hover_text = ""
+        self._value_items: list[pg.TextItem] = []
+        self._shown: np.ndarray | None = None
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground(theme.background())
+        self.left_axis = TokenAxis("left")
+        self.top_axis = TokenAxis("top")
+        self.plot = self.graphics.addPlot(axisItems={"left": self.left_axis, "top": self.top_axis})
+        self.plot.showAxes((True, True, False, False), showValues=(True, True, False, False))
+        self.plot.invertY(True)
+        self.plot.setDefaultPadding(0.0)
+        self.plot.setMouseEnabled(False, False)
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.plot.getViewBox().setAspectLocked(False)
+        self.plot.setLabel("left", "word looking")
+        self.plot.setLabel("top", "word looked at")
+        self.plot.setTitle("")
+
+        self.hatch = QtWidgets.QGraphicsRectItem()
+        self.hatch.setPen(QtGui.QPen(QtCore.Qt.PenStyle.NoPen))
+        self.hatch.setZValue(-1)
+        self.plot.addItem(self.hatch)
+        self.image = _CellImage(self._on_cell_hovered)
+        self.image.setTransform(QtGui.QTransform().translate(-0.5, -0.5))
+        self.plot.addItem(self.image)
+        self.row_highlight = self._highlight_rect()
+        self.col_highlight = self._highlight_rect()
+        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(controller.colormap),
+                                        interactive=False, width=16)
+        self.colorbar.setImageItem(self.image, insert_in=self.plot)
+
+        self.readout = QtWidgets.QLabel(" ")
+        self.readout.setObjectName("heatmapReadout")
+        self.readout.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message = QtWidgets.QLabel("")
+        self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
+        self.message.hide()
+
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.message, 1)
+        layout.addWidget(self.readout)
+
+        for axis in (self.left_axis, self.top_axis):
+            axis.token_hovered.connect(self._on_label_hovered)
+            axis.token_clicked.connect(controller.toggle_pinned)
+        self.plot.getViewBox().sigResized.connect(self._update_value_visibility)
+        controller.trace_changed.connect(self._redraw)
+        controller.matrix_changed.connect(self._redraw)
+        controller.head_changed.connect(self._redraw)
+        controller.colormap_changed.connect(self._on_colormap_changed)
+        controller.focus_changed.connect(self._on_focus_changed)
+        self._redraw()
+
+    # --- what is shown --------------------------------------------------------------------------
+    def shown_matrix(self) -> np.ndarray | None:
+        """The matrix on screen, exactly as the trace holds it (−∞ where masked)."""
+        return self._shown
+
+    def cell_text(self, row: int, col: int) -> str:
+        """The words and numbers of one cell, e.g. "sat → cat 75.3 % (score 1.79)"."""
+        trace = self.controller.trace
+        head = trace.heads[self.controller.head]
+        looking, looked_at = trace.labels[row], trace.labels[col]
+        if trace.mask is not None and trace.mask[row, col]:
+            return f"{looking} → {looked_at}: masked (a later word), weight 0"
+        text = f"{looking} → {looked_at} {head.weights[row, col] * 100:.1f} % (score {head.scores[row, col]:.2f}"
+        if trace.options.scale:
+            text += f", ÷√{head.d_k} = {head.scaled[row, col]:.2f}"
+        return text + ")"
+
+    # --- redraw ---------------------------------------------------------------------------------
+    def _redraw(self, *_):
+        trace = self.controller.trace
+        if trace is None:
+            self._show_message(self.controller.error or "Type a sentence to see its attention.")
+            return
+        self.message.hide()
+        self.graphics.show()
+        matrix = trace.matrix(self.controller.matrix, self.controller.head)
+        self._shown = matrix
+        n_rows, n_cols = matrix.shape
+        display = np.where(np.isfinite(matrix), matrix, np.nan)
+        self.image.setImage(display, autoLevels=False)
+        self.colorbar.setLevels(self._levels(display))
+        self._set_hatch(trace, n_rows, n_cols)
+        self.left_axis.set_tokens(trace.labels)
+        self.top_axis.set_tokens(trace.labels)
+        self.plot.setTitle(f"{MATRIX_TITLES[self.controller.matrix]} — head {self.controller.head + 1}"
+                           f" of {trace.options.heads}", color=theme.foreground(), size="10pt")
+        self.plot.setXRange(-0.5, n_cols - 0.5, padding=0)
+        self.plot.setYRange(-0.5, n_rows - 0.5, padding=0)
+        self._write_values(display)
+        self._on_focus_changed(self.controller.focus)
+
+    def _levels(self, display: np.ndarray) -> tuple[float, float]:
+        if self.controller.matrix == "weights":
+            return 0.0, 1.0
+        finite = display[np.isfinite(display)]
+        low, high = float(finite.min()), float(finite.max())
+        return (low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high)
+
+    def _set_hatch(self, trace: Trace, n_rows: int, n_cols: int) -> None:
+        """Masked cells are NaN in the image (transparent), so this hatching shows through them."""
+        masked = trace.mask is not None and self.controller.matrix in ("weights", "masked")
+        self.hatch.setVisible(masked)
+        if masked:
+            self.hatch.setRect(-0.5, -0.5, n_cols, n_rows)
+            brush = QtGui.QBrush(theme.muted(), QtCore.Qt.BrushStyle.BDiagPattern)
+            brush.setTransform(QtGui.QTransform().scale(0.02, 0.02))
+            self.hatch.setBrush(brush)
+            if self.controller.matrix == "weights":
+                # weights of masked cells are exact zeros in the trace; draw them as masked, not as 0
+                self.image.setImage(np.where(trace.mask, np.nan, self._shown), autoLevels=False)
+
+    def _write_values(self, display: np.ndarray) -> None:
+        for item in self._value_items:
+            self.plot.removeItem(item)
+        self._value_items = []
+        if display.size > MAX_WRITTEN_CELLS:
+            return
+        cmap = pg.colormap.get(self.controller.colormap)
+        low, high = self.colorbar.levels()
+        span = high - low or 1.0
+        masked = self.controller.trace.mask if self.controller.matrix == "weights" else None
+        for (row, col), value in np.ndenumerate(display):
+            if not np.isfinite(value) or (masked is not None and masked[row, col]):
+                continue
+            text = f"{value:.2f}"
+            color = cmap.map(min(max((value - low) / span, 0.0), 1.0), mode="qcolor")
+            item = pg.TextItem(text, color=theme.readable_text_on(color), anchor=(0.5, 0.5))
+            item.setPos(col, row)
+            self.plot.addItem(item)
+            self._value_items.append(item)
+        self._update_value_visibility()
+
+    def _update_value_visibility(self, *_):
+        if not self._value_items or self._shown is None:
+            return
+        view = self.plot.getViewBox()
+        n_rows, n_cols = self._shown.shape
+        cell_w = view.width() / max(n_cols, 1)
+        cell_h = view.height() / max(n_rows, 1)
+        fits = cell_w >= MIN_CELL_PX_FOR_VALUES[0] and cell_h >= MIN_CELL_PX_FOR_VALUES[1]
+        for item in self._value_items:
+            item.setVisible(fits)
+
+    def values_written(self) -> bool:
+        return bool(self._value_items) and self._value_items[0].isVisible()
+
+    def _show_message(self, text: str) -> None:
+        self._shown = None
+        self.message.setText(text)
+        self.message.show()
+        self.graphics.hide()
+        self.readout.setText(" ")
+
+    # --- hover and highlight --------------------------------------------------------------------
+    def _on_cell_hovered(self, cell, screen_pos) -> None:
+        self.cell_hovered.emit(cell)
+        if cell is None:
+            self.hover_text = ""
+            self.readout.setText(" ")
+            QtWidgets.QToolTip.hideText()
+            self.controller.set_hovered(None)
+            return
+        row, col = cell
+        self.hover_text = self.cell_text(row, col)
+        self.readout.setText(self.hover_text)
+        if screen_pos is not None:
+            QtWidgets.QToolTip.showText(QtCore.QPoint(int(screen_pos.x()), int(screen_pos.y())), self.hover_text,
+                                        self.graphics)
+        self.controller.set_hovered(row)
+
+    def _on_label_hovered(self, index) -> None:
+        self.controller.set_hovered(index)
+
+    def _on_focus_changed(self, index) -> None:
+        for axis in (self.left_axis, self.top_axis):
+            axis.set_focus(index)
+        trace = self.controller.trace
+        visible = index is not None and trace is not None and index < trace.n
+        self.row_highlight.setVisible(visible)
+        self.col_highlight.setVisible(visible)
+        if visible:
+            self.row_highlight.setRect(-0.5, index - 0.5, trace.n, 1)
+            self.col_highlight.setRect(index - 0.5, -0.5, 1, trace.n)
+
+    def _highlight_rect(self) -> QtWidgets.QGraphicsRectItem:
+        rect = QtWidgets.QGraphicsRectItem()
+        pen = QtGui.QPen(theme.highlight(), 2.5)
+        pen.setCosmetic(True)
+        rect.setPen(pen)
+        rect.setZValue(10)
+        rect.setVisible(False)
+        self.plot.addItem(rect)
+        return rect
+
+    def _on_colormap_changed(self, name: str) -> None:
+        self.colorbar.setColorMap(pg.colormap.get(name))
+        self._redraw()
+
+    # --- export ---------------------------------------------------------------------------------
+    def export_widget(self) -> QtWidgets.QWidget:
+        """What an image export renders: the plot with its labels and colour bar."""
+        return self.graphics
+
+    def set_export_background(self, color: QtGui.QColor | None) -> None:
+        theme.set_graphics_background(self.graphics, color)

@@ -1,0 +1,103 @@
+"""Model selector and the switches of the computation: scaling, mask, positions, heads, what to show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+
+from .. import engine
+from ..controller import Controller
+from ..engine import SQUARE_MATRICES
+from . import theme
+
+MATRIX_NAMES = {"weights": "weights (softmax)", "scores": "scores QKᵀ", "scaled": "scaled ÷√d_k",
+                "masked": "masked scores"}
+
+
+class QtOptionsBar(QtWidgets.QWidget):
+    """Every control writes through a controller setter; controller signals update the controls
+    with their signals blocked, so nothing loops."""
+
+    def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self.model_box = QtWidgets.QComboBox()
+        self.model_box.setToolTip("The toy model: its words, features and weights")
+        self.model_box.setMinimumContentsLength(14)
+        self.scale = QtWidgets.QCheckBox("Scale ÷√d_k")
+        self.scale.setToolTip("Divide the scores by √d_k before softmax, as the paper does")
+        self.causal = QtWidgets.QCheckBox("Causal mask")
+        self.causal.setToolTip("Forbid each word to look at later words (a decoder's mask)")
+        self.positional = QtWidgets.QCheckBox("Positions")
+        self.positional.setToolTip("Add the sinusoidal positional encoding to the embeddings")
+        self.heads = QtWidgets.QComboBox()
+        self.heads.setToolTip("How many heads split the projections")
+        self.head = QtWidgets.QComboBox()
+        self.head.setToolTip("Which head the heatmap shows")
+        self.matrix = QtWidgets.QComboBox()
+        for name in SQUARE_MATRICES:
+            self.matrix.addItem(MATRIX_NAMES[name], name)
+        self.matrix.setToolTip("Which matrix the heatmap shows")
+        self.colormap = QtWidgets.QComboBox()
+        self.colormap.addItems(theme.COLORMAPS)
+        self.colormap.setToolTip("Colour map of the heatmap (all perceptually uniform)")
+
+        layout = QtWidgets.QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for label, widget in (("Model", self.model_box), (None, self.scale), (None, self.causal),
+                              (None, self.positional), ("Heads", self.heads), ("Show head", self.head),
+                              ("Matrix", self.matrix), ("Colours", self.colormap)):
+            if label:
+                caption = QtWidgets.QLabel(label)
+                caption.setBuddy(widget)
+                layout.addWidget(caption)
+            layout.addWidget(widget)
+        layout.addStretch(1)
+
+        self.model_box.activated.connect(self._on_model_chosen)
+        self.scale.toggled.connect(lambda on: controller.update_options(scale=on))
+        self.causal.toggled.connect(lambda on: controller.update_options(causal=on))
+        self.positional.toggled.connect(lambda on: controller.update_options(positional=on))
+        self.heads.activated.connect(lambda i: controller.update_options(heads=self.heads.itemData(i)))
+        self.head.activated.connect(controller.set_head)
+        self.matrix.activated.connect(lambda i: controller.set_matrix(self.matrix.itemData(i)))
+        self.colormap.textActivated.connect(controller.set_colormap)
+
+        controller.model_changed.connect(self._sync)
+        controller.options_changed.connect(self._sync)
+        controller.head_changed.connect(self._sync)
+        controller.matrix_changed.connect(self._sync)
+        controller.colormap_changed.connect(self._sync)
+        self._sync()
+
+    def _on_model_chosen(self, index: int) -> None:
+        source = self.model_box.itemData(index)
+        if source != self.controller.model_source:
+            self.controller.open_model(source)
+
+    def _sync(self, *_):
+        c = self.controller
+        widgets = (self.model_box, self.scale, self.causal, self.positional, self.heads, self.head, self.matrix,
+                   self.colormap)
+        blockers = [QtCore.QSignalBlocker(w) for w in widgets]
+        self.model_box.clear()
+        for name in engine.builtin_model_names():
+            self.model_box.addItem(name, name)
+        if c.model_source not in engine.builtin_model_names():
+            self.model_box.addItem(f"{c.model.name} ({Path(c.model_source).name})", c.model_source)
+        self.model_box.setCurrentIndex(self.model_box.findData(c.model_source))
+        self.scale.setChecked(c.options.scale)
+        self.causal.setChecked(c.options.causal)
+        self.positional.setChecked(c.options.positional)
+        self.heads.clear()
+        for h in c.model.allowed_heads():
+            self.heads.addItem(f"{h} (d_k = {c.model.d_proj // h})", h)
+        self.heads.setCurrentIndex(self.heads.findData(c.options.heads))
+        self.head.clear()
+        self.head.addItems([f"head {i + 1}" for i in range(c.options.heads)])
+        self.head.setCurrentIndex(c.head)
+        self.head.setEnabled(c.options.heads > 1)
+        self.matrix.setCurrentIndex(self.matrix.findData(c.matrix))
+        self.colormap.setCurrentText(c.colormap)
+        del blockers

@@ -1,0 +1,151 @@
+"""The sentence box: type a sentence, complete the model's words, see unknown words flagged in place.
+
+A one-line QPlainTextEdit (a QLineEdit cannot underline single words): unknown words get a red wavy
+underline and a tooltip offering the nearest known words; the computation runs on the known ones.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..controller import Controller
+from ..engine import nearest_words
+
+
+class QtSentenceBox(QtWidgets.QPlainTextEdit):
+    def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self.setObjectName("sentenceBox")
+        self.setPlaceholderText("Type a sentence, e.g. the cat sat on the mat")
+        self.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTabChangesFocus(True)
+        font = self.font()
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        self.setFont(font)
+        margins = self.contentsMargins()
+        self.setFixedHeight(QtGui.QFontMetrics(font).lineSpacing() + 2 * int(self.document().documentMargin())
+                            + margins.top() + margins.bottom() + 4)
+
+        self.completer = QtWidgets.QCompleter(self)
+        self.completer.setWidget(self)
+        self.completer.setCaseSensitivity(QtCore.Qt.CaseSensitivity.CaseInsensitive)
+        self.completer.setCompletionMode(QtWidgets.QCompleter.CompletionMode.PopupCompletion)
+        self.completer.activated.connect(self.insert_completion)
+
+        self.setPlainText(controller.sentence)
+        self.textChanged.connect(self._on_text_changed)
+        controller.sentence_changed.connect(self._on_sentence_changed)
+        controller.model_changed.connect(self._on_model_changed)
+        controller.trace_changed.connect(self._flag_unknown_words)
+        self._on_model_changed(controller.model)
+
+    # --- model → widget -------------------------------------------------------------------------
+    def _on_model_changed(self, model) -> None:
+        self.completer.setModel(QtCore.QStringListModel(sorted(model.vocabulary), self.completer))
+        self._flag_unknown_words()
+
+    def _on_sentence_changed(self, sentence: str) -> None:
+        if sentence != self.toPlainText():
+            with QtCore.QSignalBlocker(self):
+                self.setPlainText(sentence)
+                self.moveCursor(QtGui.QTextCursor.MoveOperation.End)
+        self._flag_unknown_words()
+
+    def _flag_unknown_words(self, *_):
+        selections = []
+        underline = QtGui.QTextCharFormat()
+        underline.setUnderlineStyle(QtGui.QTextCharFormat.UnderlineStyle.WaveUnderline)
+        underline.setUnderlineColor(QtGui.QColor("#E03131"))
+        underline.setForeground(QtGui.QColor("#E03131"))
+        for word in self.controller.words:
+            if word.known:
+                continue
+            selection = QtWidgets.QTextEdit.ExtraSelection()
+            cursor = QtGui.QTextCursor(self.document())
+            cursor.setPosition(word.start)
+            cursor.setPosition(word.end, QtGui.QTextCursor.MoveMode.KeepAnchor)
+            selection.cursor = cursor
+            selection.format = underline
+            selections.append(selection)
+        self.setExtraSelections(selections)
+
+    def flagged_words(self) -> list[str]:
+        """The words underlined as unknown, in order."""
+        return [s.cursor.selectedText() for s in self.extraSelections()]
+
+    # --- widget → model -------------------------------------------------------------------------
+    def _on_text_changed(self) -> None:
+        self.controller.set_sentence(self.toPlainText())
+        self._update_completion()
+
+    def _prefix_span(self) -> tuple[int, int]:
+        """Start and end of the word being typed at the cursor; empty when the cursor is mid-word."""
+        text, pos = self.toPlainText(), self.textCursor().position()
+        if pos < len(text) and text[pos].isalpha():
+            return pos, pos
+        start = pos
+        while start > 0 and text[start - 1].isalpha():
+            start -= 1
+        return start, pos
+
+    def _current_prefix(self) -> str:
+        start, end = self._prefix_span()
+        return self.toPlainText()[start:end]
+
+    def _update_completion(self) -> None:
+        prefix = self._current_prefix() if self.hasFocus() else ""
+        if not prefix or prefix.casefold() in self.controller.model.vocabulary:
+            self.completer.popup().hide()
+            return
+        self.completer.setCompletionPrefix(prefix)
+        if self.completer.completionCount() == 0:
+            self.completer.popup().hide()
+            return
+        rect = self.cursorRect()
+        rect.setWidth(self.completer.popup().sizeHintForColumn(0) + 24)
+        self.completer.complete(rect)
+
+    def insert_completion(self, completion: str) -> None:
+        """Replace the word being typed by `completion` and add a space."""
+        start, end = self._prefix_span()
+        cursor = self.textCursor()
+        cursor.setPosition(start)
+        cursor.setPosition(end, QtGui.QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(completion + " ")
+        self.setTextCursor(cursor)
+
+    def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 - Qt API
+        popup_open = self.completer.popup().isVisible()
+        if event.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter):
+            if popup_open:
+                event.ignore()  # the completer's popup takes it
+                return
+            event.accept()  # one line: Enter does nothing
+            return
+        if popup_open and event.key() in (QtCore.Qt.Key.Key_Escape, QtCore.Qt.Key.Key_Tab):
+            event.ignore()
+            return
+        super().keyPressEvent(event)
+
+    def event(self, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.ToolTip:
+            self._show_word_tooltip(event)
+            return True
+        return super().event(event)
+
+    def _show_word_tooltip(self, event: QtGui.QHelpEvent) -> None:
+        position = self.cursorForPosition(self.viewport().mapFrom(self, event.pos())).position()
+        for word in self.controller.words:
+            if not word.known and word.start <= position <= word.end:
+                QtWidgets.QToolTip.showText(event.globalPos(), self.unknown_word_hint(word.text), self)
+                return
+        QtWidgets.QToolTip.hideText()
+
+    def unknown_word_hint(self, word: str) -> str:
+        """The tooltip of an unknown word: that it is left out, and the nearest known words."""
+        near = nearest_words(word, self.controller.model.vocabulary)
+        hint = f"“{word}” is not in the vocabulary of {self.controller.model.name}; it is left out."
+        return hint + (f" Did you mean: {', '.join(near)}?" if near else "")

@@ -1,0 +1,172 @@
+"""The main window driven as a user would: typing, hovering words anywhere, toggling options."""
+
+import math
+
+import numpy as np
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtTest import QTest
+
+from attention_explorer.views import theme
+from attention_explorer.views.arc_diagram import LEFT, RIGHT
+from gui_helpers import hover_arc_end, hover_cell, hover_widget
+
+
+def type_sentence(qtbot, window, text):
+    box = window.sentence_box
+    box.setFocus()
+    box.selectAll()
+    QTest.keyClick(box, QtCore.Qt.Key.Key_Delete)
+    qtbot.keyClicks(box, text)
+
+
+def test_window_opens_on_the_default_model_and_sentence(make_window):
+    window = make_window()
+    assert window.controller.model.name == "cat-sat-on-mat"
+    assert window.sentence_box.toPlainText() == "the cat sat on the mat"
+    assert [chip.text() for chip in window.chips.chips] == ["the₁", "cat", "sat", "on", "the₂", "mat"]
+    assert "6 words" in window.status_line.text()
+
+
+def test_typing_updates_the_heatmap_to_exactly_the_traces_weights(qtbot, make_window):
+    window = make_window()
+    type_sentence(qtbot, window, "my dog chased a ball")
+    trace = window.controller.trace
+    assert trace.tokens == ["my", "dog", "chased", "a", "ball"]
+    np.testing.assert_array_equal(window.heatmap.image.image, trace.heads[0].weights)
+    assert window.heatmap.left_axis._labels == ["my", "dog", "chased", "a", "ball"]
+
+
+def test_unknown_words_are_flagged_and_the_rest_computed(qtbot, make_window):
+    window = make_window()
+    type_sentence(qtbot, window, "the zebra sat on the mat")
+    assert window.sentence_box.flagged_words() == ["zebra"]
+    assert window.controller.trace.tokens == ["the", "sat", "on", "the", "mat"]
+    unknown = [chip for chip in window.chips.chips if chip.token_index is None]
+    assert [chip.text() for chip in unknown] == ["zebra"]
+    assert "zebra" in window.status_line.text()
+    hint = window.sentence_box.unknown_word_hint("zebra")
+    assert "not in the vocabulary" in hint
+
+
+def test_empty_text_shows_a_clear_message(qtbot, make_window):
+    window = make_window()
+    type_sentence(qtbot, window, "")
+    assert window.controller.trace is None
+    assert window.heatmap.message.isVisible() and "empty" in window.heatmap.message.text()
+    assert window.arcs.message.isVisible()
+    assert "empty" in window.status_line.text()
+    type_sentence(qtbot, window, "the cat")
+    assert window.heatmap.graphics.isVisible() and window.controller.trace.n == 2
+
+
+def test_cell_tooltip_text_is_exact_for_cats_chase_mice(qtbot, make_window):
+    window = make_window("cats-chase-mice")
+    hover_cell(window.heatmap, row=0, col=1)
+    assert window.heatmap.hover_text == "cats → chase 67.3 % (score 2.00, ÷√2 = 1.41)"
+    assert window.heatmap.readout.text() == window.heatmap.hover_text
+    assert window.controller.hovered == 0
+
+
+def _assert_everyone_highlights(window, index):
+    assert window.controller.focus == index
+    heat = window.heatmap
+    assert heat.row_highlight.isVisible() and heat.row_highlight.rect().center().y() == index
+    assert heat.col_highlight.rect().center().x() == index
+    assert heat.left_axis._focus == index
+    assert window.chips.chip_for_token(index).property("focused")
+    assert window.arcs.label_item(LEFT, index).textItem.defaultTextColor() == theme.highlight()
+    assert window.arcs.label_item(LEFT, (index + 1) % 6).textItem.defaultTextColor() != theme.highlight()
+    assert window.row_bars.shown_row() is not None
+    np.testing.assert_array_equal(window.row_bars.shown_row(), window.controller.trace.heads[0].weights[index])
+
+
+def test_hovering_a_chip_highlights_the_word_everywhere(qtbot, make_window):
+    window = make_window()
+    hover_widget(window.chips.chip_for_token(2))
+    _assert_everyone_highlights(window, 2)
+    assert {i for _, i, _, _ in window.arcs.drawn_arcs()} == {2}  # only sat's lines are kept
+
+
+def test_hovering_a_heatmap_row_highlights_the_word_everywhere(qtbot, make_window):
+    window = make_window()
+    hover_cell(window.heatmap, row=3, col=0)
+    _assert_everyone_highlights(window, 3)
+
+
+def test_hovering_an_arc_end_highlights_the_word_everywhere(qtbot, make_window):
+    window = make_window()
+    hover_arc_end(window.arcs, LEFT, 1)
+    _assert_everyone_highlights(window, 1)
+    hover_arc_end(window.arcs, RIGHT, 5)
+    assert window.controller.hovered == 5
+    assert {j for _, _, j, _ in window.arcs.drawn_arcs()} == {5}  # lines into mat
+
+
+def test_clicking_an_arc_end_pins_and_escape_unpins(qtbot, make_window):
+    window = make_window()
+    point = hover_arc_end(window.arcs, LEFT, 2)
+    QTest.mouseClick(window.arcs.graphics.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=point)
+    assert window.controller.pinned == 2
+    hover_widget(window.status_line)  # move away: the pinned word stays in focus
+    window.controller.set_hovered(None)
+    assert window.controller.focus == 2
+    window.arcs.setFocus()
+    QTest.keyClick(window.arcs, QtCore.Qt.Key.Key_Escape)
+    assert window.controller.pinned is None
+
+
+def test_causal_mask_draws_masked_cells_as_masked(qtbot, make_window):
+    window = make_window("cats-chase-mice")
+    window.options_bar.causal.click()
+    assert window.controller.options.causal
+    image = window.heatmap.image.image
+    assert math.isnan(image[0, 1]) and math.isnan(image[0, 2]) and math.isnan(image[1, 2])
+    assert image[1, 0] > 0
+    assert window.heatmap.hatch.isVisible()
+    hover_cell(window.heatmap, row=0, col=2)
+    assert "masked" in window.heatmap.hover_text
+
+
+def test_several_heads_get_one_colour_each_in_the_arcs(qtbot, make_window):
+    window = make_window()
+    pens = window.arcs.lines.batches()
+    colours = {pen.color().name() for pen, _ in pens}
+    assert colours == {theme.head_color(0).name(), theme.head_color(1).name()}
+    heads = window.options_bar.heads
+    heads.setCurrentIndex(heads.findData(1))
+    heads.activated.emit(heads.currentIndex())
+    assert window.controller.options.heads == 1
+    assert {pen.color().name() for pen, _ in window.arcs.lines.batches()} == {theme.head_color(0).name()}
+
+
+def test_strongest_arcs_control_limits_lines_per_word(qtbot, make_window):
+    window = make_window()
+    window.arcs.all_heads.setChecked(False)
+    window.arcs.strongest.setValue(1)
+    arcs = window.arcs.drawn_arcs()
+    assert len(arcs) == 6
+    weights = window.controller.trace.heads[0].weights
+    assert all(j == int(np.argmax(weights[i])) or weights[i, j] == weights[i].max() for _, i, j, _ in arcs)
+
+
+def test_switching_model_and_matrix_from_the_toolbar(qtbot, make_window):
+    window = make_window()
+    box = window.options_bar.model_box
+    box.setCurrentIndex(box.findData("it-was-tired"))
+    box.activated.emit(box.currentIndex())
+    assert window.controller.model.name == "it-was-tired"
+    assert window.sentence_box.toPlainText() == "the cat sat on the mat because it was tired"
+    window.matrix_actions["scores"].trigger()
+    np.testing.assert_array_equal(window.heatmap.image.image, window.controller.trace.heads[0].scores)
+    assert window.options_bar.matrix.currentData() == "scores"
+
+
+def test_opening_a_damaged_model_keeps_the_current_one(qtbot, make_window, tmp_path, monkeypatch):
+    window = make_window()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{ not json")
+    shown = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *a: shown.append(a[2]))
+    assert not window.open_model(str(bad))
+    assert "not valid JSON" in shown[0]
+    assert window.controller.model.name == "cat-sat-on-mat"
