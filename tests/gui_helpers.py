@@ -18,7 +18,7 @@ def hover_cell(heatmap, row: int, col: int) -> QtCore.QPoint:
 
 
 def hover_arc_end(arcs, side: str, index: int) -> QtCore.QPoint:
-    rect = arcs.label_item(side, index).sceneBoundingRect()
+    rect = arcs.label_scene_rect(side, index)
     point = arcs.graphics.mapFromScene(rect.center())
     QTest.mouseMove(arcs.graphics.viewport(), point)
     _settle()

@@ -177,6 +177,9 @@ def svg_bytes(view, title: str = "Attention Explorer") -> bytes:
     generator = QtSvg.QSvgGenerator()
     generator.setOutputDevice(buffer)
     generator.setSize(widget.size())
+    # pyqtgraph's axes replay recorded QPictures, which rescale by the device's resolution:
+    # match the screen's so they land where they are on screen.
+    generator.setResolution(widget.logicalDpiX())
     generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), widget.size()))
     generator.setTitle(title)
     generator.setDescription("Exported from Attention Explorer")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from .engine import Options, ToyModel
 
@@ -11,13 +12,23 @@ VIEW_SIZES = {"heatmap": (820, 720), "arcs": (640, 720)}
 
 def ensure_application():
     """A QApplication on the offscreen platform (reusing one that already runs, e.g. in tests)."""
-    from PySide6 import QtWidgets
+    from PySide6 import QtCore, QtWidgets
 
     app = QtWidgets.QApplication.instance()
     if app is None:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        QtCore.qInstallMessageHandler(_quiet_offscreen_notes)
         app = QtWidgets.QApplication(["attention-explorer"])
     return app
+
+
+_OFFSCREEN_NOTES = ("This plugin does not support",)  # the offscreen platform's harmless remarks
+
+
+def _quiet_offscreen_notes(_kind, _context, message: str) -> None:
+    """Keep stderr to what the user needs: drop the offscreen platform's notes, pass the rest on."""
+    if not message.startswith(_OFFSCREEN_NOTES):
+        print(message, file=sys.stderr)
 
 
 def build_view(name: str, controller):

@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
 from . import theme
+from .text_layer import Label, TextLayer
 
 BUCKETS = 10
 MIN_WEIGHT_DRAWN = 0.005
@@ -45,9 +46,25 @@ class ArcLinesItem(pg.GraphicsObject):
 
     def paint(self, painter, *_):
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+        if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG:
+            self._paint_in_device_pixels(painter)
+            return
         for pen, lines in self._batches:
             painter.setPen(pen)
             painter.drawLines(lines)
+
+    def _paint_in_device_pixels(self, painter) -> None:
+        """SVG has no cosmetic pens: a 7-pixel pen would be 7 view units wide. Map the lines to
+        device pixels and draw them with ordinary pens of the same pixel width instead."""
+        to_device = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        for pen, lines in self._batches:
+            plain = QtGui.QPen(pen)
+            plain.setCosmetic(False)
+            painter.setPen(plain)
+            painter.drawLines([to_device.map(line) for line in lines])
+        painter.restore()
 
 
 class QtArcDiagram(QtWidgets.QWidget):
@@ -56,7 +73,6 @@ class QtArcDiagram(QtWidgets.QWidget):
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
-        self._labels: dict[str, list[pg.TextItem]] = {LEFT: [], RIGHT: []}
         self._local_side: str | None = None  # side of the end under the mouse, when hovered here
         self._drawn: list[tuple[int, int, int, float]] = []  # (head, looking, looked at, weight)
 
@@ -85,6 +101,10 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.view.invertY(True)
         self.lines = ArcLinesItem()
         self.view.addItem(self.lines)
+        self.labels = {LEFT: TextLayer(anchor=(1.0, 0.5), offset_px=8),
+                       RIGHT: TextLayer(anchor=(0.0, 0.5), offset_px=8)}
+        for layer in self.labels.values():
+            self.view.addItem(layer)
         self.message = QtWidgets.QLabel("")
         self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.message.hide()
@@ -112,8 +132,12 @@ class QtArcDiagram(QtWidgets.QWidget):
         """Every line on screen as (head, looking word, looked-at word, weight)."""
         return list(self._drawn)
 
-    def label_item(self, side: str, index: int) -> pg.TextItem:
-        return self._labels[side][index]
+    def label(self, side: str, index: int) -> Label:
+        """The word label at one end: its text, colour and boldness as drawn."""
+        return self.labels[side].labels()[index]
+
+    def label_scene_rect(self, side: str, index: int) -> QtCore.QRectF:
+        return self.labels[side].scene_rect(index)
 
     def heads_shown(self) -> list[int]:
         trace = self.controller.trace
@@ -126,11 +150,9 @@ class QtArcDiagram(QtWidgets.QWidget):
     # --- building -------------------------------------------------------------------------------
     def _rebuild(self, *_):
         trace = self.controller.trace
-        for side in (LEFT, RIGHT):
-            for item in self._labels[side]:
-                self.view.removeItem(item)
-            self._labels[side] = []
         if trace is None:
+            for layer in self.labels.values():
+                layer.set_labels([])
             self.graphics.hide()
             self.message.setText(self.controller.error or "Type a sentence to see its attention.")
             self.message.show()
@@ -140,15 +162,10 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.graphics.show()
         if trace.n > AUTO_LIMIT_ABOVE and self.strongest.value() == 0:
             self.strongest.setValue(AUTO_STRONGEST)  # triggers one redraw of the lines
-        font = QtGui.QFont()
-        font.setPointSizeF(10 if trace.n <= 20 else 8 if trace.n <= 40 else 6.5)
-        for side, x, anchor in ((LEFT, 0.0, (1.0, 0.5)), (RIGHT, 1.0, (0.0, 0.5))):
-            for i, label in enumerate(trace.labels):
-                item = pg.TextItem(label, color=theme.foreground(), anchor=anchor)
-                item.setFont(font)
-                item.setPos(x - 0.03 if side == LEFT else x + 0.03, i)
-                self.view.addItem(item)
-                self._labels[side].append(item)
+        size = 10 if trace.n <= 20 else 8 if trace.n <= 40 else 6.5
+        for side, x in ((LEFT, 0.0), (RIGHT, 1.0)):
+            self.labels[side].set_point_size(size)
+            self.labels[side].set_labels([Label(x, i, text, theme.foreground()) for i, text in enumerate(trace.labels)])
         self.view.setRange(xRange=(-0.45, 1.45), yRange=(-0.7, trace.n - 0.3), padding=0)
         self._draw_lines()
 
@@ -164,14 +181,14 @@ class QtArcDiagram(QtWidgets.QWidget):
         drawn = []
         for h in heads:
             weights = trace.heads[h].weights
-            for i in range(trace.n):
-                row = weights[i]
-                columns = np.argsort(row)[::-1][:keep] if keep else range(trace.n)
-                for j in columns:
-                    w = float(row[j])
-                    if w < MIN_WEIGHT_DRAWN:
-                        continue
-                    if focus is not None and not (j == focus if side == RIGHT else i == focus):
+            strongest_first = np.argsort(-weights, axis=1, kind="stable")
+            columns = strongest_first[:, :keep] if keep else strongest_first
+            for i, row_columns in enumerate(columns):
+                if focus is not None and side != RIGHT and i != focus:
+                    continue
+                for j in row_columns:
+                    w = float(weights[i, j])
+                    if w < MIN_WEIGHT_DRAWN or (focus is not None and side == RIGHT and j != focus):
                         continue
                     bucket = min(int(w * BUCKETS), BUCKETS - 1)
                     buckets.setdefault((h, bucket), []).append(QtCore.QLineF(0.0, i, 1.0, float(j)))
@@ -196,19 +213,16 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.legend.setText("&nbsp;&nbsp;".join(spans), color=theme.foreground().name())
 
     def _style_labels(self, focus: int | None) -> None:
-        for side in (LEFT, RIGHT):
-            for i, item in enumerate(self._labels[side]):
+        for layer in self.labels.values():
+            for i in range(len(layer.labels())):
                 active = i == focus
-                item.setColor(theme.highlight() if active else theme.foreground())
-                font = item.textItem.font()
-                font.setBold(active)
-                item.setFont(font)
+                layer.restyle(i, theme.highlight() if active else theme.foreground(), active)
 
     # --- hover and click ------------------------------------------------------------------------
     def _end_at(self, scene_pos: QtCore.QPointF) -> tuple[str, int] | None:
-        for side in (LEFT, RIGHT):
-            for i, item in enumerate(self._labels[side]):
-                if item.sceneBoundingRect().adjusted(-3, -1, 3, 1).contains(scene_pos):
+        for side, layer in self.labels.items():
+            for i in range(len(layer.labels())):
+                if layer.scene_rect(i).adjusted(-3, -1, 3, 1).contains(scene_pos):
                     return side, i
         return None
 

@@ -16,6 +16,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..controller import Controller
 from ..engine import Trace
 from . import theme
+from .hatch import MaskHatchItem
+from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
 
 MATRIX_TITLES = {
@@ -35,6 +37,25 @@ class _CellImage(pg.ImageItem):
         super().__init__(axisOrder="row-major")
         self._on_cell = on_cell
         self.setAcceptHoverEvents(True)
+
+    def paint(self, painter, *args):
+        if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG and self.qimage is not None:
+            self._paint_cells_as_rects(painter)
+        else:
+            super().paint(painter, *args)
+
+    def _paint_cells_as_rects(self, painter) -> None:
+        """In SVG, one rectangle per cell: an embedded n × n image would be blurred by viewers
+        that smooth scaled images. Colours come from the image pyqtgraph already mapped."""
+        painter.setPen(QtCore.Qt.PenStyle.NoPen)
+        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)  # no seams between cells
+        image = self.qimage
+        for row in range(image.height()):
+            for col in range(image.width()):
+                color = image.pixelColor(col, row)
+                if color.alpha() == 0:
+                    continue  # masked: left empty, and hatched by MaskHatchItem
+                painter.fillRect(QtCore.QRectF(col, row, 1.02, 1.02), color)  # overlap: no hairline seams
 
     def hoverEvent(self, ev):  # noqa: N802 - pyqtgraph API
         if ev.isExit() or self.image is None:
@@ -56,7 +77,6 @@ class QtHeatmap(QtWidgets.QWidget):
         super().__init__(parent)
         self.controller = controller
         self.hover_text = ""
-        self._value_items: list[pg.TextItem] = []
         self._shown: np.ndarray | None = None
 
         self.graphics = pg.GraphicsLayoutWidget()
@@ -75,13 +95,15 @@ class QtHeatmap(QtWidgets.QWidget):
         self.plot.setLabel("top", "word looked at")
         self.plot.setTitle("")
 
-        self.hatch = QtWidgets.QGraphicsRectItem()
-        self.hatch.setPen(QtGui.QPen(QtCore.Qt.PenStyle.NoPen))
-        self.hatch.setZValue(-1)
+        self.hatch = MaskHatchItem()
+        self.hatch.setZValue(5)  # over the image, whose masked cells are transparent
         self.plot.addItem(self.hatch)
         self.image = _CellImage(self._on_cell_hovered)
         self.image.setTransform(QtGui.QTransform().translate(-0.5, -0.5))
         self.plot.addItem(self.image)
+        self.values = TextLayer(anchor=(0.5, 0.5), point_size=9)
+        self.values.setZValue(6)
+        self.plot.addItem(self.values)
         self.row_highlight = self._highlight_rect()
         self.col_highlight = self._highlight_rect()
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(controller.colormap),
@@ -144,7 +166,7 @@ class QtHeatmap(QtWidgets.QWidget):
         display = np.where(np.isfinite(matrix), matrix, np.nan)
         self.image.setImage(display, autoLevels=False)
         self.colorbar.setLevels(self._levels(display))
-        self._set_hatch(trace, n_rows, n_cols)
+        self._set_hatch(trace)
         self.left_axis.set_tokens(trace.labels)
         self.top_axis.set_tokens(trace.labels)
         self.plot.setTitle(f"{MATRIX_TITLES[self.controller.matrix]} — head {self.controller.head + 1}"
@@ -161,53 +183,43 @@ class QtHeatmap(QtWidgets.QWidget):
         low, high = float(finite.min()), float(finite.max())
         return (low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high)
 
-    def _set_hatch(self, trace: Trace, n_rows: int, n_cols: int) -> None:
-        """Masked cells are NaN in the image (transparent), so this hatching shows through them."""
+    def _set_hatch(self, trace: Trace) -> None:
+        """Masked cells are left empty (NaN, transparent) in the image and hatched."""
         masked = trace.mask is not None and self.controller.matrix in ("weights", "masked")
-        self.hatch.setVisible(masked)
-        if masked:
-            self.hatch.setRect(-0.5, -0.5, n_cols, n_rows)
-            brush = QtGui.QBrush(theme.muted(), QtCore.Qt.BrushStyle.BDiagPattern)
-            brush.setTransform(QtGui.QTransform().scale(0.02, 0.02))
-            self.hatch.setBrush(brush)
-            if self.controller.matrix == "weights":
-                # weights of masked cells are exact zeros in the trace; draw them as masked, not as 0
-                self.image.setImage(np.where(trace.mask, np.nan, self._shown), autoLevels=False)
+        self.hatch.color = theme.muted()
+        self.hatch.set_mask(trace.mask if masked else None)
+        if masked and self.controller.matrix == "weights":
+            # weights of masked cells are exact zeros in the trace; draw them as masked, not as 0
+            self.image.setImage(np.where(trace.mask, np.nan, self._shown), autoLevels=False)
 
     def _write_values(self, display: np.ndarray) -> None:
-        for item in self._value_items:
-            self.plot.removeItem(item)
-        self._value_items = []
-        if display.size > MAX_WRITTEN_CELLS:
-            return
-        cmap = pg.colormap.get(self.controller.colormap)
-        low, high = self.colorbar.levels()
-        span = high - low or 1.0
-        masked = self.controller.trace.mask if self.controller.matrix == "weights" else None
-        for (row, col), value in np.ndenumerate(display):
-            if not np.isfinite(value) or (masked is not None and masked[row, col]):
-                continue
-            text = f"{value:.2f}"
-            color = cmap.map(min(max((value - low) / span, 0.0), 1.0), mode="qcolor")
-            item = pg.TextItem(text, color=theme.readable_text_on(color), anchor=(0.5, 0.5))
-            item.setPos(col, row)
-            self.plot.addItem(item)
-            self._value_items.append(item)
+        """Each cell's value in black or white, whichever reads better on the cell's colour."""
+        labels = []
+        if display.size <= MAX_WRITTEN_CELLS:
+            cmap = pg.colormap.get(self.controller.colormap)
+            low, high = self.colorbar.levels()
+            span = high - low or 1.0
+            masked = self.controller.trace.mask if self.controller.matrix == "weights" else None
+            for (row, col), value in np.ndenumerate(display):
+                if not np.isfinite(value) or (masked is not None and masked[row, col]):
+                    continue
+                color = cmap.map(min(max((value - low) / span, 0.0), 1.0), mode="qcolor")
+                labels.append(Label(col, row, f"{value:.2f}", theme.readable_text_on(color)))
+        self.values.set_labels(labels)
         self._update_value_visibility()
 
     def _update_value_visibility(self, *_):
-        if not self._value_items or self._shown is None:
+        if self._shown is None:
             return
         view = self.plot.getViewBox()
         n_rows, n_cols = self._shown.shape
         cell_w = view.width() / max(n_cols, 1)
         cell_h = view.height() / max(n_rows, 1)
-        fits = cell_w >= MIN_CELL_PX_FOR_VALUES[0] and cell_h >= MIN_CELL_PX_FOR_VALUES[1]
-        for item in self._value_items:
-            item.setVisible(fits)
+        self.values.setVisible(cell_w >= MIN_CELL_PX_FOR_VALUES[0] and cell_h >= MIN_CELL_PX_FOR_VALUES[1])
 
     def values_written(self) -> bool:
-        return bool(self._value_items) and self._value_items[0].isVisible()
+        """Whether numbers are written in the cells (they are while they fit)."""
+        return bool(self.values.labels()) and self.values.isVisible()
 
     def _show_message(self, text: str) -> None:
         self._shown = None

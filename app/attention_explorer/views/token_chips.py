@@ -17,12 +17,34 @@ class _Chip(QtWidgets.QLabel):
     hovered = QtCore.Signal(object)
     clicked = QtCore.Signal()
 
-    def __init__(self, text: str, token_index: int | None):
-        super().__init__(text)
-        self.token_index = token_index
+    def __init__(self):
+        super().__init__()
+        self.token_index: int | None = None
         self.setMouseTracking(True)
-        self.setCursor(QtCore.Qt.CursorShape.PointingHandCursor if token_index is not None
-                       else QtCore.Qt.CursorShape.WhatsThisCursor)
+
+    def show_token(self, label: str, index: int) -> None:
+        self.setText(label)
+        self.token_index = index
+        self.setToolTip("Hover to see where this word looks; click to pin it")
+        self.setCursor(QtCore.Qt.CursorShape.PointingHandCursor)
+
+    def show_unknown(self, word: str, nearest: list[str]) -> None:
+        self.setText(word)
+        self.token_index = None
+        self.setToolTip("Unknown word, left out of the computation."
+                        + (f" Nearest known: {', '.join(nearest)}" if nearest else ""))
+        self.setCursor(QtCore.Qt.CursorShape.WhatsThisCursor)
+
+    def set_state(self, **flags: bool) -> None:
+        """Set the style-sheet properties; re-polish only when one really changed (polish is slow)."""
+        changed = False
+        for name, value in flags.items():
+            if self.property(name) != value:
+                self.setProperty(name, value)
+                changed = True
+        if changed:
+            self.style().unpolish(self)
+            self.style().polish(self)
 
     def enterEvent(self, event):  # noqa: N802 - Qt API
         self.hovered.emit(self.token_index)
@@ -39,11 +61,15 @@ class _Chip(QtWidgets.QLabel):
 
 
 class QtTokenChips(QtWidgets.QWidget):
+    """Chips are reused between sentences and styled by one style sheet keyed on properties, so a
+    128-word sentence re-renders in a few milliseconds."""
+
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
         self.chips: list[_Chip] = []
         self._layout = FlowLayout(self, spacing=5)
+        self._apply_style_sheet()
         controller.trace_changed.connect(self._rebuild)
         controller.focus_changed.connect(self._restyle)
         controller.pinned_changed.connect(self._restyle)
@@ -52,43 +78,46 @@ class QtTokenChips(QtWidgets.QWidget):
     def chip_for_token(self, index: int) -> _Chip:
         return next(chip for chip in self.chips if chip.token_index == index)
 
+    def _apply_style_sheet(self) -> None:
+        fg, hl = theme.foreground().name(), theme.highlight().name()
+        self.setStyleSheet(
+            f"QLabel {{ color:{fg}; border:1px solid palette(mid); border-radius:9px; padding:2px 8px; }}"
+            "QLabel[unknown=\"true\"] { color:#E03131; border:1px dashed #E03131; text-decoration:line-through; }"
+            f"QLabel[focused=\"true\"] {{ color:white; background:{hl}; border:1px solid {hl}; }}"
+            "QLabel[pinned=\"true\"] { font-weight:bold; }")
+
     def _rebuild(self, *_):
-        for chip in self.chips:
-            self._layout.removeWidget(chip)
-            chip.deleteLater()
-        self.chips = []
         trace = self.controller.trace
         labels = iter(trace.labels if trace else [])
+        words = self.controller.words
+        while len(self.chips) > len(words):
+            chip = self.chips.pop()
+            self._layout.takeAt(self._layout.count() - 1)
+            chip.deleteLater()
         index = 0
-        for word in self.controller.words:
+        for position, word in enumerate(words):
+            if position == len(self.chips):
+                chip = _Chip()
+                chip.hovered.connect(self.controller.set_hovered)
+                chip.clicked.connect(lambda c=chip: self._on_chip_clicked(c))
+                self._layout.addWidget(chip)
+                self.chips.append(chip)
             if word.known and trace is not None:
-                chip = _Chip(next(labels), index)
-                chip.setToolTip("Hover to see where this word looks; click to pin it")
+                self.chips[position].show_token(next(labels), index)
                 index += 1
             else:
-                chip = _Chip(word.text, None)
                 near = nearest_words(word.text, self.controller.model.vocabulary)
-                chip.setToolTip("Unknown word, left out of the computation."
-                                + (f" Nearest known: {', '.join(near)}" if near else ""))
-            chip.hovered.connect(self.controller.set_hovered)
-            if chip.token_index is not None:
-                chip.clicked.connect(lambda i=chip.token_index: self.controller.toggle_pinned(i))
-            self._layout.addWidget(chip)
-            self.chips.append(chip)
+                self.chips[position].show_unknown(word.text, near)
         self._restyle()
         self.updateGeometry()
 
+    def _on_chip_clicked(self, chip: _Chip) -> None:
+        if chip.token_index is not None:
+            self.controller.toggle_pinned(chip.token_index)
+
     def _restyle(self, *_):
         focus, pinned = self.controller.focus, self.controller.pinned
-        fg, hl = theme.foreground().name(), theme.highlight().name()
         for chip in self.chips:
-            if chip.token_index is None:
-                style = "color:#E03131; border:1px dashed #E03131; text-decoration:line-through;"
-            elif chip.token_index == focus:
-                style = f"color:white; background:{hl}; border:1px solid {hl};"
-            else:
-                style = f"color:{fg}; border:1px solid palette(mid);"
-            if chip.token_index is not None and chip.token_index == pinned:
-                style += " font-weight:bold;"
-            chip.setStyleSheet(f"QLabel {{ {style} border-radius:9px; padding:2px 8px; }}")
-            chip.setProperty("focused", chip.token_index is not None and chip.token_index == focus)
+            known = chip.token_index is not None
+            chip.set_state(unknown=not known, focused=known and chip.token_index == focus,
+                           pinned=known and chip.token_index == pinned)

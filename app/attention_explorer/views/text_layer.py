@@ -1,0 +1,94 @@
+"""Many short texts (cell values, word labels) drawn by one graphics item in one paint call.
+
+pyqtgraph's TextItem costs about half a millisecond each to create and place; a heatmap of 10
+words needs 100 of them and the arc diagram 2 per word, which alone blew the 16 ms redraw budget.
+This item keeps (position, text, colour) rows and draws them at a fixed pixel size wherever the
+view's transform puts their anchor, on screen, in PNG and in SVG (where they stay <text>).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui
+
+# where the anchor point sits on the text's box: (0, 0.5) = left middle, (0.5, 0.5) = centre ...
+Anchor = tuple[float, float]
+
+
+@dataclass
+class Label:
+    x: float
+    y: float
+    text: str
+    color: QtGui.QColor
+    bold: bool = False
+
+
+class TextLayer(pg.GraphicsObject):
+    def __init__(self, anchor: Anchor = (0.5, 0.5), point_size: float = 10.0, offset_px: float = 0.0):
+        super().__init__()
+        self.anchor = anchor
+        self.offset_px = offset_px  # horizontal gap between the anchor point and the text
+        self.font = QtGui.QFont()
+        self.font.setPointSizeF(point_size)
+        self._labels: list[Label] = []
+        self._bounds = QtCore.QRectF()
+        self.setFlag(self.GraphicsItemFlag.ItemIgnoresParentOpacity, False)
+
+    def set_labels(self, labels: list[Label]) -> None:
+        self.prepareGeometryChange()
+        self._labels = labels
+        if labels:
+            xs, ys = [lab.x for lab in labels], [lab.y for lab in labels]
+            self._bounds = QtCore.QRectF(min(xs) - 0.5, min(ys) - 0.5, max(xs) - min(xs) + 1, max(ys) - min(ys) + 1)
+        else:
+            self._bounds = QtCore.QRectF()
+        self.update()
+
+    def labels(self) -> list[Label]:
+        return list(self._labels)
+
+    def set_point_size(self, size: float) -> None:
+        self.font.setPointSizeF(size)
+        self.update()
+
+    def restyle(self, index: int, color: QtGui.QColor, bold: bool) -> None:
+        label = self._labels[index]
+        label.color, label.bold = color, bold
+        self.update()
+
+    def scene_rect(self, index: int) -> QtCore.QRectF:
+        """Where label `index` is drawn, in scene coordinates (pixels of the view it is shown in)."""
+        label = self._labels[index]
+        return self._box(self.mapToScene(QtCore.QPointF(label.x, label.y)), label)
+
+    def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 - Qt API
+        # generous: texts extend beyond their anchors by a size in pixels, not in data units
+        return self._bounds.adjusted(-2, -1, 2, 1)
+
+    def paint(self, painter, *_):
+        if not self._labels:
+            return
+        to_device = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
+        bold = QtGui.QFont(self.font)
+        bold.setBold(True)
+        for label in self._labels:
+            painter.setFont(bold if label.bold else self.font)
+            painter.setPen(label.color)
+            box = self._box(to_device.map(QtCore.QPointF(label.x, label.y)), label)
+            painter.drawText(box, QtCore.Qt.AlignmentFlag.AlignCenter, label.text)
+        painter.restore()
+
+    def _box(self, point: QtCore.QPointF, label: Label) -> QtCore.QRectF:
+        font = QtGui.QFont(self.font)
+        font.setBold(label.bold)
+        size = QtGui.QFontMetricsF(font).size(0, label.text)
+        ax, ay = self.anchor
+        shift = self.offset_px * (1 - 2 * ax) if ax != 0.5 else 0.0
+        return QtCore.QRectF(point.x() - ax * size.width() + shift, point.y() - ay * size.height(),
+                             size.width(), size.height())

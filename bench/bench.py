@@ -1,0 +1,122 @@
+"""Benchmarks of what a user feels, as medians: recompute + redraw after an edit, hover, arcs, start-up.
+
+Run: `python bench/bench.py` (offscreen; add `--repeat N` for more samples). Prints a Markdown
+table that goes into README.md. Timings vary with the machine; never assert on them in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6 import QtWidgets  # noqa: E402
+
+from attention_explorer import engine  # noqa: E402
+from attention_explorer.app import MainWindow, create_application  # noqa: E402
+from attention_explorer.controller import Controller  # noqa: E402
+
+
+def sentence_of(n: int, model: engine.ToyModel) -> str:
+    words = sorted(model.vocabulary)
+    return " ".join(words[(7 * i) % len(words)] for i in range(n))
+
+
+def median_ms(action, repeat: int) -> float:
+    samples = []
+    for i in range(repeat):
+        started = time.perf_counter()
+        action(i)
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def bench_window(repeat: int) -> list[tuple[str, float, str]]:
+    app = create_application()
+    model = engine.load_builtin("cat-sat-on-mat")
+    controller = Controller(model)
+    window = MainWindow(controller)
+    window.resize(1400, 900)
+    window.show()
+    app.processEvents()
+    rows = []
+    for n, budget in ((10, "16 ms"), (128, "50 ms")):
+        sentences = [sentence_of(n, model), sentence_of(n, model).replace(" ", "  ", 1)]
+
+        def edit(i, sentences=sentences):
+            controller.set_sentence(sentences[i % 2])
+            window.repaint()
+        rows.append((f"edit → every view redrawn, {n} words", median_ms(edit, repeat), budget))
+    controller.set_sentence(sentence_of(10, model))
+    window.repaint()
+
+    def hover(i):
+        controller.set_hovered(i % 10)
+        window.repaint()
+    rows.append(("hover → highlight in every view, 10 words", median_ms(hover, repeat), "8 ms"))
+
+    controller.set_sentence(sentence_of(64, model))
+    window.arcs.strongest.setValue(0)  # every one of the 64 × 64 × 2 lines
+    app.processEvents()
+    rows.append(("arc diagram repaint, 64 words × 2 heads (8,192 lines)",
+                 median_ms(lambda i: window.arcs.graphics.viewport().repaint(), repeat), "—"))
+    rows.append(("engine only: trace of 128 words",
+                 median_ms(lambda i: engine.run(model, sentence_of(128, model)), repeat), "—"))
+    window.close()
+    return rows
+
+
+STARTUP_APP = """
+import time, sys
+t0 = time.perf_counter()
+from attention_explorer.app import MainWindow, create_application
+from attention_explorer.controller import Controller
+from PySide6 import QtCore
+app = create_application()
+w = MainWindow(Controller())
+w.show()
+QtCore.QTimer.singleShot(0, lambda: (print((time.perf_counter() - t0) * 1000), app.quit()))
+app.exec()
+"""
+
+STARTUP_BARE = """
+import time
+t0 = time.perf_counter()
+from PySide6 import QtCore, QtWidgets
+app = QtWidgets.QApplication([])
+w = QtWidgets.QMainWindow(); w.resize(1280, 820); w.show()
+QtCore.QTimer.singleShot(0, lambda: (print((time.perf_counter() - t0) * 1000), app.quit()))
+app.exec()
+"""
+
+
+def bench_startup(repeat: int) -> list[tuple[str, float, str]]:
+    def run(code: str) -> float:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        return float(out.stdout.strip().splitlines()[-1])
+    runs = max(3, repeat // 10)
+    app = statistics.median(run(STARTUP_APP) for _ in range(runs))
+    bare = statistics.median(run(STARTUP_BARE) for _ in range(runs))
+    return [("start → first paint, the app (in-process, from first import)", app, "close to bare"),
+            ("start → first paint, a bare PySide6 window", bare, "—")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=50)
+    args = parser.parse_args()
+    rows = bench_window(args.repeat) + bench_startup(args.repeat)
+    print(f"| measurement (median of {args.repeat}) | ms | target |")
+    print("|---|---:|---|")
+    for name, ms, target in rows:
+        print(f"| {name} | {ms:.1f} | {target} |")
+    QtWidgets.QApplication.instance().quit()
+
+
+if __name__ == "__main__":
+    main()
