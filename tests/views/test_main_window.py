@@ -74,8 +74,8 @@ def _assert_everyone_highlights(window, index):
     assert heat.col_highlight.rect().center().x() == index
     assert heat.left_axis._focus == index
     assert window.chips.chip_for_token(index).property("focused")
-    assert window.arcs.label_item(LEFT, index).textItem.defaultTextColor() == theme.highlight()
-    assert window.arcs.label_item(LEFT, (index + 1) % 6).textItem.defaultTextColor() != theme.highlight()
+    assert window.arcs.label(LEFT, index).color == theme.highlight() and window.arcs.label(RIGHT, index).bold
+    assert window.arcs.label(LEFT, (index + 1) % 6).color != theme.highlight()
     assert window.row_bars.shown_row() is not None
     np.testing.assert_array_equal(window.row_bars.shown_row(), window.controller.trace.heads[0].weights[index])
 
@@ -122,7 +122,8 @@ def test_causal_mask_draws_masked_cells_as_masked(qtbot, make_window):
     image = window.heatmap.image.image
     assert math.isnan(image[0, 1]) and math.isnan(image[0, 2]) and math.isnan(image[1, 2])
     assert image[1, 0] > 0
-    assert window.heatmap.hatch.isVisible()
+    rects = window.heatmap.hatch.masked_rects()  # one hatched run per row with later words
+    assert [(r.left(), r.top(), r.width()) for r in rects] == [(0.5, -0.5, 2.0), (1.5, 0.5, 1.0)]
     hover_cell(window.heatmap, row=0, col=2)
     assert "masked" in window.heatmap.hover_text
 
