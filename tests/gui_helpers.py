@@ -9,10 +9,19 @@ def _settle():
         QtWidgets.QApplication.processEvents()
 
 
+def _move(widget, point: QtCore.QPoint) -> None:
+    """Arrive at `point` from a neighbouring pixel: a move to where the cursor already is (left
+    there by an earlier test) sends no event. pyqtgraph drops moves that come less than 10 ms
+    after the previous one (its mouseRateLimit), so pause before each, as a hand would."""
+    for target in (point + QtCore.QPoint(3, 3), point):
+        QTest.qWait(15)
+        QTest.mouseMove(widget, target)
+
+
 def hover_cell(heatmap, row: int, col: int) -> QtCore.QPoint:
     view = heatmap.plot.getViewBox()
     point = heatmap.graphics.mapFromScene(view.mapViewToScene(QtCore.QPointF(col, row)))
-    QTest.mouseMove(heatmap.graphics.viewport(), point)
+    _move(heatmap.graphics.viewport(), point)
     _settle()
     return point
 
@@ -20,11 +29,11 @@ def hover_cell(heatmap, row: int, col: int) -> QtCore.QPoint:
 def hover_arc_end(arcs, side: str, index: int) -> QtCore.QPoint:
     rect = arcs.label_scene_rect(side, index)
     point = arcs.graphics.mapFromScene(rect.center())
-    QTest.mouseMove(arcs.graphics.viewport(), point)
+    _move(arcs.graphics.viewport(), point)
     _settle()
     return point
 
 
 def hover_widget(widget) -> None:
-    QTest.mouseMove(widget, widget.rect().center())
+    _move(widget, widget.rect().center())
     _settle()
