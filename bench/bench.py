@@ -20,6 +20,7 @@ from PySide6 import QtWidgets  # noqa: E402
 from attention_explorer import engine  # noqa: E402
 from attention_explorer.app import MainWindow, create_application  # noqa: E402
 from attention_explorer.controller import Controller  # noqa: E402
+from attention_explorer.engine.steps import step_index  # noqa: E402
 
 
 def sentence_of(n: int, model: engine.ToyModel) -> str:
@@ -71,6 +72,31 @@ def bench_window(repeat: int) -> list[tuple[str, float, str]]:
     return rows
 
 
+def bench_steps(frames: int = 100) -> list[tuple[str, float, str]]:
+    """One animation frame of the step timeline, in the window: fill one more cell of the scores of a
+    10-word sentence (100 cells; the cell's arithmetic written out, its inputs outlined) and repaint."""
+    app = create_application()
+    model = engine.load_builtin("cat-sat-on-mat")
+    window = MainWindow(Controller(model, sentence_of(10, model)))
+    window.resize(1400, 900)
+    window.show()
+    app.processEvents()
+    timeline = window.timeline
+    timeline.go_to(step_index("scores"))
+    timeline.play()
+    timeline.timer.stop()  # the frames are driven here, one by one, not by the timer
+    samples = []
+    while len(samples) < frames:
+        if timeline.panel.filled() >= timeline.panel.unit_count():
+            timeline.panel.set_filled(0)
+        started = time.perf_counter()
+        timeline.tick()
+        app.processEvents()  # paints what the tick changed, as the event loop would
+        samples.append((time.perf_counter() - started) * 1000)
+    window.close()
+    return [("step timeline: one cell filled in + repaint, 10 words", statistics.median(samples), "16 ms")]
+
+
 STARTUP_APP = """
 import time, sys
 t0 = time.perf_counter()
@@ -110,7 +136,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=50)
     args = parser.parse_args()
-    rows = bench_window(args.repeat) + bench_startup(args.repeat)
+    rows = bench_window(args.repeat) + bench_steps() + bench_startup(args.repeat)
     print(f"| measurement (median of {args.repeat}) | ms | target |")
     print("|---|---:|---|")
     for name, ms, target in rows:

@@ -1,4 +1,5 @@
-"""Every way a trace leaves the app: matrices as CSV, the trace as JSON, views as PNG/SVG/clipboard.
+"""Every way a trace leaves the app: matrices as CSV, the trace as JSON, views as PNG/SVG/clipboard,
+the step timeline's play-through as an animated GIF.
 
 The menu, the toolbar, each view's context menu and the command line all come here, so an export
 looks the same whichever way it was asked for. Files are written atomically: a failed export leaves
@@ -215,14 +216,54 @@ def export_svg(view, path: str | Path, title: str = "Attention Explorer") -> Non
 
 
 def export_view_file(view, path: str | Path, scale: int = 1, transparent: bool = False) -> None:
-    """PNG or SVG by the file's ending."""
+    """PNG, SVG or (for a view that plays) GIF by the file's ending."""
     suffix = Path(path).suffix.lower()
     if suffix == ".png":
         export_png(view, path, scale, transparent)
     elif suffix == ".svg":
         export_svg(view, path, title=f"Attention Explorer — {Path(path).stem}")
+    elif suffix == ".gif":
+        export_gif(view, path, scale)
     else:
-        raise ExportError(f"an image is written as .png or .svg, not {suffix or 'a file without ending'}")
+        raise ExportError(f"an image is written as .png, .svg or .gif, not {suffix or 'a file without ending'}")
+
+
+# --- animations --------------------------------------------------------------------------------
+# A view that plays offers `animation_frames()`: it yields (frame_view, milliseconds) once each frame
+# is drawn, where frame_view offers export_widget() and set_export_background() like any view.
+
+def gif_bytes(frames: list[QtGui.QImage], durations_ms: list[int]) -> bytes:
+    """Frames as a looping animated GIF. Frames may differ in size (a step's tables do): each is put
+    at the top left of a canvas as large as the largest, on the view's background colour."""
+    from PIL import Image  # only the GIF export needs Pillow; the window starts without it
+
+    width, height = max(f.width() for f in frames), max(f.height() for f in frames)
+    background = theme.background()
+    pictures = []
+    for frame in frames:
+        rgba = frame.convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
+        picture = Image.frombuffer("RGBA", (rgba.width(), rgba.height()), bytes(rgba.constBits()), "raw", "RGBA",
+                                   rgba.bytesPerLine(), 1)
+        canvas = Image.new("RGB", (width, height), (background.red(), background.green(), background.blue()))
+        canvas.paste(picture, (0, 0), picture)
+        pictures.append(canvas)
+    buffer = io.BytesIO()
+    pictures[0].save(buffer, format="GIF", save_all=True, append_images=pictures[1:], duration=durations_ms, loop=0)
+    return buffer.getvalue()
+
+
+def export_gif(view, path: str | Path, scale: int = 1) -> None:
+    """The view's play-through as an animated GIF (for slides)."""
+    if not hasattr(view, "animation_frames"):
+        raise ExportError("only the steps view plays as an animated GIF (--view steps on the command line); "
+                          "write the others as .png or .svg")
+    frames, durations = [], []
+    for frame_view, milliseconds in view.animation_frames():
+        frames.append(render_image(frame_view, scale))
+        durations.append(milliseconds)
+    if not frames:
+        raise ExportError("there is nothing to animate yet: type a sentence the model knows")
+    write_bytes(path, gif_bytes(frames, durations))
 
 
 def copy_image_to_clipboard(view, scale: int = 2) -> None:

@@ -7,7 +7,7 @@ import sys
 
 from .engine import Options, ToyModel
 
-VIEW_SIZES = {"heatmap": (820, 720), "arcs": (640, 720)}
+VIEW_SIZES = {"heatmap": (820, 720), "arcs": (640, 720), "steps": (1100, 640)}
 
 
 def ensure_application():
@@ -35,8 +35,9 @@ def build_view(name: str, controller):
     """The same view class the window shows, sized for a figure that fits the sentence."""
     from .views.arc_diagram import QtArcDiagram
     from .views.heatmap import QtHeatmap
+    from .views.step_timeline import QtStepTimeline
 
-    view = {"heatmap": QtHeatmap, "arcs": QtArcDiagram}[name](controller)
+    view = {"heatmap": QtHeatmap, "arcs": QtArcDiagram, "steps": QtStepTimeline}[name](controller)
     width, height = VIEW_SIZES[name]
     n = controller.trace.n if controller.trace else 0
     grow = max(0, n - 10) * 28
@@ -48,7 +49,7 @@ def build_view(name: str, controller):
 
 def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str, head: int,
                 path: str, scale: int, transparent: bool) -> None:
-    """Write `view` of this computation to `path` (.png or .svg)."""
+    """Write `view` of this computation to `path` (.png or .svg; .gif plays the steps view through)."""
     from .controller import Controller
     from .export import export_view_file
 

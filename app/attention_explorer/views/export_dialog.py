@@ -10,6 +10,8 @@ from ..export import IMAGE_SCALES
 EXPORT_KINDS = {
     "heatmap": ("Heatmap image", "PNG image (*.png);;SVG image (*.svg)"),
     "arcs": ("Arc diagram image", "PNG image (*.png);;SVG image (*.svg)"),
+    "steps": ("Steps: this step's panel, or the play-through as GIF",
+              "Animated GIF (*.gif);;PNG image (*.png);;SVG image (*.svg)"),
     "csv": ("Shown matrix as CSV", "CSV table (*.csv)"),
     "json": ("Whole trace as JSON", "JSON trace (*.json)"),
 }
@@ -45,6 +47,6 @@ class QtExportDialog(QtWidgets.QDialog):
         return self.kind.currentData(), self.scale.currentData(), self.transparent.isChecked()
 
     def _sync(self) -> None:
-        image = self.kind.currentData() in ("heatmap", "arcs")
+        image = self.kind.currentData() in ("heatmap", "arcs", "steps")
         self.scale.setEnabled(image)
         self.transparent.setEnabled(image)

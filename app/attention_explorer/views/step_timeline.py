@@ -1,0 +1,328 @@
+"""The step timeline: the computation played step by step, each result filling in cell by cell.
+
+The controller holds the step (so the heatmap and the arcs can follow it); how far the current
+step's result has filled in is this view's own state, because nothing else shows partial results.
+
+Keys. Space plays or pauses, ←/→ step, Home/End jump to the first/last step. They are QShortcuts
+with the window as context, so they work wherever the focus is in the main window, except that
+each one is switched off while the focused widget needs that key itself: anything you type in
+(the sentence box, spin boxes, combo boxes), item lists, and — for Space only — a focused button,
+which Space presses. A disabled shortcut leaves the key to the focused widget, so typing a space or
+moving the cursor in the sentence box never plays or steps. The timeline takes the focus when
+clicked, so one click on it (or anywhere that does not keep the focus) brings the keys back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..controller import Controller
+from ..engine.steps import LAST_STEP, STEPS, skip_reason
+from . import theme
+from .matrix_panel import QtMatrixPanel
+
+SPEEDS = (2, 5, 10, 20, 50)  # cells (softmax: rows) per second
+DEFAULT_SPEED = 10
+HOLD_MS = 700                 # a finished or skipped step stays this long before the next one
+GIF_PARTIAL_FRAMES = 4        # frames of a step filling in, before its finished frame
+GIF_PARTIAL_MS, GIF_HOLD_MS = 150, 1400
+HINT = "Hover a result cell to see its arithmetic; click to keep it."
+
+Key = QtCore.Qt.Key
+TYPING_WIDGETS = (QtWidgets.QLineEdit, QtWidgets.QTextEdit, QtWidgets.QPlainTextEdit, QtWidgets.QAbstractSpinBox,
+                  QtWidgets.QComboBox, QtWidgets.QAbstractItemView)
+
+
+def widget_needs_key(widget: QtWidgets.QWidget | None, key: Key) -> bool:
+    """Whether the focused `widget` uses `key` itself, so the timeline must leave it alone."""
+    if isinstance(widget, TYPING_WIDGETS):
+        return True
+    return key == Key.Key_Space and isinstance(widget, QtWidgets.QAbstractButton)
+
+
+class QtStepTimeline(QtWidgets.QWidget):
+    """Controls and strip on top, the current step's matrix panel below."""
+
+    def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self._playing = False
+        self._advancing = False  # the step changes because play moved on (so it starts empty)
+        self._stale = True       # the panel is behind the controller (it is only drawn while visible)
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
+
+        style = self.style()
+        pixmap = QtWidgets.QStyle.StandardPixmap
+        self.first_button = self._button(style.standardIcon(pixmap.SP_MediaSkipBackward), "First step (Home)",
+                                         self.go_first)
+        self.back_button = self._button(style.standardIcon(pixmap.SP_MediaSeekBackward), "Step back (←)",
+                                        self.step_back)
+        self.play_button = self._button(style.standardIcon(pixmap.SP_MediaPlay), "Play (Space)", self.toggle_play)
+        self.forward_button = self._button(style.standardIcon(pixmap.SP_MediaSeekForward), "Step forward (→)",
+                                           self.step_forward)
+        self.last_button = self._button(style.standardIcon(pixmap.SP_MediaSkipForward), "Last step (End)",
+                                        self.go_last)
+        self.speed = QtWidgets.QComboBox()
+        self.speed.setFocusPolicy(QtCore.Qt.FocusPolicy.TabFocus)  # a click must not take the keys away
+        for rate in SPEEDS:
+            self.speed.addItem(f"{rate} cells/s", rate)
+        self.speed.setCurrentIndex(SPEEDS.index(DEFAULT_SPEED))
+        self.speed.setToolTip("How fast a result fills in while playing (softmax fills a row at a time)")
+
+        self.strip = QtWidgets.QButtonGroup(self)
+        self.strip.setExclusive(True)
+        self.strip_widget = strip_widget = QtWidgets.QWidget()
+        strip_layout = QtWidgets.QHBoxLayout(strip_widget)
+        strip_layout.setContentsMargins(0, 0, 0, 0)
+        strip_layout.setSpacing(2)
+        for i, step in enumerate(STEPS):
+            button = QtWidgets.QToolButton()
+            button.setText(f"{i + 1} {step.short}")
+            button.setCheckable(True)
+            button.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed)
+            self.strip.addButton(button, i)
+            strip_layout.addWidget(button)
+        self.scrubber = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
+        self.scrubber.setRange(0, LAST_STEP)
+        self.scrubber.setPageStep(1)
+        self.scrubber.setTickPosition(QtWidgets.QSlider.TickPosition.TicksBelow)
+        self.scrubber.setToolTip("Drag through the steps")
+
+        controls = QtWidgets.QHBoxLayout()
+        controls.setSpacing(2)
+        for button in (self.first_button, self.back_button, self.play_button, self.forward_button, self.last_button):
+            controls.addWidget(button)
+        grid = QtWidgets.QGridLayout()
+        grid.setContentsMargins(8, 4, 8, 0)
+        grid.addLayout(controls, 0, 0)
+        grid.addWidget(strip_widget, 0, 1)
+        self.hint = QtWidgets.QLabel(HINT)
+        self.hint.setStyleSheet(f"color: {theme.muted().name(QtGui.QColor.NameFormat.HexArgb)};")
+        scrub_row = QtWidgets.QHBoxLayout()
+        scrub_row.addWidget(self.scrubber, 1)
+        scrub_row.addWidget(self.hint)
+        grid.addWidget(self.speed, 1, 0)
+        grid.addLayout(scrub_row, 1, 1)
+        grid.setColumnStretch(1, 1)
+
+        self.panel = QtMatrixPanel()
+        self.scroll = QtWidgets.QScrollArea()
+        self.scroll.setWidget(self.panel)
+        self.scroll.setWidgetResizable(False)  # the panel keeps its natural size: the figure it exports
+        self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.scroll.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+        self.scroll.setBackgroundRole(QtGui.QPalette.ColorRole.Base)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(grid)
+        layout.addWidget(self.scroll, 1)
+
+        self.timer = QtCore.QTimer(self)
+        self.timer.timeout.connect(self.tick)
+        self.shortcuts: dict[Key, QtGui.QShortcut] = {}
+        for key, slot in ((Key.Key_Space, self.toggle_play), (Key.Key_Left, self.step_back),
+                          (Key.Key_Right, self.step_forward), (Key.Key_Home, self.go_first),
+                          (Key.Key_End, self.go_last)):
+            shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), self)
+            shortcut.setContext(QtCore.Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(slot)
+            self.shortcuts[key] = shortcut
+        QtWidgets.QApplication.instance().focusChanged.connect(self._on_focus_changed)
+        self._on_focus_changed(None, QtWidgets.QApplication.focusWidget())
+
+        self.strip.idClicked.connect(self.go_to)
+        self.scrubber.valueChanged.connect(self.go_to)
+        self.speed.activated.connect(self._on_speed_changed)
+        controller.step_changed.connect(self._on_step_changed)
+        controller.trace_changed.connect(self._refresh)
+        controller.head_changed.connect(self._refresh)
+        controller.colormap_changed.connect(self._refresh)
+        self._refresh()
+
+    def _button(self, icon: QtGui.QIcon, tip: str, slot) -> QtWidgets.QToolButton:
+        button = QtWidgets.QToolButton()
+        button.setIcon(icon)
+        button.setToolTip(tip)
+        button.setAutoRaise(True)
+        button.clicked.connect(slot)
+        return button
+
+    # --- playing --------------------------------------------------------------------------------
+    def is_playing(self) -> bool:
+        return self._playing
+
+    def tick_ms(self) -> int:
+        return round(1000 / self.speed.currentData())
+
+    def play(self) -> None:
+        """Fill in from where it stands; a finished step starts over, the finished last step from step 1."""
+        if self.controller.trace is None:
+            return
+        if self.panel.filled() >= self.panel.unit_count():
+            if self.controller.step == LAST_STEP:
+                self._advance_to(0)
+            else:
+                self.panel.set_filled(0)
+        self._set_playing(True)
+
+    def pause(self) -> None:
+        self._set_playing(False)
+
+    def toggle_play(self) -> None:
+        if self._playing:
+            self.pause()
+        else:
+            self.play()
+
+    def tick(self) -> None:
+        """One animation frame: fill one more cell (row), or after a finished step go on to the next."""
+        filled, units = self.panel.filled(), self.panel.unit_count()
+        if filled < units:
+            self.panel.set_filled(filled + 1)
+            if filled + 1 == units:
+                self.timer.setInterval(HOLD_MS)
+            return
+        if self.controller.step >= LAST_STEP:
+            self.pause()
+            return
+        self._advance_to(self.controller.step + 1)
+        self.timer.setInterval(self.tick_ms() if self.panel.unit_count() else HOLD_MS)
+
+    def _advance_to(self, step: int) -> None:
+        self._advancing = True
+        try:
+            self.controller.set_step(step)
+        finally:
+            self._advancing = False
+        self.panel.set_filled(0)
+
+    def _set_playing(self, playing: bool) -> None:
+        self._playing = playing
+        if playing:
+            self.timer.start(self.tick_ms())
+        else:
+            self.timer.stop()
+        pixmap = QtWidgets.QStyle.StandardPixmap
+        self.play_button.setIcon(self.style().standardIcon(pixmap.SP_MediaPause if playing else pixmap.SP_MediaPlay))
+        self.play_button.setToolTip("Pause (Space)" if playing else "Play (Space)")
+
+    def _on_speed_changed(self, *_):
+        if self._playing and self.panel.filled() < self.panel.unit_count():
+            self.timer.setInterval(self.tick_ms())
+
+    # --- stepping -------------------------------------------------------------------------------
+    def go_to(self, step: int) -> None:
+        """Show `step` complete and stop playing."""
+        self.pause()
+        if step == self.controller.step:
+            self.panel.set_filled(self.panel.unit_count(), follow=False)
+        self.controller.set_step(step)
+
+    def step_back(self) -> None:
+        self.go_to(max(0, self.controller.step - 1))
+
+    def step_forward(self) -> None:
+        self.go_to(min(LAST_STEP, self.controller.step + 1))
+
+    def go_first(self) -> None:
+        self.go_to(0)
+
+    def go_last(self) -> None:
+        self.go_to(LAST_STEP)
+
+    # --- controller → view ----------------------------------------------------------------------
+    def _on_step_changed(self, step: int) -> None:
+        if not self._advancing:
+            self.pause()  # moved from elsewhere: show it finished
+        self._show_step()
+
+    def _refresh(self, *_):
+        """New trace, head or colours: redraw the current step, keeping as much of its fill as fits."""
+        if not self.isVisible():
+            self._stale = True
+            return
+        filled, units = self.panel.filled(), self.panel.unit_count()
+        finished = filled >= units
+        self._show_step()
+        if self.controller.trace is not None and not finished:
+            self.panel.set_filled(min(filled, self.panel.unit_count()))
+
+    def _show_step(self) -> None:
+        if not self.isVisible():
+            self._stale = True  # drawn when shown again: a closed timeline costs the typing nothing
+            return
+        self._stale = False
+        trace, step = self.controller.trace, self.controller.step
+        with QtCore.QSignalBlocker(self.scrubber):
+            self.scrubber.setValue(step)
+        self.strip.button(step).setChecked(True)
+        if trace is None:
+            self.pause()
+            self.panel.show_message(self.controller.error or "Type a sentence to see its steps.")
+        else:
+            self.panel.show_step(trace, step, self.controller.head, self.controller.colormap)
+        self._style_strip()
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)
+        if self._stale:
+            self._show_step()
+
+    def _style_strip(self) -> None:
+        """The current step stands out; a skipped one is greyed and struck through, never hidden."""
+        trace = self.controller.trace
+        css = (f"QToolButton {{ padding: 3px; }}"
+               f"QToolButton:checked {{ background: {theme.highlight().name()}; color: white; font-weight: bold; }}"
+               f"QToolButton[skipped=\"true\"] {{ color: {theme.muted().name(QtGui.QColor.NameFormat.HexArgb)}; }}")
+        if css != self.strip_widget.styleSheet():  # changes only with the light/dark scheme
+            self.strip_widget.setStyleSheet(css)
+        for i, step in enumerate(STEPS):
+            button = self.strip.button(i)
+            reason = skip_reason(trace, step.key) if trace is not None else ""
+            if button.property("skipped") == bool(reason):
+                continue  # restyling costs more than the check: most edits change no step's state
+            font = button.font()
+            font.setStrikeOut(bool(reason))
+            button.setFont(font)
+            button.setToolTip(f"{step.title}\n{reason}" if reason else step.title)
+            button.setProperty("skipped", bool(reason))
+            button.style().unpolish(button)
+            button.style().polish(button)
+
+    # --- keys -----------------------------------------------------------------------------------
+    def _on_focus_changed(self, _old, new) -> None:
+        for key, shortcut in self.shortcuts.items():
+            shortcut.setEnabled(not widget_needs_key(new, key))
+
+    # --- export ---------------------------------------------------------------------------------
+    def export_widget(self) -> QtWidgets.QWidget:
+        return self.panel.export_widget()
+
+    def set_export_background(self, color: QtGui.QColor | None) -> None:
+        self.panel.set_export_background(color)
+
+    def animation_frames(self) -> Iterator[tuple[QtMatrixPanel, int]]:
+        """The whole play-through for a GIF: (panel, milliseconds) per frame, a few frames of each step
+        filling in and then the step finished. Drawn on a second, offscreen panel: the window stays as it is."""
+        trace = self.controller.trace
+        if trace is None:
+            return
+        panel = QtMatrixPanel()
+        panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+        panel.show()
+        try:
+            for step in range(len(STEPS)):
+                panel.show_step(trace, step, self.controller.head, self.controller.colormap)
+                units = panel.unit_count()
+                partial = sorted({units * k // (GIF_PARTIAL_FRAMES + 1) for k in range(1, GIF_PARTIAL_FRAMES + 1)})
+                for filled in (f for f in partial if 0 < f < units):
+                    panel.set_filled(filled)
+                    yield panel, GIF_PARTIAL_MS
+                panel.set_filled(units)
+                yield panel, GIF_HOLD_MS
+        finally:
+            panel.close()
+            panel.deleteLater()
