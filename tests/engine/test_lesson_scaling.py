@@ -134,3 +134,13 @@ def test_statistics_stay_in_their_ranges(dk, keys, trials, seed):
         assert 0.0 <= stats.slope <= 0.25
         assert stats.spread >= 0
         assert result.first_weights[mode].sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_expected_spread_and_slope_ratio_per_mode(dk64):
+    assert [dk64.expected_spread(m) for m in engine.SCALING_MODES] == [8.0, 1.0, 0.125]
+    assert dk64.slope_ratio("raw") == 1.0
+    assert dk64.slope_ratio("scaled") == dk64.gradient_ratio
+    assert dk64.slope_ratio("divided_by_dk") == pytest.approx(
+        dk64.stats["divided_by_dk"].slope / dk64.stats["raw"].slope, rel=1e-15)
+    one_key = scaling_experiment(8, keys=1, trials=3)
+    assert math.isnan(one_key.slope_ratio("divided_by_dk"))

@@ -63,13 +63,21 @@ class ScalingExperiment:
         """The score samples divided as `mode` divides them."""
         return self.raw_scores / mode_divisor(mode, self.dk)
 
+    def expected_spread(self, mode: str) -> float:
+        """What theory predicts for the spread: √d_k raw, 1 scaled, 1/√d_k divided by d_k."""
+        return math.sqrt(self.dk) / mode_divisor(mode, self.dk)
+
+    def slope_ratio(self, mode: str) -> float:
+        """Mean slope under `mode` ÷ mean slope raw: how many times more gradient that scaling lets through."""
+        raw, other = self.stats["raw"].slope, self.stats[mode].slope
+        if raw > 0:
+            return other / raw
+        return math.inf if other > 0 else math.nan  # one key: every slope is 0, no ratio
+
     @property
     def gradient_ratio(self) -> float:
         """Mean slope with √d_k scaling ÷ mean slope without: how much more gradient scaling lets through."""
-        raw, scaled = self.stats["raw"].slope, self.stats["scaled"].slope
-        if raw > 0:
-            return scaled / raw
-        return math.inf if scaled > 0 else math.nan  # one key: every slope is 0, no ratio
+        return self.slope_ratio("scaled")
 
     def to_dict(self) -> dict:
         data: dict = {"dk": self.dk, "keys": self.keys, "trials": self.trials, "seed": self.seed}

@@ -1,0 +1,116 @@
+"""What every lesson panel shares: its explanation on top, an error line, and lazy recomputing.
+
+A lesson recomputes only while it is on screen. When the controller changes (a key typed in the
+main window, another model, a switch flipped) a hidden panel just notes that it is out of date and
+catches up when it is shown, so the lessons cost nothing while the user types with them closed.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..controller import Controller
+from ..engine import EngineError
+from ..views import theme
+
+ERROR_COLOR = "#E03131"  # the colour the main window's status line uses for errors
+
+
+class LessonPanel(QtWidgets.QWidget):
+    """Base of the lesson panels. Subclasses set `title` and `explanation`, add their widgets to
+    `self.body`, and implement `refresh()`, which may raise EngineError to show its message."""
+
+    title = ""
+    explanation = ""
+    follows_controller = True  # False for lessons that do not read the sentence, model or options
+
+    def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self.refresh_count = 0  # how many times the panel recomputed (tests check hidden panels stay idle)
+        self._stale = True
+
+        intro = QtWidgets.QLabel(self.explanation)
+        intro.setObjectName("lessonExplanation")
+        intro.setWordWrap(True)
+        intro.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        font = QtGui.QFont(intro.font())
+        font.setPointSizeF(font.pointSizeF() * 1.05)
+        intro.setFont(font)
+        self.error_line = QtWidgets.QLabel("")
+        self.error_line.setObjectName("lessonError")
+        self.error_line.setWordWrap(True)
+        self.error_line.setStyleSheet(f"color:{ERROR_COLOR};")
+        self.error_line.hide()
+        self.body = QtWidgets.QVBoxLayout()
+        self.body.setContentsMargins(0, 0, 0, 0)
+
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 12, 10)
+        layout.addWidget(intro)
+        layout.addWidget(self.error_line)
+        layout.addLayout(self.body, 1)
+
+        if self.follows_controller:
+            controller.trace_changed.connect(self.request_refresh)
+            controller.head_changed.connect(self.request_refresh)
+            controller.colormap_changed.connect(self.request_refresh)
+
+    # --- lazy recomputing -----------------------------------------------------------------------
+    def request_refresh(self, *_) -> None:
+        """Recompute now if the panel is on screen, else when it is next shown."""
+        self._stale = True
+        if self.isVisible():
+            self._refresh_now()
+
+    def is_stale(self) -> bool:
+        return self._stale
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)
+        if self._stale:
+            self._refresh_now()
+
+    def _refresh_now(self) -> None:
+        self._stale = False
+        self.refresh_count += 1
+        try:
+            self.refresh()
+        except EngineError as exc:
+            self.show_error(str(exc))
+        else:
+            self.show_error("")
+
+    def refresh(self) -> None:
+        raise NotImplementedError
+
+    # --- helpers for subclasses -----------------------------------------------------------------
+    def show_error(self, text: str) -> None:
+        self.error_line.setText(text)
+        self.error_line.setVisible(bool(text))
+
+    def current_trace(self):
+        """The controller's trace; EngineError with the controller's own message when there is none."""
+        trace = self.controller.trace
+        if trace is None:
+            raise EngineError(self.controller.error or "Type a sentence in the main window to start.")
+        return trace
+
+    def current_head(self) -> int:
+        return min(self.controller.head, self.controller.options.heads - 1)
+
+    @staticmethod
+    def note(text: str = "") -> QtWidgets.QLabel:
+        """A wrapped line of plain text in the muted colour (for captions under plots)."""
+        label = QtWidgets.QLabel(text)
+        label.setWordWrap(True)
+        label.setStyleSheet(f"color:{theme.muted().name(QtGui.QColor.NameFormat.HexArgb)};")
+        return label
+
+    @staticmethod
+    def finding(text: str = "") -> QtWidgets.QLabel:
+        """A wrapped, selectable line stating what the experiment shows (rich text allowed)."""
+        label = QtWidgets.QLabel(text)
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        return label

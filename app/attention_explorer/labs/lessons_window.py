@@ -1,0 +1,69 @@
+"""The lessons window: every lesson panel as a tab, beside the main window and sharing its controller.
+
+It is non-modal, so a learner can type in the main window and watch the open lesson follow. Only
+the tab on screen recomputes (see LessonPanel); the others catch up when they are chosen.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..controller import Controller
+from .additive_lesson import QtAdditiveLesson
+from .compare_lesson import QtCompareLesson
+from .cost_lesson import QtCostLesson
+from .cross_lesson import QtCrossLesson
+from .heads_lesson import QtHeadsLesson
+from .lesson_panel import LessonPanel
+from .masking_lesson import QtMaskingLesson
+from .scaling_lesson import QtScalingLesson
+from .two_matrices_lesson import QtTwoMatricesLesson
+from .word_order_lesson import QtWordOrderLesson
+
+# In teaching order: (key, panel class). The menu and the tabs both follow it.
+LESSON_CLASSES: tuple[tuple[str, type[LessonPanel]], ...] = (
+    ("scaling", QtScalingLesson),
+    ("masking", QtMaskingLesson),
+    ("heads", QtHeadsLesson),
+    ("word_order", QtWordOrderLesson),
+    ("two_matrices", QtTwoMatricesLesson),
+    ("cross", QtCrossLesson),
+    ("additive", QtAdditiveLesson),
+    ("cost", QtCostLesson),
+    ("compare", QtCompareLesson),
+)
+LESSONS: tuple[tuple[str, str], ...] = tuple((key, cls.title) for key, cls in LESSON_CLASSES)
+
+
+class QtLessonsWindow(QtWidgets.QWidget):
+    """A separate top-level window with one tab per lesson."""
+
+    def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent, QtCore.Qt.WindowType.Window)  # its own window, closed with its parent
+        self.controller = controller
+        self.setWindowTitle("Lessons — Attention Explorer")
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.panels: dict[str, LessonPanel] = {}
+        for key, cls in LESSON_CLASSES:
+            panel = cls(controller)
+            self.panels[key] = panel
+            self.tabs.addTab(panel, cls.title)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+        QtGui.QShortcut(QtGui.QKeySequence.StandardKey.Close, self, self.close)
+        self.resize(1320, 880)
+
+    def current_key(self) -> str:
+        return LESSON_CLASSES[self.tabs.currentIndex()][0]
+
+    def current_panel(self) -> LessonPanel:
+        return self.panels[self.current_key()]
+
+    def show_lesson(self, key: str) -> None:
+        """Open the window on lesson `key` (see LESSONS) and bring it to the front."""
+        self.tabs.setCurrentIndex([k for k, _ in LESSON_CLASSES].index(key))
+        self.show()
+        self.raise_()
+        self.activateWindow()
