@@ -13,6 +13,7 @@ File format (JSON object)::
     }
 
 Extra keys (for example "seed" and "notes") are kept and written back unchanged.
+Every number must be finite and within ±VALUE_LIMIT, whether it comes from a file or the editor.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from .options import Options
 FORMAT_NAME = "attention-explorer-model"
 FORMAT_VERSION = 1
 WEIGHT_FIELDS = ("w_q", "w_k", "w_v")
+# No toy model needs a number near a million, and with |x| <= 1e6 the largest product in a trace
+# (x·W_Q·W_K·x, or x·W_V·W_O) stays hundreds of orders of magnitude below float64 overflow,
+# so no typed value can turn the heatmap into inf or NaN.
+VALUE_LIMIT = 1e6
 _KNOWN_KEYS = {"format", "version", "name", "description", "features", "vocabulary", "w_q", "w_k", "w_v",
                "w_o", "defaults"}
 
@@ -87,7 +92,7 @@ def model_from_dict(data: object) -> ToyModel:
     name = data["name"]
     if not isinstance(name, str) or not name.strip():
         raise ModelError("name: must be a non-empty text")
-    features = _features(data["features"])
+    features = check_features(data["features"])
     d_model = len(features)
     vocabulary = _vocabulary(data["vocabulary"], d_model)
     w_q = _matrix("w_q", data["w_q"], rows=d_model)
@@ -142,23 +147,43 @@ def load_model(path: str | os.PathLike) -> ToyModel:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ModelError(f"{path.name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise ModelError(f"{path.name}: not usable JSON ({exc})") from None
     try:
         return model_from_dict(data)
     except ModelError as exc:
         raise ModelError(f"{path.name}: {exc}") from None
 
 
+def model_to_json(model: ToyModel) -> str:
+    """The text of a model file."""
+    return json.dumps(model_to_dict(model), indent=1, ensure_ascii=False) + "\n"
+
+
 def save_model(model: ToyModel, path: str | os.PathLike) -> None:
     """Write `model` atomically: a crash or a full disk never leaves a half-written file behind."""
-    text = json.dumps(model_to_dict(model), indent=1, ensure_ascii=False)
-    write_text_atomically(Path(path), text + "\n")
+    write_text_atomically(Path(path), model_to_json(model))
+
+
+def check_number(where: str, x: object) -> float:
+    """One number of a model: a real number (not a bool), finite, and within ±VALUE_LIMIT."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ModelError(f"{where}: {x!r} is not a number")
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ModelError(f"{where}: {x} is not a finite number")
+    if abs(x) > VALUE_LIMIT:  # checked before float(), which overflows on a huge JSON integer
+        shown = f"{x:g}" if isinstance(x, float) else "a number of that size"
+        raise ModelError(f"{where}: {shown} is too large; values must lie between "
+                         f"-{VALUE_LIMIT:,.0f} and {VALUE_LIMIT:,.0f}")
+    return float(x)
 
 
 def _reason(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc)
 
 
-def _features(value: object) -> list[str]:
+def check_features(value: object) -> list[str]:
+    """The feature names, stripped; each non-empty and none twice (also checks a renamed feature)."""
     if not isinstance(value, list) or not value:
         raise ModelError("features: must be a non-empty list of names")
     names = []
@@ -188,12 +213,7 @@ def _vector(where: str, row: object, length: int) -> np.ndarray:
         raise ModelError(f"{where}: must be a list of {length} numbers")
     if len(row) != length:
         raise ModelError(f"{where}: expected {length} numbers (one per feature), found {len(row)}")
-    for j, x in enumerate(row):
-        if isinstance(x, bool) or not isinstance(x, (int, float)):
-            raise ModelError(f"{where}[{j}]: {x!r} is not a number")
-        if not math.isfinite(x):
-            raise ModelError(f"{where}[{j}]: {x} is not a finite number")
-    return np.array(row, dtype=np.float64)
+    return np.array([check_number(f"{where}[{j}]", x) for j, x in enumerate(row)], dtype=np.float64)
 
 
 def _matrix(where: str, value: object, rows: int, cols: int | None = None) -> np.ndarray:

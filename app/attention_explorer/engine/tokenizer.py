@@ -47,6 +47,11 @@ def tokenize(text: str, vocabulary: Iterable[str]) -> Tokenized:
     return Tokenized(tuple(words))
 
 
+def is_word(text: str) -> bool:
+    """True when typing `text` gives exactly one word: the test for a word a model can learn."""
+    return text == text.casefold() and _WORD.fullmatch(text) is not None
+
+
 def nearest_words(word: str, vocabulary: Iterable[str], count: int = 3) -> list[str]:
     """The known words that look most like `word`, best first (for "did you mean" hints)."""
     return difflib.get_close_matches(word.casefold(), list(vocabulary), n=count, cutoff=0.5)
