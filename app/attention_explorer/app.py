@@ -10,7 +10,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import __version__
 from .controller import Controller
+from .editing import ModelEditor
 from .engine import SQUARE_MATRICES, ModelError
+from .engine.steps import ARCS_FROM_STEP, LAST_STEP, STEPS, heatmap_matrix, step_index
 from .export import (
     ExportError,
     copy_image_to_clipboard,
@@ -19,15 +21,19 @@ from .export import (
     trace_to_json,
     write_text,
 )
+from .labs.lessons_window import LESSONS, QtLessonsWindow
 from .resources_path import resource_path
 from .settings import open_settings, restore_settings, save_settings
 from .views import theme
 from .views.arc_diagram import QtArcDiagram
 from .views.export_dialog import EXPORT_KINDS, QtExportDialog
 from .views.heatmap import QtHeatmap
+from .views.model_editor import model_editor_dock
 from .views.options_bar import MATRIX_NAMES, QtOptionsBar
 from .views.row_bars import QtRowBars
 from .views.sentence_box import QtSentenceBox
+from .views.step_gate import QtStepGate
+from .views.step_timeline import QtStepTimeline
 from .views.token_chips import QtTokenChips
 
 APP_NAME = "Attention Explorer"
@@ -35,7 +41,12 @@ SHORTCUTS = (
     ("Ctrl+E", "Export the heatmap, the arcs, the matrix or the trace"),
     ("Ctrl+Shift+C", "Copy the heatmap as an image"),
     ("Ctrl+O", "Open a model file"),
+    ("Ctrl+S / Ctrl+Shift+S", "Save the model / save it as a new file"),
+    ("Ctrl+Z / Ctrl+Shift+Z", "Undo / redo an edit of the model"),
     ("Esc", "Unpin the pinned word"),
+    ("Space", "Play or pause the steps (while not typing in the sentence)"),
+    ("← / →", "Step back / forward"),
+    ("Home / End", "First / last step"),
     ("F1", "This list"),
     ("Ctrl+Q", "Quit"),
 )
@@ -60,16 +71,24 @@ class MainWindow(QtWidgets.QMainWindow):
         self.row_bars = QtRowBars(controller)
         self.arcs = QtArcDiagram(controller)
         self.options_bar = QtOptionsBar(controller)
-        self.views = {"heatmap": self.heatmap, "arcs": self.arcs}
+        self.model_editor = ModelEditor(controller, self)
+        self.model_editor_dock = model_editor_dock(self.model_editor, self)
+        self.timeline = QtStepTimeline(controller)
+        self.views = {"heatmap": self.heatmap, "arcs": self.arcs, "steps": self.timeline}
+        self.lessons_window: QtLessonsWindow | None = None  # built on first use: start-up stays fast
 
         left = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
-        left.addWidget(self.heatmap)
+        left.addWidget(QtStepGate(controller, self.heatmap, step_index("scores"),
+                                  f"The heatmap appears at the scores step (step {step_index('scores') + 1}): "
+                                  "before it there is no word-to-word matrix to show."))
         left.addWidget(self.row_bars)
         left.setStretchFactor(0, 4)
         left.setStretchFactor(1, 1)
         self.splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
-        self.splitter.addWidget(self.arcs)
+        self.splitter.addWidget(QtStepGate(controller, self.arcs, ARCS_FROM_STEP,
+                                           f"Arcs appear at the softmax step (step {ARCS_FROM_STEP + 1}): "
+                                           "they draw the attention weights, which do not exist yet."))
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
 
@@ -81,13 +100,24 @@ class MainWindow(QtWidgets.QMainWindow):
         layout.addWidget(self.status_line)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
+        self.steps_dock = QtWidgets.QDockWidget("Steps", self)
+        self.steps_dock.setObjectName("stepsDock")
+        self.steps_dock.setWidget(self.timeline)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.steps_dock)
+        self.resizeDocks([self.steps_dock], [330], QtCore.Qt.Orientation.Vertical)
+        # closing the timeline leaves the finished computation on screen, not a half-played one
+        self.steps_dock.toggleViewAction().toggled.connect(lambda shown: shown or controller.set_step(LAST_STEP))
 
         self._build_actions()
         self._build_menus_and_toolbar()
         self._attach_context_menus()
         controller.status_changed.connect(self._on_status_changed)
         controller.error_changed.connect(self._on_status_changed)
+        controller.step_changed.connect(self._on_step_changed)
         self._on_status_changed()
+        self.options_bar.model_requested.connect(self.open_model)  # asks first if there are unsaved edits
+        self.model_editor.document_changed.connect(self._update_title)
+        self._update_title()
         hints = QtGui.QGuiApplication.styleHints()
         if hasattr(hints, "colorSchemeChanged"):
             hints.colorSchemeChanged.connect(self._on_color_scheme_changed)
@@ -109,7 +139,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.open_action = self._action("&Open model…", self.open_model_dialog, QtGui.QKeySequence.StandardKey.Open,
                                         "Open a model file (JSON)")
         self.export_action = self._action("&Export…", self.export_dialog, "Ctrl+E",
-                                          "Export the heatmap or arcs as PNG/SVG, the matrix as CSV, the trace as JSON")
+                                          "Export the heatmap, arcs or step as PNG/SVG, the steps as GIF, "
+                                          "the matrix as CSV, the trace as JSON")
         self.quit_action = self._action("&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
         self.copy_action = self._action("&Copy image", self.copy_image, "Ctrl+Shift+C",
                                         "Copy the heatmap to the clipboard as an image")
@@ -119,17 +150,28 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_menus_and_toolbar(self) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        file_menu.addActions([self.open_action, self.export_action])
+        file_menu.addActions([self.open_action, self.model_editor.save_action, self.model_editor.save_as_action])
+        file_menu.addAction(self.export_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
-        bar.addMenu("&Edit").addAction(self.copy_action)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addActions([self.model_editor.undo_action, self.model_editor.redo_action])
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.copy_action)
         view_menu = bar.addMenu("&View")
+        view_menu.addAction(self.model_editor_dock.toggleViewAction())
         self.colormap_actions = self._exclusive_menu(view_menu.addMenu("&Colour map"), theme.COLORMAPS,
                                                      {n: n for n in theme.COLORMAPS}, self.controller.set_colormap,
                                                      self.controller.colormap_changed, lambda: self.controller.colormap)
         self.matrix_actions = self._exclusive_menu(view_menu.addMenu("&Matrix"), SQUARE_MATRICES, MATRIX_NAMES,
                                                    self.controller.set_matrix, self.controller.matrix_changed,
                                                    lambda: self.controller.matrix)
+        view_menu.addAction(self.steps_dock.toggleViewAction())
+        lessons_menu = bar.addMenu("&Lessons")
+        self.lesson_actions = {}
+        for key, title in LESSONS:
+            self.lesson_actions[key] = lessons_menu.addAction(title)
+            self.lesson_actions[key].triggered.connect(lambda _=False, k=key: self.show_lesson(k))
         help_menu = bar.addMenu("&Help")
         help_menu.addActions([self.shortcuts_action, self.about_action])
 
@@ -156,8 +198,13 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _attach_context_menus(self) -> None:
         for name, view in self.views.items():
-            view.export_widget().scene().sigMouseClicked.connect(
-                lambda event, n=name: self._on_view_clicked(n, event))
+            widget = view.export_widget()
+            if isinstance(widget, pg.GraphicsView):
+                widget.scene().sigMouseClicked.connect(lambda event, n=name: self._on_view_clicked(n, event))
+            else:  # a plain widget (the step panel): Qt's own context-menu request
+                widget.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
+                widget.customContextMenuRequested.connect(
+                    lambda _pos, n=name: self.view_context_menu(n).exec(QtGui.QCursor.pos()))
 
     def _on_view_clicked(self, name: str, event) -> None:
         if event.button() != QtCore.Qt.MouseButton.RightButton:
@@ -180,6 +227,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.open_model(path)
 
     def open_model(self, path: str) -> bool:
+        if not self.model_editor.confirm_discard("opening another model"):
+            return False
         try:
             self.controller.open_model(path)
         except ModelError as exc:
@@ -235,12 +284,28 @@ class MainWindow(QtWidgets.QMainWindow):
             "(float64) on your own sentence and drawn as a heatmap and arcs.</p>"
             "<p>After Vaswani et al., “Attention Is All You Need”, 2017.</p>")
 
+    def show_lesson(self, key: str) -> None:
+        """Open the lessons window on lesson `key`; it shares this window's controller."""
+        if self.lessons_window is None:
+            self.lessons_window = QtLessonsWindow(self.controller, self)
+        self.lessons_window.show_lesson(key)
+
     # --- window events --------------------------------------------------------------------------
+    def _on_step_changed(self, step: int) -> None:
+        """The timeline drives the heatmap: the scores of the step's stage, the weights from softmax on."""
+        matrix = heatmap_matrix(STEPS[step].key)
+        if matrix is not None:
+            self.controller.set_matrix(matrix)
+
     def _on_status_changed(self, *_):
         error = self.controller.error
         self.status_line.setText(error or self.controller.status)
         color = "#E03131" if error else theme.muted().name(QtGui.QColor.NameFormat.HexArgb)
         self.status_line.setStyleSheet(f"color:{color};")
+
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"{self.model_editor.document_name()}[*] — {APP_NAME}")
+        self.setWindowModified(self.model_editor.is_modified)
 
     def _on_color_scheme_changed(self, *_):
         for graphics in (self.heatmap.graphics, self.row_bars.graphics, self.arcs.graphics):
@@ -254,6 +319,9 @@ class MainWindow(QtWidgets.QMainWindow):
         super().keyPressEvent(event)
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:  # noqa: N802 - Qt API
+        if not self.model_editor.confirm_discard("closing"):
+            event.ignore()
+            return
         if self.settings is not None:
             save_settings(self.settings, self.controller, self)
         super().closeEvent(event)

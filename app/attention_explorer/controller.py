@@ -13,12 +13,15 @@ from PySide6 import QtCore
 
 from . import engine
 from .engine import SQUARE_MATRICES, EngineError, ModelError, Options, ToyModel, Trace
+from .engine.steps import LAST_STEP
 
 
 class Controller(QtCore.QObject):
-    """State: model, sentence, options, trace, hovered/pinned token, matrix shown, head, colour map."""
+    """State: model, sentence, options, trace, hovered/pinned token, matrix shown, head, colour map, step."""
 
     model_changed = QtCore.Signal(object)      # ToyModel
+    model_edited = QtCore.Signal(object)       # the same ToyModel, its numbers, words or names changed in place
+    model_source_changed = QtCore.Signal(str)
     sentence_changed = QtCore.Signal(str)
     options_changed = QtCore.Signal(object)    # Options
     trace_changed = QtCore.Signal(object)      # Trace, or None when there is nothing to show
@@ -30,6 +33,7 @@ class Controller(QtCore.QObject):
     matrix_changed = QtCore.Signal(str)
     head_changed = QtCore.Signal(int)
     colormap_changed = QtCore.Signal(str)
+    step_changed = QtCore.Signal(int)          # index into engine.steps.STEPS: where the step timeline stands
 
     def __init__(self, model: ToyModel | None = None, sentence: str | None = None, options: Options | None = None,
                  parent: QtCore.QObject | None = None):
@@ -47,6 +51,7 @@ class Controller(QtCore.QObject):
         self._matrix = "weights"
         self._head = 0
         self._colormap = "viridis"
+        self._step = LAST_STEP  # the app opens on the finished computation
         self._recompute()
 
     # --- read-only state -------------------------------------------------------------------------
@@ -107,6 +112,10 @@ class Controller(QtCore.QObject):
     @property
     def colormap(self) -> str:
         return self._colormap
+
+    @property
+    def step(self) -> int:
+        return self._step
 
     # --- setters --------------------------------------------------------------------------------
     def set_model(self, model: ToyModel, source: str | None = None, sentence: str | None = None) -> None:
@@ -184,8 +193,27 @@ class Controller(QtCore.QObject):
             self._colormap = name
             self.colormap_changed.emit(name)
 
+    def set_step(self, index: int) -> None:
+        """Move the step timeline. The steps are the same for every trace (a step that is off stays in
+        place, shown as skipped), so an index stays meaningful when the trace changes; it is clamped here."""
+        index = max(0, min(index, LAST_STEP))
+        if index != self._step:
+            self._step = index
+            self.step_changed.emit(index)
+
+    def set_model_source(self, source: str) -> None:
+        """Where the current model now lives, e.g. the file it was just saved as."""
+        if source != self._model_source:
+            self._model_source = source
+            self.model_source_changed.emit(source)
+
+    def notify_model_edited(self) -> None:
+        """The model was edited in place: tell the views that show it, then recompute."""
+        self.model_edited.emit(self._model)
+        self._recompute()
+
     def refresh(self) -> None:
-        """Recompute after the model's numbers were edited in place."""
+        """Recompute with the same state (e.g. after the colour scheme changed)."""
         self._recompute()
 
     # --- the one place the engine runs ----------------------------------------------------------

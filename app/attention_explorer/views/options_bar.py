@@ -17,7 +17,13 @@ MATRIX_NAMES = {"weights": "weights (softmax)", "scores": "scores QKᵀ", "scale
 
 class QtOptionsBar(QtWidgets.QWidget):
     """Every control writes through a controller setter; controller signals update the controls
-    with their signals blocked, so nothing loops."""
+    with their signals blocked, so nothing loops.
+
+    The model box is the exception: replacing the model may lose unsaved edits, so picking one only
+    emits `model_requested` and the window decides (it asks first); the box then shows what happened.
+    """
+
+    model_requested = QtCore.Signal(str)  # a built-in model's name or a model file's path
 
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -65,6 +71,7 @@ class QtOptionsBar(QtWidgets.QWidget):
         self.colormap.textActivated.connect(controller.set_colormap)
 
         controller.model_changed.connect(self._sync)
+        controller.model_source_changed.connect(self._sync)
         controller.options_changed.connect(self._sync)
         controller.head_changed.connect(self._sync)
         controller.matrix_changed.connect(self._sync)
@@ -74,7 +81,8 @@ class QtOptionsBar(QtWidgets.QWidget):
     def _on_model_chosen(self, index: int) -> None:
         source = self.model_box.itemData(index)
         if source != self.controller.model_source:
-            self.controller.open_model(source)
+            self.model_requested.emit(source)
+            self._sync()  # declined or failed: show the model that is still there
 
     def _sync(self, *_):
         c = self.controller

@@ -39,6 +39,7 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
         self.textChanged.connect(self._on_text_changed)
         controller.sentence_changed.connect(self._on_sentence_changed)
         controller.model_changed.connect(self._on_model_changed)
+        controller.model_edited.connect(self._on_model_changed)  # an added word completes too
         controller.trace_changed.connect(self._flag_unknown_words)
         self._on_model_changed(controller.model)
 
