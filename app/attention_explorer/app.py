@@ -104,7 +104,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.steps_dock.setObjectName("stepsDock")
         self.steps_dock.setWidget(self.timeline)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.steps_dock)
-        self.resizeDocks([self.steps_dock], [330], QtCore.Qt.Orientation.Vertical)
+        self.resizeDocks([self.steps_dock], [300], QtCore.Qt.Orientation.Vertical)
         # closing the timeline leaves the finished computation on screen, not a half-played one
         self.steps_dock.toggleViewAction().toggled.connect(lambda shown: shown or controller.set_step(LAST_STEP))
 
@@ -121,9 +121,16 @@ class MainWindow(QtWidgets.QMainWindow):
         hints = QtGui.QGuiApplication.styleHints()
         if hasattr(hints, "colorSchemeChanged"):
             hints.colorSchemeChanged.connect(self._on_color_scheme_changed)
-        self.resize(1280, 820)
+        self.resize(self._first_size())
         if settings is not None:
             restore_settings(settings, controller, self)
+
+    @staticmethod
+    def _first_size() -> QtCore.QSize:
+        """Most of the screen, up to 1600 × 1050: the heatmap, arcs and steps all need room."""
+        screen = QtGui.QGuiApplication.primaryScreen()
+        available = screen.availableGeometry().size() if screen else QtCore.QSize(1280, 820)
+        return QtCore.QSize(min(1600, int(available.width() * 0.95)), min(1050, int(available.height() * 0.92)))
 
     # --- actions, menus, toolbar ----------------------------------------------------------------
     def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QtGui.QAction:
@@ -328,9 +335,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
 
 def create_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
-    QtWidgets.QApplication.setHighDpiScaleFactorRoundingPolicy(
-        QtCore.Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(argv or sys.argv[:1])
+    app = QtWidgets.QApplication.instance()
+    if app is None:
+        # fractional scale factors (150 %) as they are, for crisp text and lines on high-DPI screens
+        QtWidgets.QApplication.setHighDpiScaleFactorRoundingPolicy(
+            QtCore.Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+        app = QtWidgets.QApplication(argv or sys.argv[:1])
     app.setApplicationName(APP_NAME)
     app.setOrganizationName("attention-explorer")
     app.setApplicationVersion(__version__)

@@ -90,7 +90,7 @@ class QtHeatmap(QtWidgets.QWidget):
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
-        self.plot.getViewBox().setAspectLocked(False)
+        self.plot.getViewBox().setAspectLocked(False)  # fill the pane; a locked square leaves the axes adrift
         self.plot.setLabel("left", "word looking")
         self.plot.setLabel("top", "word looked at")
         self.plot.setTitle("")
@@ -196,15 +196,16 @@ class QtHeatmap(QtWidgets.QWidget):
         """Each cell's value in black or white, whichever reads better on the cell's colour."""
         labels = []
         if display.size <= MAX_WRITTEN_CELLS:
-            cmap = pg.colormap.get(self.controller.colormap)
             low, high = self.colorbar.levels()
-            span = high - low or 1.0
+            fraction = np.clip((np.nan_to_num(display, nan=low) - low) / ((high - low) or 1.0), 0.0, 1.0)
+            colors = pg.colormap.get(self.controller.colormap).map(fraction.ravel(), mode="float")
+            ink = {True: QtGui.QColor("black"), False: QtGui.QColor("white")}
             masked = self.controller.trace.mask if self.controller.matrix == "weights" else None
             for (row, col), value in np.ndenumerate(display):
                 if not np.isfinite(value) or (masked is not None and masked[row, col]):
                     continue
-                color = cmap.map(min(max((value - low) / span, 0.0), 1.0), mode="qcolor")
-                labels.append(Label(col, row, f"{value:.2f}", theme.readable_text_on(color)))
+                r, g, b = colors[row * display.shape[1] + col][:3]
+                labels.append(Label(col, row, f"{value:.2f}", ink[theme.is_light_rgb(r, g, b)]))
         self.values.set_labels(labels)
         self._update_value_visibility()
 

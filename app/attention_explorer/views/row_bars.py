@@ -26,9 +26,11 @@ class QtRowBars(QtWidgets.QWidget):
         self.plot.setMenuEnabled(False)
         self.plot.setYRange(0, 1, padding=0.02)
         self.plot.setLabel("left", "weight")
+        self.plot.getAxis("left").setTicks([[(0, "0"), (0.5, "0.5"), (1, "1")]])  # few: the pane is short
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7)
         self.plot.addItem(self.bars)
-        self.setMinimumHeight(120)
+        self.setMinimumHeight(90)
+        self.setMaximumHeight(170)  # a glance at one row; the heatmap keeps the room
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.graphics)

@@ -24,6 +24,7 @@ class Label:
     text: str
     color: QtGui.QColor
     bold: bool = False
+    size: QtCore.QSizeF | None = None  # measured once by the layer, not on every paint
 
 
 class TextLayer(pg.GraphicsObject):
@@ -40,6 +41,7 @@ class TextLayer(pg.GraphicsObject):
     def set_labels(self, labels: list[Label]) -> None:
         self.prepareGeometryChange()
         self._labels = labels
+        self._measure(labels)
         if labels:
             xs, ys = [lab.x for lab in labels], [lab.y for lab in labels]
             self._bounds = QtCore.QRectF(min(xs) - 0.5, min(ys) - 0.5, max(xs) - min(xs) + 1, max(ys) - min(ys) + 1)
@@ -51,13 +53,29 @@ class TextLayer(pg.GraphicsObject):
         return list(self._labels)
 
     def set_point_size(self, size: float) -> None:
-        self.font.setPointSizeF(size)
-        self.update()
+        if size != self.font.pointSizeF():
+            self.font.setPointSizeF(size)
+            self._measure(self._labels)
+            self.update()
 
     def restyle(self, index: int, color: QtGui.QColor, bold: bool) -> None:
         label = self._labels[index]
-        label.color, label.bold = color, bold
-        self.update()
+        if (label.color, label.bold) != (color, bold):
+            remeasure = label.bold != bold
+            label.color, label.bold = color, bold
+            if remeasure:
+                self._measure([label])
+            self.update()
+
+    def _measure(self, labels: list[Label]) -> None:
+        metrics = {False: QtGui.QFontMetricsF(self.font), True: QtGui.QFontMetricsF(self._bold_font())}
+        for label in labels:
+            label.size = metrics[label.bold].size(0, label.text)
+
+    def _bold_font(self) -> QtGui.QFont:
+        bold = QtGui.QFont(self.font)
+        bold.setBold(True)
+        return bold
 
     def scene_rect(self, index: int) -> QtCore.QRectF:
         """Where label `index` is drawn, in scene coordinates (pixels of the view it is shown in)."""
@@ -75,19 +93,19 @@ class TextLayer(pg.GraphicsObject):
         painter.save()
         painter.resetTransform()
         painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
-        bold = QtGui.QFont(self.font)
-        bold.setBold(True)
+        fonts = {False: self.font, True: self._bold_font()}
+        current = (None, None)
         for label in self._labels:
-            painter.setFont(bold if label.bold else self.font)
-            painter.setPen(label.color)
+            if current != (label.bold, label.color.rgba()):  # labels mostly share a style: switch rarely
+                painter.setFont(fonts[label.bold])
+                painter.setPen(label.color)
+                current = (label.bold, label.color.rgba())
             box = self._box(to_device.map(QtCore.QPointF(label.x, label.y)), label)
             painter.drawText(box, QtCore.Qt.AlignmentFlag.AlignCenter, label.text)
         painter.restore()
 
     def _box(self, point: QtCore.QPointF, label: Label) -> QtCore.QRectF:
-        font = QtGui.QFont(self.font)
-        font.setBold(label.bold)
-        size = QtGui.QFontMetricsF(font).size(0, label.text)
+        size = label.size
         ax, ay = self.anchor
         shift = self.offset_px * (1 - 2 * ax) if ax != 0.5 else 0.0
         return QtCore.QRectF(point.x() - ax * size.width() + shift, point.y() - ay * size.height(),

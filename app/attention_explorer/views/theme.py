@@ -46,9 +46,13 @@ def head_color(index: int) -> QtGui.QColor:
 
 def readable_text_on(color: QtGui.QColor) -> QtGui.QColor:
     """Black or white, whichever reads better on `color` (for values written inside cells)."""
-    r, g, b = color.redF(), color.greenF(), color.blueF()
-    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
-    return QtGui.QColor("black") if luminance > 0.5 else QtGui.QColor("white")
+    light = is_light_rgb(color.redF(), color.greenF(), color.blueF())
+    return QtGui.QColor("black") if light else QtGui.QColor("white")
+
+
+def is_light_rgb(r: float, g: float, b: float) -> bool:
+    """Whether a colour (channels 0–1) is light enough for black text: its relative luminance > 0.5."""
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5
 
 
 def set_graphics_background(graphics_view, color: QtGui.QColor | None) -> None:
