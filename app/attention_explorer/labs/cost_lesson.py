@@ -15,7 +15,7 @@ from .. import engine
 from ..controller import Controller
 from ..engine import LAYER_KEYS, TABLE_1
 from ..views import theme
-from .lesson_panel import LessonPanel
+from .lesson_panel import LessonPanel, number_box
 from .number_table import QtNumberTable
 
 PLOT_LENGTHS = np.unique(np.round(np.logspace(0, 5, 200)))  # n = 1 … 100 000 for the plot
@@ -42,10 +42,10 @@ class QtCostLesson(LessonPanel):
                                              "width, r = neighbourhood)"))
         self.body.addWidget(self.paper_table)
 
-        self.d_box = self._spin(1, 8192, 512, "d: the width of each word's vector (512 in the paper)")
-        self.k_box = self._spin(2, 64, 3, "k: the kernel width of the convolution")
-        self.r_box = self._spin(1, 4096, 16, "r: how many neighbours restricted self-attention looks at")
-        self.n_box = self._spin(1, 1_000_000, 1024, "n: the sentence length for the memory and the table below")
+        self.d_box = number_box(1, 8192, 512, "d: the width of each word's vector (512 in the paper)")
+        self.k_box = number_box(2, 64, 3, "k: the kernel width of the convolution")
+        self.r_box = number_box(1, 4096, 16, "r: how many neighbours restricted self-attention looks at")
+        self.n_box = number_box(1, 1_000_000, 1024, "n: the sentence length for the memory and the table below")
         self.dtype_box = QtWidgets.QComboBox()
         self.dtype_box.addItems(["float32", "float64"])
         self.dtype_box.setToolTip("4 bytes (float32) or 8 bytes (float64) per number")
@@ -96,16 +96,6 @@ class QtCostLesson(LessonPanel):
         for box in (self.d_box, self.k_box, self.r_box, self.n_box):
             box.valueChanged.connect(self.request_refresh)
         self.dtype_box.currentIndexChanged.connect(self.request_refresh)
-
-    @staticmethod
-    def _spin(low: int, high: int, value: int, tip: str) -> QtWidgets.QSpinBox:
-        box = QtWidgets.QSpinBox()
-        box.setRange(low, high)
-        box.setValue(value)
-        box.setToolTip(tip)
-        box.setGroupSeparatorShown(True)
-        box.setKeyboardTracking(False)
-        return box
 
     def plotted(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         """(n, operations) as plotted for one row of Table 1."""

@@ -114,3 +114,15 @@ class LessonPanel(QtWidgets.QWidget):
         label.setWordWrap(True)
         label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         return label
+
+
+def number_box(low: int, high: int, value: int, tip: str) -> QtWidgets.QSpinBox:
+    """A spin box for a lesson's whole-number setting; it recomputes when the number is complete,
+    not on every digit typed."""
+    box = QtWidgets.QSpinBox()
+    box.setRange(low, high)
+    box.setValue(value)
+    box.setToolTip(tip)
+    box.setGroupSeparatorShown(True)
+    box.setKeyboardTracking(False)
+    return box

@@ -17,7 +17,7 @@ from ..controller import Controller
 from ..engine import SCALING_MODES, ScalingExperiment, scaling_experiment
 from ..engine.lesson_scaling import MAX_DK, MAX_KEYS, MAX_TRIALS, MIN_DK
 from ..views import theme
-from .lesson_panel import LessonPanel
+from .lesson_panel import LessonPanel, number_box
 from .number_table import QtNumberTable
 
 MODE_NAMES = {"raw": "none (raw q·k)", "scaled": "÷√d_k", "divided_by_dk": "÷d_k"}
@@ -47,10 +47,10 @@ class QtScalingLesson(LessonPanel):
         self.dk_slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
         self.dk_slider.setRange(0, len(DK_STEPS) - 1)
         self.dk_slider.setToolTip("d_k, on a log scale: each step multiplies it by about 2^(1/8)")
-        self.dk_box = self._spin(MIN_DK, MAX_DK, 64, "d_k: entries in each query and key")
-        self.keys_box = self._spin(1, MAX_KEYS, 10, "How many keys each query is scored against")
-        self.trials_box = self._spin(1, MAX_TRIALS, 400, "How many random queries to average over")
-        self.seed_box = self._spin(0, 2**31 - 1, 0, "Seed of the random numbers: same seed, same numbers")
+        self.dk_box = number_box(MIN_DK, MAX_DK, 64, "d_k: entries in each query and key")
+        self.keys_box = number_box(1, MAX_KEYS, 10, "How many keys each query is scored against")
+        self.trials_box = number_box(1, MAX_TRIALS, 400, "How many random queries to average over")
+        self.seed_box = number_box(0, 2**31 - 1, 0, "Seed of the random numbers: same seed, same numbers")
         self.mode_box = QtWidgets.QComboBox()
         for mode in SCALING_MODES:
             self.mode_box.addItem(MODE_NAMES[mode], mode)
@@ -108,15 +108,6 @@ class QtScalingLesson(LessonPanel):
         self.mode_box.currentIndexChanged.connect(self.request_refresh)
 
     # --- controls -------------------------------------------------------------------------------
-    @staticmethod
-    def _spin(low: int, high: int, value: int, tip: str) -> QtWidgets.QSpinBox:
-        box = QtWidgets.QSpinBox()
-        box.setRange(low, high)
-        box.setValue(value)
-        box.setToolTip(tip)
-        box.setKeyboardTracking(False)  # recompute when the number is complete, not on every digit
-        return box
-
     def _set_slider_to(self, dk: int) -> None:
         nearest = min(range(len(DK_STEPS)), key=lambda i: abs(math.log(DK_STEPS[i]) - math.log(dk)))
         with QtCore.QSignalBlocker(self.dk_slider):
