@@ -12,6 +12,7 @@ Every failure the user can cause ends in one line on stderr and a non-zero exit,
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -178,11 +179,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except (EngineError, ExportError, OSError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return 130
+
+
+def _quiet_broken_pipe() -> int:
+    """`attention-explorer trace | head`: the reader left early; that is not an error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 0
 
 
 def _warn_unknown(trace: Trace) -> None:
