@@ -43,7 +43,7 @@ SHORTCUTS = (
     ("Ctrl+O", "Open a model file"),
     ("Ctrl+S / Ctrl+Shift+S", "Save the model / save it as a new file"),
     ("Ctrl+Z / Ctrl+Shift+Z", "Undo / redo an edit of the model"),
-    ("Esc", "Unpin the pinned word"),
+    ("Esc", "Unpin the pinned word; in the sentence box (or Enter): done typing"),
     ("Space", "Play or pause the steps (while not typing in the sentence)"),
     ("← / →", "Step back / forward"),
     ("Home / End", "First / last step"),

@@ -171,3 +171,15 @@ def test_opening_a_damaged_model_keeps_the_current_one(qtbot, make_window, tmp_p
     assert not window.open_model(str(bad))
     assert "not valid JSON" in shown[0]
     assert window.controller.model.name == "cat-sat-on-mat"
+
+
+def test_enter_or_escape_leaves_the_sentence_box_so_keys_drive_the_steps(qtbot, make_window):
+    window = make_window()
+    box = window.sentence_box
+    box.setFocus()
+    QTest.keyClick(box, QtCore.Qt.Key.Key_Escape)
+    assert not box.hasFocus()
+    assert box.toPlainText() == "the cat sat on the mat"
+    box.setFocus()
+    QTest.keyClick(box, QtCore.Qt.Key.Key_Return)
+    assert not box.hasFocus() and "\n" not in box.toPlainText()

@@ -120,14 +120,14 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
 
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 - Qt API
         popup_open = self.completer.popup().isVisible()
-        if event.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter):
-            if popup_open:
-                event.ignore()  # the completer's popup takes it
-                return
-            event.accept()  # one line: Enter does nothing
+        if popup_open and event.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter,
+                                          QtCore.Qt.Key.Key_Escape, QtCore.Qt.Key.Key_Tab):
+            event.ignore()  # the completer's popup takes it
             return
-        if popup_open and event.key() in (QtCore.Qt.Key.Key_Escape, QtCore.Qt.Key.Key_Tab):
-            event.ignore()
+        if event.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter, QtCore.Qt.Key.Key_Escape):
+            # Done typing: leave the box, so Space and the arrow keys drive the steps again.
+            event.accept()
+            self.clearFocus()
             return
         super().keyPressEvent(event)
 
