@@ -8,6 +8,7 @@ no partial file and never clobbers the old one.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -20,6 +21,7 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 from .engine.atomic_write import write_bytes_atomically, write_text_atomically
 from .engine.trace import HEAD_MATRICES, SQUARE_MATRICES, Trace
 from .views import theme
+from .views.text_layer import TextLayer
 
 MATRIX_CHOICES = HEAD_MATRICES
 
@@ -189,6 +191,21 @@ def svg_bytes(view, title: str = "Attention Explorer") -> bytes:
     return bytes(buffer.data())
 
 
+@contextlib.contextmanager
+def _vector_items(scene: QtWidgets.QGraphicsScene, vector: bool):
+    """Text layers cache their drawing as pixmaps, which would land in an SVG as images: switch
+    their caches off while a vector file is drawn, so the words stay <text>. (pyqtgraph's own
+    cached items, such as the colour bar's gradient, are left alone: they are images anyway.)"""
+    cached = [(item, item.cacheMode()) for item in scene.items() if vector and isinstance(item, TextLayer)]
+    for item, _mode in cached:
+        item.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
+    try:
+        yield
+    finally:
+        for item, mode in cached:
+            item.setCacheMode(mode)
+
+
 def _paint_widget(widget, device, flags) -> None:
     """Paint `widget` as it looks on screen onto `device`.
 
@@ -203,8 +220,9 @@ def _paint_widget(widget, device, flags) -> None:
             if flags & QtWidgets.QWidget.RenderFlag.DrawWindowBackground and widget.backgroundBrush().style() != \
                     QtCore.Qt.BrushStyle.NoBrush:
                 painter.fillRect(widget.rect(), widget.backgroundBrush())
-            widget.render(painter, QtCore.QRectF(widget.rect()), widget.viewport().rect(),
-                          QtCore.Qt.AspectRatioMode.IgnoreAspectRatio)
+            with _vector_items(widget.scene(), isinstance(device, QtSvg.QSvgGenerator)):
+                widget.render(painter, QtCore.QRectF(widget.rect()), widget.viewport().rect(),
+                              QtCore.Qt.AspectRatioMode.IgnoreAspectRatio)
         else:
             QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0), QtGui.QRegion(), flags)
     finally:

@@ -36,7 +36,9 @@ class TextLayer(pg.GraphicsObject):
         self.font.setPointSizeF(point_size)
         self._labels: list[Label] = []
         self._bounds = QtCore.QRectF()
-        self.setFlag(self.GraphicsItemFlag.ItemIgnoresParentOpacity, False)
+        # Drawn once into a pixmap and blitted until the labels or the view change: a hover that
+        # only moves a highlight elsewhere then costs nothing here.
+        self.setCacheMode(self.CacheMode.DeviceCoordinateCache)
 
     def set_labels(self, labels: list[Label]) -> None:
         self.prepareGeometryChange()
