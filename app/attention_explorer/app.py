@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import __version__
+from .application import APP_NAME
 from .controller import Controller
 from .editing import ModelEditor
 from .engine import SQUARE_MATRICES, ModelError
@@ -23,7 +23,7 @@ from .export import (
 )
 from .labs.lessons_window import LESSONS, QtLessonsWindow
 from .resources_path import resource_path
-from .settings import open_settings, restore_settings, save_settings
+from .settings import restore_settings, save_settings
 from .views import theme
 from .views.arc_diagram import QtArcDiagram
 from .views.export_dialog import EXPORT_KINDS, QtExportDialog
@@ -36,7 +36,6 @@ from .views.step_gate import QtStepGate
 from .views.step_timeline import QtStepTimeline
 from .views.token_chips import QtTokenChips
 
-APP_NAME = "Attention Explorer"
 SHORTCUTS = (
     ("Ctrl+E", "Export the heatmap, the arcs, the matrix or the trace"),
     ("Ctrl+Shift+C", "Copy the heatmap as an image"),
@@ -55,6 +54,7 @@ SHORTCUTS = (
 class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, controller: Controller, settings: QtCore.QSettings | None = None):
         super().__init__()
+        pg.setConfigOptions(antialias=True)  # smooth curves and bars in every plot of the app
         self.controller = controller
         self.settings = settings
         self.setWindowTitle(APP_NAME)
@@ -332,30 +332,3 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.settings is not None:
             save_settings(self.settings, self.controller, self)
         super().closeEvent(event)
-
-
-def create_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
-    app = QtWidgets.QApplication.instance()
-    if app is None:
-        # fractional scale factors (150 %) as they are, for crisp text and lines on high-DPI screens
-        QtWidgets.QApplication.setHighDpiScaleFactorRoundingPolicy(
-            QtCore.Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
-        app = QtWidgets.QApplication(argv or sys.argv[:1])
-    app.setApplicationName(APP_NAME)
-    app.setOrganizationName("attention-explorer")
-    app.setApplicationVersion(__version__)
-    pg.setConfigOptions(antialias=True)
-    return app
-
-
-def run_app(model: str | None = None, sentence: str | None = None) -> int:
-    """Open the window as it was left; a `model` (name or file) or `sentence` given here wins."""
-    app = create_application()
-    controller = Controller()
-    window = MainWindow(controller, open_settings())
-    if model:
-        controller.open_model(model, sentence)
-    elif sentence is not None:
-        controller.set_sentence(sentence)
-    window.show()
-    return app.exec()

@@ -170,9 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            from .app import run_app  # pyqtgraph and the views load only for the window
+            from .application import run_window  # Qt widgets load only for the window
 
-            return run_app(model=args.gui_model, sentence=args.gui_sentence)
+            return run_window(model=args.gui_model, sentence=args.gui_sentence)
         handler = {"models": cmd_models, "trace": cmd_trace, "export": cmd_export,
                    "scaling": cmd_scaling}[args.command]
         return handler(args)

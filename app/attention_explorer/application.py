@@ -1,0 +1,71 @@
+"""Starting the window: the Qt application first, a splash at once, then the window.
+
+Importing pyqtgraph and building the views takes most of a second; the splash is painted before
+any of that, so the app answers a launch as fast as a bare Qt window does.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from . import __version__
+from .resources_path import resource_path
+
+APP_NAME = "Attention Explorer"
+
+
+def create_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
+    app = QtWidgets.QApplication.instance()
+    if app is None:
+        # fractional scale factors (150 %) as they are, for crisp text and lines on high-DPI screens
+        QtWidgets.QApplication.setHighDpiScaleFactorRoundingPolicy(
+            QtCore.Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+        app = QtWidgets.QApplication(argv or sys.argv[:1])
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName("attention-explorer")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("attention-explorer")  # Wayland matches the window to the .desktop entry
+    return app
+
+
+def show_splash() -> QtWidgets.QLabel:
+    """The app's icon on a frameless card, painted immediately.
+
+    Only an image: the first text drawn makes Qt load its font database, which the window has to
+    pay for anyway. A plain label rather than QSplashScreen, whose show() can wait up to a second
+    for the window system to confirm the window is visible.
+    """
+    splash = QtWidgets.QLabel()
+    splash.setWindowFlags(QtCore.Qt.WindowType.SplashScreen | QtCore.Qt.WindowType.FramelessWindowHint)
+    splash.setWindowTitle(APP_NAME)
+    splash.setPixmap(QtGui.QPixmap(str(resource_path("icons", "attention-explorer-256.png"))))
+    splash.adjustSize()
+    screen = QtGui.QGuiApplication.primaryScreen()
+    if screen is not None:
+        splash.move(screen.availableGeometry().center() - splash.rect().center())
+    splash.show()
+    splash.repaint()
+    return splash
+
+
+def run_window(model: str | None = None, sentence: str | None = None) -> int:
+    """Open the window as it was left; a `model` (name or file) or `sentence` given here wins."""
+    app = create_application()
+    splash = show_splash()
+    from .app import MainWindow  # pyqtgraph and the views: the slow part of a start
+    from .controller import Controller
+    from .settings import open_settings
+
+    controller = Controller()
+    window = MainWindow(controller, open_settings())
+    try:
+        if model:
+            controller.open_model(model, sentence)
+        elif sentence is not None:
+            controller.set_sentence(sentence)
+    finally:
+        splash.close()
+    window.show()
+    return app.exec()
