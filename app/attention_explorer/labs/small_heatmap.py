@@ -17,6 +17,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..views import theme
+from ..views.message_label import message_label
 
 CELL_PADDING_PX = 4  # room around a written value inside its cell
 
@@ -122,10 +123,7 @@ class QtSmallHeatmap(QtWidgets.QWidget):
                                         interactive=False, width=12)
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
 
-        self.message = QtWidgets.QLabel("")
-        self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
-        self.message.setWordWrap(True)
-        self.message.hide()
+        self.message = message_label()
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.graphics, 1)

@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
 from . import theme
+from .message_label import message_label
 from .text_layer import Label, TextLayer
 
 BUCKETS = 10
@@ -110,9 +111,7 @@ class QtArcDiagram(QtWidgets.QWidget):
                        RIGHT: TextLayer(anchor=(0.0, 0.5), offset_px=8)}
         for layer in self.labels.values():
             self.view.addItem(layer)
-        self.message = QtWidgets.QLabel("")
-        self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
-        self.message.hide()
+        self.message = message_label()
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -17,6 +17,7 @@ from ..controller import Controller
 from ..engine import Trace
 from . import theme
 from .hatch import MaskHatchItem
+from .message_label import message_label
 from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
 
@@ -113,10 +114,7 @@ class QtHeatmap(QtWidgets.QWidget):
         self.readout = QtWidgets.QLabel(" ")
         self.readout.setObjectName("heatmapReadout")
         self.readout.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.message = QtWidgets.QLabel("")
-        self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
-        self.message.setWordWrap(True)
-        self.message.hide()
+        self.message = message_label()
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
