@@ -15,6 +15,7 @@ from .. import engine
 from ..controller import Controller
 from ..engine import LAYER_KEYS, TABLE_1
 from ..views import theme
+from ..views.plot_style import make_static
 from .lesson_panel import LessonPanel, number_box
 from .number_table import QtNumberTable
 
@@ -62,9 +63,7 @@ class QtCostLesson(LessonPanel):
         self.graphics.setBackground(theme.background())
         self.plot = self.graphics.addPlot()
         self.plot.setLogMode(True, True)
-        self.plot.setMouseEnabled(False, False)
-        self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
+        make_static(self.plot)
         self.plot.setLabel("bottom", "sentence length n")
         self.plot.setLabel("left", "operations per layer")
         self.plot.getAxis("left").enableAutoSIPrefix(False)

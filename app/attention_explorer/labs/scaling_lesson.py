@@ -17,6 +17,7 @@ from ..controller import Controller
 from ..engine import SCALING_MODES, ScalingExperiment, scaling_experiment
 from ..engine.lesson_scaling import MAX_DK, MAX_KEYS, MAX_TRIALS, MIN_DK
 from ..views import theme
+from ..views.plot_style import make_static
 from .lesson_panel import LessonPanel, number_box
 from .number_table import QtNumberTable
 
@@ -77,9 +78,7 @@ class QtScalingLesson(LessonPanel):
         self.mode_plot = self._histogram_plot(1, "divided")
         self.mode_plot.setXLink(self.raw_plot)
         self.bars_plot = self.graphics.addPlot(row=0, col=1, rowspan=2)
-        self.bars_plot.setMouseEnabled(False, False)
-        self.bars_plot.hideButtons()
-        self.bars_plot.setMenuEnabled(False)
+        make_static(self.bars_plot)
         self.bars_plot.setYRange(0, 1, padding=0.02)
         self.bars_plot.setLabel("left", "softmax weight")
         self.bars_plot.setLabel("bottom", "key")
@@ -127,9 +126,7 @@ class QtScalingLesson(LessonPanel):
     # --- drawing --------------------------------------------------------------------------------
     def _histogram_plot(self, row: int, which: str) -> pg.PlotItem:
         plot = self.graphics.addPlot(row=row, col=0)
-        plot.setMouseEnabled(False, False)
-        plot.hideButtons()
-        plot.setMenuEnabled(False)
+        make_static(plot)
         plot.setXRange(-HIST_LIMIT, HIST_LIMIT, padding=0)
         plot.setLabel("left", "share of scores")
         plot.getAxis("left").enableAutoSIPrefix(False)

@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..views import theme
 from ..views.message_label import message_label
+from ..views.plot_style import make_matrix
 
 CELL_PADDING_PX = 4  # room around a written value inside its cell
 
@@ -107,12 +108,7 @@ class QtSmallHeatmap(QtWidgets.QWidget):
         self.graphics.setBackground(theme.background())
         self.graphics.setMinimumSize(*min_size)
         self.plot = self.graphics.addPlot()
-        self.plot.showAxes((True, True, False, False), showValues=(True, True, False, False))
-        self.plot.invertY(True)
-        self.plot.setDefaultPadding(0.0)
-        self.plot.setMouseEnabled(False, False)
-        self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
+        make_matrix(self.plot)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setTransform(QtGui.QTransform().translate(-0.5, -0.5))
         self.plot.addItem(self.image)

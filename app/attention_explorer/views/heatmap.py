@@ -18,6 +18,7 @@ from ..engine import Trace
 from . import theme
 from .hatch import MaskHatchItem
 from .message_label import message_label
+from .plot_style import make_matrix
 from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
 
@@ -85,12 +86,7 @@ class QtHeatmap(QtWidgets.QWidget):
         self.left_axis = TokenAxis("left")
         self.top_axis = TokenAxis("top")
         self.plot = self.graphics.addPlot(axisItems={"left": self.left_axis, "top": self.top_axis})
-        self.plot.showAxes((True, True, False, False), showValues=(True, True, False, False))
-        self.plot.invertY(True)
-        self.plot.setDefaultPadding(0.0)
-        self.plot.setMouseEnabled(False, False)
-        self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
+        make_matrix(self.plot)
         self.plot.getViewBox().setAspectLocked(False)  # fill the pane; a locked square leaves the axes adrift
         self.plot.setLabel("left", "word looking")
         self.plot.setLabel("top", "word looked at")

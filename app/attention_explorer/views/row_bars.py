@@ -8,6 +8,7 @@ from PySide6 import QtWidgets
 
 from ..controller import Controller
 from . import theme
+from .plot_style import make_static
 from .token_axis import TokenAxis
 
 
@@ -21,9 +22,7 @@ class QtRowBars(QtWidgets.QWidget):
         self.graphics.setBackground(theme.background())
         self.axis = TokenAxis("bottom")
         self.plot = self.graphics.addPlot(axisItems={"bottom": self.axis})
-        self.plot.setMouseEnabled(False, False)
-        self.plot.hideButtons()
-        self.plot.setMenuEnabled(False)
+        make_static(self.plot)
         self.plot.setYRange(0, 1, padding=0.02)
         self.plot.setLabel("left", "weight")
         self.plot.getAxis("left").setTicks([[(0, "0"), (0.5, "0.5"), (1, "1")]])  # few: the pane is short

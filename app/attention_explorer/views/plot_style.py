@@ -1,0 +1,20 @@
+"""How our pyqtgraph plots are set up: still pictures to read, not charts to pan and zoom."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+
+
+def make_static(plot: pg.PlotItem) -> None:
+    """No panning, zooming, auto-range button or pyqtgraph context menu (ours is shown instead)."""
+    plot.setMouseEnabled(False, False)
+    plot.hideButtons()
+    plot.setMenuEnabled(False)
+
+
+def make_matrix(plot: pg.PlotItem) -> None:
+    """A matrix plot: labels on the left and top, row 0 at the top, cells flush with the frame."""
+    plot.showAxes((True, True, False, False), showValues=(True, True, False, False))
+    plot.invertY(True)
+    plot.setDefaultPadding(0.0)
+    make_static(plot)
