@@ -87,3 +87,23 @@ def test_the_window_can_stand_alone(qtbot):
     qtbot.addWidget(lessons)
     lessons.show_lesson("cost")
     assert lessons.tabs.tabText(lessons.tabs.currentIndex()) == "Cost"
+
+
+def test_an_empty_sentence_leaves_only_the_message_in_a_lesson(qtbot, window):
+    window.show_lesson("masking")
+    masking = window.lessons_window.panels["masking"]
+    qtbot.waitExposed(window.lessons_window)
+    window.controller.set_sentence("")
+    assert masking.error_line.isVisible() and "empty" in masking.error_line.text()
+    assert not masking.content.isVisible()  # no drawing of a sentence that is gone
+    window.controller.set_sentence("the cat sat")
+    assert not masking.error_line.isVisible() and masking.content.isVisible()
+    assert masking.decoder_scores.row_labels() == ["the", "cat", "sat"]
+
+
+def test_a_lesson_that_needs_no_sentence_keeps_working_without_one(qtbot, window):
+    window.show_lesson("scaling")
+    scaling = window.lessons_window.panels["scaling"]
+    qtbot.waitExposed(window.lessons_window)
+    window.controller.set_sentence("")
+    assert scaling.content.isVisible()

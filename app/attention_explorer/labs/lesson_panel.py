@@ -42,14 +42,15 @@ class LessonPanel(QtWidgets.QWidget):
         self.error_line.setWordWrap(True)
         self.error_line.setStyleSheet(f"color:{ERROR_COLOR};")
         self.error_line.hide()
-        self.body = QtWidgets.QVBoxLayout()
+        self.content = QtWidgets.QWidget()  # the lesson's controls and drawings, under the error line
+        self.body = QtWidgets.QVBoxLayout(self.content)
         self.body.setContentsMargins(0, 0, 0, 0)
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 12, 10)
         layout.addWidget(intro)
         layout.addWidget(self.error_line)
-        layout.addLayout(self.body, 1)
+        layout.addWidget(self.content, 1)
 
         if self.follows_controller:
             controller.trace_changed.connect(self.request_refresh)
@@ -78,8 +79,12 @@ class LessonPanel(QtWidgets.QWidget):
             self.refresh()
         except EngineError as exc:
             self.show_error(str(exc))
+            # Nothing to compute in the main window (empty sentence, no known word): the drawings
+            # would be of a sentence that is gone, so only the message stays.
+            self.content.setVisible(not (self.follows_controller and self.controller.trace is None))
         else:
             self.show_error("")
+            self.content.setVisible(True)
 
     def refresh(self) -> None:
         raise NotImplementedError
