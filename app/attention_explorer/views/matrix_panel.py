@@ -64,6 +64,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self._view: StepView | None = None
         self._head = 0
         self._blocks: list[_Block] = []   # reused from step to step
+        self._arrangement: tuple | None = None  # how the blocks and operators were last laid out
         self._inputs: dict[str, MatrixTable] = {}
         self._results: dict[str, MatrixTable] = {}
         self._hovered: Cell | None = None
@@ -225,28 +226,38 @@ class QtMatrixPanel(QtWidgets.QWidget):
 
     # --- layout ---------------------------------------------------------------------------------
     def _lay_out_tables(self, view: StepView, colormap: str) -> None:
+        tables = (*view.inputs, *view.results)
+        arrangement = (len(view.inputs), len(view.results), view.arrow, tuple(view.ops))
+        if arrangement != self._arrangement:
+            # Only a new arrangement touches the layout: re-adding widgets makes Qt lay out and
+            # repaint the whole window, which an edit of the sentence must not cost.
+            self._arrange_blocks(view, len(tables))
+            self._arrangement = arrangement
+        self._inputs, self._results = {}, {}
+        for i, (table, block) in enumerate(zip(tables, self._blocks, strict=False)):
+            is_result = i >= len(view.inputs)
+            block.show_table(table, colormap, view.fill_by_row and is_result)
+            block.table.setProperty("result_key", table.key if is_result else None)
+            (self._results if is_result else self._inputs)[table.key] = block.table
+
+    def _arrange_blocks(self, view: StepView, count: int) -> None:
+        """Blocks and the operators between them (·, =, ,), left to right."""
         while self.row_layout.count():
             item = self.row_layout.takeAt(0)
             if item.widget() is not None and not isinstance(item.widget(), _Block):
                 item.widget().hide()
                 item.widget().deleteLater()
-        tables = (*view.inputs, *view.results)
-        while len(self._blocks) < len(tables):
+        while len(self._blocks) < count:
             self._blocks.append(self._new_block())
-        for block in self._blocks[len(tables):]:
+        for block in self._blocks[count:]:
             block.hide()
-        self._inputs, self._results = {}, {}
-        for i, (table, block) in enumerate(zip(tables, self._blocks, strict=False)):
-            is_result = i >= len(view.inputs)
+        for i, block in enumerate(self._blocks[:count]):
             if i == len(view.inputs):
                 self._add_operator(view.arrow)
             elif i > len(view.inputs):
                 self._add_operator(",")
             elif i > 0:
                 self._add_operator(view.ops[i - 1])
-            block.show_table(table, colormap, view.fill_by_row and is_result)
-            block.table.setProperty("result_key", table.key if is_result else None)
-            (self._results if is_result else self._inputs)[table.key] = block.table
             self.row_layout.addWidget(block)
             block.show()
         self.row_layout.addStretch(1)

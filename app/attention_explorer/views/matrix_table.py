@@ -178,6 +178,7 @@ class MatrixTable(QtWidgets.QTableView):
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
+        self._fitted_labels: tuple | None = None  # the row and column labels the widths were fitted to
         self.matrix_model = MatrixModel(self)
         self.setModel(self.matrix_model)
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)  # ←/→ stay with the timeline
@@ -252,16 +253,25 @@ class MatrixTable(QtWidgets.QTableView):
                         painter.drawLine(QtCore.QLineF(start, end))
 
     def _fit(self, table: StepTable) -> None:
-        """Column widths from the widest text a column will ever hold, so filling never resizes it."""
+        """Column widths from the widest text a column will ever hold, so filling never resizes it.
+
+        While the table keeps its labels (the user edits a number, a word's values change) columns
+        only grow: a table that shrinks and grows with every keystroke makes the whole window
+        re-lay itself out and repaint, and jitters under the reader's eye.
+        """
         metrics = QtGui.QFontMetrics(self.font())
         header_metrics = QtGui.QFontMetrics(self.horizontalHeader().font())
         texts = self.matrix_model.texts()
+        labels = (tuple(table.rows), tuple(table.cols))
+        same_labels = labels == self._fitted_labels
+        self._fitted_labels = labels
         changed = False
         for col, label in enumerate(table.cols):
             longest = sorted((row[col] for row in texts), key=len)[-3:]  # widths follow lengths closely
             widest = max([header_metrics.horizontalAdvance(label)] + [metrics.horizontalAdvance(t) for t in longest])
-            if self.columnWidth(col) != widest + CELL_PADDING:
-                self.setColumnWidth(col, widest + CELL_PADDING)
+            width = max(widest + CELL_PADDING, self.columnWidth(col)) if same_labels else widest + CELL_PADDING
+            if self.columnWidth(col) != width:
+                self.setColumnWidth(col, width)
                 changed = True
         row_height = metrics.height() + 6
         vertical = self.verticalHeader()
