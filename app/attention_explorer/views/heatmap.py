@@ -14,7 +14,6 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
-from ..engine import Trace
 from . import theme
 from .hatch import MaskHatchItem
 from .message_label import message_label
@@ -157,10 +156,15 @@ class QtHeatmap(QtWidgets.QWidget):
         matrix = trace.matrix(self.controller.matrix, self.controller.head)
         self._shown = matrix
         n_rows, n_cols = matrix.shape
-        display = np.where(np.isfinite(matrix), matrix, np.nan)
+        hatched = trace.mask if trace.mask is not None and self.controller.matrix in ("weights", "masked") else None
+        # Masked cells are left empty (NaN, transparent) and hatched: the trace holds −∞ in the
+        # masked scores and exact zeros in the weights, and a masked pair must not read as 0.
+        shown = np.isfinite(matrix) if hatched is None else np.isfinite(matrix) & ~hatched
+        display = np.where(shown, matrix, np.nan)
         self.image.setImage(display, autoLevels=False)
         self.colorbar.setLevels(self._levels(display))
-        self._set_hatch(trace)
+        self.hatch.color = theme.muted()
+        self.hatch.set_mask(hatched)
         self.left_axis.set_tokens(trace.labels)
         self.top_axis.set_tokens(trace.labels)
         self.plot.setTitle(f"{MATRIX_TITLES[self.controller.matrix]} — head {self.controller.head + 1}"
@@ -177,15 +181,6 @@ class QtHeatmap(QtWidgets.QWidget):
         low, high = float(finite.min()), float(finite.max())
         return (low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high)
 
-    def _set_hatch(self, trace: Trace) -> None:
-        """Masked cells are left empty (NaN, transparent) in the image and hatched."""
-        masked = trace.mask is not None and self.controller.matrix in ("weights", "masked")
-        self.hatch.color = theme.muted()
-        self.hatch.set_mask(trace.mask if masked else None)
-        if masked and self.controller.matrix == "weights":
-            # weights of masked cells are exact zeros in the trace; draw them as masked, not as 0
-            self.image.setImage(np.where(trace.mask, np.nan, self._shown), autoLevels=False)
-
     def _write_values(self, display: np.ndarray) -> None:
         """Each cell's value in black or white, whichever reads better on the cell's colour."""
         labels = []
@@ -194,9 +189,8 @@ class QtHeatmap(QtWidgets.QWidget):
             fraction = np.clip((np.nan_to_num(display, nan=low) - low) / ((high - low) or 1.0), 0.0, 1.0)
             colors = pg.colormap.get(self.controller.colormap).map(fraction.ravel(), mode="float")
             ink = {True: QtGui.QColor("black"), False: QtGui.QColor("white")}
-            masked = self.controller.trace.mask if self.controller.matrix == "weights" else None
             for (row, col), value in np.ndenumerate(display):
-                if not np.isfinite(value) or (masked is not None and masked[row, col]):
+                if not np.isfinite(value):
                     continue
                 r, g, b = colors[row * display.shape[1] + col][:3]
                 labels.append(Label(col, row, f"{value:.2f}", ink[theme.is_light_rgb(r, g, b)]))
