@@ -183,3 +183,12 @@ def test_enter_or_escape_leaves_the_sentence_box_so_keys_drive_the_steps(qtbot, 
     box.setFocus()
     QTest.keyClick(box, QtCore.Qt.Key.Key_Return)
     assert not box.hasFocus() and "\n" not in box.toPlainText()
+
+
+def test_values_are_written_in_cells_only_while_they_fit(qtbot, make_window):
+    window = make_window()
+    assert window.heatmap.values_written()
+    labels = window.heatmap.values.labels()
+    assert len(labels) == 36 and labels[2 * 6 + 1].text == "0.80"  # sat → cat
+    type_sentence(qtbot, window, " ".join(["the cat sat on the mat"] * 7))  # 42 words: cells too small
+    assert not window.heatmap.values_written()

@@ -33,15 +33,6 @@ class TokenAxis(pg.AxisItem):
             self.picture = None  # AxisItem caches its drawing
             self.update()
 
-    def label_rect(self, index: int) -> QtCore.QRectF | None:
-        """Where label `index` was drawn, in this item's coordinates (None if it was not drawn)."""
-        if not 0 <= index < len(self._labels):
-            return None
-        for rect, text in self._text_rects:
-            if text == self._labels[index]:
-                return rect
-        return None
-
     def token_at(self, pos: QtCore.QPointF) -> int | None:
         for rect, text in self._text_rects:
             if rect.adjusted(-2, -2, 2, 2).contains(pos) and text in self._labels:
