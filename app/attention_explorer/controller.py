@@ -15,9 +15,14 @@ from . import engine
 from .engine import SQUARE_MATRICES, EngineError, ModelError, Options, ToyModel, Trace
 from .engine.steps import LAST_STEP
 
+LOOKING = "looking"      # the focused word as the one looking: its row of the weights, where it looks
+LOOKED_AT = "looked_at"  # the focused word as the one looked at: its column, who looks at it
+FOCUS_ROLES = (LOOKING, LOOKED_AT)
+
 
 class Controller(QtCore.QObject):
-    """State: model, sentence, options, trace, hovered/pinned token, matrix shown, head, colour map, step."""
+    """State: model, sentence, options, trace, hovered/pinned token and their roles, matrix shown, head,
+    colour map, step."""
 
     model_changed = QtCore.Signal(object)      # ToyModel
     model_edited = QtCore.Signal(object)       # the same ToyModel, its numbers, words or names changed in place
@@ -27,9 +32,9 @@ class Controller(QtCore.QObject):
     trace_changed = QtCore.Signal(object)      # Trace, or None when there is nothing to show
     error_changed = QtCore.Signal(str)         # "" when the last computation succeeded
     status_changed = QtCore.Signal(str)        # one line saying what ran
-    hovered_changed = QtCore.Signal(object)    # token index or None
-    pinned_changed = QtCore.Signal(object)     # token index or None
-    focus_changed = QtCore.Signal(object)      # hovered, else pinned: the word every view highlights
+    pinned_changed = QtCore.Signal(object)     # token index or None; also sent when only its role changed
+    focus_changed = QtCore.Signal(object)      # hovered, else pinned: the word every view highlights;
+                                               # also sent when only the role changed (see focus_role)
     matrix_changed = QtCore.Signal(str)
     head_changed = QtCore.Signal(int)
     colormap_changed = QtCore.Signal(str)
@@ -47,7 +52,9 @@ class Controller(QtCore.QObject):
         self._error = ""
         self._status = ""
         self._hovered: int | None = None
+        self._hovered_role = LOOKING
         self._pinned: int | None = None
+        self._pinned_role = LOOKING
         self._matrix = "weights"
         self._head = 0
         self._colormap = "viridis"
@@ -100,6 +107,17 @@ class Controller(QtCore.QObject):
     @property
     def focus(self) -> int | None:
         return self._hovered if self._hovered is not None else self._pinned
+
+    @property
+    def focus_role(self) -> str:
+        """LOOKING or LOOKED_AT: whether the focused word is shown as the one looking (its row, where it
+        looks) or the one looked at (its column, who looks at it). The hovered word's role, else the
+        pinned word's; LOOKING when nothing is focused."""
+        if self._hovered is not None:
+            return self._hovered_role
+        if self._pinned is not None:
+            return self._pinned_role
+        return LOOKING
 
     @property
     def matrix(self) -> str:
@@ -155,25 +173,30 @@ class Controller(QtCore.QObject):
     def update_options(self, **changes) -> None:
         self.set_options(self._options.with_changes(**changes))
 
-    def set_hovered(self, index: int | None) -> None:
-        if index == self._hovered:
+    def set_hovered(self, index: int | None, role: str = LOOKING) -> None:
+        """The word under the mouse, as the one looking or the one looked at; None when the mouse left.
+        An index past the last word (a view hovered while the sentence shrank) counts as None."""
+        index, role = self._checked(index, role)
+        if (index, role) == (self._hovered, self._hovered_role):
             return
-        old_focus = self.focus
-        self._hovered = index
-        self.hovered_changed.emit(index)
+        old_focus = self._focus_key()
+        self._hovered, self._hovered_role = index, role
         self._emit_focus_if_changed(old_focus)
 
-    def set_pinned(self, index: int | None) -> None:
-        if index == self._pinned:
+    def set_pinned(self, index: int | None, role: str = LOOKING) -> None:
+        """The word kept in focus when the mouse is elsewhere (a click), or None."""
+        index, role = self._checked(index, role)
+        if (index, role) == (self._pinned, self._pinned_role):
             return
-        old_focus = self.focus
-        self._pinned = index
+        old_focus = self._focus_key()
+        self._pinned, self._pinned_role = index, role
         self.pinned_changed.emit(index)
         self._emit_focus_if_changed(old_focus)
 
-    def toggle_pinned(self, index: int) -> None:
-        """Click a word to pin it; click it again to unpin."""
-        self.set_pinned(None if self._pinned == index else index)
+    def toggle_pinned(self, index: int, role: str = LOOKING) -> None:
+        """Click a word to pin it; click it again in the same role to unpin (in the other role: switch)."""
+        same = (index, role) == (self._pinned, self._pinned_role)
+        self.set_pinned(None if same else index, role)
 
     def set_matrix(self, name: str) -> None:
         if name not in SQUARE_MATRICES:
@@ -234,14 +257,28 @@ class Controller(QtCore.QObject):
         self.trace_changed.emit(trace)
 
     def _clear_tokens_out_of_range(self) -> None:
-        n = self._trace.n if self._trace else 0
+        """After the sentence shrank (or failed), a hovered or pinned index past the last word is dropped."""
+        n = self._token_count()
         if self._hovered is not None and self._hovered >= n:
             self.set_hovered(None)
         if self._pinned is not None and self._pinned >= n:
             self.set_pinned(None)
 
-    def _emit_focus_if_changed(self, old_focus: int | None) -> None:
-        if self.focus != old_focus:
+    def _token_count(self) -> int:
+        return self._trace.n if self._trace else 0
+
+    def _checked(self, index: int | None, role: str) -> tuple[int | None, str]:
+        if role not in FOCUS_ROLES:
+            raise ValueError(f"a focus role is one of {', '.join(FOCUS_ROLES)}, not {role!r}")
+        if index is None or not 0 <= index < self._token_count():
+            return None, LOOKING
+        return index, role
+
+    def _focus_key(self) -> tuple[int | None, str]:
+        return self.focus, self.focus_role
+
+    def _emit_focus_if_changed(self, old_focus: tuple[int | None, str]) -> None:
+        if self._focus_key() != old_focus:
             self.focus_changed.emit(self.focus)
 
     def _set_error(self, error: str) -> None:
