@@ -1,9 +1,17 @@
-"""Rendering views to image files without a display, for `attention-explorer export`."""
+"""Rendering views to image files without a display, for `attention-explorer export`.
+
+The Qt objects made here live only for one export and are destroyed, children before parents, before
+the function returns. Left for the interpreter's shutdown, they were torn down in an arbitrary order
+after the application object, and a view's Python overrides ran on half-destroyed C++ objects: the
+file was complete but the process died with a segmentation fault.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 
 from .engine import Options, ToyModel
 
@@ -47,11 +55,23 @@ def build_view(name: str, controller):
     return view
 
 
-def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str, head: int,
-                path: str, scale: int, transparent: bool) -> None:
-    """Write `view` of this computation to `path` (.png or .svg; .gif plays the steps view through)."""
+def destroy_now(*objects) -> None:
+    """Delete these Qt objects (and their children) at once, not at the next turn of an event loop
+    that a headless export never runs again."""
+    from PySide6 import QtCore
+
+    for obj in objects:
+        if hasattr(obj, "close"):
+            obj.close()
+        obj.deleteLater()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+
+
+@contextlib.contextmanager
+def offscreen_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str,
+                   head: int) -> Iterator[object]:
+    """A controller and one view of this computation, destroyed when the block ends."""
     from .controller import Controller
-    from .export import export_view_file
 
     ensure_application()
     controller = Controller(model, sentence, options)
@@ -59,7 +79,15 @@ def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, 
     controller.set_head(head)
     widget = build_view(view, controller)
     try:
-        export_view_file(widget, path, scale, transparent)
+        yield widget
     finally:
-        widget.close()
-        widget.deleteLater()
+        destroy_now(widget, controller)
+
+
+def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str, head: int,
+                path: str, scale: int, transparent: bool) -> None:
+    """Write `view` of this computation to `path` (.png or .svg; .gif plays the steps view through)."""
+    from .export import export_view_file
+
+    with offscreen_view(model, sentence, options, view=view, matrix=matrix, head=head) as widget:
+        export_view_file(widget, path, scale, transparent)
