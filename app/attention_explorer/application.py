@@ -56,7 +56,11 @@ def run_window(model: str | None = None, sentence: str | None = None) -> int:
     splash = show_splash()
     from .app import MainWindow  # pyqtgraph and the views: the slow part of a start
     from .controller import Controller
+    from .crash_handler import CrashHandler, default_log_dir
     from .settings import open_settings
+    from .views.crash_dialog import show_crash_dialog
+
+    crash_handler = CrashHandler(default_log_dir(), show_crash_dialog, app).install()
 
     controller = Controller()
     window = MainWindow(controller, open_settings())
@@ -68,4 +72,7 @@ def run_window(model: str | None = None, sentence: str | None = None) -> int:
     finally:
         splash.close()
     window.show()
-    return app.exec()
+    try:
+        return app.exec()
+    finally:
+        crash_handler.uninstall()

@@ -1,0 +1,144 @@
+"""The crash handler: an uncaught error is logged in full, shown in one dialog, and the app goes on.
+
+pytest-qt captures exceptions raised inside Qt during a test, so the handler is called directly here
+with a real exception, as sys.excepthook and threading.excepthook would call it.
+"""
+
+import sys
+import threading
+
+import pytest
+import shiboken6
+from PySide6 import QtWidgets
+
+from attention_explorer.crash_handler import LOG_FILE_NAME, NATIVE_CRASH_FILE_NAME, CrashHandler, default_log_dir
+from attention_explorer.views.crash_dialog import QtCrashDialog, show_crash_dialog
+
+
+def _raised(exc: BaseException):
+    try:
+        raise exc
+    except BaseException as caught:  # noqa: BLE001 - we want the traceback of any kind
+        return type(caught), caught, caught.__traceback__
+
+
+@pytest.fixture
+def handler(qtbot, tmp_path):
+    shown = []
+
+    def show(summary, details, log_path):
+        dialog = show_crash_dialog(summary, details, log_path)
+        shown.append(dialog)
+        return dialog
+
+    crash = CrashHandler(tmp_path / "log", show).install()
+    crash.shown = shown
+    yield crash
+    crash.uninstall()
+    for dialog in shown:
+        if shiboken6.isValid(dialog):  # closed ones delete themselves
+            dialog.close()
+
+
+def test_install_takes_both_hooks_and_uninstall_gives_them_back(tmp_path):
+    before = (sys.excepthook, threading.excepthook)
+    crash = CrashHandler(tmp_path / "log").install()
+    assert sys.excepthook == crash.handle
+    assert threading.excepthook == crash._handle_thread
+    assert (tmp_path / "log" / NATIVE_CRASH_FILE_NAME).exists(), "faulthandler writes into the log folder"
+    crash.uninstall()
+    assert (sys.excepthook, threading.excepthook) == before
+
+
+def test_an_error_is_logged_with_its_traceback_and_shown_in_a_dialog(handler, qtbot):
+    handler.handle(*_raised(ZeroDivisionError("division by zero")))
+    qtbot.waitUntil(lambda: len(handler.shown) == 1)
+    log = (handler.log_dir / LOG_FILE_NAME).read_text()
+    assert "Traceback (most recent call last)" in log and "ZeroDivisionError: division by zero" in log
+    assert "_raised" in log, "the log names the function that raised"
+    dialog = handler.shown[0]
+    assert dialog.isVisible() and not dialog.isModal()
+    assert dialog.message.text() == "ZeroDivisionError: division by zero"
+    assert str(handler.log_dir / LOG_FILE_NAME) in dialog.log_line.text()
+
+
+def test_copy_details_puts_the_traceback_on_the_clipboard(handler, qtbot):
+    handler.handle(*_raised(KeyError("head")))
+    qtbot.waitUntil(lambda: len(handler.shown) == 1)
+    handler.shown[0].copy_button.click()
+    copied = QtWidgets.QApplication.clipboard().text()
+    assert copied.startswith("Attention Explorer ") and "KeyError: 'head'" in copied
+    assert "Traceback (most recent call last)" in copied
+
+
+def test_an_error_storm_gives_one_dialog_with_a_count(handler, qtbot):
+    for number in range(50):
+        handler.handle(*_raised(RuntimeError(f"paint failed {number}")))
+    qtbot.waitUntil(lambda: bool(handler.shown) and handler.shown[0].repeats == 49)
+    assert len(handler.shown) == 1
+    dialog = handler.shown[0]
+    assert dialog.repeat_line.text() == "49 more errors since, the last: RuntimeError: paint failed 49"
+    assert dialog.details.count("Traceback") == 2, "the first and the latest report, not all fifty"
+    assert (handler.log_dir / LOG_FILE_NAME).read_text().count("RuntimeError: paint failed") == 50
+
+
+def test_after_the_dialog_is_closed_the_next_error_opens_a_new_one(handler, qtbot):
+    handler.handle(*_raised(ValueError("first")))
+    qtbot.waitUntil(lambda: len(handler.shown) == 1)
+    handler.shown[0].close()
+    handler.handle(*_raised(ValueError("second")))
+    qtbot.waitUntil(lambda: len(handler.shown) == 2)
+    assert handler.shown[1].message.text() == "ValueError: second"
+
+
+def test_an_error_in_a_worker_thread_reaches_the_same_dialog(handler, qtbot):
+    def work():
+        raise OSError("disk gone")
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: len(handler.shown) == 1)
+    assert handler.shown[0].message.text() == "OSError: disk gone"
+    assert "in work" in (handler.log_dir / LOG_FILE_NAME).read_text()
+
+
+def test_the_window_keeps_its_state_after_an_error(handler, qtbot, make_window_for_crash):
+    window = make_window_for_crash
+    window.controller.set_sentence("the cat sat")
+    handler.handle(*_raised(RuntimeError("boom")))
+    qtbot.waitUntil(lambda: len(handler.shown) == 1)
+    assert window.controller.sentence == "the cat sat"
+    assert window.sentence_box.toPlainText() == "the cat sat"
+    assert window.controller.trace.tokens == ["the", "cat", "sat"]
+
+
+def test_an_unwritable_log_folder_still_shows_the_dialog(qtbot, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    shown = []
+    crash = CrashHandler(blocker / "log", lambda *a: shown.append(a) or QtCrashDialog(*a)).install()
+    try:
+        assert "cannot write the log" in capsys.readouterr().err
+        crash.handle(*_raised(ValueError("no log")))
+        qtbot.waitUntil(lambda: len(shown) == 1)
+        assert shown[0][0] == "ValueError: no log"
+    finally:
+        crash.uninstall()
+
+
+def test_the_default_log_folder_is_the_apps_local_data_folder():
+    assert default_log_dir().name == "log"
+
+
+@pytest.fixture
+def make_window_for_crash(qtbot, tmp_path):
+    from PySide6 import QtCore
+
+    from attention_explorer.app import MainWindow
+    from attention_explorer.controller import Controller
+
+    window = MainWindow(Controller(), QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    return window
