@@ -1,14 +1,29 @@
-"""What the app remembers between runs (QSettings): window geometry, model, sentence, options, colours."""
+"""What the app remembers between runs (QSettings): window geometry, model, sentence, options, colours.
+
+Saved settings come from a file anyone (or a crash, or an older version) may have changed, so each
+key is read on its own: a value that cannot be used falls back to its default, the key is dropped
+from the file, and the window's status bar says which ones. Nothing in the file can stop the app
+from starting.
+"""
 
 from __future__ import annotations
 
-import contextlib
+from collections.abc import Callable
 
 from PySide6 import QtCore, QtWidgets
 
 from .controller import Controller
 from .engine import EngineError, ModelError
 from .views import theme
+
+# A remembered sentence longer than this is not restored: the window would take long to open on it.
+MAX_SAVED_SENTENCE_CHARS = 20_000
+
+OPTION_FLAGS = ("scale", "causal", "positional")
+
+
+class BadSetting(ValueError):
+    """A saved value that cannot be used; the message says why, for the status note."""
 
 
 def open_settings() -> QtCore.QSettings:
@@ -28,42 +43,82 @@ def save_settings(settings: QtCore.QSettings, controller: Controller, window: Qt
     settings.sync()
 
 
-def restore_settings(settings: QtCore.QSettings, controller: Controller, window: QtWidgets.QMainWindow) -> None:
-    """Bring back the last session; anything stale or damaged is skipped, never fatal."""
-    geometry = settings.value("window/geometry")
-    if geometry is not None:
-        window.restoreGeometry(geometry)
-    state = settings.value("window/state")
-    if state is not None:
-        window.restoreState(state)
-    source = settings.value("model/source")
-    if source:
-        with contextlib.suppress(ModelError):  # the remembered file is gone or damaged: keep the default
-            controller.open_model(str(source))
-    sentence = settings.value("model/sentence")
-    if sentence is not None:
-        controller.set_sentence(str(sentence))
-    options = {name: _bool(settings.value(f"options/{name}"))
-               for name in ("scale", "causal", "positional") if settings.value(f"options/{name}") is not None}
-    try:
-        heads = settings.value("options/heads")
-        if heads is not None:
-            options["heads"] = int(heads)
-        controller.update_options(**options)
-    except (EngineError, ValueError, TypeError):
-        pass  # e.g. a head count that does not fit the model any more
-    matrix = settings.value("view/matrix")
-    if matrix:
-        with contextlib.suppress(ValueError):
-            controller.set_matrix(str(matrix))
-    head = settings.value("view/head")
-    if head is not None:
-        controller.set_head(int(head))
-    colormap = settings.value("view/colormap")
-    if colormap in theme.COLORMAPS:
-        controller.set_colormap(str(colormap))
+def restore_settings(settings: QtCore.QSettings, controller: Controller, window: QtWidgets.QMainWindow) -> list[str]:
+    """Bring back the last session, key by key; return the keys that were reset (also noted in the
+    window's status bar). The model comes first: the sentence, options and head are read against it."""
+    readers: list[tuple[str, Callable[[object], None]]] = [
+        ("window/geometry", lambda v: _restore_bytes(window.restoreGeometry, v)),
+        ("window/state", lambda v: _restore_bytes(window.restoreState, v)),
+        ("model/source", lambda v: controller.open_model(_text(v))),
+        ("model/sentence", lambda v: controller.set_sentence(_sentence(v))),
+    ]
+    readers += [(f"options/{name}", lambda v, n=name: controller.update_options(**{n: _bool(v)}))
+                for name in OPTION_FLAGS]
+    readers += [
+        ("options/heads", lambda v: controller.update_options(heads=_int(v))),
+        ("view/matrix", lambda v: controller.set_matrix(_text(v))),
+        ("view/head", lambda v: _set_head(controller, _int(v))),
+        ("view/colormap", lambda v: _set_colormap(controller, _text(v))),
+    ]
+    reset = []
+    for key, restore in readers:
+        try:
+            value = settings.value(key)
+            if value is None:
+                continue
+            restore(value)
+        except (BadSetting, EngineError, ModelError, OSError, RecursionError, ValueError, TypeError,
+                MemoryError, UnicodeError):
+            # each key alone: a damaged one is dropped and the rest still come back
+            settings.remove(key)
+            reset.append(key)
+    if reset:
+        window.statusBar().showMessage(f"Some saved settings could not be used and were reset: {', '.join(reset)}")
+    return reset
 
 
-def _bool(value) -> bool:
-    """QSettings gives back "true"/"false" strings from INI files."""
-    return value if isinstance(value, bool) else str(value).lower() in ("true", "1")
+def _restore_bytes(restore: Callable[[QtCore.QByteArray], bool], value: object) -> None:
+    if not isinstance(value, QtCore.QByteArray | bytes) or not restore(value):
+        raise BadSetting("not a saved window layout")
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise BadSetting(f"expected a text, found {type(value).__name__}")
+    return value
+
+
+def _sentence(value: object) -> str:
+    if not isinstance(value, str):
+        raise BadSetting(f"expected a text, found {type(value).__name__}")
+    if len(value) > MAX_SAVED_SENTENCE_CHARS:
+        raise BadSetting(f"{len(value):,} characters, more than {MAX_SAVED_SENTENCE_CHARS:,}")
+    return value
+
+
+def _bool(value: object) -> bool:
+    """QSettings gives back "true"/"false" strings from INI files; anything else is damage."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false", "1", "0"):
+        raise BadSetting(f"not true or false: {value!r}")
+    return text in ("true", "1")
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise BadSetting(f"not a whole number: {value!r}")
+    return int(value)
+
+
+def _set_head(controller: Controller, head: int) -> None:
+    if not 0 <= head < controller.options.heads:
+        raise BadSetting(f"no head {head} with {controller.options.heads} heads")
+    controller.set_head(head)
+
+
+def _set_colormap(controller: Controller, name: str) -> None:
+    if name not in theme.COLORMAPS:
+        raise BadSetting(f"no colour map called {name!r}")
+    controller.set_colormap(name)
