@@ -129,3 +129,10 @@ def test_a_bad_feature_name_is_refused(model, name, reason):
     with pytest.raises(ModelError, match=reason):
         model_edits.rename_feature(model, 0, name)
     assert model.features == ["animal", "action", "small"]
+
+
+def test_a_word_beyond_the_vocabulary_limit_is_refused(model, monkeypatch):
+    monkeypatch.setattr(model_edits, "MAX_WORDS", len(model.vocabulary))
+    with pytest.raises(ModelError, match="^word: the vocabulary is full; a model may have at most 3 words$"):
+        model_edits.add_word(model, "owls", [0, 0, 0])
+    assert "owls" not in model.vocabulary

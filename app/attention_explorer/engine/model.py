@@ -13,11 +13,14 @@ File format (JSON object)::
     }
 
 Extra keys (for example "seed" and "notes") are kept and written back unchanged.
-Every number must be finite and within ±VALUE_LIMIT, whether it comes from a file or the editor.
+Every number must be finite and within ±VALUE_LIMIT, whether it comes from a file or the editor;
+the file is standard JSON (no NaN or Infinity, anywhere), with no key twice in one object, and a
+model stays within the sizes of engine.limits (features, projection columns, words).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -28,7 +31,10 @@ import numpy as np
 
 from .atomic_write import write_text_atomically
 from .errors import ModelError
+from .limits import MAX_FEATURES, MAX_PROJECTION_COLUMNS, MAX_WORDS
 from .options import Options
+from .safe_read import json_place, parse_json, read_user_text
+from .tokenizer import is_word
 
 FORMAT_NAME = "attention-explorer-model"
 FORMAT_VERSION = 1
@@ -37,6 +43,7 @@ WEIGHT_FIELDS = ("w_q", "w_k", "w_v")
 # (x·W_Q·W_K·x, or x·W_V·W_O) stays hundreds of orders of magnitude below float64 overflow,
 # so no typed value can turn the heatmap into inf or NaN.
 VALUE_LIMIT = 1e6
+_PLAIN_NUMBERS = {int, float}  # exactly these types: bool is a subclass of int but not a number here
 _KNOWN_KEYS = {"format", "version", "name", "description", "features", "vocabulary", "w_q", "w_k", "w_v",
                "w_o", "defaults"}
 
@@ -82,10 +89,14 @@ class ToyModel:
 def model_from_dict(data: object) -> ToyModel:
     """Validate `data` (parsed JSON) and build a model; raise ModelError naming the first bad field."""
     if not isinstance(data, dict):
-        raise ModelError("the file must hold a JSON object (a model), not a " + type(data).__name__)
+        raise ModelError(f"the file must hold a JSON object (a model), not {_shown(data)}")
     fmt = data.get("format", FORMAT_NAME)
     if fmt != FORMAT_NAME:
-        raise ModelError(f"format: expected {FORMAT_NAME!r}, found {fmt!r}")
+        raise ModelError(f"format: expected {FORMAT_NAME!r}, found {_shown(fmt)}")
+    version = data.get("version", FORMAT_VERSION)
+    if isinstance(version, bool) or version != FORMAT_VERSION:
+        raise ModelError(f"version: {_shown(version)} is not a version this app reads; it reads version "
+                         f"{FORMAT_VERSION} (a newer app may have written this file)")
     for key in ("name", "features", "vocabulary", "w_q", "w_k", "w_v"):
         if key not in data:
             raise ModelError(f"{key}: missing (a model needs name, features, vocabulary, w_q, w_k and w_v)")
@@ -101,7 +112,10 @@ def model_from_dict(data: object) -> ToyModel:
     w_v = _matrix("w_v", data["w_v"], rows=d_model, cols=d_proj)
     w_o = data.get("w_o")
     if w_o is not None:
-        w_o = _matrix("w_o", w_o, rows=d_proj, cols=d_model)
+        w_o = _matrix("w_o", w_o, rows=d_proj, cols=d_model, row_unit="projection column", col_unit="feature")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ModelError(f"description: must be a text, not {_shown(description)}")
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         raise ModelError("defaults: must be an object")
@@ -110,8 +124,8 @@ def model_from_dict(data: object) -> ToyModel:
         raise ModelError("defaults.sentence: must be a text")
     options = _options(defaults, d_proj)
     extra = {k: v for k, v in data.items() if k not in _KNOWN_KEYS}
-    return ToyModel(name.strip(), features, vocabulary, w_q, w_k, w_v, w_o, sentence, options,
-                    str(data.get("description", "")), extra)
+    _check_finite(extra, "")
+    return ToyModel(name.strip(), features, vocabulary, w_q, w_k, w_v, w_o, sentence, options, description, extra)
 
 
 def model_to_dict(model: ToyModel) -> dict:
@@ -135,20 +149,13 @@ def model_to_dict(model: ToyModel) -> dict:
 
 
 def load_model(path: str | os.PathLike) -> ToyModel:
-    """Read and validate a model file. Any problem raises ModelError with a one-line reason."""
+    """Read and validate a model file. Any problem raises ModelError with a one-line reason.
+
+    The file is read through engine.safe_read: only a regular file of bounded size and nesting.
+    """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ModelError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError(f"{path}: cannot be read ({_reason(exc)})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{path.name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except ValueError as exc:  # e.g. an integer of thousands of digits
-        raise ModelError(f"{path.name}: not usable JSON ({exc})") from None
+    data = parse_json(read_user_text(path, "model file", error=ModelError), path.name, "model file",
+                      error=ModelError)
     try:
         return model_from_dict(data)
     except ModelError as exc:
@@ -156,8 +163,12 @@ def load_model(path: str | os.PathLike) -> ToyModel:
 
 
 def model_to_json(model: ToyModel) -> str:
-    """The text of a model file."""
-    return json.dumps(model_to_dict(model), indent=1, ensure_ascii=False) + "\n"
+    """The text of a model file: standard JSON only, so any JSON reader can read it back."""
+    try:
+        return json.dumps(model_to_dict(model), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError:  # only an extra key set by code can still hold NaN or Infinity
+        _check_finite(model.extra, "")
+        raise
 
 
 def save_model(model: ToyModel, path: str | os.PathLike) -> None:
@@ -168,7 +179,7 @@ def save_model(model: ToyModel, path: str | os.PathLike) -> None:
 def check_number(where: str, x: object) -> float:
     """One number of a model: a real number (not a bool), finite, and within ±VALUE_LIMIT."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise ModelError(f"{where}: {x!r} is not a number")
+        raise ModelError(f"{where}: {_shown(x)} is not a number")
     if isinstance(x, float) and not math.isfinite(x):
         raise ModelError(f"{where}: {x} is not a finite number")
     if abs(x) > VALUE_LIMIT:  # checked before float(), which overflows on a huge JSON integer
@@ -178,14 +189,32 @@ def check_number(where: str, x: object) -> float:
     return float(x)
 
 
-def _reason(exc: BaseException) -> str:
-    return getattr(exc, "strerror", None) or str(exc)
+def _shown(value: object) -> str:
+    """A JSON value as a message names it, in JSON's words: null, true, "a list", 'x'."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return repr(value)
+
+
+def _check_finite(value: object, place: str) -> None:
+    """Refuse NaN and Infinity anywhere in `value` (extra keys too): a file must stay standard JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ModelError(f"{place}: {value} is not a finite number; standard JSON has no NaN or Infinity")
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in children:
+        _check_finite(child, json_place(place, key))
 
 
 def check_features(value: object) -> list[str]:
     """The feature names, stripped; each non-empty and none twice (also checks a renamed feature)."""
     if not isinstance(value, list) or not value:
         raise ModelError("features: must be a non-empty list of names")
+    if len(value) > MAX_FEATURES:
+        raise ModelError(f"features: {len(value):,} features; a model may have at most {MAX_FEATURES}")
     names = []
     for i, name in enumerate(value):
         if not isinstance(name, str) or not name.strip():
@@ -200,33 +229,47 @@ def check_features(value: object) -> list[str]:
 def _vocabulary(value: object, d_model: int) -> dict[str, np.ndarray]:
     if not isinstance(value, dict) or not value:
         raise ModelError("vocabulary: must be a non-empty object of word → embedding")
+    if len(value) > MAX_WORDS:
+        raise ModelError(f"vocabulary: {len(value):,} words; a model may have at most {MAX_WORDS:,}")
     vocabulary = {}
     for word, row in value.items():
-        if not word or word != word.casefold() or any(ch.isspace() for ch in word):
-            raise ModelError(f"vocabulary[{word!r}]: words must be lower-case, without spaces")
-        vocabulary[word] = _vector(f"vocabulary[{word!r}]", row, d_model)
+        if not is_word(word):
+            raise ModelError(f"vocabulary[{word!r}]: can never be typed as one word; a word is lower-case "
+                             "letters and digits (an apostrophe may join two parts, as in it's)")
+        vocabulary[word] = _vector(f"vocabulary[{word!r}]", row, d_model, "feature")
     return vocabulary
 
 
-def _vector(where: str, row: object, length: int) -> np.ndarray:
+def _vector(where: str, row: object, length: int, unit: str) -> np.ndarray:
+    """A row of `length` numbers, one per `unit` (feature, projection column)."""
     if not isinstance(row, list):
-        raise ModelError(f"{where}: must be a list of {length} numbers")
+        raise ModelError(f"{where}: must be a list of {length} numbers, not {_shown(row)}")
     if len(row) != length:
-        raise ModelError(f"{where}: expected {length} numbers (one per feature), found {len(row)}")
+        raise ModelError(f"{where}: expected {length} numbers (one per {unit}), found {len(row)}")
+    if set(map(type, row)) <= _PLAIN_NUMBERS:  # the usual case, checked as a whole (a large file loads fast)
+        with contextlib.suppress(OverflowError):  # an integer too large for a float: named below
+            values = np.array(row, dtype=np.float64)
+            if np.all(np.abs(values) <= VALUE_LIMIT):  # False for NaN too
+                return values
     return np.array([check_number(f"{where}[{j}]", x) for j, x in enumerate(row)], dtype=np.float64)
 
 
-def _matrix(where: str, value: object, rows: int, cols: int | None = None) -> np.ndarray:
+def _matrix(where: str, value: object, rows: int, cols: int | None = None, *,
+            row_unit: str = "feature", col_unit: str = "projection column") -> np.ndarray:
+    """A rows × cols matrix; with `cols` None, the first row sets it (at most MAX_PROJECTION_COLUMNS)."""
     if not isinstance(value, list) or not value:
-        raise ModelError(f"{where}: must be a list of rows")
+        raise ModelError(f"{where}: must be a list of rows, not {_shown(value)}")
     if len(value) != rows:
-        raise ModelError(f"{where}: expected {rows} rows, found {len(value)}")
+        raise ModelError(f"{where}: expected {rows} rows (one per {row_unit}), found {len(value)}")
     if cols is None:
         first = value[0]
         if not isinstance(first, list) or not first:
             raise ModelError(f"{where}[0]: must be a non-empty list of numbers")
         cols = len(first)
-    return np.stack([_vector(f"{where}[{i}]", row, cols) for i, row in enumerate(value)])
+        if cols > MAX_PROJECTION_COLUMNS:
+            raise ModelError(f"{where}: {cols:,} projection columns; a model may have at most "
+                             f"{MAX_PROJECTION_COLUMNS}")
+    return np.stack([_vector(f"{where}[{i}]", row, cols, col_unit) for i, row in enumerate(value)])
 
 
 def _options(defaults: dict, d_proj: int) -> Options:

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .errors import ModelError
+from .limits import MAX_WORDS
 from .model import VALUE_LIMIT, ToyModel, check_features, check_number
 from .tokenizer import is_word
 
@@ -94,6 +95,8 @@ def check_new_word(model: ToyModel, word: str, row: list) -> tuple[str, np.ndarr
                          "(an apostrophe may join two parts, as in it's)")
     if name in model.vocabulary:
         raise ModelError(f"word: {name!r} is already in the vocabulary")
+    if len(model.vocabulary) >= MAX_WORDS:
+        raise ModelError(f"word: the vocabulary is full; a model may have at most {MAX_WORDS:,} words")
     if len(row) != model.d_model:
         raise ModelError(f"{name!r}: expected {model.d_model} values (one per feature), found {len(row)}")
     embedding = [parse_number(x, f"{name!r}, feature {f!r}") for f, x in zip(model.features, row, strict=True)]
