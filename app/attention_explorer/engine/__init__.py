@@ -45,6 +45,14 @@ from .lesson_word_order import (
     order_between,
     shuffle_words,
 )
+from .limits import (
+    MAX_FEATURES,
+    MAX_FILE_BYTES,
+    MAX_PROJECTION_COLUMNS,
+    MAX_SENTENCE_CHARS,
+    MAX_SENTENCE_WORDS,
+    MAX_WORDS,
+)
 from .model import ToyModel, load_model, model_from_dict, model_to_dict, save_model
 from .options import Options
 from .positional import sinusoidal_encoding
@@ -53,6 +61,8 @@ from .tokenizer import Tokenized, Word, nearest_words, token_labels, tokenize
 from .trace import HEAD_MATRICES, SQUARE_MATRICES, HeadTrace, Trace
 
 __all__ = [
+    "MAX_FEATURES", "MAX_FILE_BYTES", "MAX_PROJECTION_COLUMNS", "MAX_SENTENCE_CHARS", "MAX_SENTENCE_WORDS",
+    "MAX_WORDS",
     "HEAD_MATRICES", "SQUARE_MATRICES", "EngineError", "HeadTrace", "ModelError", "Options", "OptionsError",
     "SentenceError", "ToyModel", "Tokenized", "Trace", "Word", "apply_mask", "builtin_model_names", "causal_mask",
     "head_columns", "load_builtin", "load_model", "model_from_dict", "model_to_dict", "multi_head_attention",

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .errors import OptionsError, SentenceError
+from .limits import MAX_SENTENCE_CHARS, MAX_SENTENCE_WORDS
 from .model import ToyModel
 from .options import Options
 from .positional import sinusoidal_encoding
@@ -59,11 +60,18 @@ def multi_head_attention(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: n
 def run(model: ToyModel, sentence: str, options: Options | None = None) -> Trace:
     """Tokenise `sentence` with `model`'s vocabulary and compute attention over its known words.
 
-    Raises SentenceError when there is nothing to compute, OptionsError when the options do not fit.
+    Raises SentenceError when there is nothing to compute or the sentence is longer than
+    MAX_SENTENCE_WORDS words (or MAX_SENTENCE_CHARS characters), OptionsError when the options do not fit.
     """
     options = model.default_options if options is None else options
+    if len(sentence) > MAX_SENTENCE_CHARS:  # checked first: splitting a megabyte into words takes a second
+        raise SentenceError(f"this sentence has {len(sentence):,} characters; toy models take at most "
+                            f"{MAX_SENTENCE_CHARS:,}: shorten it")
     words = tokenize(sentence, model.vocabulary)
     tokens = words.tokens
+    if len(words.words) > MAX_SENTENCE_WORDS:
+        raise SentenceError(f"this sentence has {len(words.words):,} words; toy models take at most "
+                            f"{MAX_SENTENCE_WORDS:,}: shorten it")
     if not words.words:
         raise SentenceError("the sentence is empty: type a few words, e.g. " + repr(model.default_sentence))
     if not tokens:

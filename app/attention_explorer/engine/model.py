@@ -31,7 +31,7 @@ import numpy as np
 
 from .atomic_write import write_text_atomically
 from .errors import ModelError
-from .limits import MAX_FEATURES, MAX_PROJECTION_COLUMNS, MAX_WORDS
+from .limits import MAX_FEATURES, MAX_PROJECTION_COLUMNS, MAX_SENTENCE_CHARS, MAX_WORDS
 from .options import Options
 from .safe_read import json_place, parse_json, read_user_text
 from .tokenizer import is_word
@@ -121,7 +121,10 @@ def model_from_dict(data: object) -> ToyModel:
         raise ModelError("defaults: must be an object")
     sentence = defaults.get("sentence", " ".join(list(vocabulary)[:3]))
     if not isinstance(sentence, str):
-        raise ModelError("defaults.sentence: must be a text")
+        raise ModelError(f"defaults.sentence: must be a text, not {_shown(sentence)}")
+    if len(sentence) > MAX_SENTENCE_CHARS:
+        raise ModelError(f"defaults.sentence: {len(sentence):,} characters; a sentence may have at most "
+                         f"{MAX_SENTENCE_CHARS:,}")
     options = _options(defaults, d_proj)
     extra = {k: v for k, v in data.items() if k not in _KNOWN_KEYS}
     _check_finite(extra, "")
