@@ -13,14 +13,8 @@ from .controller import Controller
 from .editing import ModelEditor
 from .engine import SQUARE_MATRICES, ModelError
 from .engine.steps import ARCS_FROM_STEP, LAST_STEP, STEPS, heatmap_matrix, step_index
-from .export import (
-    ExportError,
-    copy_image_to_clipboard,
-    export_view_file,
-    matrix_to_csv,
-    trace_to_json,
-    write_text,
-)
+from .export import ExportError, write_matrix_csv, write_trace_json
+from .image_export import copy_image_to_clipboard, export_view_file
 from .labs.lessons_window import LESSONS, QtLessonsWindow
 from .resources_path import resource_path
 from .settings import restore_settings, save_settings
@@ -264,9 +258,9 @@ class MainWindow(QtWidgets.QMainWindow):
                     path += ".png"
                 export_view_file(self.views[kind], path, scale, transparent)
             elif kind == "csv":
-                write_text(path, matrix_to_csv(trace, self.controller.matrix, self.controller.head))
+                write_matrix_csv(path, trace, self.controller.matrix, self.controller.head)
             else:
-                write_text(path, trace_to_json(trace))
+                write_trace_json(path, trace)
         except ExportError as exc:
             QtWidgets.QMessageBox.warning(self, "Export failed", f"{exc}\n\nNothing was written.")
             return False

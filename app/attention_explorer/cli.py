@@ -3,10 +3,12 @@
     attention-explorer [--model NAME_OR_FILE] [--sentence TEXT]     open the window
     attention-explorer models                                       list the built-in models
     attention-explorer trace [options] [-o FILE.json]               the whole trace as JSON
-    attention-explorer export [options] ... -o FILE.csv|png|svg     one matrix or one view
+    attention-explorer export [options] ... -o FILE.csv|png|svg|gif one matrix or one view
     attention-explorer scaling [--dk 64 --keys 10 ...] [-o FILE]    why √d_k: random-score statistics
 
-Every failure the user can cause ends in one line on stderr and a non-zero exit, never a traceback.
+`-o -` writes the JSON or CSV to standard output. Every failure ends in one line on stderr and a
+non-zero exit, never a traceback. Qt is loaded only to render an image or to open the window, so the
+data commands start about as fast as Python with NumPy.
 """
 
 from __future__ import annotations
@@ -19,11 +21,22 @@ from pathlib import Path
 
 from . import __version__, engine
 from .engine import SQUARE_MATRICES, EngineError, Options, ToyModel, Trace
-from .export import MATRIX_CHOICES, ExportError, matrix_to_csv, trace_to_json, write_text
+from .export import (
+    IMAGE_SCALES,
+    MATRIX_CHOICES,
+    STDOUT,
+    ExportError,
+    check_target,
+    write_matrix_csv,
+    write_text,
+    write_trace_json,
+)
 
 PROG = "attention-explorer"
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+IMAGE_SUFFIXES = (".png", ".svg", ".gif")
 
 
 class UsageError(Exception):
@@ -49,27 +62,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     trace = commands.add_parser("trace", help="write every intermediate of the computation as JSON")
     _add_computation_options(trace)
-    trace.add_argument("-o", "--output", metavar="FILE.json", help="write here instead of standard output")
+    trace.add_argument("-o", "--output", default=STDOUT, metavar="FILE.json",
+                       help="write here instead of standard output (-)")
 
     export = commands.add_parser("export", help="write one matrix (CSV) or one view (PNG, SVG, GIF)")
     _add_computation_options(export)
     export.add_argument("--view", choices=("heatmap", "arcs", "steps"), default=None,
                         help="the view to render for an image (default: heatmap)")
-    export.add_argument("--matrix", choices=MATRIX_CHOICES, default="weights",
+    export.add_argument("--matrix", choices=MATRIX_CHOICES, default=None,
                         help="the matrix to write as CSV or show in the heatmap (default: weights)")
     export.add_argument("--head", type=int, default=None, metavar="K", help="which head, counting from 1")
-    export.add_argument("--image-scale", type=int, choices=(1, 2, 4), default=1,
-                        help="pixel scale of a PNG (default 1)")
+    export.add_argument("--image-scale", type=int, choices=IMAGE_SCALES, default=None,
+                        help="pixel scale of a PNG or GIF (default 1)")
     export.add_argument("--transparent", action="store_true", help="PNG with a transparent background")
     export.add_argument("-o", "--output", required=True, metavar="FILE",
-                        help="FILE.csv, FILE.png, FILE.svg or FILE.gif")
+                        help="FILE.csv, FILE.png, FILE.svg or FILE.gif; - writes the CSV to standard output")
 
     scaling = commands.add_parser("scaling", help="why divide by √d_k: statistics of random scores as JSON")
     scaling.add_argument("--dk", type=int, default=64, help="dimension d_k of queries and keys, 1 to 1024 (default 64)")
     scaling.add_argument("--keys", type=int, default=10, help="keys per query (default 10)")
     scaling.add_argument("--trials", type=int, default=400, help="random queries to average over (default 400)")
     scaling.add_argument("--seed", type=int, default=0, help="seed of the random numbers, 0 or more (default 0)")
-    scaling.add_argument("-o", "--output", metavar="FILE.json", help="write here instead of standard output")
+    scaling.add_argument("-o", "--output", default=STDOUT, metavar="FILE.json",
+                         help="write here instead of standard output (-)")
     return parser
 
 
@@ -93,6 +108,16 @@ def computation_inputs(args: argparse.Namespace) -> tuple[ToyModel, str, Options
     return model, sentence, options
 
 
+def check_sentence(sentence: str | None) -> None:
+    """Refuse a sentence holding bytes that are not UTF-8 (Python hands them over as lone surrogates)."""
+    if sentence is None:
+        return
+    try:
+        sentence.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"the sentence is not valid UTF-8 text: a stray byte at character {exc.start + 1}") from None
+
+
 def cmd_models(_args: argparse.Namespace) -> int:
     for name in engine.builtin_model_names():
         model = engine.load_builtin(name)
@@ -107,39 +132,59 @@ def cmd_models(_args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
+    check_sentence(args.sentence)
+    check_target(args.output)
     trace = engine.run(*computation_inputs(args))
     _warn_unknown(trace)
-    text = trace_to_json(trace)
-    if args.output:
-        write_text(args.output, text)
-    else:
-        sys.stdout.write(text)
+    write_trace_json(args.output, trace)
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    suffix = Path(args.output).suffix.lower()
+    check_sentence(args.sentence)
+    kind = _export_kind(args)
+    check_target(args.output)  # a bad path fails now, not after rendering
     model, sentence, options = computation_inputs(args)
     trace = engine.run(model, sentence, options)  # refuses bad input before any window is built
     _warn_unknown(trace)
-    head = None if args.head is None else args.head - 1
     if args.head is not None and not 1 <= args.head <= len(trace.heads):
         raise UsageError(f"--head must be between 1 and {len(trace.heads)} for this model and options")
-    if suffix == ".csv":
-        if args.view is not None:
-            raise UsageError("a CSV holds one matrix: drop --view, or write FILE.png/.svg for a view")
-        write_text(args.output, matrix_to_csv(trace, args.matrix, head))
+    head = None if args.head is None else args.head - 1
+    if kind == ".csv":
+        write_matrix_csv(args.output, trace, args.matrix or "weights", head)
         return 0
-    if suffix in (".png", ".svg", ".gif"):
-        view = args.view or "heatmap"
-        if view == "heatmap" and args.matrix not in SQUARE_MATRICES:
-            raise UsageError(f"the heatmap shows {', '.join(SQUARE_MATRICES)}; write {args.matrix} as .csv")
-        from .headless import export_view  # pyqtgraph and the views load only for images
+    from .headless import export_view  # Qt, pyqtgraph and the views load only for images
 
-        export_view(model, sentence, options, view=view, matrix=args.matrix if view == "heatmap" else "weights",
-                    head=head or 0, path=args.output, scale=args.image_scale, transparent=args.transparent)
-        return 0
-    raise UsageError(f"cannot tell the format of {args.output!r}: end it in .csv, .png, .svg or .gif")
+    view = args.view or "heatmap"
+    export_view(model, sentence, options, view=view, matrix=args.matrix or "weights", head=head or 0,
+                path=args.output, scale=args.image_scale or 1, transparent=args.transparent)
+    return 0
+
+
+def _export_kind(args: argparse.Namespace) -> str:
+    """.csv, .png, .svg or .gif, after refusing options that would have no effect on that output."""
+    if args.output == STDOUT:
+        if args.view is not None:
+            raise UsageError("standard output (-o -) takes the CSV of one matrix; write a view to FILE.png, "
+                             ".svg or .gif")
+        kind = ".csv"
+    else:
+        kind = Path(args.output).suffix.lower()
+    if kind not in (".csv", *IMAGE_SUFFIXES):
+        raise UsageError(f"cannot tell the format of {args.output!r}: end it in .csv, .png, .svg or .gif")
+    if kind == ".csv" and args.view is not None:
+        raise UsageError("a CSV holds one matrix: drop --view, or write FILE.png/.svg for a view")
+    if args.image_scale is not None and kind not in (".png", ".gif"):
+        raise UsageError(f"--image-scale applies to PNG and GIF images, not to {kind[1:].upper()}")
+    if args.transparent and kind != ".png":
+        raise UsageError(f"--transparent applies to PNG images, not to {kind[1:].upper()}")
+    view = args.view or "heatmap"
+    if kind in IMAGE_SUFFIXES and args.matrix is not None:
+        if view != "heatmap":
+            raise UsageError(f"--matrix chooses what the heatmap shows; the {view} view has no such choice")
+        if args.matrix not in SQUARE_MATRICES:
+            raise UsageError(f"the heatmap shows {', '.join(SQUARE_MATRICES)}; write {args.matrix} as .csv")
+    return kind
 
 
 def cmd_scaling(args: argparse.Namespace) -> int:
@@ -156,12 +201,9 @@ def cmd_scaling(args: argparse.Namespace) -> int:
             raise UsageError(f"--{name} must be between {low} and {high}, got {value}")
     if args.seed < 0:
         raise UsageError(f"--seed must be 0 or more, got {args.seed}")
+    check_target(args.output)
     result = engine.scaling_experiment(args.dk, args.keys, args.trials, args.seed)
-    text = json.dumps(result.to_dict(), indent=2) + "\n"
-    if args.output:
-        write_text(args.output, text)
-    else:
-        sys.stdout.write(text)
+    write_text(args.output, json.dumps(result.to_dict(), indent=2) + "\n")
     return 0
 
 
@@ -170,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
+            check_sentence(args.gui_sentence)
             from .application import run_window  # Qt widgets load only for the window
 
             return run_window(model=args.gui_model, sentence=args.gui_sentence)
@@ -177,15 +220,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "scaling": cmd_scaling}[args.command]
         return handler(args)
     except UsageError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(str(exc), EXIT_USAGE)
     except BrokenPipeError:
         return _quiet_broken_pipe()
     except (EngineError, ExportError, OSError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
+        return _fail(str(exc), EXIT_FAILURE)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+    except RecursionError:
+        return _fail("the input is nested too deeply to read", EXIT_FAILURE)
+    except MemoryError:
+        return _fail("not enough memory for this input", EXIT_FAILURE)
+    except Exception as exc:  # noqa: BLE001 - the promise is one line, whatever went wrong
+        return _fail(f"unexpected error ({type(exc).__name__}: {exc}); please report it", EXIT_FAILURE)
+
+
+def _fail(message: str, code: int) -> int:
+    """One line on stderr, whatever the message held."""
+    print(f"{PROG}: {' '.join(message.split())}", file=sys.stderr)
+    return code
 
 
 def _quiet_broken_pipe() -> int:

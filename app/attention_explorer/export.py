@@ -1,9 +1,12 @@
-"""Every way a trace leaves the app: matrices as CSV, the trace as JSON, views as PNG/SVG/clipboard,
-the step timeline's play-through as an animated GIF.
+"""The data half of exporting: matrices as CSV, the trace as JSON, and safe writing of any file.
 
-The menu, the toolbar, each view's context menu and the command line all come here, so an export
-looks the same whichever way it was asked for. Files are written atomically: a failed export leaves
-no partial file and never clobbers the old one.
+No Qt here (a test checks it): the command line writes traces and tables without loading a GUI
+library, and model files are saved through the same writers. Images of views are made by
+`image_export`, which writes through this module too.
+
+Files are written atomically (see engine.atomic_write): a failed export leaves no partial file and
+never clobbers the old one. The writers stream: a trace of thousands of words goes to the file row
+by row, never as one text in memory. The path "-" means standard output.
 """
 
 from __future__ import annotations
@@ -13,25 +16,96 @@ import csv
 import io
 import json
 import math
-from pathlib import Path
+import os
+import sys
+from collections.abc import Iterator
+from typing import BinaryIO, TextIO
 
 import numpy as np
-from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
-from .engine.atomic_write import write_bytes_atomically, write_text_atomically
+from .engine.atomic_write import atomic_file, check_writable_target
 from .engine.trace import HEAD_MATRICES, SQUARE_MATRICES, Trace
-from .views import theme
-from .views.text_layer import TextLayer
 
 MATRIX_CHOICES = HEAD_MATRICES
+IMAGE_SCALES = (1, 2, 4)
+STDOUT = "-"
+
+_SEPARATOR = ",\n"  # between the items of a JSON object or array, one per line
+_HEAD_FIELDS = ("w_q", "w_k", "w_v", "q", "k", "v", "scores", "scaled", "masked", "weights", "output")
 
 
 class ExportError(Exception):
     """An export could not be written; the message says why, for the user."""
 
 
-def trace_to_dict(trace: Trace) -> dict:
-    """The JSON form of a trace: matrices as lists of rows, masked entries as null."""
+class ExportCancelled(ExportError):
+    """The user stopped a long export; nothing was written."""
+
+    def __init__(self) -> None:
+        super().__init__("the export was cancelled; nothing was written")
+
+
+# --- where the bytes go ------------------------------------------------------------------------
+
+def check_target(path: str | os.PathLike) -> None:
+    """Refuse, before anything is rendered, a path that cannot be written (see atomic_write)."""
+    if str(path) == STDOUT:
+        return
+    try:
+        check_writable_target(path)
+    except OSError as exc:
+        raise ExportError(_os_reason(path, exc)) from None
+
+
+@contextlib.contextmanager
+def binary_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary stream into `path`, replaced atomically when the block ends; OS errors become ExportError."""
+    try:
+        with atomic_file(path) as handle:
+            yield handle
+    except OSError as exc:
+        raise ExportError(_os_reason(path, exc)) from None
+
+
+@contextlib.contextmanager
+def text_output(path: str | os.PathLike) -> Iterator[TextIO]:
+    """A UTF-8 text stream into `path` (standard output for "-")."""
+    if str(path) == STDOUT:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    try:
+        with binary_output(path) as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+            try:
+                yield text
+            finally:
+                with contextlib.suppress(ValueError, UnicodeEncodeError):
+                    text.detach()  # flushes; leaves closing the file to atomic_file
+    except UnicodeEncodeError:
+        raise ExportError(f"cannot write {path}: the text holds characters that are not valid Unicode") from None
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write text atomically (or to standard output for "-"); any failure is one readable ExportError."""
+    with text_output(path) as handle:
+        handle.write(text)
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    with binary_output(path) as handle:
+        handle.write(data)
+
+
+def _os_reason(path: str | os.PathLike, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    return f"cannot write {path}: {reason}"
+
+
+# --- the trace as JSON -------------------------------------------------------------------------
+
+def _trace_fields(trace: Trace) -> dict:
+    """The JSON layout of a trace, its matrices still NumPy arrays (turned into rows as they are written)."""
     return {
         "model": trace.model_name,
         "sentence": trace.sentence,
@@ -40,35 +114,81 @@ def trace_to_dict(trace: Trace) -> dict:
         "unknown": list(trace.unknown),
         "features": list(trace.features),
         "options": trace.options.to_dict(),
-        "embedding": _rows(trace.embedding),
-        "positional": None if trace.positional is None else _rows(trace.positional),
-        "x": _rows(trace.x),
-        "heads": [
-            {name: _rows(getattr(head, name)) for name in
-             ("w_q", "w_k", "w_v", "q", "k", "v", "scores", "scaled", "masked", "weights", "output")}
-            for head in trace.heads
-        ],
-        "concat": _rows(trace.concat),
-        "w_o": None if trace.w_o is None else _rows(trace.w_o),
-        "output": _rows(trace.output),
+        "embedding": trace.embedding,
+        "positional": trace.positional,
+        "x": trace.x,
+        "heads": [{name: getattr(head, name) for name in _HEAD_FIELDS} for head in trace.heads],
+        "concat": trace.concat,
+        "w_o": trace.w_o,
+        "output": trace.output,
     }
 
 
+def trace_to_dict(trace: Trace) -> dict:
+    """The JSON form of a trace: matrices as lists of rows, masked entries as null."""
+    return _plain(_trace_fields(trace))
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, np.ndarray):
+        return [_row(row) for row in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def iter_trace_json(trace: Trace) -> Iterator[str]:
+    """The trace as JSON, in pieces of at most one matrix row: one row per line, easy to read and to
+    diff, still standard JSON."""
+    yield from _json_pieces(_trace_fields(trace), 0)
+    yield "\n"
+
+
 def trace_to_json(trace: Trace) -> str:
-    return _readable_json(trace_to_dict(trace)) + "\n"
+    return "".join(iter_trace_json(trace))
 
 
-def _readable_json(value: object, depth: int = 0) -> str:
-    """JSON with one matrix row per line: easy to read and to diff, still standard JSON."""
+def write_trace_json(path: str | os.PathLike, trace: Trace) -> None:
+    """The trace as JSON into `path` (or standard output for "-"), row by row."""
+    with text_output(path) as handle:
+        for piece in iter_trace_json(trace):
+            handle.write(piece)
+
+
+def _json_pieces(value: object, depth: int) -> Iterator[str]:
     pad, inner = " " * depth, " " * (depth + 1)
-    if isinstance(value, dict) and value:
-        items = [f"{inner}{json.dumps(k)}: {_readable_json(v, depth + 1)}" for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
-    if isinstance(value, list) and value and all(isinstance(v, (list, dict)) for v in value):
-        items = [inner + _readable_json(v, depth + 1) for v in value]
-        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
-    return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, np.ndarray):
+        if len(value) == 0:
+            yield "[]"
+            return
+        yield "[\n"
+        for i, row in enumerate(value):
+            yield f"{_SEPARATOR if i else ''}{inner}{json.dumps(_row(row))}"
+        yield f"\n{pad}]"
+    elif isinstance(value, dict) and value:
+        yield "{\n"
+        for i, (key, item) in enumerate(value.items()):
+            yield f"{_SEPARATOR if i else ''}{inner}{json.dumps(key)}: "
+            yield from _json_pieces(item, depth + 1)
+        yield f"\n{pad}}}"
+    elif isinstance(value, list) and value and all(isinstance(item, (list, dict, np.ndarray)) for item in value):
+        yield "[\n"
+        for i, item in enumerate(value):
+            yield f"{_SEPARATOR if i else ''}{inner}"
+            yield from _json_pieces(item, depth + 1)
+        yield f"\n{pad}]"
+    else:
+        yield json.dumps(value, ensure_ascii=False)
 
+
+def _row(row: np.ndarray) -> list:
+    """One matrix row with −∞ (masked) as None, so the JSON stays standard."""
+    return [None if x == -math.inf else x for x in np.asarray(row, dtype=float).tolist()]
+
+
+# --- one matrix as CSV -------------------------------------------------------------------------
 
 def matrix_table(trace: Trace, matrix: str, head: int | None = None) -> tuple[list[str], list[str], np.ndarray]:
     """(row labels, column labels, values) of a named matrix.
@@ -86,35 +206,26 @@ def matrix_table(trace: Trace, matrix: str, head: int | None = None) -> tuple[li
     return list(trace.labels), trace.column_labels(matrix, head), trace.matrix(matrix, head)
 
 
-def matrix_to_csv(trace: Trace, matrix: str, head: int | None = None) -> str:
-    """One matrix as CSV: token labels in the header row and first column; −∞ written as -inf."""
+def write_csv_rows(handle: TextIO, trace: Trace, matrix: str, head: int | None = None) -> None:
+    """One matrix as CSV onto `handle`: token labels in the header row and first column; −∞ as -inf."""
     rows, columns, values = matrix_table(trace, matrix, head)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(handle, lineterminator="\n")
     writer.writerow([_corner_label(matrix), *columns])
     for label, row in zip(rows, values, strict=True):
         writer.writerow([label, *(_csv_number(x) for x in row)])
+
+
+def matrix_to_csv(trace: Trace, matrix: str, head: int | None = None) -> str:
+    buffer = io.StringIO()
+    write_csv_rows(buffer, trace, matrix, head)
     return buffer.getvalue()
 
 
-def write_text(path: str | Path, text: str) -> None:
-    """Write text atomically, turning OS errors into one readable ExportError."""
-    try:
-        write_text_atomically(Path(path), text)
-    except OSError as exc:
-        raise ExportError(_os_reason(path, exc)) from None
-
-
-def write_bytes(path: str | Path, data: bytes) -> None:
-    try:
-        write_bytes_atomically(Path(path), data)
-    except OSError as exc:
-        raise ExportError(_os_reason(path, exc)) from None
-
-
-def _os_reason(path: str | Path, exc: OSError) -> str:
-    reason = exc.strerror or str(exc)
-    return f"cannot write {path}: {reason}"
+def write_matrix_csv(path: str | os.PathLike, trace: Trace, matrix: str, head: int | None = None) -> None:
+    """One matrix as CSV into `path` (or standard output for "-")."""
+    matrix_table(trace, matrix, head)  # a wrong matrix or head is refused before the file is touched
+    with text_output(path) as handle:
+        write_csv_rows(handle, trace, matrix, head)
 
 
 def _corner_label(matrix: str) -> str:
@@ -123,166 +234,3 @@ def _corner_label(matrix: str) -> str:
 
 def _csv_number(x: float) -> str:
     return "-inf" if x == -math.inf else repr(float(x))
-
-
-def _rows(matrix: np.ndarray) -> list:
-    """Lists of rows with −∞ (masked) as None, so the JSON stays standard."""
-    return [[None if math.isinf(x) and x < 0 else float(x) for x in row] for row in np.asarray(matrix)]
-
-
-# --- images of views ---------------------------------------------------------------------------
-# A view that can be exported offers `export_widget()` (the QWidget holding exactly what it shows:
-# labels, colour bar, highlight) and `set_export_background(color_or_None)`.
-
-IMAGE_SCALES = (1, 2, 4)
-
-
-def render_image(view, scale: int = 1, transparent: bool = False):
-    """The view as a QImage at `scale` times its size on screen (vector parts re-rendered, so crisp)."""
-    if scale not in IMAGE_SCALES:
-        raise ExportError(f"image scale must be one of {', '.join(map(str, IMAGE_SCALES))}, not {scale}")
-    widget = view.export_widget()
-    size = widget.size()
-    image = QtGui.QImage(size * scale, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-    image.setDevicePixelRatio(scale)
-    image.fill(QtCore.Qt.GlobalColor.transparent if transparent else theme.background())
-    if transparent:
-        view.set_export_background(None)
-    try:
-        _paint_widget(widget, image, QtWidgets.QWidget.RenderFlag.DrawChildren)
-    finally:
-        if transparent:
-            view.set_export_background(theme.background())
-    return image
-
-
-def image_to_png_bytes(image) -> bytes:
-    buffer = QtCore.QBuffer()
-    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, "PNG"):
-        raise ExportError("the image could not be encoded as PNG")
-    return bytes(buffer.data())
-
-
-def export_png(view, path: str | Path, scale: int = 1, transparent: bool = False) -> None:
-    write_bytes(path, image_to_png_bytes(render_image(view, scale, transparent)))
-
-
-def svg_bytes(view, title: str = "Attention Explorer") -> bytes:
-    """The view as SVG: labels stay text, the heatmap's cells become an embedded image.
-
-    (Rendered with QPainter onto QSvgGenerator; pyqtgraph's own SVG exporter fails on current
-    PySide6 releases.)
-    """
-    widget = view.export_widget()
-    buffer = QtCore.QBuffer()
-    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-    generator = QtSvg.QSvgGenerator()
-    generator.setOutputDevice(buffer)
-    generator.setSize(widget.size())
-    # pyqtgraph's axes replay recorded QPictures, which rescale by the device's resolution:
-    # match the screen's so they land where they are on screen.
-    generator.setResolution(widget.logicalDpiX())
-    generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), widget.size()))
-    generator.setTitle(title)
-    generator.setDescription("Exported from Attention Explorer")
-    _paint_widget(widget, generator,
-                  QtWidgets.QWidget.RenderFlag.DrawChildren | QtWidgets.QWidget.RenderFlag.DrawWindowBackground)
-    return bytes(buffer.data())
-
-
-@contextlib.contextmanager
-def _vector_items(scene: QtWidgets.QGraphicsScene, vector: bool):
-    """Text layers cache their drawing as pixmaps, which would land in an SVG as images: switch
-    their caches off while a vector file is drawn, so the words stay <text>. (pyqtgraph's own
-    cached items, such as the colour bar's gradient, are left alone: they are images anyway.)"""
-    cached = [(item, item.cacheMode()) for item in scene.items() if vector and isinstance(item, TextLayer)]
-    for item, _mode in cached:
-        item.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
-    try:
-        yield
-    finally:
-        for item, mode in cached:
-            item.setCacheMode(mode)
-
-
-def _paint_widget(widget, device, flags) -> None:
-    """Paint `widget` as it looks on screen onto `device`.
-
-    A pyqtgraph view is drawn through QGraphicsView.render (its scene, as the viewport shows it):
-    QWidget.render would fill the viewport with the palette colour even when the view's background
-    is meant to be transparent.
-    """
-    painter = QtGui.QPainter(device)
-    try:
-        painter.setRenderHints(QtGui.QPainter.RenderHint.Antialiasing | QtGui.QPainter.RenderHint.TextAntialiasing)
-        if isinstance(widget, QtWidgets.QGraphicsView):
-            if flags & QtWidgets.QWidget.RenderFlag.DrawWindowBackground and widget.backgroundBrush().style() != \
-                    QtCore.Qt.BrushStyle.NoBrush:
-                painter.fillRect(widget.rect(), widget.backgroundBrush())
-            with _vector_items(widget.scene(), isinstance(device, QtSvg.QSvgGenerator)):
-                widget.render(painter, QtCore.QRectF(widget.rect()), widget.viewport().rect(),
-                              QtCore.Qt.AspectRatioMode.IgnoreAspectRatio)
-        else:
-            QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0), QtGui.QRegion(), flags)
-    finally:
-        painter.end()
-
-
-def export_svg(view, path: str | Path, title: str = "Attention Explorer") -> None:
-    write_bytes(path, svg_bytes(view, title))
-
-
-def export_view_file(view, path: str | Path, scale: int = 1, transparent: bool = False) -> None:
-    """PNG, SVG or (for a view that plays) GIF by the file's ending."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".png":
-        export_png(view, path, scale, transparent)
-    elif suffix == ".svg":
-        export_svg(view, path, title=f"Attention Explorer — {Path(path).stem}")
-    elif suffix == ".gif":
-        export_gif(view, path, scale)
-    else:
-        raise ExportError(f"an image is written as .png, .svg or .gif, not {suffix or 'a file without ending'}")
-
-
-# --- animations --------------------------------------------------------------------------------
-# A view that plays offers `animation_frames()`: it yields (frame_view, milliseconds) once each frame
-# is drawn, where frame_view offers export_widget() and set_export_background() like any view.
-
-def gif_bytes(frames: list[QtGui.QImage], durations_ms: list[int]) -> bytes:
-    """Frames as a looping animated GIF. Frames may differ in size (a step's tables do): each is put
-    at the top left of a canvas as large as the largest, on the view's background colour."""
-    from PIL import Image  # only the GIF export needs Pillow; the window starts without it
-
-    width, height = max(f.width() for f in frames), max(f.height() for f in frames)
-    background = theme.background()
-    pictures = []
-    for frame in frames:
-        rgba = frame.convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
-        picture = Image.frombuffer("RGBA", (rgba.width(), rgba.height()), bytes(rgba.constBits()), "raw", "RGBA",
-                                   rgba.bytesPerLine(), 1)
-        canvas = Image.new("RGB", (width, height), (background.red(), background.green(), background.blue()))
-        canvas.paste(picture, (0, 0), picture)
-        pictures.append(canvas)
-    buffer = io.BytesIO()
-    pictures[0].save(buffer, format="GIF", save_all=True, append_images=pictures[1:], duration=durations_ms, loop=0)
-    return buffer.getvalue()
-
-
-def export_gif(view, path: str | Path, scale: int = 1) -> None:
-    """The view's play-through as an animated GIF (for slides)."""
-    if not hasattr(view, "animation_frames"):
-        raise ExportError("only the steps view plays as an animated GIF (--view steps on the command line); "
-                          "write the others as .png or .svg")
-    frames, durations = [], []
-    for frame_view, milliseconds in view.animation_frames():
-        frames.append(render_image(frame_view, scale))
-        durations.append(milliseconds)
-    if not frames:
-        raise ExportError("there is nothing to animate yet: type a sentence the model knows")
-    write_bytes(path, gif_bytes(frames, durations))
-
-
-def copy_image_to_clipboard(view, scale: int = 2) -> None:
-    QtWidgets.QApplication.clipboard().setImage(render_image(view, scale))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from .engine import Options, ToyModel
 
@@ -85,9 +85,10 @@ def offscreen_view(model: ToyModel, sentence: str, options: Options, *, view: st
 
 
 def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str, head: int,
-                path: str, scale: int, transparent: bool) -> None:
+                path: str, scale: int, transparent: bool,
+                progress: Callable[[int, int], bool] | None = None) -> None:
     """Write `view` of this computation to `path` (.png or .svg; .gif plays the steps view through)."""
-    from .export import export_view_file
+    from .image_export import export_view_file
 
     with offscreen_view(model, sentence, options, view=view, matrix=matrix, head=head) as widget:
-        export_view_file(widget, path, scale, transparent)
+        export_view_file(widget, path, scale, transparent, progress=progress)

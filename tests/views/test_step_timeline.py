@@ -10,7 +10,7 @@ from attention_explorer import cli, engine
 from attention_explorer.controller import Controller
 from attention_explorer.engine.cell_arithmetic import fmt
 from attention_explorer.engine.steps import LAST_STEP, STEPS, step_index
-from attention_explorer.export import export_gif, export_view_file
+from attention_explorer.image_export import export_gif, export_view_file
 from attention_explorer.views.step_timeline import QtStepTimeline
 
 Key = QtCore.Qt.Key

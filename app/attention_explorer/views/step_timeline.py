@@ -304,6 +304,10 @@ class QtStepTimeline(QtWidgets.QWidget):
     def set_export_background(self, color: QtGui.QColor | None) -> None:
         self.panel.set_export_background(color)
 
+    def animation_frame_limit(self) -> int:
+        """The most frames animation_frames() yields (a step with few cells has fewer): a GIF's progress total."""
+        return len(STEPS) * (GIF_PARTIAL_FRAMES + 1)
+
     def animation_frames(self) -> Iterator[tuple[QtMatrixPanel, int]]:
         """The whole play-through for a GIF: (panel, milliseconds) per frame, a few frames of each step
         filling in and then the step finished. Drawn on a second, offscreen panel: the window stays as it is."""

@@ -1,0 +1,223 @@
+"""The image half of exporting: views as PNG, SVG or clipboard images, the step timeline's play-through
+as an animated GIF.
+
+The menu, the toolbar, each view's context menu and the command line all come here, so an image looks
+the same whichever way it was asked for. The bytes are written by `export` (atomically); the target is
+checked before anything is rendered, so a bad path fails at once, not after a long render.
+
+A view that can be exported offers `export_widget()` (the QWidget holding exactly what it shows:
+labels, colour bar, highlight) and `set_export_background(color_or_None)`. A view that plays also
+offers `animation_frames()`, yielding (frame_view, milliseconds) once each frame is drawn, and
+`animation_frame_limit()`, the most frames it will yield.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
+
+from .export import IMAGE_SCALES, ExportCancelled, ExportError, binary_output, check_target, write_bytes
+from .views import theme
+from .views.text_layer import TextLayer
+
+Progress = Callable[[int, int], bool]
+"""progress(done, total) after each frame of a long export; returning False cancels it."""
+
+
+def render_image(view, scale: int = 1, transparent: bool = False) -> QtGui.QImage:
+    """The view as a QImage at `scale` times its size on screen (vector parts re-rendered, so crisp)."""
+    if scale not in IMAGE_SCALES:
+        raise ExportError(f"image scale must be one of {', '.join(map(str, IMAGE_SCALES))}, not {scale}")
+    widget = view.export_widget()
+    size = widget.size()
+    image = QtGui.QImage(size * scale, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(scale)
+    image.fill(QtCore.Qt.GlobalColor.transparent if transparent else theme.background())
+    if transparent:
+        view.set_export_background(None)
+    try:
+        _paint_widget(widget, image, QtWidgets.QWidget.RenderFlag.DrawChildren)
+    finally:
+        if transparent:
+            view.set_export_background(theme.background())
+    return image
+
+
+def image_to_png_bytes(image: QtGui.QImage) -> bytes:
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise ExportError("the image could not be encoded as PNG")
+    return bytes(buffer.data())
+
+
+def export_png(view, path: str | Path, scale: int = 1, transparent: bool = False) -> None:
+    check_target(path)
+    write_bytes(path, image_to_png_bytes(render_image(view, scale, transparent)))
+
+
+def svg_bytes(view, title: str = "Attention Explorer") -> bytes:
+    """The view as SVG: words stay text, the heatmap's cells are one rectangle each.
+
+    (Rendered with QPainter onto QSvgGenerator; pyqtgraph's own SVG exporter fails on current
+    PySide6 releases.)
+    """
+    widget = view.export_widget()
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    generator = QtSvg.QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    generator.setSize(widget.size())
+    # pyqtgraph's axes replay recorded QPictures, which rescale by the device's resolution:
+    # match the screen's so they land where they are on screen.
+    generator.setResolution(widget.logicalDpiX())
+    generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), widget.size()))
+    generator.setTitle(title)
+    generator.setDescription("Exported from Attention Explorer")
+    _paint_widget(widget, generator,
+                  QtWidgets.QWidget.RenderFlag.DrawChildren | QtWidgets.QWidget.RenderFlag.DrawWindowBackground)
+    return bytes(buffer.data())
+
+
+def export_svg(view, path: str | Path, title: str = "Attention Explorer") -> None:
+    check_target(path)
+    write_bytes(path, svg_bytes(view, title))
+
+
+@contextlib.contextmanager
+def _vector_items(scene: QtWidgets.QGraphicsScene, vector: bool):
+    """Text layers cache their drawing as pixmaps, which would land in an SVG as images: switch
+    their caches off while a vector file is drawn, so the words stay <text>. (pyqtgraph's own
+    cached items, such as the colour bar's gradient, are left alone: they are images anyway.)"""
+    cached = [(item, item.cacheMode()) for item in scene.items() if vector and isinstance(item, TextLayer)]
+    for item, _mode in cached:
+        item.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
+    try:
+        yield
+    finally:
+        for item, mode in cached:
+            item.setCacheMode(mode)
+
+
+def _paint_widget(widget, device, flags) -> None:
+    """Paint `widget` as it looks on screen onto `device`.
+
+    A pyqtgraph view is drawn through QGraphicsView.render (its scene, as the viewport shows it):
+    QWidget.render would fill the viewport with the palette colour even when the view's background
+    is meant to be transparent.
+    """
+    painter = QtGui.QPainter(device)
+    try:
+        painter.setRenderHints(QtGui.QPainter.RenderHint.Antialiasing | QtGui.QPainter.RenderHint.TextAntialiasing)
+        if isinstance(widget, QtWidgets.QGraphicsView):
+            if flags & QtWidgets.QWidget.RenderFlag.DrawWindowBackground and widget.backgroundBrush().style() != \
+                    QtCore.Qt.BrushStyle.NoBrush:
+                painter.fillRect(widget.rect(), widget.backgroundBrush())
+            with _vector_items(widget.scene(), isinstance(device, QtSvg.QSvgGenerator)):
+                widget.render(painter, QtCore.QRectF(widget.rect()), widget.viewport().rect(),
+                              QtCore.Qt.AspectRatioMode.IgnoreAspectRatio)
+        else:
+            QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0), QtGui.QRegion(), flags)
+    finally:
+        painter.end()
+
+
+def export_view_file(view, path: str | Path, scale: int = 1, transparent: bool = False,
+                     progress: Progress | None = None) -> None:
+    """PNG, SVG or (for a view that plays) GIF by the file's ending; `progress` is asked after each GIF frame."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".png":
+        export_png(view, path, scale, transparent)
+    elif suffix == ".svg":
+        export_svg(view, path, title=f"Attention Explorer — {Path(path).stem}")
+    elif suffix == ".gif":
+        export_gif(view, path, scale, progress)
+    else:
+        raise ExportError(f"an image is written as .png, .svg or .gif, not {suffix or 'a file without ending'}")
+
+
+# --- animations --------------------------------------------------------------------------------
+
+def export_gif(view, path: str | Path, scale: int = 1, progress: Progress | None = None) -> None:
+    """The view's play-through as a looping animated GIF (for slides).
+
+    Each frame becomes a palette image (one byte a pixel) as soon as it is drawn, so a long
+    play-through at 4× holds no full-colour frames. `progress(done, total)` is called after each
+    frame (total is the view's frame limit; the last call has done == total); returning False stops
+    the export and nothing is written.
+    """
+    if not hasattr(view, "animation_frames"):
+        raise ExportError("only the steps view plays as an animated GIF (--view steps on the command line); "
+                          "write the others as .png or .svg")
+    if scale not in IMAGE_SCALES:
+        raise ExportError(f"image scale must be one of {', '.join(map(str, IMAGE_SCALES))}, not {scale}")
+    check_target(path)
+    total = view.animation_frame_limit() if hasattr(view, "animation_frame_limit") else 0
+    frames, durations = [], []
+    frame_views = view.animation_frames()
+    try:
+        for frame_view, milliseconds in frame_views:
+            frames.append(_palette_frame(render_image(frame_view, scale)))
+            durations.append(milliseconds)
+            if progress is not None and not progress(len(frames), max(total, len(frames))):
+                raise ExportCancelled()
+    finally:
+        frame_views.close()  # the view drops its offscreen drawing at once, also when cancelled
+    if not frames:
+        raise ExportError("there is nothing to animate yet: type a sentence the model knows")
+    with binary_output(path) as handle:
+        _write_gif(handle, frames, durations)
+    if progress is not None:
+        progress(max(total, len(frames)), max(total, len(frames)))
+
+
+def _palette_frame(image: QtGui.QImage):
+    """A drawn frame as a Pillow palette image of up to 256 colours (the GIF's own limit)."""
+    from PIL import Image  # only the GIF export needs Pillow; the window starts without it
+
+    rgb = image.convertToFormat(QtGui.QImage.Format.Format_RGB888)  # frames are drawn opaque
+    picture = Image.frombuffer("RGB", (rgb.width(), rgb.height()), rgb.constBits(), "raw", "RGB",
+                               rgb.bytesPerLine(), 1)
+    return picture.quantize(256)
+
+
+def _write_gif(handle, frames: list, durations_ms: list[int]) -> None:
+    """Frames may differ in size (a step's tables do): each is put at the top left of a canvas as
+    large as the largest, on the view's background colour. The list is emptied as the frames are
+    handed to the encoder, so they are not held twice."""
+    width, height = max(f.width for f in frames), max(f.height for f in frames)
+    background = theme.background().getRgb()[:3]
+
+    def padded():
+        while frames:
+            yield _pad(frames.pop(0), width, height, background)
+
+    pictures = padded()
+    first = next(pictures)
+    first.save(handle, format="GIF", save_all=True, append_images=pictures, duration=durations_ms, loop=0)
+
+
+def _pad(frame, width: int, height: int, background: tuple[int, int, int]):
+    """`frame` (a palette image) on a width × height canvas filled with its colour nearest `background`."""
+    from PIL import Image
+
+    if frame.size == (width, height):
+        return frame
+    palette = frame.getpalette()
+    colours = [palette[i:i + 3] for i in range(0, len(palette), 3)]
+
+    def distance(index: int) -> int:
+        return sum((a - b) ** 2 for a, b in zip(colours[index], background, strict=True))
+
+    nearest = min(range(len(colours)), key=distance)
+    canvas = Image.new("P", (width, height), nearest)
+    canvas.putpalette(palette)
+    canvas.paste(frame, (0, 0))
+    return canvas
+
+
+def copy_image_to_clipboard(view, scale: int = 2) -> None:
+    QtWidgets.QApplication.clipboard().setImage(render_image(view, scale))
