@@ -34,6 +34,15 @@ class HeadTrace:
     masked: np.ndarray  # scaled with −∞ where the mask forbids (equal to scaled without a mask)
     weights: np.ndarray  # softmax(masked), each row sums to 1
     output: np.ndarray  # n × d_k: weights · V
+    # Real pretrained models only (toy models leave them at None): q = X·W_Q + b_q (likewise k, v);
+    # for RoPE models q and k above are after the rotation and these hold them before it; the
+    # key/value head this query head reads when heads share keys and values (Llama).
+    b_q: np.ndarray | None = None
+    b_k: np.ndarray | None = None
+    b_v: np.ndarray | None = None
+    q_before_rope: np.ndarray | None = None
+    k_before_rope: np.ndarray | None = None
+    kv_head: int | None = None
 
     @property
     def d_k(self) -> int:
@@ -59,6 +68,11 @@ class Trace:
     concat: np.ndarray      # n × d_proj: the heads' outputs side by side
     w_o: np.ndarray | None  # d_proj × d_model, or None (the output is then the concatenation)
     output: np.ndarray      # concat · W_O, or concat
+    # Real pretrained models only: which layer this is, W_O's bias (output = concat · W_O + b_o) and
+    # the heads switched off (their output is zero in concat).
+    layer: int | None = None
+    b_o: np.ndarray | None = None
+    ablated_heads: frozenset[int] = frozenset()
 
     @property
     def n(self) -> int:

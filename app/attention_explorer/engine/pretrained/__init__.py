@@ -1,0 +1,45 @@
+"""Real pretrained models (BERT, GPT-2, Llama) in float32 NumPy: open, run, read every layer and head.
+
+Pure NumPy like the rest of the engine (no Qt, no PyTorch). Needs the `tokenizers` package (the
+`real` extra: pip install 'attention-explorer[real]'); without it, opening a model raises a
+ModelError that says so, and the rest of the app is unaffected.
+
+The API the window and the command line use:
+
+    names = installed_models()                  # {"MiniLM-L6 (encoder)": path, ...} for installed packages
+    model = open_pretrained(name_or_path, progress=None)   # known name, HF folder, or .gguf file
+        # progress(fraction, text) -> bool: called while loading; return False to cancel (raises Cancelled).
+        # Any unusable file raises ModelError naming the file and the field.
+    model.name, model.family ("bert" | "gpt2" | "llama"), model.kind ("encoder" | "decoder"),
+    model.n_layers, model.n_heads, model.n_kv_heads, model.d_model, model.is_decoder, model.max_tokens
+
+    trace = model.run(text, ablate=frozenset({(layer, head), ...}))   # 0-based; ablated heads output zero
+    trace.tokens       # tidy pieces ("play", "·ing", "[CLS]"); trace.labels: the same told apart ("the₁")
+    trace.special      # bool per token;  trace.words: token indices of each word
+    trace.encoded.truncated  # the text was cut at model.max_tokens
+    trace.weights      # (layers, heads, n, n) float32, rows sum to 1 (causal for decoders)
+    trace.next_tokens  # decoders: top 5 NextToken(token_id, text, label, probability); encoders: ()
+    trace.rollout()    # (layers, n, n) attention rollout after each layer
+    trace.layer_trace(layer) -> engine.Trace   # one layer for the heatmap, arcs and steps:
+        # x = the layer's (normalised) input; per head w_q/w_k/w_v slices and biases, q, k (after RoPE,
+        # with q_before_rope/k_before_rope), v, scores, scaled, masked, weights, output; concat, w_o, output;
+        # kv_head for shared key/value heads; ablated_heads.
+
+    merge_words(weights, trace.words)   # word-level weights (sum over looked-at pieces, mean over looking)
+    hide_tokens(weights, indices)       # drop e.g. specials or a sink, renormalise rows; says how much was removed
+
+Loading and running take from milliseconds to a few seconds: call them off the GUI thread.
+"""
+
+from .analysis import HiddenTokens, attention_rollout, hide_tokens, merge_words
+from .catalog import KNOWN_MODELS, KnownModel, installed_models, known_model_path
+from .model import PretrainedModel, open_pretrained
+from .progress import Cancelled, Progress
+from .real_trace import NextToken, PretrainedTrace
+from .tokenizing import CONTINUATION, Encoded
+
+__all__ = [
+    "CONTINUATION", "KNOWN_MODELS", "Cancelled", "Encoded", "HiddenTokens", "KnownModel", "NextToken",
+    "PretrainedModel", "PretrainedTrace", "Progress", "attention_rollout", "hide_tokens", "installed_models",
+    "known_model_path", "merge_words", "open_pretrained",
+]

@@ -1,0 +1,67 @@
+"""Ways of reading attention weights beyond one head: rollout, words instead of pieces, hiding sinks.
+
+Pure functions of a weights matrix (rows: tokens looking, columns: tokens looked at, rows sum to 1),
+so they work the same on any layer, head or average, and on the toy models too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def attention_rollout(weights: np.ndarray) -> np.ndarray:
+    """Attention rollout (Abnar & Zuidema 2020) after each layer: (layers, n, n).
+
+    Per layer: average the heads, add the identity for the residual connection and renormalise the
+    rows, Â = (mean_h A + I) / 2 row-normalised; then multiply through the layers,
+    R_l = Â_l · R_(l−1). Row i of R_l says how much of token i's representation after layer l comes
+    from each input token.
+    """
+    layers, _, n, _ = weights.shape
+    result = np.empty((layers, n, n), dtype=np.float64)
+    rolled = np.eye(n)
+    for layer in range(layers):
+        mixed = weights[layer].mean(axis=0, dtype=np.float64) + np.eye(n)
+        mixed /= mixed.sum(axis=1, keepdims=True)
+        rolled = mixed @ rolled
+        result[layer] = rolled
+    return result
+
+
+def merge_words(weights: np.ndarray, words: Sequence[Sequence[int]]) -> np.ndarray:
+    """Word-level weights from piece-level ones: (words, words).
+
+    The rule: a word looks at another with the SUM of the weights its pieces give to the other
+    word's pieces (attention to a word is everything that lands on it), averaged over its own
+    pieces (each piece looks once). Rows still sum to 1.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    looked_at = np.stack([weights[:, list(word)].sum(axis=1) for word in words], axis=1)   # (n, words)
+    return np.stack([looked_at[list(word)].mean(axis=0) for word in words], axis=0)       # (words, words)
+
+
+@dataclass(frozen=True)
+class HiddenTokens:
+    """Weights with some tokens taken out and every remaining row renormalised to sum to 1."""
+
+    weights: np.ndarray   # (kept, kept)
+    kept: np.ndarray      # indices of the tokens still shown, in order
+    removed: np.ndarray   # per kept row: the share of its weight that went to hidden tokens (0–1)
+
+
+def hide_tokens(weights: np.ndarray, hidden: Sequence[int]) -> HiddenTokens:
+    """Drop the rows and columns of `hidden` (e.g. [CLS], [SEP] or a first-token sink) and renormalise.
+
+    A row whose whole weight went to hidden tokens has nothing left to share: it stays all zeros.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    keep = np.setdiff1d(np.arange(weights.shape[0]), np.asarray(hidden, dtype=int))
+    shown = weights[np.ix_(keep, keep)]
+    remaining = shown.sum(axis=1, keepdims=True)
+    renormalised = np.divide(shown, remaining, out=np.zeros_like(shown), where=remaining > 0)
+    totals = weights[keep].sum(axis=1)
+    removed = np.divide(totals - remaining[:, 0], totals, out=np.zeros_like(totals), where=totals > 0)
+    return HiddenTokens(renormalised, keep, removed)

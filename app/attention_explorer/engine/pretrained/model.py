@@ -1,0 +1,137 @@
+"""Opening a real model (an HF folder or a Llama GGUF file) and running a text through it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ModelError, OptionsError
+from .catalog import KNOWN_MODELS, known_model_path
+from .forward import forward
+from .gguf_model import read_gguf_weights
+from .gguf_reader import GGUFFile
+from .hf_folder import read_hf_folder
+from .progress import Progress, report
+from .real_trace import NextToken, PretrainedTrace, make_labels
+from .tokenizing import TextTokenizer
+from .weights import FAMILY_KINDS, Architecture, ModelWeights
+
+# Longest texts: an encoder takes its whole position table (512 for BERT); a decoder keeps the
+# weights of many more layers and heads, so it stops at 256 tokens to stay within memory.
+ENCODER_MAX_TOKENS = 512
+DECODER_MAX_TOKENS = 256
+TOP_NEXT_TOKENS = 5
+
+
+@dataclass
+class PretrainedModel:
+    """A real model ready to run: its weights, its tokenizer and where it came from."""
+
+    name: str
+    path: Path
+    weights: ModelWeights
+    tokenizer: TextTokenizer
+
+    @property
+    def arch(self) -> Architecture:
+        return self.weights.arch
+
+    @property
+    def family(self) -> str:
+        return self.arch.family
+
+    @property
+    def kind(self) -> str:
+        return FAMILY_KINDS[self.family]
+
+    @property
+    def is_decoder(self) -> bool:
+        return self.arch.is_decoder
+
+    @property
+    def n_layers(self) -> int:
+        return self.arch.n_layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.arch.n_heads
+
+    @property
+    def n_kv_heads(self) -> int:
+        return self.arch.n_kv_heads
+
+    @property
+    def d_model(self) -> int:
+        return self.arch.d_model
+
+    @property
+    def max_tokens(self) -> int:
+        return self.tokenizer.max_tokens
+
+    def run(self, text: str, ablate: frozenset[tuple[int, int]] = frozenset()) -> PretrainedTrace:
+        """Tokenise `text` and run the model; `ablate` switches off (layer, head) pairs (0-based).
+
+        Raises SentenceError for text that gives no tokens, OptionsError for a head that does not exist.
+        """
+        ablate = frozenset(ablate)
+        for layer, head in ablate:
+            if not (0 <= layer < self.n_layers and 0 <= head < self.n_heads):
+                raise OptionsError(f"no head {head + 1} in layer {layer + 1}: {self.name} has {self.n_layers} "
+                                   f"layers of {self.n_heads} heads")
+        encoded = self.tokenizer.encode(text)
+        result = forward(self.weights, encoded.ids, ablate)
+        return PretrainedTrace(
+            model_name=self.name, text=text, encoded=encoded, labels=make_labels(encoded), weights=result.weights,
+            ablated=ablate, next_tokens=self._next_tokens(result.next_logits), model=self.weights,
+            forward_result=result,
+        )
+
+    def _next_tokens(self, logits: np.ndarray | None) -> tuple[NextToken, ...]:
+        if logits is None:
+            return ()
+        logits = logits.astype(np.float64)
+        probabilities = np.exp(logits - logits.max())
+        probabilities /= probabilities.sum()
+        best = np.argsort(probabilities)[::-1][:TOP_NEXT_TOKENS]
+        return tuple(NextToken(int(i), self.tokenizer.token_text(i), self.tokenizer.token_label(i),
+                               float(probabilities[i])) for i in best)
+
+
+def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) -> PretrainedModel:
+    """A real model: a known one by name ("MiniLM-L6 (encoder)"), an HF folder (config.json,
+    *.safetensors, tokenizer.json) or a Llama .gguf file.
+
+    Raises ModelError (naming the file and the field) for anything unusable, Cancelled when
+    `progress` answers False.
+    """
+    name = str(path_or_name)
+    path = known_model_path(name) if name in {m.name for m in KNOWN_MODELS} else Path(path_or_name)
+    if name not in {m.name for m in KNOWN_MODELS}:
+        name = path.name
+    report(progress, 0.0, f"opening {path.name}")
+    if path.is_dir():
+        weights = read_hf_folder(path, progress)
+        tokenizer = TextTokenizer.from_file(path / "tokenizer.json", _max_tokens(weights.arch))
+    elif path.suffix.lower() == ".gguf" and path.is_file():
+        gguf = GGUFFile(path)
+        arch_tokens = _max_tokens_for_gguf(gguf)
+        tokenizer = TextTokenizer.from_gguf(gguf.metadata, gguf.name, arch_tokens)
+        weights = read_gguf_weights(gguf, progress)
+    elif not path.exists():
+        raise ModelError(f"{path}: no such file or folder")
+    else:
+        raise ModelError(f"{path.name}: not a model; open a folder with config.json, *.safetensors and "
+                         f"tokenizer.json, or a .gguf file")
+    report(progress, 1.0, "ready")
+    return PretrainedModel(name, path, weights, tokenizer)
+
+
+def _max_tokens(arch: Architecture) -> int:
+    return min(arch.max_positions, DECODER_MAX_TOKENS if arch.is_decoder else ENCODER_MAX_TOKENS)
+
+
+def _max_tokens_for_gguf(gguf: GGUFFile) -> int:
+    context = int(gguf.metadata.get("llama.context_length", DECODER_MAX_TOKENS))
+    return min(context, DECODER_MAX_TOKENS)

@@ -1,0 +1,101 @@
+"""The float32 building blocks of real transformers: norms, activations, RoPE, masked softmax.
+
+Each matches PyTorch's float32 definition to about 1e-6, which keeps whole models within 1e-5 of
+transformers. Work is done in place where it saves a pass over large arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Abramowitz & Stegun 7.1.26: erfc(z) ≈ (a1·t + … + a5·t⁵)·exp(−z²), t = 1/(1 + p·z), z ≥ 0, error ≤ 1.5e-7.
+_P = np.float32(0.3275911)
+_A = tuple(np.float32(a) for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+_INV_SQRT2 = np.float32(1 / np.sqrt(2))
+_SQRT_2_OVER_PI = np.float32(np.sqrt(2 / np.pi))
+
+
+def gelu_erf(x: np.ndarray) -> np.ndarray:
+    """x·Φ(x) with the exact (erf) normal CDF, as BERT uses; NumPy has no erf, so A&S 7.1.26.
+
+    Φ(x) = 1 − erfc(z)/2 for x ≥ 0 and erfc(z)/2 for x < 0 (z = |x|/√2): computing erfc directly
+    avoids the cancellation of 1 + erf(x) for negative x. Costliest step of BERT, hence in place.
+    """
+    z = np.abs(x) * _INV_SQRT2
+    t = z * _P
+    t += 1
+    np.reciprocal(t, out=t)
+    poly = t * _A[0]
+    for a in _A[1:]:
+        poly += a
+        poly *= t
+    np.square(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    poly *= z
+    poly *= 0.5                                          # erfc(z)/2 = Φ(−|x|)
+    np.subtract(1, poly, out=poly, where=x >= 0)         # Φ(x)
+    poly *= x
+    return poly
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """GPT-2's GELU: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+    inner = x * x
+    inner *= np.float32(0.044715) * x
+    inner += x
+    inner *= _SQRT_2_OVER_PI
+    np.tanh(inner, out=inner)
+    inner += 1
+    inner *= 0.5 * x
+    return inner
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    """x·sigmoid(x), Llama's gate."""
+    return x / (1 + np.exp(-x))
+
+
+ACTIVATIONS = {"gelu": gelu_erf, "gelu_tanh": gelu_tanh, "silu": silu}
+
+
+def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, eps: float) -> np.ndarray:
+    """(x − mean) / √(var + eps) · weight + bias over the last axis (biased variance, as PyTorch)."""
+    centred = x - x.mean(axis=-1, keepdims=True)
+    var = np.mean(centred * centred, axis=-1, keepdims=True)
+    centred *= 1 / np.sqrt(var + np.float32(eps))
+    centred *= weight
+    if bias is not None:
+        centred += bias
+    return centred
+
+
+def rms_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, eps: float) -> np.ndarray:
+    """x / √(mean(x²) + eps) · weight (Llama's RMSNorm has no bias; `bias` is ignored)."""
+    return x * (1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(eps))) * weight
+
+
+def rope_tables(n: int, d_head: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin (n × d_head) of HF's rotary embedding: frequency i used by dims i and i + d_head/2."""
+    inv_freq = 1.0 / theta ** (np.arange(0, d_head, 2, dtype=np.float32) / np.float32(d_head))
+    angles = np.arange(n, dtype=np.float32)[:, None] * inv_freq[None, :].astype(np.float32)
+    angles = np.concatenate([angles, angles], axis=1)
+    return np.cos(angles), np.sin(angles)
+
+
+def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """Rotate every head of x (…, n, d_head) by position: x·cos + rotate_half(x)·sin (HF convention)."""
+    half = x.shape[-1] // 2
+    rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    return x * cos + rotated * sin
+
+
+def masked_softmax(scores: np.ndarray, causal: bool) -> np.ndarray:
+    """Row softmax of (…, n, n) scores in place, with −∞ above the diagonal when `causal`."""
+    if causal:
+        n = scores.shape[-1]
+        scores[..., np.triu(np.ones((n, n), dtype=bool), k=1)] = -np.inf
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+    return scores

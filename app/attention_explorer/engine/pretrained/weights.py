@@ -1,0 +1,114 @@
+"""One shape for the weights of every family, whatever file they came from.
+
+The loaders (HF folders, GGUF files) translate their names and layouts into these classes, so the
+forward pass has a single code path per family. Every projection is stored as (in, out), so a layer
+is `x @ w + b`; HF's Linear weights (out, in) arrive as transposed views, not copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelError
+
+FAMILIES = ("bert", "gpt2", "llama")
+# What each family is, in the words the app shows.
+FAMILY_KINDS = {"bert": "encoder", "gpt2": "decoder", "llama": "decoder"}
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """The sizes and switches of one checkpoint, read from its config or metadata."""
+
+    family: str            # "bert" (post-LN encoder), "gpt2" (pre-LN decoder), "llama" (RMSNorm, RoPE, SwiGLU)
+    n_layers: int
+    n_heads: int           # query heads
+    n_kv_heads: int        # key/value heads (fewer than n_heads when they are shared, as in Llama)
+    d_model: int
+    d_head: int
+    d_ff: int
+    vocab_size: int
+    norm_eps: float
+    max_positions: int     # longest sequence the position table (or the config) allows
+    activation: str        # "gelu" (exact, erf), "gelu_tanh" or "silu"
+    rope_theta: float = 0.0  # Llama's rotary base; 0 for learned positions
+
+    @property
+    def is_decoder(self) -> bool:
+        return FAMILY_KINDS[self.family] == "decoder"
+
+    @property
+    def pre_norm(self) -> bool:
+        """GPT-2 and Llama normalise before each sub-layer; BERT after (post-LN)."""
+        return self.family != "bert"
+
+    @property
+    def group(self) -> int:
+        """How many query heads share one key/value head: query head h reads kv head h // group."""
+        return self.n_heads // self.n_kv_heads
+
+
+@dataclass
+class LayerWeights:
+    """One transformer block. Norms: `attn_norm` is before attention (pre-LN) or after it (BERT)."""
+
+    w_q: np.ndarray  # d_model × n_heads·d_head
+    w_k: np.ndarray  # d_model × n_kv_heads·d_head
+    w_v: np.ndarray
+    w_o: np.ndarray  # n_heads·d_head × d_model
+    attn_norm: np.ndarray
+    mlp_norm: np.ndarray
+    w_up: np.ndarray     # d_model × d_ff
+    w_down: np.ndarray   # d_ff × d_model
+    w_gate: np.ndarray | None = None  # Llama's SwiGLU gate, d_model × d_ff
+    b_q: np.ndarray | None = None
+    b_k: np.ndarray | None = None
+    b_v: np.ndarray | None = None
+    b_o: np.ndarray | None = None
+    attn_norm_bias: np.ndarray | None = None  # LayerNorm has a bias, RMSNorm none
+    mlp_norm_bias: np.ndarray | None = None
+    b_up: np.ndarray | None = None
+    b_down: np.ndarray | None = None
+
+
+@dataclass
+class ModelWeights:
+    """Embeddings, blocks and head of one model, float32."""
+
+    arch: Architecture
+    token_embedding: np.ndarray                   # vocab × d_model
+    layers: list[LayerWeights] = field(default_factory=list)
+    position_embedding: np.ndarray | None = None  # max_positions × d_model (BERT, GPT-2)
+    type_embedding: np.ndarray | None = None      # BERT's segment A row, d_model
+    embedding_norm: np.ndarray | None = None      # BERT normalises the embeddings
+    embedding_norm_bias: np.ndarray | None = None
+    final_norm: np.ndarray | None = None          # GPT-2 and Llama normalise after the last block
+    final_norm_bias: np.ndarray | None = None
+    lm_head: np.ndarray | None = None             # vocab × d_model; None: tied to token_embedding
+
+
+class TensorSource:
+    """Named tensors of one file with their checks: a missing name or a wrong shape is a ModelError."""
+
+    def __init__(self, file_name: str, tensors: dict[str, np.ndarray]):
+        self.file_name = file_name
+        self.tensors = tensors
+
+    def has(self, name: str) -> bool:
+        return name in self.tensors
+
+    def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """The float32 tensor `name`, which must have `shape`."""
+        if name not in self.tensors:
+            raise ModelError(f"{self.file_name}: tensor {name!r} is missing; the file is incomplete or not "
+                             f"a checkpoint of this architecture")
+        array = self.tensors[name]
+        if tuple(array.shape) != tuple(shape):
+            raise ModelError(f"{self.file_name}: tensor {name!r} has shape {tuple(array.shape)}, expected "
+                             f"{tuple(shape)} from the model's configuration")
+        return array if array.dtype == np.float32 else array.astype(np.float32)
+
+    def optional(self, name: str, shape: tuple[int, ...]) -> np.ndarray | None:
+        return self.get(name, shape) if name in self.tensors else None
