@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from attention_explorer import engine
-from attention_explorer.engine.cell_arithmetic import Used, cell_arithmetic, fmt
-from attention_explorer.engine.steps import STEP_KEYS, STEPS, heatmap_matrix, skip_reason, step_view
+from attention_explorer.engine.cell_arithmetic import Used, fmt
+from attention_explorer.engine.steps import STEP_KEYS, STEPS, cell_arithmetic, heatmap_matrix, skip_reason, step_view
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def test_the_step_modules_load_no_qt():
     import subprocess
     import sys
 
-    code = ("import sys; import attention_explorer.engine.steps, attention_explorer.engine.step_texts, "
+    code = ("import sys; import attention_explorer.engine.steps, attention_explorer.engine.step_types, "
             "attention_explorer.engine.cell_arithmetic; "
             "print(','.join(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,4 +1,7 @@
-"""The computation as a fixed sequence of steps, and the tables each step shows, taken from a Trace.
+"""The step registry: the computation as a fixed sequence of steps, each one entry holding everything
+about it (tables, the arithmetic of a cell, why it may be skipped, what the heatmap shows, its formula
+and its text). The matrix panel, the timeline strip, the heatmap and the GIF all read STEPS, so adding
+a step is adding one entry here.
 
 The sequence never changes with the options: a step that is switched off (no scaling, no mask, one
 head, no W_O) stays in its place and is shown as skipped, so step 5 always means "÷ √d_k" and a
@@ -8,65 +11,250 @@ mask drawn as 0/−∞ at most); nothing here multiplies or normalises anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from .cell_arithmetic import CellArithmetic, Used, dot, factor, fmt, sum_of
+from .step_types import Step, StepContext, StepTable, StepView, Tables, dims
 from .trace import Trace
 
+__all__ = ["ARCS_FROM_STEP", "LAST_STEP", "STEPS", "STEP_KEYS", "Step", "StepTable", "StepView", "cell_arithmetic",
+           "heatmap_matrix", "skip_reason", "step_index", "step_view"]
 
-@dataclass(frozen=True)
-class Step:
-    key: str
-    short: str   # the label on the timeline strip
-    title: str   # what the step computes, as a formula
+
+# --- 1. embed ---------------------------------------------------------------------------------------
+def _embed_tables(c: StepContext) -> Tables:
+    inputs = [c.table("embedding", "embedding", c.trace.embedding, cols=c.features)]
+    if c.trace.positional is not None:
+        inputs.append(c.table("positional", "positional encoding", c.trace.positional, cols=c.features))
+    return Tables(tuple(inputs), (c.table("x", "X", c.trace.x, cols=c.features),), ops=("+",) * (len(inputs) - 1))
+
+
+def _embed_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
+    trace, a = c.trace, c.trace.labels[row]
+    feature = trace.features[col]
+    e, x = trace.embedding[row, col], trace.x[row, col]
+    if trace.positional is None:
+        return CellArithmetic(f"{a}, feature {feature}", f"x_{a}[{feature}] = e_{a}[{feature}] = {fmt(x)}",
+                              (Used("embedding", row, col),))
+    pe = trace.positional[row, col]
+    return CellArithmetic(f"{a} at position {row}, feature {feature}",
+                          f"x_{a}[{feature}] = e_{a}[{feature}] + pe_{row}[{feature}] = "
+                          f"{fmt(e)} + {factor(pe)} = {fmt(x)}",
+                          (Used("embedding", row, col), Used("positional", row, col)))
+
+
+def _embed_formula(trace: Trace) -> str:
+    if trace.positional is None:
+        return "x_w = e_w (positions are off)"
+    return "x_w = e_w + pe_p, the encoding of the word's position p"
+
+
+# --- 2, 3. projections --------------------------------------------------------------------------------
+def _q_tables(c: StepContext) -> Tables:
+    return Tables((c.table("x", "X", c.trace.x, cols=c.features),
+                   c.table("w_q", "W_Q" + c.of_head, c.head.w_q, c.features)),
+                  (c.table("q", "Q" + c.of_head, c.head.q),), ops=("·",))
+
+
+def _kv_tables(c: StepContext) -> Tables:
+    h = c.head
+    return Tables((c.table("x", "X", c.trace.x, cols=c.features), c.table("w_k", "W_K" + c.of_head, h.w_k, c.features),
+                   c.table("w_v", "W_V" + c.of_head, h.w_v, c.features)),
+                  (c.table("k", "K" + c.of_head, h.k), c.table("v", "V" + c.of_head, h.v)), ops=("·", ","))
+
+
+def _projection_cell(name: str, c: StepContext, row: int, col: int) -> CellArithmetic:
+    a = c.trace.labels[row]
+    weights, value = getattr(c.head, f"w_{name}"), getattr(c.head, name)[row, col]
+    return CellArithmetic(f"row {a} of X times column {col} of W_{name.upper()}",
+                          f"{name}_{a}[{col}] = {dot(c.trace.x[row], weights[:, col])} = {fmt(value)}",
+                          (Used("x", row, None), Used(f"w_{name}", None, col)))
+
+
+def _kv_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
+    name = result or "k"
+    if name not in ("k", "v"):
+        raise ValueError(f"the results of step 'kv' are k and v, not {name!r}")
+    return _projection_cell(name, c, row, col)
+
+
+# --- 4–6. scores, scaling, mask -----------------------------------------------------------------------
+def _scaled_title(trace: Trace) -> str:
+    return "scaled scores" if trace.options.scale else "scores (not scaled)"
+
+
+def _pair(c: StepContext, row: int, col: int) -> tuple[str, str]:
+    """The words of a square cell: the word looking (row) and the word looked at (col)."""
+    return c.trace.labels[row], c.trace.labels[col]
+
+
+def _scores_tables(c: StepContext) -> Tables:
+    h, d = c.head, dims(c.head.d_k)
+    return Tables((c.table("q", "Q" + c.of_head, h.q), c.table("kt", "Kᵀ" + c.of_head, h.k.T, d, c.words)),
+                  (c.table("scores", "scores QKᵀ" + c.of_head, h.scores, cols=c.words),), ops=("·",))
+
+
+def _scores_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
+    a, b = _pair(c, row, col)
+    return CellArithmetic(f"score {a} → {b}",
+                          f"q_{a} · k_{b} = {dot(c.head.q[row], c.head.k[col])} = {fmt(c.head.scores[row, col])}",
+                          (Used("q", row, None), Used("kt", None, col)))
+
+
+def _scaled_tables(c: StepContext) -> Tables:
+    h = c.head
+    return Tables((c.table("scores", "scores QKᵀ" + c.of_head, h.scores, cols=c.words),),
+                  (c.table("scaled", "scaled scores" + c.of_head, h.scaled, cols=c.words),), arrow=f"÷ √{h.d_k} =")
+
+
+def _scaled_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
+    a, b = _pair(c, row, col)
+    return CellArithmetic(f"scaled score {a} → {b}",
+                          f"{fmt(c.head.scores[row, col])} ÷ √{c.head.d_k} = {fmt(c.head.scaled[row, col])}",
+                          (Used("scores", row, col),))
+
+
+def _masked_tables(c: StepContext) -> Tables:
+    mask = np.where(c.trace.mask, -np.inf, 0.0)  # the trace's boolean mask, drawn as what it adds
+    return Tables((c.table("scaled", _scaled_title(c.trace) + c.of_head, c.head.scaled, cols=c.words),
+                   c.table("mask", "mask", mask, cols=c.words)),
+                  (c.table("masked", "masked scores" + c.of_head, c.head.masked, cols=c.words),), ops=("+",))
+
+
+def _masked_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
+    a, b = _pair(c, row, col)
+    hidden = bool(c.trace.mask[row, col])
+    what = f"{a} → {b}: " + (f"{b} comes after {a}, so it is hidden" if hidden else "allowed, kept")
+    return CellArithmetic(what, f"{fmt(c.head.scaled[row, col])} + {'(−∞)' if hidden else '0'} = "
+                                f"{fmt(c.head.masked[row, col])}",
+                          (Used("scaled", row, col), Used("mask", row, col)))
+
+
+# --- 7, 8. softmax and the weighted values ------------------------------------------------------------
+def _softmax_tables(c: StepContext) -> Tables:
+    title = "masked scores" if c.trace.mask is not None else _scaled_title(c.trace)
+    return Tables((c.table("masked", title + c.of_head, c.head.masked, cols=c.words),),
+                  (c.table("weights", "weights" + c.of_head, c.head.weights, cols=c.words),),
+                  arrow="softmax of each row =")
+
+
+def _softmax_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
+    a, b = _pair(c, row, col)
+    scores = c.head.masked[row]
+    return CellArithmetic(f"weight {a} → {b}",
+                          f"e^{fmt(scores[col])} ÷ ({sum_of([f'e^{fmt(s)}' for s in scores])}) = "
+                          f"{fmt(c.head.weights[row, col])}",
+                          (Used("masked", row, None),))
+
+
+def _output_tables(c: StepContext) -> Tables:
+    h = c.head
+    return Tables((c.table("weights", "weights" + c.of_head, h.weights, cols=c.words),
+                   c.table("v", "V" + c.of_head, h.v)),
+                  (c.table("output", "output" + c.of_head, h.output),), ops=("·",))
+
+
+def _output_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
+    a, h = c.trace.labels[row], c.head
+    return CellArithmetic(f"output of {a}, dimension {col}",
+                          f"out_{a}[{col}] = {dot(h.weights[row], h.v[:, col])} = {fmt(h.output[row, col])}",
+                          (Used("weights", row, None), Used("v", None, col)))
+
+
+# --- 9, 10. the heads together ------------------------------------------------------------------------
+def _concat_table(c: StepContext) -> StepTable:
+    return c.table("concat", "concat", c.trace.concat, cols=dims(c.trace.concat.shape[1]))
+
+
+def _concat_tables(c: StepContext) -> Tables:
+    outputs = tuple(c.table(f"out{i}", f"head {i + 1} output", hd.output) for i, hd in enumerate(c.trace.heads))
+    return Tables(outputs, (_concat_table(c),), ops=("|",) * (len(outputs) - 1))
+
+
+def _concat_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
+    a = c.trace.labels[row]
+    index, local = divmod(col, c.head.d_k)
+    return CellArithmetic(f"{a}, column {col} of the concatenation",
+                          f"concat_{a}[{col}] = out_{a}[{local}] of head {index + 1} = {fmt(c.trace.concat[row, col])}",
+                          (Used(f"out{index}", row, local),))
+
+
+def _w_o_tables(c: StepContext) -> Tables:
+    trace, features = c.trace, tuple(c.trace.output_column_labels())
+    return Tables((_concat_table(c), c.table("w_o", "W_O", trace.w_o, dims(trace.w_o.shape[0]), features)),
+                  (c.table("final", "final output", trace.output, cols=features),), ops=("·",))
+
+
+def _w_o_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
+    trace, a = c.trace, c.trace.labels[row]
+    feature = trace.output_column_labels()[col]
+    return CellArithmetic(f"row {a} of the concatenation times column {feature} of W_O",
+                          f"y_{a}[{feature}] = {dot(trace.concat[row], trace.w_o[:, col])} = "
+                          f"{fmt(trace.output[row, col])}",
+                          (Used("concat", row, None), Used("w_o", None, col)))
 
 
 STEPS = (
-    Step("embed", "X", "Embed: X = embedding (+ positions)"),
-    Step("q", "Q", "Queries: Q = X·W_Q"),
-    Step("kv", "K, V", "Keys and values: K = X·W_K, V = X·W_V"),
-    Step("scores", "QKᵀ", "Scores: QKᵀ"),
-    Step("scaled", "÷ √d_k", "Scale: QKᵀ ÷ √d_k"),
-    Step("masked", "mask", "Causal mask: −∞ after the diagonal"),
-    Step("softmax", "softmax", "Softmax: each row becomes weights"),
-    Step("output", "× V", "Output: weights · V"),
-    Step("concat", "concat", "Concatenate the heads"),
-    Step("w_o", "× W_O", "Mix the heads: concat · W_O"),
+    Step("embed", "X", "Embed: X = embedding (+ positions)",
+         "Each word becomes a row of numbers, one per feature: its embedding. Attention alone cannot tell word "
+         "order apart, so with positions switched on a wave pattern unique to each place in the sentence is added.",
+         _embed_formula, _embed_tables, _embed_cell),
+    Step("q", "Q", "Queries: Q = X·W_Q",
+         "A word's query says what it is looking for. Multiplying its features by W_Q turns \"I am a verb\" into "
+         "\"I look for an animal\".",
+         "q_w[j] = x_w · W_Q[:, j]", _q_tables, lambda c, row, col, result: _projection_cell("q", c, row, col),
+         per_head=True),
+    Step("kv", "K, V", "Keys and values: K = X·W_K, V = X·W_V",
+         "A word's key says what it can be found by, its value what it hands over when found. W_K is a second "
+         "matrix, not W_Q again, so that A looking for B need not mean B looking for A; W_V separates what a word "
+         "passes on from how it is matched.",
+         "k_w[j] = x_w · W_K[:, j],   v_w[j] = x_w · W_V[:, j]", _kv_tables, _kv_cell, per_head=True),
+    Step("scores", "QKᵀ", "Scores: QKᵀ",
+         "Every query meets every key in a dot product: the larger q·k, the better the match. Rows are the words "
+         "looking, columns the words looked at: n² numbers, which is why attention costs O(n²).",
+         "score(a → b) = q_a · k_b", _scores_tables, _scores_cell, per_head=True, heatmap="scores"),
+    Step("scaled", "÷ √d_k", "Scale: QKᵀ ÷ √d_k",
+         "A dot product of d_k numbers grows like √d_k, and large scores make softmax give almost all weight to "
+         "one word, where learning stalls. Dividing by √d_k keeps the scores' spread near 1 whatever d_k is.",
+         "scaled(a → b) = score(a → b) ÷ √d_k", _scaled_tables, _scaled_cell, per_head=True, heatmap="scaled",
+         skip_reason=lambda trace: "" if trace.options.scale else "skipped: scaling is off",
+         passes_on=lambda c: c.table("scores", "scores, unchanged" + c.of_head, c.head.scores, cols=c.words)),
+    Step("masked", "mask", "Causal mask: −∞ after the diagonal",
+         "The causal mask forbids a word to look at the words after it, as a decoder that writes left to right "
+         "must: those scores become −∞, so softmax gives them exactly zero weight.",
+         "masked(a → b) = scaled(a → b) + 0, or + (−∞) when b comes after a", _masked_tables, _masked_cell,
+         per_head=True, heatmap="masked",
+         skip_reason=lambda trace: "" if trace.mask is not None else "skipped: no causal mask",
+         passes_on=lambda c: c.table("scaled", "scores, unchanged" + c.of_head, c.head.scaled, cols=c.words)),
+    Step("softmax", "softmax", "Softmax: each row becomes weights",
+         "Softmax turns each row of scores into weights that are positive and add up to 1: e to the score, "
+         "divided by the row's sum. Larger scores win more than their share, yet every visible word keeps some "
+         "weight, and the curve is smooth enough to learn.",
+         "weight(a → b) = e^score(a → b) ÷ Σ_c e^score(a → c), summed over every word c",
+         _softmax_tables, _softmax_cell, per_head=True, heatmap="weights", fill_by_row=True),
+    Step("output", "× V", "Output: weights · V",
+         "Each word's output is an average of all the value rows, weighted by its row of weights: it takes a "
+         "little from every word and most from the words it attends to.",
+         "out_a[j] = Σ_b weight(a → b) × v_b[j], summed over every word b", _output_tables, _output_cell,
+         per_head=True, heatmap="weights"),
+    Step("concat", "concat", "Concatenate the heads",
+         "Several heads run the same steps on their own slices of the columns, so each can ask its own question "
+         "(one looks for the subject, another for the object). Their outputs are set side by side.",
+         "concat_a = out_a of head 1 | out_a of head 2 | …", _concat_tables, _concat_cell, heatmap="weights",
+         skip_reason=lambda trace: "skipped: one head, nothing to concatenate" if len(trace.heads) == 1 else "",
+         passes_on=lambda c: c.table("output", "the head's output, unchanged", c.head.output)),
+    Step("w_o", "× W_O", "Mix the heads: concat · W_O",
+         "W_O mixes the heads' outputs back into the model's features, so each word leaves the layer as one "
+         "vector that combines what every head found.",
+         "y_a[f] = concat_a · W_O[:, f]", _w_o_tables, _w_o_cell, heatmap="weights",
+         skip_reason=lambda trace: ("skipped: this model has no W_O, so the output is the concatenation"
+                                    if trace.w_o is None else ""),
+         passes_on=lambda c: c.table("output", "output, unchanged", c.trace.output,
+                                     cols=dims(c.trace.output.shape[1]))),
 )
 STEP_KEYS = tuple(step.key for step in STEPS)
 LAST_STEP = len(STEPS) - 1
 ARCS_FROM_STEP = STEP_KEYS.index("softmax")  # the arc diagram draws weights, which exist from here on
-# Each head runs these on its own slice of the columns; the others see the whole layer.
-PER_HEAD = frozenset(("q", "kv", "scores", "scaled", "masked", "softmax", "output"))
-
-# Which square matrix the heatmap shows at a step; earlier steps have none and leave it as it is.
-_HEATMAP_MATRIX = {"scores": "scores", "scaled": "scaled", "masked": "masked"}
-
-
-@dataclass(frozen=True)
-class StepTable:
-    """One matrix of a step, with names for its rows and columns."""
-
-    key: str
-    title: str
-    values: np.ndarray
-    rows: tuple[str, ...]
-    cols: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class StepView:
-    """What a step shows: inputs, results, and how they read together (`ops` go between the inputs,
-    `arrow` before the results). A skipped step has no results; its one input is what passes on."""
-
-    step: Step
-    inputs: tuple[StepTable, ...]
-    results: tuple[StepTable, ...]
-    ops: tuple[str, ...] = ()
-    arrow: str = "="
-    skipped: str = ""       # why the step is off, e.g. "skipped: scaling is off"
-    fill_by_row: bool = False  # softmax fills whole rows: a weight needs its row's every score
 
 
 def step_index(key: str) -> int:
@@ -75,93 +263,38 @@ def step_index(key: str) -> int:
 
 def skip_reason(trace: Trace, key: str) -> str:
     """Why step `key` does nothing on this trace, or "" when it runs."""
-    if key == "scaled" and not trace.options.scale:
-        return "skipped: scaling is off"
-    if key == "masked" and trace.mask is None:
-        return "skipped: no causal mask"
-    if key == "concat" and len(trace.heads) == 1:
-        return "skipped: one head, nothing to concatenate"
-    if key == "w_o" and trace.w_o is None:
-        return "skipped: this model has no W_O, so the output is the concatenation"
-    return ""
+    return STEPS[step_index(key)].skip_reason(trace)
 
 
 def heatmap_matrix(key: str) -> str | None:
     """The heatmap's matrix at step `key`: the scores of that stage, the weights from softmax on."""
-    if key in _HEATMAP_MATRIX:
-        return _HEATMAP_MATRIX[key]
-    return "weights" if step_index(key) >= ARCS_FROM_STEP else None
+    return STEPS[step_index(key)].heatmap
 
 
-def dims(count: int) -> tuple[str, ...]:
-    """Column names of a projection: 0, 1, … (the index the arithmetic writes as q_cats[0])."""
-    return tuple(str(j) for j in range(count))
+def _context(trace: Trace, head: int) -> StepContext:
+    return StepContext(trace, trace.heads[head], f" (head {head + 1})" if len(trace.heads) > 1 else "")
 
 
 def step_view(trace: Trace, key: str, head: int = 0) -> StepView:
     """The tables of step `key` for `head` (0-based) of `trace`."""
-    step = STEPS[step_index(key)]
-    h = trace.heads[head]
-    words = tuple(trace.labels)
-    feats = tuple(trace.features)
-    of_head = f" (head {head + 1})" if len(trace.heads) > 1 else ""
-    d = dims(h.d_k)
-
-    def table(k, title, values, rows=words, cols=d):
-        return StepTable(k, title, values, tuple(rows), tuple(cols))
-
-    skipped = skip_reason(trace, key)
+    step, context = STEPS[step_index(key)], _context(trace, head)
+    skipped = step.skip_reason(trace)
     if skipped:
-        passing = {"scaled": table("scores", "scores, unchanged" + of_head, h.scores, cols=words),
-                   "masked": table("scaled", "scores, unchanged" + of_head, h.scaled, cols=words),
-                   "concat": table("output", "the head's output, unchanged", h.output),
-                   "w_o": table("output", "output, unchanged", trace.output, cols=dims(trace.output.shape[1]))}
-        return StepView(step, (passing[key],), (), skipped=skipped)
-
-    if key == "embed":
-        inputs = [table("embedding", "embedding", trace.embedding, cols=feats)]
-        if trace.positional is not None:
-            inputs.append(table("positional", "positional encoding", trace.positional, cols=feats))
-        return StepView(step, tuple(inputs), (table("x", "X", trace.x, cols=feats),), ops=("+",) * (len(inputs) - 1))
-    if key == "q":
-        return StepView(step, (table("x", "X", trace.x, cols=feats), table("w_q", "W_Q" + of_head, h.w_q, feats)),
-                        (table("q", "Q" + of_head, h.q),), ops=("·",))
-    if key == "kv":
-        return StepView(step, (table("x", "X", trace.x, cols=feats), table("w_k", "W_K" + of_head, h.w_k, feats),
-                               table("w_v", "W_V" + of_head, h.w_v, feats)),
-                        (table("k", "K" + of_head, h.k), table("v", "V" + of_head, h.v)), ops=("·", ","))
-    if key == "scores":
-        return StepView(step, (table("q", "Q" + of_head, h.q), table("kt", "Kᵀ" + of_head, h.k.T, d, words)),
-                        (table("scores", "scores QKᵀ" + of_head, h.scores, cols=words),), ops=("·",))
-    if key == "scaled":
-        return StepView(step, (table("scores", "scores QKᵀ" + of_head, h.scores, cols=words),),
-                        (table("scaled", "scaled scores" + of_head, h.scaled, cols=words),), arrow=f"÷ √{h.d_k} =")
-    if key == "masked":
-        mask = np.where(trace.mask, -np.inf, 0.0)  # the trace's boolean mask, drawn as what it adds
-        return StepView(step, (table("scaled", _scaled_title(trace) + of_head, h.scaled, cols=words),
-                               table("mask", "mask", mask, cols=words)),
-                        (table("masked", "masked scores" + of_head, h.masked, cols=words),), ops=("+",))
-    if key == "softmax":
-        return StepView(step, (table("masked", _softmax_input_title(trace) + of_head, h.masked, cols=words),),
-                        (table("weights", "weights" + of_head, h.weights, cols=words),),
-                        arrow="softmax of each row =", fill_by_row=True)
-    if key == "output":
-        return StepView(step, (table("weights", "weights" + of_head, h.weights, cols=words),
-                               table("v", "V" + of_head, h.v)),
-                        (table("output", "output" + of_head, h.output),), ops=("·",))
-    if key == "concat":
-        outputs = tuple(table(f"out{i}", f"head {i + 1} output", hd.output) for i, hd in enumerate(trace.heads))
-        return StepView(step, outputs, (table("concat", "concat", trace.concat, cols=dims(trace.concat.shape[1])),),
-                        ops=("|",) * (len(outputs) - 1))
-    # w_o
-    return StepView(step, (table("concat", "concat", trace.concat, cols=dims(trace.concat.shape[1])),
-                           table("w_o", "W_O", trace.w_o, dims(trace.w_o.shape[0]), trace.output_column_labels())),
-                    (table("final", "final output", trace.output, cols=trace.output_column_labels()),), ops=("·",))
+        return StepView(step, (step.passes_on(context),), (), skipped=skipped)
+    tables = step.tables(context)
+    return StepView(step, tables.inputs, tables.results, tables.ops, tables.arrow, formula=step.formula_for(trace))
 
 
-def _scaled_title(trace: Trace) -> str:
-    return "scaled scores" if trace.options.scale else "scores (not scaled)"
+def cell_arithmetic(trace: Trace, step: str, head: int, row: int, col: int,
+                    result: str | None = None) -> CellArithmetic:
+    """The arithmetic of cell (row, col) of a result of `step` (a key of STEPS) for `head`.
 
-
-def _softmax_input_title(trace: Trace) -> str:
-    return "masked scores" if trace.mask is not None else _scaled_title(trace)
+    `result` picks one of several results ("k" or "v" at the "kv" step). Raises ValueError for a
+    skipped step, which has no result cells, and for an unknown step.
+    """
+    if step not in STEP_KEYS:
+        raise ValueError(f"unknown step {step!r}")
+    found = STEPS[step_index(step)]
+    if found.skip_reason(trace):
+        raise ValueError(f"step {step!r} is skipped on this trace: it has no result cells")
+    return found.arithmetic(_context(trace, head), row, col, result)

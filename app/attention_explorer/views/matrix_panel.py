@@ -3,16 +3,15 @@ step does and why, and the arithmetic of one result cell with the inputs it used
 
 The panel shows whatever (trace, step, head) it is given and knows nothing of the controller, so the
 GIF export can drive a second, offscreen panel through every step without touching the window.
-Every number comes from the trace through engine.steps and engine.cell_arithmetic.
+Every number and text comes from the trace through the step registry (engine.steps).
 """
 
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..engine.cell_arithmetic import CellArithmetic, cell_arithmetic
-from ..engine.step_texts import EXPLANATIONS, FORMULAS
-from ..engine.steps import PER_HEAD, STEPS, StepView, step_view
+from ..engine.cell_arithmetic import CellArithmetic
+from ..engine.steps import STEPS, StepView, cell_arithmetic, step_view
 from ..engine.trace import Trace
 from . import theme
 from .matrix_table import MatrixTable
@@ -120,10 +119,10 @@ class QtMatrixPanel(QtWidgets.QWidget):
         view = self._view = step_view(trace, STEPS[step].key, head)
         self._hovered = self._pinned = None
         self._follow_fill = False
-        several = len(trace.heads) > 1 and view.step.key in PER_HEAD
+        several = len(trace.heads) > 1 and view.step.per_head
         heads = f" — head {head + 1} of {len(trace.heads)}" if several else ""
         _set_text(self.title, f"Step {step + 1} of {len(STEPS)} · {view.step.title}{heads}")
-        _set_text(self.explanation, EXPLANATIONS[view.step.key])
+        _set_text(self.explanation, view.step.explanation)
         self._lay_out_tables(view, colormap)
         self.row.show()
         self._update_arithmetic()
@@ -213,11 +212,10 @@ class QtMatrixPanel(QtWidgets.QWidget):
         view = self._view
         if view.skipped:
             return "what comes in goes on unchanged", view.skipped.capitalize()
-        key = "embed_positions" if view.step.key == "embed" and len(view.inputs) > 1 else view.step.key
         shapes = [f"{t.values.shape[0]}×{t.values.shape[1]}" for t in view.inputs]
         parts = [shapes[0]] + [f"{op} {shape}" for op, shape in zip(view.ops, shapes[1:], strict=True)]
         results = ", ".join(f"{t.values.shape[0]}×{t.values.shape[1]}" for t in view.results)
-        return f"every cell of the result · {' '.join(parts)} → {results}", FORMULAS[key]
+        return f"every cell of the result · {' '.join(parts)} → {results}", view.formula
 
     def _write_detail(self, caption: str, text: str) -> None:
         muted = theme.muted().name(QtGui.QColor.NameFormat.HexArgb)
