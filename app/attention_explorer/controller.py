@@ -242,8 +242,9 @@ class Controller(QtCore.QObject):
     # --- the one place the engine runs ----------------------------------------------------------
     def _recompute(self) -> None:
         started = time.perf_counter()
-        self._words = engine.tokenize(self._sentence, self._model.vocabulary).words
-        try:
+        self._words = ()
+        try:  # the tokenizer refuses text that is not valid Unicode (SentenceError): no words then
+            self._words = engine.tokenize(self._sentence, self._model.vocabulary).words
             trace = engine.run(self._model, self._sentence, self._options)
             error = ""
         except (EngineError, ModelError) as exc:

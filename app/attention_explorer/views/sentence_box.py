@@ -6,10 +6,14 @@ underline and a tooltip offering the nearest known words; the computation runs o
 
 from __future__ import annotations
 
+import unicodedata
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
 from ..engine import nearest_words
+from ..engine.tokenizer import canonical
+from .text_positions import TextPositions
 
 
 class QtSentenceBox(QtWidgets.QPlainTextEdit):
@@ -61,13 +65,16 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
         underline.setUnderlineStyle(QtGui.QTextCharFormat.UnderlineStyle.WaveUnderline)
         underline.setUnderlineColor(QtGui.QColor("#E03131"))
         underline.setForeground(QtGui.QColor("#E03131"))
-        for word in self.controller.words:
+        text = self.toPlainText()
+        words = self.controller.words if text == self.controller.sentence else ()  # offsets index this text
+        positions = TextPositions(text)
+        for word in words:
             if word.known:
                 continue
             selection = QtWidgets.QTextEdit.ExtraSelection()
             cursor = QtGui.QTextCursor(self.document())
-            cursor.setPosition(word.start)
-            cursor.setPosition(word.end, QtGui.QTextCursor.MoveMode.KeepAnchor)
+            cursor.setPosition(positions.to_qt(word.start))
+            cursor.setPosition(positions.to_qt(word.end), QtGui.QTextCursor.MoveMode.KeepAnchor)
             selection.cursor = cursor
             selection.format = underline
             selections.append(selection)
@@ -83,12 +90,14 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
         self._update_completion()
 
     def _prefix_span(self) -> tuple[int, int]:
-        """Start and end of the word being typed at the cursor; empty when the cursor is mid-word."""
-        text, pos = self.toPlainText(), self.textCursor().position()
-        if pos < len(text) and text[pos].isalpha():
+        """Start and end (Python indices) of the word being typed at the cursor; empty when the cursor
+        is mid-word."""
+        text = self.toPlainText()
+        pos = TextPositions(text).to_python(self.textCursor().position())
+        if pos < len(text) and _is_word_character(text[pos]):
             return pos, pos
         start = pos
-        while start > 0 and text[start - 1].isalpha():
+        while start > 0 and _is_word_character(text[start - 1]):
             start -= 1
         return start, pos
 
@@ -98,7 +107,7 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
 
     def _update_completion(self) -> None:
         prefix = self._current_prefix() if self.hasFocus() else ""
-        if not prefix or prefix.casefold() in self.controller.model.vocabulary:
+        if not prefix or canonical(prefix) in self.controller.model.vocabulary:
             self.completer.popup().hide()
             return
         self.completer.setCompletionPrefix(prefix)
@@ -112,9 +121,10 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
     def insert_completion(self, completion: str) -> None:
         """Replace the word being typed by `completion` and add a space."""
         start, end = self._prefix_span()
+        positions = TextPositions(self.toPlainText())
         cursor = self.textCursor()
-        cursor.setPosition(start)
-        cursor.setPosition(end, QtGui.QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(positions.to_qt(start))
+        cursor.setPosition(positions.to_qt(end), QtGui.QTextCursor.MoveMode.KeepAnchor)
         cursor.insertText(completion + " ")
         self.setTextCursor(cursor)
 
@@ -139,6 +149,7 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
 
     def _show_word_tooltip(self, event: QtGui.QHelpEvent) -> None:
         position = self.cursorForPosition(self.viewport().mapFrom(self, event.pos())).position()
+        position = TextPositions(self.toPlainText()).to_python(position)
         for word in self.controller.words:
             if not word.known and word.start <= position <= word.end:
                 QtWidgets.QToolTip.showText(event.globalPos(), self.unknown_word_hint(word.text), self)
@@ -150,3 +161,8 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
         near = nearest_words(word, self.controller.model.vocabulary)
         hint = f"“{word}” is not in the vocabulary of {self.controller.model.name}; it is left out."
         return hint + (f" Did you mean: {', '.join(near)}?" if near else "")
+
+
+def _is_word_character(character: str) -> bool:
+    """A letter, or a combining mark (the accent of "cát" typed as two characters) inside a word."""
+    return character.isalpha() or unicodedata.category(character).startswith("M")
