@@ -3,6 +3,7 @@
 import csv
 import json
 import math
+import os
 
 import pytest
 
@@ -117,3 +118,73 @@ def test_python_dash_m_runs_the_same_command():
 
     result = subprocess.run([sys.executable, "-m", "attention_explorer", "--version"], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.startswith("attention-explorer ")
+
+
+def test_dash_writes_the_trace_the_csv_and_the_scaling_numbers_to_standard_output(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_cli(capsys, "trace", "--model", "cats-chase-mice", "-o", "-")
+    assert code == 0 and json.loads(out)["tokens"] == ["cats", "chase", "mice"]
+    code, out, _ = run_cli(capsys, "export", "--model", "cats-chase-mice", "-o", "-")
+    assert code == 0 and out.splitlines()[0] == "looking \\ looked at,cats,chase,mice"
+    code, out, _ = run_cli(capsys, "scaling", "--dk", "4", "--trials", "10", "-o", "-")
+    assert code == 0 and json.loads(out)["dk"] == 4
+    assert list(tmp_path.iterdir()) == []  # no file called "-"
+
+
+@pytest.mark.parametrize("to_file", [True, False])
+def test_a_sentence_with_an_invalid_utf8_byte_is_one_line_for_a_file_and_for_standard_output(capsys, tmp_path,
+                                                                                             to_file):
+    sentence = b"the cat \xff sat".decode("utf-8", "surrogateescape")  # how Python hands over such an argument
+    target = tmp_path / "t.json"
+    code, out, err = run_cli(capsys, "trace", "--sentence", sentence, *(["-o", str(target)] if to_file else []))
+    assert code == 2 and out == ""
+    assert err.strip() == "attention-explorer: the sentence is not valid UTF-8 text: a stray byte at character 9"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--image-scale", "2", "-o", "x.csv"], "--image-scale applies to PNG and GIF images, not to CSV"),
+    (["--image-scale", "2", "-o", "x.svg"], "--image-scale applies to PNG and GIF images, not to SVG"),
+    (["--transparent", "-o", "x.csv"], "--transparent applies to PNG images, not to CSV"),
+    (["--transparent", "--view", "steps", "-o", "x.gif"], "--transparent applies to PNG images, not to GIF"),
+    (["--matrix", "scores", "--view", "arcs", "-o", "x.png"], "the arcs view has no such choice"),
+    (["--matrix", "scores", "--view", "steps", "-o", "x.gif"], "the steps view has no such choice"),
+    (["--view", "heatmap", "-o", "-"], "standard output (-o -) takes the CSV of one matrix"),
+])
+def test_options_that_would_change_nothing_are_refused(capsys, tmp_path, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "export", *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: tmp / "missing" / "x.png", "there is no folder"),
+    (lambda tmp: (tmp / "folder.png").mkdir() or tmp / "folder.png", "it is a folder"),
+    (lambda tmp: (os.mkfifo(tmp / "pipe.png"), tmp / "pipe.png")[1], "named pipe"),
+])
+def test_a_bad_image_target_fails_before_anything_is_rendered(capsys, tmp_path, monkeypatch, make, message):
+    from attention_explorer import headless
+
+    def render(*_args, **_kwargs):
+        raise AssertionError("rendered although the target cannot be written")
+
+    monkeypatch.setattr(headless, "export_view", render)
+    target = make(tmp_path)
+    code, _, err = run_cli(capsys, "export", "--view", "steps", "-o", str(target))
+    assert code == 1 and message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("error, message", [
+    (RecursionError("maximum recursion depth exceeded"), "the input is nested too deeply to read"),
+    (MemoryError(), "not enough memory for this input"),
+    (RuntimeError("boom\nsecond line"), "unexpected error (RuntimeError: boom second line)"),
+])
+def test_anything_unexpected_is_still_one_line_and_a_nonzero_exit(capsys, monkeypatch, error, message):
+    def explode(*_args, **_kwargs):
+        raise error
+
+    monkeypatch.setattr(engine, "run", explode)
+    code, out, err = run_cli(capsys, "trace", "--model", "cats-chase-mice")
+    assert code == 1 and out == ""
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
