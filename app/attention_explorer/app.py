@@ -45,6 +45,10 @@ SHORTCUTS = (
 )
 
 
+SHORT_SCREEN_PX = 850   # screens less tall than this open with the step tables folded away
+STEPS_DOCK_PX = 340     # the steps dock's height with its tables: every row of a short sentence
+
+
 class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, controller: Controller, settings: QtCore.QSettings | None = None):
         super().__init__()
@@ -60,7 +64,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.chips = QtTokenChips(controller)
         self.status_line = QtWidgets.QLabel(controller.status)
         self.status_line.setObjectName("statusLine")
-        self.status_line.setWordWrap(True)
+        # one line in the status bar, cut at the window's edge (the full text is its tooltip): a
+        # wrapping line would change the height of everything above it as the sentence changes
+        self.status_line.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.heatmap = QtHeatmap(controller)
         self.row_bars = QtRowBars(controller)
         self.arcs = QtArcDiagram(controller)
@@ -75,7 +81,9 @@ class MainWindow(QtWidgets.QMainWindow):
         left.addWidget(QtStepGate(controller, self.heatmap, step_index("scores"),
                                   f"The heatmap appears at the scores step (step {step_index('scores') + 1}): "
                                   "before it there is no word-to-word matrix to show."))
-        left.addWidget(self.row_bars)
+        left.addWidget(QtStepGate(controller, self.row_bars, ARCS_FROM_STEP,
+                                  f"The bars appear at the softmax step (step {ARCS_FROM_STEP + 1}), "
+                                  "with the weights they show."))
         left.setStretchFactor(0, 4)
         left.setStretchFactor(1, 1)
         self.splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
@@ -91,14 +99,19 @@ class MainWindow(QtWidgets.QMainWindow):
         layout.setContentsMargins(10, 8, 10, 4)
         layout.addWidget(self.sentence_box)
         layout.addWidget(self.chips)
-        layout.addWidget(self.status_line)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         self.steps_dock = QtWidgets.QDockWidget("Steps", self)
         self.steps_dock.setObjectName("stepsDock")
         self.steps_dock.setWidget(self.timeline)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.steps_dock)
-        self.resizeDocks([self.steps_dock], [300], QtCore.Qt.Orientation.Vertical)
+        # The step tables need about 330 px; below SHORT_SCREEN_PX of screen height they would leave the
+        # heatmap too little, so there the dock starts as its controls and strip only (one click on
+        # "Tables" opens them). A tab would hide the strip that drives the heatmap; a strip keeps it.
+        self.timeline.tables_shown_changed.connect(self._fit_steps_dock)
+        self.timeline.set_tables_shown(self._available_height() >= SHORT_SCREEN_PX)
+        self._fit_steps_dock(self.timeline.tables_shown())
+        self.statusBar().addWidget(self.status_line, 1)  # there from the start: a message never moves the layout
         # closing the timeline leaves the finished computation on screen, not a half-played one
         self.steps_dock.toggleViewAction().toggled.connect(lambda shown: shown or controller.set_step(LAST_STEP))
 
@@ -118,6 +131,15 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resize(self._first_size())
         if settings is not None:
             restore_settings(settings, controller, self)
+
+    @staticmethod
+    def _available_height() -> int:
+        screen = QtGui.QGuiApplication.primaryScreen()
+        return screen.availableGeometry().height() if screen else 820
+
+    def _fit_steps_dock(self, tables_shown: bool) -> None:
+        height = STEPS_DOCK_PX if tables_shown else self.timeline.sizeHint().height()
+        self.resizeDocks([self.steps_dock], [height], QtCore.Qt.Orientation.Vertical)
 
     @staticmethod
     def _first_size() -> QtCore.QSize:
@@ -301,6 +323,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _on_status_changed(self, *_):
         error = self.controller.error
         self.status_line.setText(error or self.controller.status)
+        self.status_line.setToolTip(error or self.controller.status)
         color = "#E03131" if error else theme.muted().name(QtGui.QColor.NameFormat.HexArgb)
         self.status_line.setStyleSheet(f"color:{color};")
 

@@ -3,6 +3,12 @@
 Drawn with pyqtgraph from the controller's trace (never recomputed): an ImageItem shifted by half a
 cell so cells centre on integer indices, word labels on both axes, a colour bar, values written in
 the cells while they fit, and masked cells hatched (a masked cell is not a zero).
+
+Cells are square. When a sentence is so long that the whole matrix would give cells under
+MIN_FIT_CELL_PX, the heatmap opens zoomed in (wheel zooms, drag pans, + / − / 0 keys, "Fit" shows all)
+and keeps the focused word's row or column in sight. The weights' colours span 0–1 (comparable
+across sentences) or, on request, the shown data or each row, which long sentences need: their
+weights are all small.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..controller import Controller
+from ..controller import LOOKED_AT, LOOKING, Controller
 from . import theme
 from .hatch import MaskHatchItem
 from .message_label import message_label
@@ -29,6 +35,11 @@ MATRIX_TITLES = {
 }
 MIN_CELL_PX_FOR_VALUES = (30.0, 16.0)  # write values in cells at least this wide and high
 MAX_WRITTEN_CELLS = 40 * 40
+MIN_FIT_CELL_PX = 12.0   # below this, the whole matrix would be unreadable: open zoomed in
+ZOOMED_CELL_PX = 18.0    # the cell size a long sentence opens at
+MAX_CELL_PX = 120.0      # zooming in stops here
+UNLIMITED_PX = 1e6       # "no maximum size" for a graphics item
+COLOUR_SCALES = {"fixed": "0 – 1", "data": "fit to the data", "row": "each row"}
 
 
 class _CellImage(pg.ImageItem):
@@ -79,17 +90,26 @@ class QtHeatmap(QtWidgets.QWidget):
         self.controller = controller
         self.hover_text = ""
         self._shown: np.ndarray | None = None
+        self._colour_scale = "fixed"
+        self._zoomable = False
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(theme.background())
+        self.graphics.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)  # + / − / 0 after a click
+        self.graphics.installEventFilter(self)
         self.left_axis = TokenAxis("left")
         self.top_axis = TokenAxis("top")
-        self.plot = self.graphics.addPlot(axisItems={"left": self.left_axis, "top": self.top_axis})
+        # the title has its own row: inside the plot it would set the plot's least width, and a short
+        # sentence's square matrix would then drift away from its labels
+        self.title = self.graphics.addLabel("", row=0, col=0)
+        self.plot = self.graphics.addPlot(row=1, col=0, axisItems={"left": self.left_axis, "top": self.top_axis})
         make_matrix(self.plot)
-        self.plot.getViewBox().setAspectLocked(False)  # fill the pane; a locked square leaves the axes adrift
+        self.view = self.plot.getViewBox()
+        self.view.setAspectLocked(False)  # square cells come from the plot's size (see _fit_plot)
+        self.view.disableAutoRange()  # the range is ours: the value labels' generous bounds must not widen it
         self.plot.setLabel("left", "word looking")
         self.plot.setLabel("top", "word looked at")
-        self.plot.setTitle("")
+        self.graphics.ci.layout.setAlignment(self.plot, QtCore.Qt.AlignmentFlag.AlignCenter)
 
         self.hatch = MaskHatchItem()
         self.hatch.setZValue(5)  # over the image, whose masked cells are transparent
@@ -109,18 +129,47 @@ class QtHeatmap(QtWidgets.QWidget):
         self.readout = QtWidgets.QLabel(" ")
         self.readout.setObjectName("heatmapReadout")
         self.readout.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.colour_scale_box = QtWidgets.QComboBox()
+        for key, text in COLOUR_SCALES.items():
+            self.colour_scale_box.addItem(text, key)
+        self.colour_scale_box.setToolTip("What the weights' colours span: 0 to 1 (the same for every sentence), "
+                                         "the smallest to the largest weight shown, or each row on its own")
+        self.colour_scale_box.setFocusPolicy(QtCore.Qt.FocusPolicy.TabFocus)
+        self.colour_scale_label = QtWidgets.QLabel("span")
+        self.colormap_box = QtWidgets.QComboBox()
+        self.colormap_box.addItems(theme.COLORMAPS)
+        self.colormap_box.setCurrentText(controller.colormap)
+        self.colormap_box.setToolTip("Colour map of the heatmap and the step tables (all perceptually uniform)")
+        self.colormap_box.setFocusPolicy(QtCore.Qt.FocusPolicy.TabFocus)
+        self.colormap_box.textActivated.connect(controller.set_colormap)
+        self.fit_button = QtWidgets.QToolButton()
+        self.fit_button.setText("Fit")
+        self.fit_button.setToolTip("Show the whole matrix (key 0); wheel or + / − zoom, drag pans")
+        self.fit_button.clicked.connect(self.fit)
         self.message = message_label()
 
+        footer = QtWidgets.QHBoxLayout()
+        footer.setContentsMargins(0, 0, 0, 0)
+        footer.addWidget(self.readout, 1)
+        footer.addWidget(QtWidgets.QLabel("Colours"))
+        footer.addWidget(self.colormap_box)
+        footer.addWidget(self.colour_scale_label)
+        footer.addWidget(self.colour_scale_box)
+        footer.addWidget(self.fit_button)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.message, 1)
-        layout.addWidget(self.readout)
+        layout.addLayout(footer)
 
-        for axis in (self.left_axis, self.top_axis):
-            axis.token_hovered.connect(self._on_label_hovered)
-            axis.token_clicked.connect(controller.toggle_pinned)
-        self.plot.getViewBox().sigResized.connect(self._update_value_visibility)
+        self.left_axis.token_hovered.connect(lambda i: self.controller.set_hovered(i, LOOKING))
+        self.top_axis.token_hovered.connect(lambda i: self.controller.set_hovered(i, LOOKED_AT))
+        self.left_axis.token_clicked.connect(lambda i: self.controller.toggle_pinned(i, LOOKING))
+        self.top_axis.token_clicked.connect(lambda i: self.controller.toggle_pinned(i, LOOKED_AT))
+        self.colour_scale_box.activated.connect(lambda i: self.set_colour_scale(self.colour_scale_box.itemData(i)))
+        self.view.sigResized.connect(self._on_resized)
+        self.view.sigRangeChanged.connect(lambda *_: self._update_value_visibility())
         controller.trace_changed.connect(self._redraw)
         controller.matrix_changed.connect(self._redraw)
         controller.head_changed.connect(self._redraw)
@@ -145,6 +194,35 @@ class QtHeatmap(QtWidgets.QWidget):
             text += f", ÷√{head.d_k} = {head.scaled[row, col]:.2f}"
         return text + ")"
 
+    def cell_px(self) -> float:
+        """The on-screen size of one (square) cell, in pixels."""
+        a = self.view.mapViewToScene(QtCore.QPointF(0, 0))
+        b = self.view.mapViewToScene(QtCore.QPointF(1, 1))
+        return min(abs(b.x() - a.x()), abs(b.y() - a.y()))
+
+    def visible_cells(self) -> tuple[range, range]:
+        """The rows and columns (wholly or partly) on screen."""
+        n_rows, n_cols = self._shown.shape if self._shown is not None else (0, 0)
+        (x0, x1), (y0, y1) = self.view.viewRange()
+        return (range(max(0, math.ceil(y0 - 0.5)), min(n_rows, math.floor(y1 + 0.5) + 1)),
+                range(max(0, math.ceil(x0 - 0.5)), min(n_cols, math.floor(x1 + 0.5) + 1)))
+
+    def is_zoomable(self) -> bool:
+        """Whether the matrix is too large to show whole at a readable size, so it zooms and pans."""
+        return self._zoomable
+
+    def colour_scale(self) -> str:
+        return self._colour_scale
+
+    def set_colour_scale(self, key: str) -> None:
+        """"fixed" (0–1), "data" (the shown weights' span) or "row" (each row from 0 to its largest)."""
+        if key not in COLOUR_SCALES:
+            raise ValueError(f"a colour scale is one of {', '.join(COLOUR_SCALES)}, not {key!r}")
+        if key != self._colour_scale:
+            self._colour_scale = key
+            self.colour_scale_box.setCurrentIndex(list(COLOUR_SCALES).index(key))
+            self._redraw()
+
     # --- redraw ---------------------------------------------------------------------------------
     def _redraw(self, *_):
         trace = self.controller.trace
@@ -154,45 +232,66 @@ class QtHeatmap(QtWidgets.QWidget):
         self.message.hide()
         self.graphics.show()
         matrix = trace.matrix(self.controller.matrix, self.controller.head)
+        resized = self._shown is None or self._shown.shape != matrix.shape
         self._shown = matrix
-        n_rows, n_cols = matrix.shape
         hatched = trace.mask if trace.mask is not None and self.controller.matrix in ("weights", "masked") else None
         # Masked cells are left empty (NaN, transparent) and hatched: the trace holds −∞ in the
         # masked scores and exact zeros in the weights, and a masked pair must not read as 0.
         shown = np.isfinite(matrix) if hatched is None else np.isfinite(matrix) & ~hatched
         display = np.where(shown, matrix, np.nan)
-        self.image.setImage(display, autoLevels=False)
-        self.colorbar.setLevels(self._levels(display))
+        weights = self.controller.matrix == "weights"
+        self.colour_scale_box.setVisible(weights)
+        self.colour_scale_label.setVisible(weights)
+        colours, levels = self._colour_values(display, weights)
+        self.image.setImage(colours, autoLevels=False)
+        self.colorbar.setLevels(levels)
+        self._label_colour_bar(weights)
         self.hatch.color = theme.muted()
         self.hatch.set_mask(hatched)
         self.left_axis.set_tokens(trace.labels)
         self.top_axis.set_tokens(trace.labels)
-        self.plot.setTitle(f"{MATRIX_TITLES[self.controller.matrix]} — head {self.controller.head + 1}"
-                           f" of {trace.options.heads}", color=theme.foreground(), size="10pt")
-        self.plot.setXRange(-0.5, n_cols - 0.5, padding=0)
-        self.plot.setYRange(-0.5, n_rows - 0.5, padding=0)
-        self._write_values(display)
+        title = f"{MATRIX_TITLES[self.controller.matrix]} — head {self.controller.head + 1} of {trace.options.heads}"
+        if title != self.title.text:
+            self.title.setText(title, color=theme.foreground(), size="10pt")
+        if resized:
+            self._fit_plot()
+            self._frame()
+        self._write_values(display, colours)
         self._on_focus_changed(self.controller.focus)
 
-    def _levels(self, display: np.ndarray) -> tuple[float, float]:
-        if self.controller.matrix == "weights":
-            return 0.0, 1.0
+    def _colour_values(self, display: np.ndarray, weights: bool) -> tuple[np.ndarray, tuple[float, float]]:
+        """What the colours map (the values themselves, or each row over its largest) and their span."""
+        if weights and self._colour_scale == "row":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                row_max = np.nanmax(np.where(np.isfinite(display), display, np.nan), axis=1, keepdims=True)
+            return display / np.where(row_max > 0, row_max, 1.0), (0.0, 1.0)
+        if weights and self._colour_scale == "fixed":
+            return display, (0.0, 1.0)
         finite = display[np.isfinite(display)]
+        if finite.size == 0:
+            return display, (0.0, 1.0)
         low, high = float(finite.min()), float(finite.max())
-        return (low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high)
+        return display, ((low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high))
 
-    def _write_values(self, display: np.ndarray) -> None:
+    def _label_colour_bar(self, weights: bool) -> None:
+        axis = self.colorbar.axis
+        if weights and self._colour_scale == "row":
+            axis.setTicks([[(0.0, "0"), (1.0, "row's largest")]])
+        else:
+            axis.setTicks(None)
+
+    def _write_values(self, display: np.ndarray, colours: np.ndarray) -> None:
         """Each cell's value in black or white, whichever reads better on the cell's colour."""
         labels = []
         if display.size <= MAX_WRITTEN_CELLS:
             low, high = self.colorbar.levels()
-            fraction = np.clip((np.nan_to_num(display, nan=low) - low) / ((high - low) or 1.0), 0.0, 1.0)
-            colors = pg.colormap.get(self.controller.colormap).map(fraction.ravel(), mode="float")
+            fraction = np.clip((np.nan_to_num(colours, nan=low) - low) / ((high - low) or 1.0), 0.0, 1.0)
+            mapped = pg.colormap.get(self.controller.colormap).map(fraction.ravel(), mode="float")
             ink = {True: QtGui.QColor("black"), False: QtGui.QColor("white")}
             for (row, col), value in np.ndenumerate(display):
                 if not np.isfinite(value):
                     continue
-                r, g, b = colors[row * display.shape[1] + col][:3]
+                r, g, b = mapped[row * display.shape[1] + col][:3]
                 labels.append(Label(col, row, f"{value:.2f}", ink[theme.is_light_rgb(r, g, b)]))
         self.values.set_labels(labels)
         self._update_value_visibility()
@@ -200,11 +299,8 @@ class QtHeatmap(QtWidgets.QWidget):
     def _update_value_visibility(self, *_):
         if self._shown is None:
             return
-        view = self.plot.getViewBox()
-        n_rows, n_cols = self._shown.shape
-        cell_w = view.width() / max(n_cols, 1)
-        cell_h = view.height() / max(n_rows, 1)
-        self.values.setVisible(cell_w >= MIN_CELL_PX_FOR_VALUES[0] and cell_h >= MIN_CELL_PX_FOR_VALUES[1])
+        cell = self.cell_px()
+        self.values.setVisible(cell >= MIN_CELL_PX_FOR_VALUES[0] and cell >= MIN_CELL_PX_FOR_VALUES[1])
 
     def values_written(self) -> bool:
         """Whether numbers are written in the cells (they are while they fit)."""
@@ -216,6 +312,100 @@ class QtHeatmap(QtWidgets.QWidget):
         self.message.show()
         self.graphics.hide()
         self.readout.setText(" ")
+
+    # --- zoom and pan ---------------------------------------------------------------------------
+    def _on_resized(self, *_):
+        self._fit_plot()
+        self._frame()
+
+    def _fit_plot(self) -> None:
+        """Size the plot so that the whole matrix has square cells as large as the pane allows, with the
+        labels and colour bar hugging it; when those cells would be under MIN_FIT_CELL_PX, the plot takes
+        the whole pane and the matrix zooms instead."""
+        if self._shown is None:
+            return
+        n_rows, n_cols = self._shown.shape
+        over_w = self.plot.width() - self.view.width()    # axes, title and colour bar: fixed sizes
+        over_h = self.plot.height() - self.view.height()
+        layout = self.graphics.ci.layout
+        left, top, right, bottom = layout.getContentsMargins()
+        title_h = self.title.size().height() + layout.verticalSpacing()
+        area = self.graphics.viewport().size()
+        avail_w = area.width() - left - right - over_w - 2
+        avail_h = area.height() - top - bottom - title_h - over_h - 2
+        cell = min(avail_w / max(n_cols, 1), avail_h / max(n_rows, 1))
+        self._zoomable = 0 < cell < MIN_FIT_CELL_PX
+        if self._zoomable or cell <= 0:
+            size = QtCore.QSizeF(UNLIMITED_PX, UNLIMITED_PX)
+        else:
+            size = QtCore.QSizeF(over_w + cell * n_cols, over_h + cell * n_rows)
+        current = self.plot.maximumSize()
+        if abs(current.width() - size.width()) > 0.5 or abs(current.height() - size.height()) > 0.5:
+            self.plot.setMaximumSize(size)
+
+    def _frame(self) -> None:
+        """Show the whole matrix, or, when its cells would be too small to read, open zoomed in at the
+        top left (or on the focused word) with zoom and pan switched on."""
+        if self._shown is None:
+            return
+        n_rows, n_cols = self._shown.shape
+        self.plot.setMouseEnabled(self._zoomable, self._zoomable)
+        self.view.setAspectLocked(self._zoomable)  # zoomed: the view fills the pane, square by its lock
+        self.fit_button.setVisible(self._zoomable)
+        if not self._zoomable:
+            self.view.setLimits(xMin=None, xMax=None, yMin=None, yMax=None, minXRange=None, minYRange=None)
+            self.fit()
+            return
+        rect = self.view.boundingRect()
+        self.view.setLimits(xMin=-0.5, xMax=n_cols - 0.5, yMin=-0.5, yMax=n_rows - 0.5,
+                            minXRange=max(1.0, rect.width() / MAX_CELL_PX),
+                            minYRange=max(1.0, rect.height() / MAX_CELL_PX))
+        span_x = min(n_cols, rect.width() / ZOOMED_CELL_PX)
+        span_y = min(n_rows, rect.height() / ZOOMED_CELL_PX)
+        focus = self.controller.focus
+        x0 = y0 = -0.5
+        if focus is not None:
+            x0 = min(max(-0.5, focus - span_x / 2), n_cols - 0.5 - span_x)
+            y0 = min(max(-0.5, focus - span_y / 2), n_rows - 0.5 - span_y)
+        self.view.setRange(xRange=(x0, x0 + span_x), yRange=(y0, y0 + span_y), padding=0)
+
+    def fit(self) -> None:
+        """Show the whole matrix."""
+        if self._shown is None:
+            return
+        n_rows, n_cols = self._shown.shape
+        self.view.setRange(xRange=(-0.5, n_cols - 0.5), yRange=(-0.5, n_rows - 0.5), padding=0)
+
+    def zoom(self, factor: float) -> None:
+        """Zoom about the centre of the view: factor > 1 zooms in."""
+        if self._zoomable:
+            self.view.scaleBy((1 / factor, 1 / factor))
+
+    def _keep_in_sight(self, index: int, role: str) -> None:
+        """Pan just enough that the focused word's row (looking) or column (looked at) is on screen."""
+        (x0, x1), (y0, y1) = self.view.viewRange()
+        if role == LOOKING and not y0 + 0.5 <= index <= y1 - 0.5:
+            shift = index - (y0 + y1) / 2
+            self.view.translateBy(y=shift)
+        elif role == LOOKED_AT and not x0 + 0.5 <= index <= x1 - 0.5:
+            shift = index - (x0 + x1) / 2
+            self.view.translateBy(x=shift)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if watched is self.graphics and event.type() == QtCore.QEvent.Type.Resize:
+            QtCore.QTimer.singleShot(0, self, self._on_resized)  # after the scene took its new size
+        if watched is self.graphics and event.type() == QtCore.QEvent.Type.KeyPress and self._zoomable:
+            key = event.key()
+            if key in (QtCore.Qt.Key.Key_Plus, QtCore.Qt.Key.Key_Equal):
+                self.zoom(1.25)
+                return True
+            if key == QtCore.Qt.Key.Key_Minus:
+                self.zoom(0.8)
+                return True
+            if key == QtCore.Qt.Key.Key_0:
+                self.fit()
+                return True
+        return super().eventFilter(watched, event)
 
     # --- hover and highlight --------------------------------------------------------------------
     def _on_cell_hovered(self, cell, screen_pos) -> None:
@@ -232,21 +422,21 @@ class QtHeatmap(QtWidgets.QWidget):
         if screen_pos is not None:
             QtWidgets.QToolTip.showText(QtCore.QPoint(int(screen_pos.x()), int(screen_pos.y())), self.hover_text,
                                         self.graphics)
-        self.controller.set_hovered(row)
-
-    def _on_label_hovered(self, index) -> None:
-        self.controller.set_hovered(index)
+        self.controller.set_hovered(row, LOOKING)
 
     def _on_focus_changed(self, index) -> None:
-        for axis in (self.left_axis, self.top_axis):
-            axis.set_focus(index)
         trace = self.controller.trace
         visible = index is not None and trace is not None and index < trace.n
-        self.row_highlight.setVisible(visible)
-        self.col_highlight.setVisible(visible)
+        for axis in (self.left_axis, self.top_axis):
+            axis.set_focus(index if visible else None)
+        role = self.controller.focus_role
+        self.row_highlight.setVisible(visible and role == LOOKING)
+        self.col_highlight.setVisible(visible and role == LOOKED_AT)
         if visible:
             self.row_highlight.setRect(-0.5, index - 0.5, trace.n, 1)
             self.col_highlight.setRect(index - 0.5, -0.5, 1, trace.n)
+            if self._zoomable:
+                self._keep_in_sight(index, role)
 
     def _highlight_rect(self) -> QtWidgets.QGraphicsRectItem:
         rect = QtWidgets.QGraphicsRectItem()
@@ -259,6 +449,8 @@ class QtHeatmap(QtWidgets.QWidget):
         return rect
 
     def _on_colormap_changed(self, name: str) -> None:
+        with QtCore.QSignalBlocker(self.colormap_box):
+            self.colormap_box.setCurrentText(name)
         self.colorbar.setColorMap(pg.colormap.get(name))
         self._redraw()
 

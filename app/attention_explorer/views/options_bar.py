@@ -1,4 +1,7 @@
-"""Model selector and the switches of the computation: scaling, mask, positions, heads, what to show."""
+"""Model selector and the switches of the computation: scaling, mask, positions, heads, what to show.
+
+The colour map is chosen beside the heatmap (and in the View menu): this bar must fit a 1280-pixel
+wide window together with Export and Copy image."""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ from PySide6 import QtCore, QtWidgets
 from .. import engine
 from ..controller import Controller
 from ..engine import SQUARE_MATRICES
-from . import theme
 
 MATRIX_NAMES = {"weights": "weights (softmax)", "scores": "scores QKᵀ", "scaled": "scaled ÷√d_k",
                 "masked": "masked scores"}
@@ -45,15 +47,12 @@ class QtOptionsBar(QtWidgets.QWidget):
         for name in SQUARE_MATRICES:
             self.matrix.addItem(MATRIX_NAMES[name], name)
         self.matrix.setToolTip("Which matrix the heatmap shows")
-        self.colormap = QtWidgets.QComboBox()
-        self.colormap.addItems(theme.COLORMAPS)
-        self.colormap.setToolTip("Colour map of the heatmap (all perceptually uniform)")
 
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for label, widget in (("Model", self.model_box), (None, self.scale), (None, self.causal),
                               (None, self.positional), ("Heads", self.heads), ("Show head", self.head),
-                              ("Matrix", self.matrix), ("Colours", self.colormap)):
+                              ("Matrix", self.matrix)):
             if label:
                 caption = QtWidgets.QLabel(label)
                 caption.setBuddy(widget)
@@ -68,14 +67,12 @@ class QtOptionsBar(QtWidgets.QWidget):
         self.heads.activated.connect(lambda i: controller.update_options(heads=self.heads.itemData(i)))
         self.head.activated.connect(controller.set_head)
         self.matrix.activated.connect(lambda i: controller.set_matrix(self.matrix.itemData(i)))
-        self.colormap.textActivated.connect(controller.set_colormap)
 
         controller.model_changed.connect(self._sync)
         controller.model_source_changed.connect(self._sync)
         controller.options_changed.connect(self._sync)
         controller.head_changed.connect(self._sync)
         controller.matrix_changed.connect(self._sync)
-        controller.colormap_changed.connect(self._sync)
         self._sync()
 
     def _on_model_chosen(self, index: int) -> None:
@@ -86,8 +83,7 @@ class QtOptionsBar(QtWidgets.QWidget):
 
     def _sync(self, *_):
         c = self.controller
-        widgets = (self.model_box, self.scale, self.causal, self.positional, self.heads, self.head, self.matrix,
-                   self.colormap)
+        widgets = (self.model_box, self.scale, self.causal, self.positional, self.heads, self.head, self.matrix)
         blockers = [QtCore.QSignalBlocker(w) for w in widgets]
         self.model_box.clear()
         for name in engine.builtin_model_names():
@@ -107,5 +103,4 @@ class QtOptionsBar(QtWidgets.QWidget):
         self.head.setCurrentIndex(c.head)
         self.head.setEnabled(c.options.heads > 1)
         self.matrix.setCurrentIndex(self.matrix.findData(c.matrix))
-        self.colormap.setCurrentText(c.colormap)
         del blockers

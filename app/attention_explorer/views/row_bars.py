@@ -1,4 +1,5 @@
-"""Where one word looks, as bars: the focus word's row of attention weights for the selected head."""
+"""One word's attention weights as bars, in the direction of its role in the focus: where the word
+looks (its row of the weights) or who looks at it (its column), for the selected head."""
 
 from __future__ import annotations
 
@@ -6,30 +7,36 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
 
-from ..controller import Controller
+from ..controller import LOOKED_AT, Controller
 from . import theme
 from .plot_style import make_static
+from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
+
+MIN_BAR_PX_FOR_VALUES = 26.0  # write each bar's weight above it while bars are at least this wide
 
 
 class QtRowBars(QtWidgets.QWidget):
-    """Bars of the hovered (or pinned) word's weights; a hint when no word is in focus."""
+    """Bars of the focused word's weights (its row, or its column when it is the word looked at),
+    each written above its bar while they fit; a hint when no word is in focus."""
 
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(theme.background())
-        self.axis = TokenAxis("bottom")
+        self.axis = TokenAxis("bottom", upright_allowed=False)
         self.plot = self.graphics.addPlot(axisItems={"bottom": self.axis})
         make_static(self.plot)
-        self.plot.setYRange(0, 1, padding=0.02)
+        self.plot.setYRange(0, 1.15, padding=0)  # room above a full bar for its value
         self.plot.setLabel("left", "weight")
         self.plot.getAxis("left").setTicks([[(0, "0"), (0.5, "0.5"), (1, "1")]])  # few: the pane is short
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7)
         self.plot.addItem(self.bars)
-        self.setMinimumHeight(90)
-        self.setMaximumHeight(170)  # a glance at one row; the heatmap keeps the room
+        self.values = TextLayer(anchor=(0.5, 1.0), point_size=8)
+        self.plot.addItem(self.values)
+        self.setMinimumHeight(110)
+        self.setMaximumHeight(190)  # a glance at one row; the heatmap keeps the room
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.graphics)
@@ -37,27 +44,48 @@ class QtRowBars(QtWidgets.QWidget):
         self.axis.token_clicked.connect(controller.toggle_pinned)
         for signal in (controller.trace_changed, controller.head_changed, controller.focus_changed):
             signal.connect(self._redraw)
+        self.plot.getViewBox().sigResized.connect(self._update_value_visibility)
+        self._row: np.ndarray | None = None
         self._redraw()
 
     def shown_row(self) -> np.ndarray | None:
         """The weights drawn as bars, or None when no word is in focus."""
         return self._row
 
+    def values_written(self) -> bool:
+        return bool(self.values.labels()) and self.values.isVisible()
+
     def _redraw(self, *_):
         trace, focus = self.controller.trace, self.controller.focus
         self._row = None
+        if trace is not None:
+            self.axis.set_tokens(trace.labels)
+            self.plot.setXRange(-0.6, trace.n - 0.4, padding=0)
         if trace is None or focus is None or focus >= trace.n:
             self.bars.setOpts(x=[], height=[])
+            self.values.set_labels([])
+            self.axis.set_focus(None)
             self.plot.setTitle("Hover a word to see where it looks", color=theme.muted(), size="9pt")
-            if trace is not None:
-                self.axis.set_tokens(trace.labels)
-                self.plot.setXRange(-0.6, trace.n - 0.4, padding=0)
             return
-        self._row = trace.heads[self.controller.head].weights[focus]
+        weights = trace.heads[self.controller.head].weights
+        looked_at = self.controller.focus_role == LOOKED_AT
+        self._row = weights[:, focus] if looked_at else weights[focus]
         brushes = [theme.highlight() if j == focus else theme.head_color(self.controller.head) for j in range(trace.n)]
         self.bars.setOpts(x=np.arange(trace.n), height=self._row, width=0.7, brushes=brushes, pen=None)
-        self.axis.set_tokens(trace.labels)
+        ink = theme.foreground()
+        masked = trace.mask[:, focus] if looked_at and trace.mask is not None else (
+            trace.mask[focus] if trace.mask is not None else np.zeros(trace.n, bool))
+        self.values.set_labels([Label(j, float(w) + 0.02, f"{w:.2f}", ink) for j, w in enumerate(self._row)
+                                if not masked[j]])
+        self._update_value_visibility()
         self.axis.set_focus(focus)
-        self.plot.setXRange(-0.6, trace.n - 0.4, padding=0)
-        self.plot.setTitle(f"where “{trace.labels[focus]}” looks (head {self.controller.head + 1})",
-                           color=theme.foreground(), size="9pt")
+        word = trace.labels[focus]
+        title = f"who looks at “{word}”" if looked_at else f"where “{word}” looks"
+        self.plot.setTitle(f"{title} (head {self.controller.head + 1})", color=theme.foreground(), size="9pt")
+
+    def _update_value_visibility(self, *_):
+        trace = self.controller.trace
+        if trace is None:
+            return
+        bar_px = self.plot.getViewBox().width() / max(trace.n, 1)
+        self.values.setVisible(bar_px >= MIN_BAR_PX_FOR_VALUES)

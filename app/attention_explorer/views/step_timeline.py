@@ -45,6 +45,8 @@ def widget_needs_key(widget: QtWidgets.QWidget | None, key: Key) -> bool:
 class QtStepTimeline(QtWidgets.QWidget):
     """Controls and strip on top, the current step's matrix panel below."""
 
+    tables_shown_changed = QtCore.Signal(bool)
+
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
@@ -103,6 +105,15 @@ class QtStepTimeline(QtWidgets.QWidget):
         scrub_row = QtWidgets.QHBoxLayout()
         scrub_row.addWidget(self.scrubber, 1)
         scrub_row.addWidget(self.hint)
+        self.tables_button = QtWidgets.QToolButton()
+        self.tables_button.setText("Tables")
+        self.tables_button.setCheckable(True)
+        self.tables_button.setChecked(True)
+        self.tables_button.setToolTip("Show or hide the step's tables (on a short screen they start hidden, "
+                                      "so the heatmap and arcs keep their room)")
+        self.tables_button.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+        self.tables_button.toggled.connect(self.set_tables_shown)
+        scrub_row.addWidget(self.tables_button)
         grid.addWidget(self.speed, 1, 0)
         grid.addLayout(scrub_row, 1, 1)
         grid.setColumnStretch(1, 1)
@@ -141,6 +152,20 @@ class QtStepTimeline(QtWidgets.QWidget):
         controller.head_changed.connect(self._refresh)
         controller.colormap_changed.connect(self._refresh)
         self._refresh()
+
+    def tables_shown(self) -> bool:
+        return not self.scroll.isHidden()
+
+    def set_tables_shown(self, shown: bool) -> None:
+        """Show the step's tables, or keep only the controls and the strip (a short strip the window
+        can give the rest of its height to the heatmap and arcs)."""
+        with QtCore.QSignalBlocker(self.tables_button):
+            self.tables_button.setChecked(shown)
+        if shown == self.tables_shown():
+            return
+        self.scroll.setVisible(shown)
+        self.setMaximumHeight(QtWidgets.QWIDGETSIZE_MAX if shown else self.sizeHint().height())
+        self.tables_shown_changed.emit(shown)
 
     def _button(self, icon: QtGui.QIcon, tip: str, slot) -> QtWidgets.QToolButton:
         button = QtWidgets.QToolButton()

@@ -1,62 +1,252 @@
-"""A pyqtgraph axis whose tick labels are the sentence's words: hoverable, clickable, highlightable."""
+"""The sentence's words along a plot's edge: thinned so no two overlap, the focused word always drawn.
+
+pyqtgraph's AxisItem regenerates every tick label on each repaint, which made it a large share of a
+hover's cost. This axis keeps pyqtgraph's place in the plot layout, its title and its link to the
+view, but draws the words itself: the labels that fit are laid out once per view range and size and
+kept as a recorded picture; a change of focus only draws the focused word on top, on an opaque
+box, and re-records the picture only when that box would cover part of a neighbour. When the words
+along the top do not fit side by side they stand upright, so far more of them can be shown.
+"""
 
 from __future__ import annotations
+
+import math
 
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from . import theme
 
+GAP_PX = 6.0            # the least space between two labels
+MAX_LABEL_PX = 110.0    # longer words are shortened with "…"; the full word shows on hover
+PAD_PX = 6.0            # between the labels and the plot
+FOCUS_PAD_PX = 2.0      # the focused word's box reaches this far beyond its text
+
 
 class TokenAxis(pg.AxisItem):
-    """Word labels at integer positions. Emits the word index under the mouse; draws the focus word
+    """Word labels at integer positions of the linked view. Emits the word index under the mouse
+    (anywhere along the edge, so a thinned-out word can still be reached) and draws the focused word
     in the highlight colour, bold."""
 
     token_hovered = QtCore.Signal(object)  # index or None
     token_clicked = QtCore.Signal(int)
 
-    def __init__(self, orientation: str, **kwargs):
+    def __init__(self, orientation: str, upright_allowed: bool = True, **kwargs):
         super().__init__(orientation, **kwargs)
+        self._upright_allowed = upright_allowed  # a short pane (the row bars) cannot spare the height
+        self.setStyle(showValues=False, tickLength=0)
         self._labels: list[str] = []
+        self._shown_texts: list[str] = []    # elided where longer than MAX_LABEL_PX
+        self._sizes: list[QtCore.QSizeF] = []
         self._focus: int | None = None
-        self._text_rects: list[tuple[QtCore.QRectF, str]] = []
         self._hovered: int | None = None
+        self._rotated = False
+        self._font = QtGui.QFont()
+        self._bold = QtGui.QFont(self._font)
+        self._bold.setBold(True)
+        self._layout_key: tuple | None = None
+        self._placed: list[tuple[int, QtCore.QRectF]] = []   # regular labels: (index, rect in item coords)
+        self._picture: QtGui.QPicture | None = None
+        self._picture_key: tuple | None = None
         self.setAcceptHoverEvents(True)
+        self._update_extent()
 
+    # --- what is shown --------------------------------------------------------------------------
     def set_tokens(self, labels: list[str]) -> None:
-        self._labels = list(labels)
-        self.setTicks([list(enumerate(self._labels)), []])
+        labels = list(labels)
+        if labels == self._labels:
+            return
+        self._labels = labels
+        metrics = QtGui.QFontMetricsF(self._font)
+        self._shown_texts = [metrics.elidedText(t, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX) for t in labels]
+        self._sizes = [metrics.size(0, t) for t in self._shown_texts]
+        if self._focus is not None and self._focus >= len(labels):
+            self._focus = None
+        self._invalidate()
+        self._update_extent()
+
+    def labels(self) -> list[str]:
+        return list(self._labels)
+
+    def focus(self) -> int | None:
+        return self._focus
 
     def set_focus(self, index: int | None) -> None:
+        if index is not None and not 0 <= index < len(self._labels):
+            index = None
         if index != self._focus:
             self._focus = index
-            self.picture = None  # AxisItem caches its drawing
             self.update()
 
+    def is_rotated(self) -> bool:
+        return self._rotated
+
+    def drawn_labels(self) -> list[tuple[int, QtCore.QRectF]]:
+        """Every label as it appears, (index, rectangle in scene coordinates): the regular ones not
+        hidden under the focused word's box, then the focused word's."""
+        self._ensure_layout()
+        focus_rect = self._focus_rect()
+        drawn = [(i, rect) for i, rect in self._placed
+                 if focus_rect is None or (i != self._focus and not rect.intersects(focus_rect))]
+        if focus_rect is not None:
+            drawn.append((self._focus, focus_rect))
+        return [(i, self.mapRectToScene(rect)) for i, rect in drawn]
+
     def token_at(self, pos: QtCore.QPointF) -> int | None:
-        for rect, text in self._text_rects:
-            if rect.adjusted(-2, -2, 2, 2).contains(pos) and text in self._labels:
-                return self._labels.index(text)
-        return None
+        """The word whose place along the edge is under `pos` (item coordinates)."""
+        view = self.linkedView()
+        if view is None or not self._labels:
+            return None
+        point = view.mapSceneToView(self.mapToScene(pos))
+        value = point.x() if self._horizontal() else point.y()
+        index = int(math.floor(value + 0.5))
+        return index if 0 <= index < len(self._labels) else None
+
+    # --- layout ---------------------------------------------------------------------------------
+    def _horizontal(self) -> bool:
+        return self.orientation in ("top", "bottom")
+
+    def _invalidate(self) -> None:
+        self._layout_key = None
+        self._picture_key = None
+        self.update()
+
+    def _cell_px(self) -> float:
+        """Pixels between two neighbouring words along this edge."""
+        view = self.linkedView()
+        if view is None:
+            return 0.0
+        a = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(0, 0)))
+        b = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(1, 1)))
+        return abs(b.x() - a.x()) if self._horizontal() else abs(b.y() - a.y())
+
+    def _update_extent(self) -> None:
+        """Reserve room for the words (and the axis title), standing the top or bottom words upright
+        when they do not fit side by side. Hysteresis keeps a borderline size from flipping."""
+        if not hasattr(self, "_bold"):
+            return  # pyqtgraph resizes the axis while it is still being built
+        metrics = QtGui.QFontMetricsF(self._bold)
+        widest = max((metrics.horizontalAdvance(t) for t in self._shown_texts), default=0.0) + 2 * FOCUS_PAD_PX
+        line = metrics.height()
+        title = self.label.boundingRect().height() if self.label.isVisible() else 0.0
+        if self._horizontal():
+            cell = self._cell_px()
+            if cell > 0 and self._labels and self._upright_allowed:
+                if not self._rotated and widest + GAP_PX > cell:
+                    self._rotated = True
+                elif self._rotated and widest + GAP_PX < 0.85 * cell:
+                    self._rotated = False
+            extent = (widest if self._rotated else line) + PAD_PX + title
+            if self.fixedHeight != math.ceil(extent):
+                self.setHeight(math.ceil(extent))
+        else:
+            extent = widest + PAD_PX + title
+            if self.fixedWidth != math.ceil(extent):
+                self.setWidth(math.ceil(extent))
+
+    def _anchor(self, index: int) -> QtCore.QPointF:
+        view = self.linkedView()
+        return self.mapFromScene(view.mapViewToScene(QtCore.QPointF(index, index)))
+
+    def _rect_for(self, index: int, size: QtCore.QSizeF) -> QtCore.QRectF:
+        """Where a label of `size` goes: centred on its word's place, against the plot's edge."""
+        anchor, bounds = self._anchor(index), self.boundingRect()
+        w, h = (size.height(), size.width()) if self._rotated else (size.width(), size.height())
+        if self.orientation == "left":
+            return QtCore.QRectF(bounds.right() - PAD_PX / 2 - w, anchor.y() - h / 2, w, h)
+        if self.orientation == "top":
+            return QtCore.QRectF(anchor.x() - w / 2, bounds.bottom() - PAD_PX / 2 - h, w, h)
+        return QtCore.QRectF(anchor.x() - w / 2, bounds.top() + PAD_PX / 2, w, h)  # bottom
+
+    def _visible_indices(self) -> range:
+        view = self.linkedView()
+        (x0, x1), (y0, y1) = view.viewRange()
+        low, high = (x0, x1) if self._horizontal() else (y0, y1)
+        return range(max(0, math.ceil(low - 0.5)), min(len(self._labels), math.floor(high + 0.5) + 1))
+
+    def _ensure_layout(self) -> None:
+        view = self.linkedView()
+        key = (tuple(self.range), self.size().width(), self.size().height(), self._rotated, len(self._labels))
+        if view is None or key == self._layout_key:
+            return
+        self._layout_key = key
+        self._placed = []
+        if not self._labels:
+            return
+        cell = max(self._cell_px(), 1e-6)
+        along = [(s.height() if self._rotated or not self._horizontal() else s.width()) for s in self._sizes]
+        stride = max(1, math.ceil((max(along) + GAP_PX) / cell))  # one regular rhythm reads better than gaps
+        for index in self._visible_indices():
+            if index % stride == 0:
+                self._placed.append((index, self._rect_for(index, self._sizes[index])))
+
+    def _focus_rect(self) -> QtCore.QRectF | None:
+        if self._focus is None or self.linkedView() is None or self._focus not in self._visible_indices():
+            return None
+        size = QtGui.QFontMetricsF(self._bold).size(0, self._shown_texts[self._focus])
+        pad = FOCUS_PAD_PX
+        return self._rect_for(self._focus, QtCore.QSizeF(size.width() + 2 * pad, size.height()))
 
     # --- pyqtgraph hooks ------------------------------------------------------------------------
-    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):  # noqa: N802 - pyqtgraph API
-        self._text_rects = [(QtCore.QRectF(rect), text) for rect, _flags, text in textSpecs]
-        focus_label = self._labels[self._focus] if self._focus is not None and self._focus < len(self._labels) else None
-        others = [spec for spec in textSpecs if spec[2] != focus_label]
-        super().drawPicture(p, axisSpec, tickSpecs, others)
-        for rect, flags, text in textSpecs:
-            if text == focus_label:
-                font = QtGui.QFont(p.font())
-                font.setBold(True)
-                p.setFont(font)
-                p.setPen(theme.highlight())
-                p.drawText(rect, int(flags), text)
+    def linkedViewChanged(self, view, newRange=None):  # noqa: N802 - pyqtgraph API
+        super().linkedViewChanged(view, newRange)
+        self._update_extent()
+
+    def showLabel(self, show: bool = True):  # noqa: N802 - pyqtgraph API
+        super().showLabel(show)
+        self._update_extent()  # the title's room is part of the reserved size
+
+    def resizeEvent(self, ev=None):  # noqa: N802 - Qt API
+        super().resizeEvent(ev)
+        if hasattr(self, "_bold"):
+            self._layout_key = None
+        self._update_extent()
+
+    def paint(self, p, opt, widget):
+        if self.linkedView() is None or not self._labels:
+            return
+        self._ensure_layout()
+        focus_rect = self._focus_rect()
+        covered = tuple(i for i, rect in self._placed
+                        if focus_rect is not None and i != self._focus and rect.intersects(focus_rect))
+        picture_key = (self._layout_key, covered, theme.foreground().rgba())
+        if picture_key != self._picture_key:
+            self._picture = self._record(covered)
+            self._picture_key = picture_key
+        self._picture.play(p)
+        if focus_rect is not None:
+            p.fillRect(focus_rect, theme.background())
+            p.setFont(self._bold)
+            p.setPen(theme.highlight())
+            self._draw_text(p, focus_rect, self._shown_texts[self._focus])
+
+    def _record(self, covered: tuple[int, ...]) -> QtGui.QPicture:
+        picture = QtGui.QPicture()
+        painter = QtGui.QPainter(picture)
+        painter.setFont(self._font)
+        painter.setPen(theme.foreground())
+        for index, rect in self._placed:
+            if index not in covered:
+                self._draw_text(painter, rect, self._shown_texts[index])
+        painter.end()
+        return picture
+
+    def _draw_text(self, p: QtGui.QPainter, rect: QtCore.QRectF, text: str) -> None:
+        center = QtCore.Qt.AlignmentFlag.AlignCenter
+        if not self._rotated:
+            p.drawText(rect, center, text)
+            return
+        p.save()
+        p.translate(rect.center())
+        p.rotate(-90)  # read upwards, the word's end next to its column
+        p.drawText(QtCore.QRectF(-rect.height() / 2, -rect.width() / 2, rect.height(), rect.width()), center, text)
+        p.restore()
 
     def hoverEvent(self, ev):  # noqa: N802 - pyqtgraph API
         index = None if ev.isExit() else self.token_at(ev.pos())
         if index != self._hovered:
             self._hovered = index
+            self.setToolTip(self._labels[index] if index is not None else "")
             self.token_hovered.emit(index)
 
     def mouseClickEvent(self, ev):  # noqa: N802 - pyqtgraph API
