@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError, OptionsError
+from .blas_threads import single_blas_thread
 from .catalog import KNOWN_MODELS, known_model_path
 from .forward import forward
 from .gguf_model import read_gguf_weights
@@ -81,7 +82,8 @@ class PretrainedModel:
                 raise OptionsError(f"no head {head + 1} in layer {layer + 1}: {self.name} has {self.n_layers} "
                                    f"layers of {self.n_heads} heads")
         encoded = self.tokenizer.encode(text)
-        result = forward(self.weights, encoded.ids, ablate)
+        with single_blas_thread():
+            result = forward(self.weights, encoded.ids, ablate)
         return PretrainedTrace(
             model_name=self.name, text=text, encoded=encoded, labels=make_labels(encoded), weights=result.weights,
             ablated=ablate, next_tokens=self._next_tokens(result.next_logits), model=self.weights,

@@ -16,6 +16,7 @@ from ..softmax import causal_mask
 from ..tokenizer import token_labels
 from ..trace import HeadTrace, Trace
 from .analysis import attention_rollout
+from .blas_threads import single_blas_thread
 from .forward import ForwardResult, head_scores, merge_heads, project, rope_for
 from .tokenizing import Encoded
 from .weights import ModelWeights
@@ -69,8 +70,9 @@ class PretrainedTrace:
         """Layer `layer` (0-based) as the Trace the single-layer views draw, every head with its q, k, v."""
         arch, weights = self.model.arch, self.model.layers[layer]
         x = self.forward_result.attn_inputs[layer]
-        p = project(arch, weights, x, rope_for(arch, self.n))
-        scores = head_scores(arch, p)
+        with single_blas_thread():
+            p = project(arch, weights, x, rope_for(arch, self.n))
+            scores = head_scores(arch, p)
         scaled = scores / np.float32(np.sqrt(arch.d_head))
         mask = causal_mask(self.n) if arch.is_decoder else None
         masked = scaled.copy()
