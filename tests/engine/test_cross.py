@@ -72,3 +72,25 @@ def test_unknown_words_are_kept_aside_and_empty_sentences_refused():
     assert trace.target_tokens == ["the", "sat"] and trace.target_unknown == ["zebra"]
     with pytest.raises(SentenceError):
         cross_attention(CAT, "the cat", "", Options(heads=2))
+
+
+def test_cross_attention_is_the_self_attention_function_with_keys_and_values_from_elsewhere(monkeypatch):
+    from attention_explorer.engine import attention, cross
+
+    calls = []
+    original = attention.multi_head_attention
+
+    def spy(x, *args, **kwargs):
+        calls.append((x.shape[0], kwargs["x_kv"].shape[0]))
+        return original(x, *args, **kwargs)
+
+    monkeypatch.setattr(cross, "multi_head_attention", spy)
+    model = engine.load_builtin("cats-chase-mice")
+    result = cross.cross_attention(model, "cats chase", "mice chase cats")
+    assert calls == [(2, 3)] and result.shape == (2, 3)
+
+
+def test_the_shared_function_refuses_a_causal_mask_between_two_sentences():
+    x = np.eye(3)
+    with pytest.raises(engine.OptionsError, match="switch it off for cross-attention"):
+        engine.multi_head_attention(x[:2], x, x, x, None, engine.Options(causal=True), x_kv=x)

@@ -8,6 +8,7 @@ multiplied by W_O when the model has one.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,11 +42,20 @@ def head_columns(d_proj: int, heads: int) -> list[slice]:
 
 
 def multi_head_attention(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray,
-                         w_o: np.ndarray | None, options: Options) -> tuple[list[HeadTrace], np.ndarray, np.ndarray]:
-    """Run every head on the inputs `x` (n × d_model); return head traces, concatenation, output."""
-    n = x.shape[0]
-    mask = causal_mask(n) if options.causal else None
-    q_all, k_all, v_all = x @ w_q, x @ w_k, x @ w_v             # (n, d_proj) each
+                         w_o: np.ndarray | None, options: Options,
+                         x_kv: np.ndarray | None = None) -> tuple[list[HeadTrace], np.ndarray, np.ndarray]:
+    """Run every head with queries from `x` (n × d_model) and keys and values from `x_kv`
+    (m × d_model; `x` itself for self-attention, another sentence for cross-attention).
+    Return the head traces, the concatenation (n × d_proj) and the output.
+
+    The causal mask exists only for self-attention: between two sentences there is no "later".
+    """
+    if x_kv is not None and options.causal:
+        raise OptionsError("the causal mask hides the later words of the same sentence; "
+                           "switch it off for cross-attention")
+    x_kv = x if x_kv is None else x_kv
+    mask = causal_mask(x.shape[0]) if options.causal else None
+    q_all, k_all, v_all = x @ w_q, x_kv @ w_k, x_kv @ w_v      # (n, d_proj), (m, d_proj), (m, d_proj)
     heads = []
     for i, cols in enumerate(head_columns(w_q.shape[1], options.heads)):
         parts = scaled_dot_product_attention(q_all[:, cols], k_all[:, cols], v_all[:, cols],
@@ -57,13 +67,23 @@ def multi_head_attention(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: n
     return heads, concat, output
 
 
-def run(model: ToyModel, sentence: str, options: Options | None = None) -> Trace:
-    """Tokenise `sentence` with `model`'s vocabulary and compute attention over its known words.
+@dataclass(frozen=True)
+class EmbeddedSentence:
+    """A sentence read by a model: its known words and their input rows X, before any attention."""
+
+    tokens: list[str]       # the known words, in order
+    unknown: list[str]      # typed words the model does not know
+    embedding: np.ndarray   # n × d_model
+    positional: np.ndarray | None
+    x: np.ndarray           # embedding (+ positional encoding)
+
+
+def embed_sentence(model: ToyModel, sentence: str, options: Options) -> EmbeddedSentence:
+    """Tokenise `sentence` with `model`'s vocabulary and build X from its known words.
 
     Raises SentenceError when there is nothing to compute or the sentence is longer than
-    MAX_SENTENCE_WORDS words (or MAX_SENTENCE_CHARS characters), OptionsError when the options do not fit.
+    MAX_SENTENCE_WORDS words (or MAX_SENTENCE_CHARS characters).
     """
-    options = model.default_options if options is None else options
     if len(sentence) > MAX_SENTENCE_CHARS:  # checked first: splitting a megabyte into words takes a second
         raise SentenceError(f"this sentence has {len(sentence):,} characters; toy models take at most "
                             f"{MAX_SENTENCE_CHARS:,}: shorten it")
@@ -80,11 +100,22 @@ def run(model: ToyModel, sentence: str, options: Options | None = None) -> Trace
     embedding = model.embed(tokens)
     positional = sinusoidal_encoding(len(tokens), model.d_model) if options.positional else None
     x = embedding + positional if positional is not None else embedding.copy()
-    heads, concat, output = multi_head_attention(x, model.w_q, model.w_k, model.w_v, model.w_o, options)
+    return EmbeddedSentence(tokens, words.unknown, embedding, positional, x)
+
+
+def run(model: ToyModel, sentence: str, options: Options | None = None) -> Trace:
+    """Tokenise `sentence` with `model`'s vocabulary and compute attention over its known words.
+
+    Raises SentenceError when there is nothing to compute or the sentence is too long (see
+    embed_sentence), OptionsError when the options do not fit.
+    """
+    options = model.default_options if options is None else options
+    read = embed_sentence(model, sentence, options)
+    heads, concat, output = multi_head_attention(read.x, model.w_q, model.w_k, model.w_v, model.w_o, options)
     return Trace(
-        model_name=model.name, sentence=sentence, tokens=tokens, labels=token_labels(tokens),
-        unknown=words.unknown, features=list(model.features), options=options, embedding=embedding,
-        positional=positional, x=x, mask=causal_mask(len(tokens)) if options.causal else None,
+        model_name=model.name, sentence=sentence, tokens=read.tokens, labels=token_labels(read.tokens),
+        unknown=read.unknown, features=list(model.features), options=options, embedding=read.embedding,
+        positional=read.positional, x=read.x, mask=causal_mask(len(read.tokens)) if options.causal else None,
         heads=tuple(heads), concat=concat, w_o=None if model.w_o is None else model.w_o.copy(),
         output=output,
     )

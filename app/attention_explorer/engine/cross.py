@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import head_columns, run, scaled_dot_product_attention
+from .attention import embed_sentence, multi_head_attention
 from .model import ToyModel
 from .options import Options
+from .tokenizer import token_labels
 from .trace import HEAD_MATRICES, HeadTrace
 
 # Matrices whose rows are source words (all others have one row per target word).
@@ -84,22 +85,16 @@ def cross_attention(model: ToyModel, target_sentence: str, source_sentence: str,
     Raises SentenceError when either sentence has no known word, OptionsError for a bad head count.
     """
     options = (model.default_options if options is None else options).with_changes(causal=False)
-    # run() reads each sentence (tokens, unknown words, embedding + positional encoding) exactly as
-    # self-attention does, and reports empty sentences and bad head counts the same way.
-    target = run(model, target_sentence, options)
-    source = run(model, source_sentence, options)
-    q_all, k_all, v_all = target.x @ model.w_q, source.x @ model.w_k, source.x @ model.w_v
-    heads = []
-    for i, cols in enumerate(head_columns(model.d_proj, options.heads)):
-        parts = scaled_dot_product_attention(q_all[:, cols], k_all[:, cols], v_all[:, cols], scale=options.scale)
-        heads.append(HeadTrace(i, cols, model.w_q[:, cols], model.w_k[:, cols], model.w_v[:, cols],
-                               q_all[:, cols], k_all[:, cols], v_all[:, cols], **parts))
-    concat = np.concatenate([h.output for h in heads], axis=1)
-    output = concat @ model.w_o if model.w_o is not None else concat.copy()
+    # Each sentence is read (tokens, unknown words, embedding + positional encoding) exactly as
+    # self-attention reads it, and the attention is self-attention's, with keys and values from B.
+    target = embed_sentence(model, target_sentence, options)
+    source = embed_sentence(model, source_sentence, options)
+    heads, concat, output = multi_head_attention(target.x, model.w_q, model.w_k, model.w_v, model.w_o, options,
+                                                 x_kv=source.x)
     return CrossTrace(
         model_name=model.name, target_sentence=target_sentence, source_sentence=source_sentence,
         target_tokens=list(target.tokens), source_tokens=list(source.tokens),
-        target_labels=list(target.labels), source_labels=list(source.labels),
+        target_labels=token_labels(target.tokens), source_labels=token_labels(source.tokens),
         target_unknown=list(target.unknown), source_unknown=list(source.unknown),
         features=list(model.features), options=options, x_target=target.x, x_source=source.x,
         heads=tuple(heads), concat=concat, w_o=None if model.w_o is None else model.w_o.copy(), output=output,
