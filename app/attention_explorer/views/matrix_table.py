@@ -174,11 +174,21 @@ class MatrixModel(QtCore.QAbstractTableModel):
 
 
 class MatrixTable(QtWidgets.QTableView):
-    """A table exactly as large as its matrix (the panel scrolls, not each table)."""
+    """A table exactly as large as its matrix (the panel scrolls, not each table).
+
+    It also shows the app's focus, the focused word's row or column framed (see set_focus), and tells
+    which row the mouse is over (`row_hovered`), so a step table can set the focus like any view."""
+
+    row_hovered = QtCore.Signal(object)  # row index under the mouse (cells or row labels), or None
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self._fitted_labels: tuple | None = None  # the row and column labels the widths were fitted to
+        self._focus: Mark = (None, None)
+        self._hovered_row: int | None = None
+        self.verticalHeader().setMouseTracking(True)
+        self.verticalHeader().viewport().installEventFilter(self)
+        self.viewport().installEventFilter(self)
         self.matrix_model = MatrixModel(self)
         self.setModel(self.matrix_model)
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)  # ←/→ stay with the timeline
@@ -196,6 +206,29 @@ class MatrixTable(QtWidgets.QTableView):
     def set_table(self, table: StepTable, colormap: str, by_row: bool = False) -> None:
         self.matrix_model.set_table(table, colormap, by_row)
         self._fit(table)
+
+    def set_focus(self, row: int | None = None, col: int | None = None) -> None:
+        """Frame the focused word's row or column (None, None: no frame)."""
+        if (row, col) != self._focus:
+            self._focus = (row, col)
+            self.viewport().update()
+
+    def focus_mark(self) -> Mark:
+        return self._focus
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        kind = event.type()
+        if kind == QtCore.QEvent.Type.MouseMove:
+            row = self.rowAt(int(event.position().y()))
+            self._set_hovered_row(row if row >= 0 else None)
+        elif kind == QtCore.QEvent.Type.Leave:
+            self._set_hovered_row(None)
+        return super().eventFilter(watched, event)
+
+    def _set_hovered_row(self, row: int | None) -> None:
+        if row != self._hovered_row:
+            self._hovered_row = row
+            self.row_hovered.emit(row)
 
     def paintEvent(self, event: QtGui.QPaintEvent) -> None:  # noqa: N802 - Qt API
         """The cells in the damaged area: colour and text (blank until filled in); then the grid and
@@ -231,7 +264,21 @@ class MatrixTable(QtWidgets.QTableView):
                           + [QtCore.QLine(xs[0], y - 1, xs[-1] - 1, y - 1) for y in ys[1:]])  # opaque: blending is slow
         if model.marks():
             self._paint_marks(painter, xs, ys)
+        self._paint_focus(painter, xs, ys)
         painter.end()
+
+    def _paint_focus(self, painter: QtGui.QPainter, xs: list[int], ys: list[int]) -> None:
+        row, col = self._focus
+        if row is None and col is None:
+            return
+        pen = QtGui.QPen(theme.highlight(), 2)
+        pen.setJoinStyle(QtCore.Qt.PenJoinStyle.MiterJoin)
+        painter.setPen(pen)
+        painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        if row is not None and row < len(ys) - 1:
+            painter.drawRect(QtCore.QRectF(xs[0] + 1, ys[row] + 1, xs[-1] - xs[0] - 3, ys[row + 1] - ys[row] - 3))
+        if col is not None and col < len(xs) - 1:
+            painter.drawRect(QtCore.QRectF(xs[col] + 1, ys[0] + 1, xs[col + 1] - xs[col] - 3, ys[-1] - ys[0] - 3))
 
     def _paint_marks(self, painter: QtGui.QPainter, xs: list[int], ys: list[int]) -> None:
         model = self.matrix_model

@@ -18,10 +18,11 @@ from collections.abc import Iterator
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..controller import Controller
+from ..controller import LOOKED_AT, LOOKING, Controller
 from ..engine.steps import LAST_STEP, STEPS, skip_reason
 from . import theme
 from .matrix_panel import QtMatrixPanel
+from .matrix_table import MatrixTable
 
 SPEEDS = (2, 5, 10, 20, 50)  # cells (softmax: rows) per second
 DEFAULT_SPEED = 10
@@ -151,6 +152,7 @@ class QtStepTimeline(QtWidgets.QWidget):
         controller.trace_changed.connect(self._refresh)
         controller.head_changed.connect(self._refresh)
         controller.colormap_changed.connect(self._refresh)
+        controller.focus_changed.connect(self._show_focus)
         self._refresh()
 
     def tables_shown(self) -> bool:
@@ -290,6 +292,42 @@ class QtStepTimeline(QtWidgets.QWidget):
         else:
             self.panel.show_step(trace, step, self.controller.head, self.controller.colormap)
         self._style_strip()
+        self._show_focus()
+
+    # --- the focus in the tables ----------------------------------------------------------------
+    def _tables(self) -> list[MatrixTable]:
+        return [*self.panel.inputs().values(), *self.panel.results().values()]
+
+    def _show_focus(self, *_):
+        """Frame the focused word in every table that has a row or column per word: in the n × n
+        tables (scores, weights) its row when it is the word looking, its column when looked at; in
+        the others its row (or, in Kᵀ, its column)."""
+        trace, focus = self.controller.trace, self.controller.focus
+        words = tuple(trace.labels) if trace is not None else ()
+        looked_at = self.controller.focus_role == LOOKED_AT
+        for table in self._tables():
+            self._wire_hover(table)
+            shown = table.matrix_model.table
+            if focus is None or shown is None:
+                table.set_focus(None, None)
+                continue
+            word_rows, word_cols = tuple(shown.rows) == words, tuple(shown.cols) == words
+            by_column = word_cols and (looked_at or not word_rows)
+            by_row = word_rows and not by_column
+            table.set_focus(focus if by_row else None, focus if by_column else None)
+
+    def _wire_hover(self, table: MatrixTable) -> None:
+        if not table.property("sets_focus"):
+            table.setProperty("sets_focus", True)
+            table.row_hovered.connect(lambda row, t=table: self._on_table_row_hovered(t, row))
+
+    def _on_table_row_hovered(self, table: MatrixTable, row: int | None) -> None:
+        """A row of a table whose rows are the words focuses that word, as the one looking."""
+        trace, shown = self.controller.trace, table.matrix_model.table
+        if row is None or trace is None or shown is None or tuple(shown.rows) != tuple(trace.labels):
+            self.controller.set_hovered(None)
+            return
+        self.controller.set_hovered(row, LOOKING)
 
     def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
