@@ -38,7 +38,6 @@ from .tokenizer import is_word
 
 FORMAT_NAME = "attention-explorer-model"
 FORMAT_VERSION = 1
-WEIGHT_FIELDS = ("w_q", "w_k", "w_v")
 # No toy model needs a number near a million, and with |x| <= 1e6 the largest product in a trace
 # (x·W_Q·W_K·x, or x·W_V·W_O) stays hundreds of orders of magnitude below float64 overflow,
 # so no typed value can turn the heatmap into inf or NaN.

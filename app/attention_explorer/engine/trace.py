@@ -78,9 +78,6 @@ class Trace:
     def n(self) -> int:
         return len(self.tokens)
 
-    def head(self, index: int) -> HeadTrace:
-        return self.heads[index]
-
     def matrix(self, name: str, head: int = 0) -> np.ndarray:
         """A named matrix of one head (see HEAD_MATRICES)."""
         if name not in HEAD_MATRICES:
