@@ -1,125 +1,58 @@
 """The arc diagram: words looking on the left, words looked at on the right, a line per pair whose
 width and opacity grow with the attention weight; one colour per head when several are shown.
 
-Built for long sentences: lines are batched into a few width/opacity buckets and drawn with
-QPainter.drawLines inside pyqtgraph's clipped view (thousands of separate line items, or
-semi-transparent lines drawn without a clip, are an order of magnitude slower). Beyond
-AUTO_LIMIT_ABOVE words only the strongest arcs per word are kept, with a control to change that.
+Built for long sentences: the lines are chosen in NumPy from each head's weights sorted once per
+trace, drawn in batches and kept as an image (see arc_lines), so a hover only dims that image and
+draws the focused word's few lines over it. Beyond AUTO_LIMIT_ABOVE words only the strongest arcs
+per word are kept, with a control to change that. Word labels are thinned to the ones that fit,
+always keeping the focused word, which is drawn in full in its own layer.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..controller import Controller
+from ..controller import LOOKED_AT, LOOKING, Controller
 from . import theme
+from .arc_lines import (
+    ArcLinesItem,
+    HeadArcs,
+    arcs_of_word,
+    batches_of,
+    head_colors,
+    selected_arcs,
+    strongest_first,
+)
 from .message_label import message_label
 from .text_layer import Label, TextLayer
+from .token_axis import GAP_PX, MAX_LABEL_PX
 
-BUCKETS = 10
-MIN_WEIGHT_DRAWN = 0.005
 AUTO_LIMIT_ABOVE = 24  # words; longer sentences keep only the strongest arcs per word
 AUTO_STRONGEST = 3
 LEFT, RIGHT = "left", "right"
-LAYERED_WIDTH_PX = 1.0  # lines at least this wide go through an opaque layer (see ArcLinesItem)
-
-
-class ArcLinesItem(pg.GraphicsObject):
-    """Straight lines from (0, i) to (1, j), drawn in batches, one pen per batch.
-
-    Lines are drawn in device pixels with ordinary pens: antialiased lines of a cosmetic pen under
-    the view's scaling cost about three times as much in Qt's raster engine, and SVG has no
-    cosmetic pens at all. On screen and in PNGs each batch of wide lines is drawn opaque into a
-    transparent layer that is then laid over the view at the batch's opacity: Qt strokes
-    semi-transparent, wide, antialiased lines about five times slower than opaque ones. Thin lines
-    are cheap either way, and there a layer per batch would cost more than it saves. (Where lines of one batch cross,
-    the layer shows them once rather than darker, which reads better anyway.) SVG keeps one
-    vector line per arc with a translucent pen. The device-space lines are cached until the view's
-    transform changes.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self._batches: list[tuple[QtGui.QPen, list[QtCore.QLineF]]] = []
-        self._rect = QtCore.QRectF(0, 0, 1, 1)
-        self._device_cache: tuple[QtGui.QTransform, list] | None = None
-
-    def set_batches(self, batches: list[tuple[QtGui.QPen, list[QtCore.QLineF]]], n: int) -> None:
-        self.prepareGeometryChange()
-        self._batches = batches
-        self._device_cache = None
-        self._rect = QtCore.QRectF(0, -0.5, 1, max(n, 1))
-        self.update()
-
-    def batches(self) -> list[tuple[QtGui.QPen, list[QtCore.QLineF]]]:
-        return self._batches
-
-    def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 - Qt API
-        return self._rect
-
-    def paint(self, painter, *_):
-        to_device = painter.transform()
-        batches = self._device_batches(to_device)
-        painter.save()
-        painter.resetTransform()
-        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
-        if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG:
-            for pen, lines in batches:
-                painter.setPen(pen)
-                painter.drawLines(lines)
-        else:
-            self._paint_in_layers(painter, batches, to_device.mapRect(self._rect).toAlignedRect())
-        painter.restore()
-
-    @staticmethod
-    def _paint_in_layers(painter: QtGui.QPainter, batches: list, area: QtCore.QRect) -> None:
-        wide = [(pen, lines) for pen, lines in batches if pen.widthF() >= LAYERED_WIDTH_PX]
-        for pen, lines in batches:
-            if pen.widthF() < LAYERED_WIDTH_PX:
-                painter.setPen(pen)
-                painter.drawLines(lines)
-        if not wide:
-            return
-        area = area.adjusted(-8, -8, 8, 8)  # room for the widest pen
-        ratio = painter.device().devicePixelRatioF()
-        layer = QtGui.QImage(area.size() * ratio, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-        layer.setDevicePixelRatio(ratio)
-        for pen, lines in wide:
-            layer.fill(QtCore.Qt.GlobalColor.transparent)
-            opaque = QtGui.QPen(pen)
-            color = QtGui.QColor(pen.color())
-            color.setAlpha(255)
-            opaque.setColor(color)
-            layer_painter = QtGui.QPainter(layer)
-            layer_painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
-            layer_painter.translate(-area.topLeft())
-            layer_painter.setPen(opaque)
-            layer_painter.drawLines(lines)
-            layer_painter.end()
-            painter.setOpacity(pen.color().alphaF())
-            painter.drawImage(area.topLeft(), layer)
-
-    def _device_batches(self, to_device: QtGui.QTransform) -> list:
-        if self._device_cache is None or self._device_cache[0] != to_device:
-            batches = []
-            for pen, lines in self._batches:
-                plain = QtGui.QPen(pen)
-                plain.setCosmetic(False)  # the width is already in device pixels
-                batches.append((plain, [to_device.map(line) for line in lines]))
-            self._device_cache = (QtGui.QTransform(to_device), batches)
-        return self._device_cache[1]
+ROLE_OF_SIDE = {LEFT: LOOKING, RIGHT: LOOKED_AT}
+LABEL_OFFSET_PX = 8.0  # between a line's end and its word
+DIMMED_OPACITY = 0.25  # the other words' lines while one word is focused
+X_RANGE = (-0.45, 1.45)
+Y_MARGIN = (0.7, 0.3)  # rows of room above the first word and below the last
 
 
 class QtArcDiagram(QtWidgets.QWidget):
-    """Hover a word to keep only its lines; click to pin it; click again or press Esc to unpin."""
+    """Hover a word's left end to see where it looks, its right end to see who looks at it; click to
+    pin it; click again or press Esc to unpin."""
 
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
-        self._local_side: str | None = None  # side of the end under the mouse, when hovered here
+        self._orders: dict[int, np.ndarray] = {}  # head → each row's columns strongest first, this trace
+        self._selection: list[HeadArcs] = []  # the chosen lines of each head shown
         self._drawn: list[tuple[int, int, int, float]] = []  # (head, looking, looked at, weight)
+        self._texts: list[str] = []  # the words as the regular labels show them (long ones shortened)
+        self._legend_html = None
 
         self.all_heads = QtWidgets.QCheckBox("All heads")
         self.all_heads.setChecked(True)
@@ -144,12 +77,14 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.view.setMouseEnabled(False, False)
         self.view.setMenuEnabled(False)
         self.view.invertY(True)
-        self.lines = ArcLinesItem()
-        self.view.addItem(self.lines)
-        self.labels = {LEFT: TextLayer(anchor=(1.0, 0.5), offset_px=8),
-                       RIGHT: TextLayer(anchor=(0.0, 0.5), offset_px=8)}
-        for layer in self.labels.values():
-            self.view.addItem(layer)
+        self.lines = ArcLinesItem()          # every chosen line; dimmed while a word is focused
+        self.focus_lines = ArcLinesItem()    # the focused word's lines, drawn strongly on top
+        self.labels = {LEFT: TextLayer(anchor=(1.0, 0.5), offset_px=LABEL_OFFSET_PX),
+                       RIGHT: TextLayer(anchor=(0.0, 0.5), offset_px=LABEL_OFFSET_PX)}
+        self.focus_labels = {side: TextLayer(anchor=layer.anchor, offset_px=LABEL_OFFSET_PX)
+                             for side, layer in self.labels.items()}
+        for item in (self.lines, self.focus_lines, *self.labels.values(), *self.focus_labels.values()):
+            self.view.addItem(item)
         self.message = message_label()
 
         layout = QtWidgets.QVBoxLayout(self)
@@ -163,24 +98,38 @@ class QtArcDiagram(QtWidgets.QWidget):
         esc.activated.connect(lambda: controller.set_pinned(None))
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.graphics.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        self.view.sigResized.connect(self._place_labels)
         self.all_heads.toggled.connect(self._draw_lines)
         self.strongest.valueChanged.connect(self._draw_lines)
         controller.trace_changed.connect(self._rebuild)
         controller.head_changed.connect(self._draw_lines)
-        controller.focus_changed.connect(self._on_focus_changed)
+        controller.focus_changed.connect(self._show_focus)
         self._rebuild()
 
     # --- queries for tests and export -----------------------------------------------------------
     def drawn_arcs(self) -> list[tuple[int, int, int, float]]:
-        """Every line on screen as (head, looking word, looked-at word, weight)."""
+        """Every line drawn at full strength, as (head, looking word, looked-at word, weight): all the
+        chosen lines, or while a word is focused only its lines (the rest are dimmed)."""
         return list(self._drawn)
 
-    def label(self, side: str, index: int) -> Label:
-        """The word label at one end: its text, colour and boldness as drawn."""
-        return self.labels[side].labels()[index]
+    def label(self, side: str, index: int) -> Label | None:
+        """The label drawn for word `index` at one end (its text, colour and boldness), or None when
+        it was thinned out to leave room for its neighbours."""
+        layer, position = self._label_place(side, index)
+        return None if layer is None else layer.labels()[position]
 
     def label_scene_rect(self, side: str, index: int) -> QtCore.QRectF:
-        return self.labels[side].scene_rect(index)
+        """Where the label of word `index` is drawn (it must be drawn), in scene coordinates."""
+        layer, position = self._label_place(side, index)
+        if layer is None:
+            raise LookupError(f"word {index} has no label drawn on the {side}")
+        return layer.scene_rect(position)
+
+    def drawn_labels(self, side: str) -> list[tuple[int, QtCore.QRectF]]:
+        """Every label drawn at one end as (word index, rectangle in scene coordinates)."""
+        return [(int(label.y), layer.scene_rect(position))
+                for layer in (self.labels[side], self.focus_labels[side])
+                for position, label in enumerate(layer.labels())]
 
     def heads_shown(self) -> list[int]:
         trace = self.controller.trace
@@ -190,100 +139,129 @@ class QtArcDiagram(QtWidgets.QWidget):
             return list(range(len(trace.heads)))
         return [self.controller.head]
 
+    def _label_place(self, side: str, index: int) -> tuple[TextLayer | None, int]:
+        for layer in (self.focus_labels[side], self.labels[side]):
+            for position, label in enumerate(layer.labels()):
+                if int(label.y) == index:
+                    return layer, position
+        return None, -1
+
     # --- building -------------------------------------------------------------------------------
     def _rebuild(self, *_):
         trace = self.controller.trace
+        self._orders = {}
         if trace is None:
-            for layer in self.labels.values():
-                layer.set_labels([])
+            self._texts = []
+            self._selection = []
+            self._drawn = []
+            self.lines.set_batches([], 0)
+            self.focus_lines.set_batches([], 0)
+            self._place_labels()
             self.graphics.hide()
             self.message.setText(self.controller.error or "Type a sentence to see its attention.")
             self.message.show()
-            self._drawn = []
             return
         self.message.hide()
         self.graphics.show()
+        size = 10 if trace.n <= 20 else 8
+        metrics = QtGui.QFontMetricsF(_font(size))
+        self._texts = [metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX)
+                       for text in trace.labels]
+        for layer in (*self.labels.values(), *self.focus_labels.values()):
+            layer.set_point_size(size)
+        self.view.setRange(xRange=X_RANGE, yRange=(-Y_MARGIN[0], trace.n - Y_MARGIN[1]), padding=0)
         if trace.n > AUTO_LIMIT_ABOVE and self.strongest.value() == 0:
-            self.strongest.setValue(AUTO_STRONGEST)  # triggers one redraw of the lines
-        size = 10 if trace.n <= 20 else 8 if trace.n <= 40 else 6.5
-        for side, x in ((LEFT, 0.0), (RIGHT, 1.0)):
-            self.labels[side].set_point_size(size)
-            self.labels[side].set_labels([Label(x, i, text, theme.foreground()) for i, text in enumerate(trace.labels)])
-        self.view.setRange(xRange=(-0.45, 1.45), yRange=(-0.7, trace.n - 0.3), padding=0)
-        self._draw_lines()
+            self.strongest.setValue(AUTO_STRONGEST)  # draws the lines through its signal
+        else:
+            self._draw_lines()
 
     def _draw_lines(self, *_):
         trace = self.controller.trace
         if trace is None:
             return
         heads = self.heads_shown()
-        focus = self.controller.focus
-        side = self._local_side if focus == self.controller.hovered else None
-        keep = self.strongest.value()
-        buckets: dict[tuple[int, int], list[QtCore.QLineF]] = {}
-        drawn = []
-        for h in heads:
-            weights = trace.heads[h].weights
-            strongest_first = np.argsort(-weights, axis=1, kind="stable")
-            columns = strongest_first[:, :keep] if keep else strongest_first
-            for i, row_columns in enumerate(columns):
-                if focus is not None and side != RIGHT and i != focus:
-                    continue
-                for j in row_columns:
-                    w = float(weights[i, j])
-                    if w < MIN_WEIGHT_DRAWN or (focus is not None and side == RIGHT and j != focus):
-                        continue
-                    bucket = min(int(w * BUCKETS), BUCKETS - 1)
-                    buckets.setdefault((h, bucket), []).append(QtCore.QLineF(0.0, i, 1.0, float(j)))
-                    drawn.append((h, i, int(j), w))
-        several = len(heads) > 1
-        batches = []
-        for (h, bucket), lines in sorted(buckets.items(), key=lambda kv: kv[0][1]):
-            strength = (bucket + 0.5) / BUCKETS
-            color = theme.head_color(h) if several else theme.head_color(self.controller.head)
-            color.setAlphaF(0.18 + 0.8 * strength)
-            pen = QtGui.QPen(color, 0.6 + 7.0 * strength)
-            pen.setCosmetic(True)
-            pen.setCapStyle(QtCore.Qt.PenCapStyle.FlatCap)  # round caps triple the antialiased stroking time
-            batches.append((pen, lines))
-        self._drawn = drawn
-        self.lines.set_batches(batches, trace.n)
+        self._selection = []
+        for head, color in zip(heads, head_colors(heads, self.controller.head), strict=True):
+            weights = trace.heads[head].weights
+            if head not in self._orders:
+                self._orders[head] = strongest_first(weights)
+            chosen = selected_arcs(weights, self._orders[head], self.strongest.value())
+            self._selection.append(HeadArcs(head, color, *chosen))
+        self.lines.set_batches(batches_of(self._selection), trace.n)
         self._update_legend(heads)
-        self._style_labels(focus)
+        self._show_focus()
+
+    def _show_focus(self, *_):
+        """Draw the focused word's lines strongly over the dimmed rest: out of it while it is the
+        word looking, into it while it is the word looked at."""
+        trace = self.controller.trace
+        focus = self.controller.focus if trace is not None else None
+        selection = self._selection
+        if focus is not None:
+            looking = self.controller.focus_role == LOOKING
+            selection = [HeadArcs(arcs.head, arcs.color, *arcs_of_word(trace.heads[arcs.head].weights, focus, looking))
+                         for arcs in selection]
+        self.focus_lines.set_batches([] if focus is None else batches_of(selection), trace.n if trace else 0)
+        self.lines.setOpacity(1.0 if focus is None else DIMMED_OPACITY)
+        self._drawn = [row for arcs in selection for row in arcs.rows()]
+        self._place_labels()
 
     def _update_legend(self, heads: list[int]) -> None:
         spans = [f'<span style="color:{theme.head_color(h).name()}">■</span> head {h + 1}' for h in heads]
-        self.legend.setText("&nbsp;&nbsp;".join(spans), color=theme.foreground().name())
+        html = "&nbsp;&nbsp;".join(spans)
+        if (html, theme.foreground().name()) != self._legend_html:  # a new text re-lays out the scene
+            self._legend_html = (html, theme.foreground().name())
+            self.legend.setText(html, color=theme.foreground().name())
 
-    def _style_labels(self, focus: int | None) -> None:
-        for layer in self.labels.values():
-            for i in range(len(layer.labels())):
-                active = i == focus
-                layer.restyle(i, theme.highlight() if active else theme.foreground(), active)
+    # --- labels ---------------------------------------------------------------------------------
+    def _place_labels(self, *_):
+        """Regular labels every `stride` words, as many as fit without touching; the focused word in
+        full, bold, in its own layer, with the regular labels it would touch left out."""
+        n, focus = len(self._texts), self.controller.focus
+        if focus is not None and focus >= n:
+            focus = None
+        font = self.labels[LEFT].font
+        line_px = QtGui.QFontMetricsF(font).height() + GAP_PX
+        row_px = self.view.height() / (n + sum(Y_MARGIN)) if n else 1.0
+        stride = max(1, math.ceil(line_px / max(row_px, 1e-6)))
+        shown = [i for i in range(0, n, stride) if focus is None or abs(i - focus) * row_px >= line_px]
+        full = self.controller.trace.labels if self.controller.trace is not None else []
+        for side, x in ((LEFT, 0.0), (RIGHT, 1.0)):
+            _set_labels_if_changed(self.labels[side],
+                                   [Label(x, i, self._texts[i], theme.foreground()) for i in shown])
+            _set_labels_if_changed(self.focus_labels[side],
+                                   [] if focus is None else [Label(x, focus, full[focus], theme.highlight(), True)])
 
     # --- hover and click ------------------------------------------------------------------------
     def _end_at(self, scene_pos: QtCore.QPointF) -> tuple[str, int] | None:
-        for side, layer in self.labels.items():
-            for i in range(len(layer.labels())):
-                if layer.scene_rect(i).adjusted(-3, -1, 3, 1).contains(scene_pos):
-                    return side, i
+        """The word whose end (left or right) is under the mouse, labelled or thinned out."""
+        n = len(self._texts)
+        if not n:
+            return None
+        point = self.view.mapSceneToView(scene_pos)
+        index = math.floor(point.y() + 0.5)
+        px_per_unit = self.view.width() / (X_RANGE[1] - X_RANGE[0])
+        reach = (LABEL_OFFSET_PX + MAX_LABEL_PX) / max(px_per_unit, 1e-6)
+        if not 0 <= index < n:
+            return None
+        if -reach <= point.x() < 0:
+            return LEFT, index
+        if 1 < point.x() <= 1 + reach:
+            return RIGHT, index
         return None
 
     def _on_mouse_moved(self, scene_pos: QtCore.QPointF) -> None:
         end = self._end_at(scene_pos)
-        self._local_side = end[0] if end else None
-        index = end[1] if end else None
-        if index == self.controller.hovered:
-            self._draw_lines()  # same word, maybe the other side
-        self.controller.set_hovered(index)
+        # the controller ignores the same word in the same role: a mouse resting on a word redraws nothing
+        if end is None:
+            self.controller.set_hovered(None)
+        else:
+            self.controller.set_hovered(end[1], ROLE_OF_SIDE[end[0]])
 
     def _on_mouse_clicked(self, event) -> None:
         end = self._end_at(event.scenePos())
         if end is not None and event.button() == QtCore.Qt.MouseButton.LeftButton:
-            self.controller.toggle_pinned(end[1])
-
-    def _on_focus_changed(self, _focus) -> None:
-        self._draw_lines()
+            self.controller.toggle_pinned(end[1], ROLE_OF_SIDE[end[0]])
 
     # --- export ---------------------------------------------------------------------------------
     def export_widget(self) -> QtWidgets.QWidget:
@@ -291,3 +269,18 @@ class QtArcDiagram(QtWidgets.QWidget):
 
     def set_export_background(self, color: QtGui.QColor | None) -> None:
         theme.set_graphics_background(self.graphics, color)
+
+
+def _font(point_size: float) -> QtGui.QFont:
+    font = QtGui.QFont()
+    font.setPointSizeF(point_size)
+    return font
+
+
+def _set_labels_if_changed(layer: TextLayer, labels: list[Label]) -> None:
+    """A new set of labels re-renders the layer's cached image: skip it when nothing changed."""
+    old = layer.labels()
+    same = len(old) == len(labels) and all((a.x, a.y, a.text, a.color, a.bold) == (b.x, b.y, b.text, b.color, b.bold)
+                                           for a, b in zip(old, labels, strict=True))
+    if not same:
+        layer.set_labels(labels)

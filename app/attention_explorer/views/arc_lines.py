@@ -1,0 +1,204 @@
+"""The lines of the arc diagram: which pairs get a line (chosen in NumPy), and one graphics item that
+draws a set of them fast enough for 512 words.
+
+A line joins (0, i), the word looking, to (1, j), the word looked at. Lines are grouped into a few
+width/opacity buckets by weight, one pen per bucket and head.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui
+
+from . import theme
+
+BUCKETS = 10
+MIN_WEIGHT_DRAWN = 0.005
+LAYERED_WIDTH_PX = 1.0  # lines at least this wide go through an opaque layer (see ArcLinesItem)
+
+# (pen, pairs): pairs is an (m, 2) array of (looking word, looked-at word)
+Batch = tuple[QtGui.QPen, np.ndarray]
+
+
+class HeadArcs(NamedTuple):
+    """The lines of one head: the i-th line joins looking[i] to looked_at[i] with weights[i]."""
+    head: int
+    color: QtGui.QColor
+    looking: np.ndarray
+    looked_at: np.ndarray
+    weights: np.ndarray
+
+    def rows(self) -> list[tuple[int, int, int, float]]:
+        """(head, looking, looked at, weight) per line, as plain Python numbers."""
+        return [(self.head, i, j, w) for i, j, w in
+                zip(self.looking.tolist(), self.looked_at.tolist(), self.weights.tolist(), strict=True)]
+
+
+def strongest_first(weights: np.ndarray) -> np.ndarray:
+    """Each row's columns from the strongest weight down: sorted once per trace and head, then any
+    "strongest k" is a slice of it."""
+    return np.argsort(-weights, axis=1, kind="stable")
+
+
+def selected_arcs(weights: np.ndarray, order: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(looking, looked at, weight) of every line: each word's `keep` strongest (all when 0), those
+    too faint to see left out. Row by row, strongest first within a row."""
+    columns = order[:, :keep] if keep else order
+    rows = np.repeat(np.arange(order.shape[0]), columns.shape[1])
+    columns = columns.ravel()
+    shown = weights[rows, columns]
+    kept = shown >= MIN_WEIGHT_DRAWN
+    return rows[kept], columns[kept], shown[kept]
+
+
+def arcs_of_word(weights: np.ndarray, word: int, looking: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every visible line out of `word` (looking) or into it (looked at), whatever the "strongest k"
+    limit: one word's lines never crowd the view, and a word outside every row's strongest few
+    would otherwise show nothing."""
+    others = np.arange(weights.shape[0])
+    shown = weights[word, :] if looking else weights[:, word]
+    kept = shown >= MIN_WEIGHT_DRAWN
+    this = np.full(int(kept.sum()), word)
+    rows, columns = (this, others[kept]) if looking else (others[kept], this)
+    return rows, columns, shown[kept]
+
+
+def bucket_pen(color: QtGui.QColor, bucket: int) -> QtGui.QPen:
+    """Wider and more opaque for stronger buckets."""
+    strength = (bucket + 0.5) / BUCKETS
+    color = QtGui.QColor(color)
+    color.setAlphaF(0.18 + 0.8 * strength)
+    pen = QtGui.QPen(color, 0.6 + 7.0 * strength)
+    pen.setCosmetic(True)
+    pen.setCapStyle(QtCore.Qt.PenCapStyle.FlatCap)  # round caps triple the antialiased stroking time
+    return pen
+
+
+def batches_of(arcs: list[HeadArcs]) -> list[Batch]:
+    """Group the lines of every head by bucket, weakest first so strong lines lie on top."""
+    buckets = [np.minimum((head.weights * BUCKETS).astype(int), BUCKETS - 1) for head in arcs]
+    batches = []
+    for bucket in range(BUCKETS):
+        for head, in_bucket in zip(arcs, buckets, strict=True):
+            chosen = in_bucket == bucket
+            if chosen.any():
+                batches.append((bucket_pen(head.color, bucket),
+                                np.column_stack((head.looking[chosen], head.looked_at[chosen]))))
+    return batches
+
+
+class ArcLinesItem(pg.GraphicsObject):
+    """Straight lines from (0, i) to (1, j), drawn in batches, one pen per batch, and kept as an image
+    until the lines or the view change: dimming the lines (setOpacity) while a word is focused then
+    costs one blit, not thousands of strokes.
+
+    Lines are drawn in device pixels with ordinary pens: antialiased lines of a cosmetic pen under
+    the view's scaling cost about three times as much in Qt's raster engine, and SVG has no
+    cosmetic pens at all. Each batch of wide lines is drawn opaque into a transparent layer that is
+    then laid over the image at the batch's opacity: Qt strokes semi-transparent, wide, antialiased
+    lines about five times slower than opaque ones. (Where lines of one batch cross, the layer shows
+    them once rather than darker, which reads better anyway.) SVG gets one vector line per arc with a
+    translucent pen.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._batches: list[Batch] = []
+        self._rect = QtCore.QRectF(0, 0, 1, 1)
+        self._image_key: tuple | None = None
+        self._image: tuple[QtCore.QPoint, QtGui.QImage] | None = None
+
+    def set_batches(self, batches: list[Batch], n: int) -> None:
+        self.prepareGeometryChange()
+        self._batches = batches
+        self._image_key = None
+        self._rect = QtCore.QRectF(0, -0.5, 1, max(n, 1))
+        self.update()
+
+    def batches(self) -> list[Batch]:
+        return self._batches
+
+    def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 - Qt API
+        return self._rect
+
+    def paint(self, painter, *_):
+        if not self._batches:
+            return
+        to_device = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG:
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+            for pen, lines in self._device_batches(to_device):
+                painter.setPen(pen)
+                painter.drawLines(lines)
+        else:
+            ratio = painter.device().devicePixelRatioF()
+            key = (to_device.m11(), to_device.m22(), to_device.dx(), to_device.dy(), ratio)
+            if key != self._image_key:
+                self._image = self._render(to_device, ratio)
+                self._image_key = key
+            painter.drawImage(*self._image)
+        painter.restore()
+
+    def _device_batches(self, to_device: QtGui.QTransform) -> list[tuple[QtGui.QPen, list[QtCore.QLineF]]]:
+        """The lines in device pixels (the view only scales and shifts: no rotation or shear)."""
+        sx, sy, dx, dy = to_device.m11(), to_device.m22(), to_device.dx(), to_device.dy()
+        x0, x1 = dx, sx + dx
+        batches = []
+        for pen, pairs in self._batches:
+            plain = QtGui.QPen(pen)
+            plain.setCosmetic(False)  # the width is already in device pixels
+            ys = pairs * sy + dy
+            batches.append((plain, [QtCore.QLineF(x0, y0, x1, y1) for y0, y1 in ys.tolist()]))
+        return batches
+
+    def _render(self, to_device: QtGui.QTransform, ratio: float) -> tuple[QtCore.QPoint, QtGui.QImage]:
+        area = to_device.mapRect(self._rect).toAlignedRect().adjusted(-8, -8, 8, 8)  # room for the widest pen
+        image = _transparent_image(area.size(), ratio)
+        layer = _transparent_image(area.size(), ratio)
+        painter = _antialiased_painter(image, area)
+        for pen, lines in self._device_batches(to_device):
+            if pen.widthF() < LAYERED_WIDTH_PX:  # thin lines are cheap either way; a layer would cost more
+                painter.setPen(pen)
+                painter.drawLines(lines)
+                continue
+            layer.fill(QtCore.Qt.GlobalColor.transparent)
+            opaque = QtGui.QPen(pen)
+            color = QtGui.QColor(pen.color())
+            color.setAlpha(255)
+            opaque.setColor(color)
+            layer_painter = _antialiased_painter(layer, area)
+            layer_painter.setPen(opaque)
+            layer_painter.drawLines(lines)
+            layer_painter.end()
+            painter.save()
+            painter.resetTransform()
+            painter.setOpacity(pen.color().alphaF())
+            painter.drawImage(0, 0, layer)
+            painter.restore()
+        painter.end()
+        return area.topLeft(), image
+
+
+def _transparent_image(size: QtCore.QSize, ratio: float) -> QtGui.QImage:
+    image = QtGui.QImage(size * ratio, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(ratio)
+    image.fill(QtCore.Qt.GlobalColor.transparent)
+    return image
+
+
+def _antialiased_painter(image: QtGui.QImage, area: QtCore.QRect) -> QtGui.QPainter:
+    """A painter on `image` whose coordinates are the device's, `area` being the image's place."""
+    painter = QtGui.QPainter(image)
+    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+    painter.translate(-area.topLeft())
+    return painter
+
+
+def head_colors(heads: list[int], selected: int) -> list[QtGui.QColor]:
+    """One colour per head when several are shown; the selected head's colour when one is."""
+    return [theme.head_color(h) for h in heads] if len(heads) > 1 else [theme.head_color(selected)]

@@ -1,0 +1,158 @@
+"""The arc diagram on its own: which lines it draws, how a focused word's lines stand out, labels that
+never overlap at any length, and a mouse resting on a word that costs no redraw."""
+
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtWidgets
+
+from attention_explorer import engine
+from attention_explorer.controller import LOOKED_AT, LOOKING, Controller
+from attention_explorer.image_export import svg_bytes
+from attention_explorer.views import theme
+from attention_explorer.views.arc_diagram import DIMMED_OPACITY, LEFT, RIGHT, QtArcDiagram
+from attention_explorer.views.arc_lines import selected_arcs, strongest_first
+from gui_helpers import hover_arc_end
+
+
+def sentence_of(n: int, model: engine.ToyModel) -> str:
+    words = sorted(model.vocabulary)
+    return " ".join(words[(7 * i) % len(words)] for i in range(n))
+
+
+@pytest.fixture
+def make_arcs(qtbot):
+    def make(n: int | None = None, size=(520, 720)) -> QtArcDiagram:
+        model = engine.load_builtin("cat-sat-on-mat")
+        controller = Controller(model, None if n is None else sentence_of(n, model))
+        arcs = QtArcDiagram(controller)
+        qtbot.addWidget(arcs)
+        arcs.resize(*size)
+        arcs.show()
+        qtbot.waitExposed(arcs)
+        QtWidgets.QApplication.processEvents()
+        return arcs
+    return make
+
+
+class PaintCounter(QtCore.QObject):
+    def __init__(self, widget):
+        super().__init__()
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, _watched, event):  # noqa: N802 - Qt API
+        self.count += event.type() == QtCore.QEvent.Type.Paint
+        return False
+
+
+def test_each_word_keeps_its_strongest_visible_lines():
+    weights = np.array([[0.5, 0.3, 0.2],
+                        [0.001, 0.009, 0.99],
+                        [0.2, 0.2, 0.6]])
+    rows, cols, shown = selected_arcs(weights, strongest_first(weights), keep=2)
+    # row 1's second strongest (0.009) is kept, its faintest (0.001 < 0.5 %) would not be; ties keep column order
+    assert list(zip(rows.tolist(), cols.tolist(), shown.tolist(), strict=True)) == [
+        (0, 0, 0.5), (0, 1, 0.3), (1, 2, 0.99), (1, 1, 0.009), (2, 2, 0.6), (2, 0, 0.2)]
+    rows, _, _ = selected_arcs(weights, strongest_first(weights), keep=0)
+    assert len(rows) == 8  # every line but the one under 0.5 %
+
+
+def test_left_end_shows_where_a_word_looks_and_right_end_who_looks_at_it(make_arcs):
+    arcs = make_arcs()
+    controller = arcs.controller
+    hover_arc_end(arcs, LEFT, 1)
+    assert (controller.focus, controller.focus_role) == (1, LOOKING)
+    assert {i for _, i, _, _ in arcs.drawn_arcs()} == {1}
+    hover_arc_end(arcs, RIGHT, 4)
+    assert (controller.focus, controller.focus_role) == (4, LOOKED_AT)
+    assert {j for _, _, j, _ in arcs.drawn_arcs()} == {4}
+    weights = controller.trace.heads[0].weights
+    assert {(i, w) for h, i, _, w in arcs.drawn_arcs() if h == 0} == {
+        (i, weights[i, 4]) for i in range(controller.trace.n) if weights[i, 4] >= 0.005}
+
+
+def test_a_focused_word_is_drawn_strongly_over_the_dimmed_rest(make_arcs):
+    arcs = make_arcs()
+    every_line = len(arcs.drawn_arcs())
+    assert arcs.lines.opacity() == 1.0 and not arcs.focus_lines.batches()
+    arcs.controller.set_hovered(2)
+    assert arcs.lines.opacity() == DIMMED_OPACITY
+    assert sum(len(pairs) for _, pairs in arcs.lines.batches()) == every_line  # the rest stays, dimmed
+    strong = {(int(i), int(j)) for _, pairs in arcs.focus_lines.batches() for i, j in pairs}
+    assert strong == {(i, j) for _, i, j, _ in arcs.drawn_arcs()} and {i for i, _ in strong} == {2}
+    arcs.controller.set_hovered(None)
+    assert arcs.lines.opacity() == 1.0 and not arcs.focus_lines.batches()
+
+
+def test_a_mouse_resting_on_a_word_redraws_nothing(qtbot, make_arcs):
+    arcs = make_arcs()
+    point = hover_arc_end(arcs, LEFT, 3)
+    counter = PaintCounter(arcs.graphics.viewport())
+    for k in range(8):
+        qtbot.wait(15)  # pyqtgraph drops moves closer than 10 ms apart
+        qtbot.mouseMove(arcs.graphics.viewport(), point + QtCore.QPoint(k % 2, 0))
+    qtbot.wait(30)
+    assert arcs.controller.hovered == 3
+    assert counter.count == 0
+
+
+def _assert_labels_apart(arcs):
+    for side in (LEFT, RIGHT):
+        drawn = arcs.drawn_labels(side)
+        for a, (i, rect) in enumerate(drawn):
+            for j, other in drawn[a + 1:]:
+                assert not rect.intersects(other), f"labels of words {i} and {j} overlap on the {side}"
+
+
+@pytest.mark.parametrize("n", [40, 200])
+def test_labels_never_overlap_and_the_focused_word_is_always_drawn(make_arcs, n):
+    arcs = make_arcs(n)
+    _assert_labels_apart(arcs)
+    assert len(arcs.drawn_labels(LEFT)) >= min(n, 20)  # thinned, not emptied
+    for focus in (0, 1, n // 2 + 1, n - 1):
+        arcs.controller.set_hovered(focus, LOOKED_AT)
+        _assert_labels_apart(arcs)
+        for side in (LEFT, RIGHT):
+            label = arcs.label(side, focus)
+            assert label is not None and label.bold and label.color == theme.highlight()
+            assert label.text == arcs.controller.trace.labels[focus]  # in full, even where others are shortened
+
+
+def test_a_word_whose_label_was_thinned_out_can_still_be_hovered_and_shows_in_full(qtbot, make_arcs):
+    arcs = make_arcs(200)
+    hidden = next(i for i in range(200) if arcs.label(RIGHT, i) is None)
+    scene_point = arcs.view.mapViewToScene(QtCore.QPointF(1.05, hidden))
+    qtbot.mouseMove(arcs.graphics.viewport(), arcs.graphics.mapFromScene(scene_point))
+    qtbot.wait(30)
+    assert (arcs.controller.focus, arcs.controller.focus_role) == (hidden, LOOKED_AT)
+    assert arcs.label(RIGHT, hidden).text == arcs.controller.trace.labels[hidden]
+    _assert_labels_apart(arcs)
+
+
+def test_a_long_sentence_exports_to_svg_with_no_overlapping_words(make_arcs):
+    arcs = make_arcs(200, size=(520, 700))
+    arcs.controller.set_pinned(57)
+    root = ET.fromstring(svg_bytes(arcs))
+    texts = [(float(t.get("x", 0)), float(t.get("y", 0)), float(t.get("font-size") or _inherited_size(root, t)),
+              "".join(t.itertext()).strip()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    words = [t for t in texts if t[3] in set(arcs.controller.trace.labels)]  # not the legend
+    assert len(words) > 40 and arcs.controller.trace.labels[57] in {t[3] for t in words}
+    middle = float(root.get("viewBox").split()[2]) / 2
+    for left_side in (True, False):
+        column = sorted((y, size) for x, y, size, _ in words if (x < middle) == left_side)
+        assert len(column) > 20
+        for (y0, size), (y1, _) in zip(column, column[1:], strict=False):
+            assert y1 - y0 >= size, f"two words overlap in the exported SVG at y = {y0:.0f}, {y1:.0f}"
+
+
+def _inherited_size(root, text) -> float:
+    parents = {child: parent for parent in root.iter() for child in parent}
+    node = text
+    while node is not None:
+        if node.get("font-size"):
+            return float(re.sub("[a-z]+$", "", node.get("font-size")))
+        node = parents.get(node)
+    raise AssertionError("an SVG text without a font size")
