@@ -12,7 +12,7 @@ from .application import APP_NAME
 from .controller import Controller
 from .editing import ModelEditor
 from .engine import SQUARE_MATRICES, ModelError
-from .engine.steps import ARCS_FROM_STEP, LAST_STEP, STEPS, heatmap_matrix, step_index
+from .engine.steps import ARCS_FROM_STEP, STEPS, heatmap_matrix, step_index
 from .export import ExportError, write_matrix_csv, write_trace_json
 from .image_export import copy_image_to_clipboard, export_view_file
 from .labs.lessons_window import LESSONS, QtLessonsWindow
@@ -113,7 +113,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._fit_steps_dock(self.timeline.tables_shown())
         self.statusBar().addWidget(self.status_line, 1)  # there from the start: a message never moves the layout
         # closing the timeline leaves the finished computation on screen, not a half-played one
-        self.steps_dock.toggleViewAction().toggled.connect(lambda shown: shown or controller.set_step(LAST_STEP))
+        self.steps_dock.toggleViewAction().toggled.connect(
+            lambda shown: shown or controller.set_step(controller.final_step()))
 
         self._build_actions()
         self._build_menus_and_toolbar()

@@ -13,7 +13,7 @@ from PySide6 import QtCore
 
 from . import engine
 from .engine import SQUARE_MATRICES, EngineError, ModelError, Options, ToyModel, Trace
-from .engine.steps import LAST_STEP
+from .engine.steps import LAST_STEP, STEPS, skip_reason
 
 LOOKING = "looking"      # the focused word as the one looking: its row of the weights, where it looks
 LOOKED_AT = "looked_at"  # the focused word as the one looked at: its column, who looks at it
@@ -58,8 +58,9 @@ class Controller(QtCore.QObject):
         self._matrix = "weights"
         self._head = 0
         self._colormap = "viridis"
-        self._step = LAST_STEP  # the app opens on the finished computation
+        self._step = LAST_STEP
         self._recompute()
+        self._step = self.final_step()  # the app opens on the finished computation, never a skipped step
 
     # --- read-only state -------------------------------------------------------------------------
     @property
@@ -134,6 +135,17 @@ class Controller(QtCore.QObject):
     @property
     def step(self) -> int:
         return self._step
+
+    def final_step(self) -> int:
+        """The last step that applies to this model and these options: the finished computation. A
+        one-head model has no W_O, so its last step is skipped and the one before it is final."""
+        return self._final_step(self._trace)
+
+    @staticmethod
+    def _final_step(trace: Trace | None) -> int:
+        if trace is None:
+            return LAST_STEP
+        return max((i for i, step in enumerate(STEPS) if not skip_reason(trace, step.key)), default=LAST_STEP)
 
     # --- setters --------------------------------------------------------------------------------
     def set_model(self, model: ToyModel, source: str | None = None, sentence: str | None = None) -> None:
@@ -242,6 +254,7 @@ class Controller(QtCore.QObject):
     # --- the one place the engine runs ----------------------------------------------------------
     def _recompute(self) -> None:
         started = time.perf_counter()
+        was_final = self._step == self._final_step(self._trace)
         self._words = ()
         try:  # the tokenizer refuses text that is not valid Unicode (SentenceError): no words then
             self._words = engine.tokenize(self._sentence, self._model.vocabulary).words
@@ -253,6 +266,8 @@ class Controller(QtCore.QObject):
         self._trace = trace
         self.set_head(self._head)  # fewer heads than before: clamp the selection
         self._clear_tokens_out_of_range()
+        if was_final and trace is not None:
+            self.set_step(self._final_step(trace))  # e.g. two heads now: W_O applies and finishes the computation
         self._set_error(error)
         self._set_status(self._describe(trace, elapsed_ms) if trace else error)
         self.trace_changed.emit(trace)

@@ -9,7 +9,7 @@ from PySide6.QtTest import QTest
 from attention_explorer import cli, engine
 from attention_explorer.controller import Controller
 from attention_explorer.engine.cell_arithmetic import fmt
-from attention_explorer.engine.steps import LAST_STEP, STEPS, step_index
+from attention_explorer.engine.steps import LAST_STEP, STEPS, skip_reason, step_index
 from attention_explorer.image_export import export_gif, export_view_file
 from attention_explorer.views.step_timeline import QtStepTimeline
 
@@ -68,15 +68,30 @@ def play_to_the_end(timeline, limit=2000):
         if not timeline.is_playing():
             return seen
         timeline.tick()
+        if not timeline.is_playing():
+            return seen  # that tick only stopped: nothing new was shown
         seen.append((timeline.controller.step, timeline.panel.filled(), timeline.panel.unit_count()))
     raise AssertionError("playing never reached the end")
 
 
 def test_the_window_opens_on_the_finished_computation(make_timeline):
-    timeline = make_timeline()
-    assert timeline.controller.step == LAST_STEP
+    timeline = make_timeline()  # one head: no W_O and nothing to concatenate, so × V finishes
+    final = step_index("output")
+    assert timeline.controller.step == timeline.controller.final_step() == final
+    assert not skip_reason(timeline.controller.trace, STEPS[final].key)
     assert timeline.panel.filled() == timeline.panel.unit_count()
-    assert timeline.strip.checkedId() == LAST_STEP and timeline.scrubber.value() == LAST_STEP
+    assert timeline.strip.checkedId() == final and timeline.scrubber.value() == final
+
+
+def test_the_opening_step_is_never_a_skipped_one():
+    for name in engine.builtin_model_names():
+        controller = Controller(engine.load_builtin(name))
+        assert not skip_reason(controller.trace, STEPS[controller.step].key), name
+        for later in STEPS[controller.step + 1:]:
+            assert skip_reason(controller.trace, later.key), f"{name}: {later.key} applies after the opening step"
+    controller = Controller(engine.load_builtin("cats-chase-mice"))
+    controller.update_options(heads=2)  # two heads to concatenate now: the finished step moves with it
+    assert controller.step == step_index("concat")
 
 
 def test_stepping_shows_exactly_the_traces_matrices_with_their_names(make_timeline):
@@ -128,14 +143,15 @@ def test_steps_that_are_off_are_shown_as_skipped_not_hidden(make_timeline):
 
 def test_playing_to_the_end_fills_every_cell_of_every_step(make_timeline):
     timeline = make_timeline()
-    seen = play_to_the_end(timeline)  # from the finished last step, Play starts over at step 1
+    seen = play_to_the_end(timeline)  # from the finished step, Play starts over at step 1
     assert seen[0][:2] == (0, 1)
-    for i in range(len(STEPS)):
+    final = timeline.controller.final_step()
+    for i in range(final + 1):
         ticks = [(filled, units) for step, filled, units in seen if step == i]
         assert ticks, f"step {i + 1} was never shown while playing"
         assert ticks[-1][0] == ticks[-1][1], f"step {i + 1} was left before it was filled in"
         assert [f for f, _ in ticks if f] == sorted({f for f, _ in ticks if f}), "cells appeared out of order"
-    assert timeline.controller.step == LAST_STEP and not timeline.is_playing()
+    assert timeline.controller.step == final and not timeline.is_playing()  # it stops on the finished step
     for table in timeline.panel.results().values():
         assert None not in sum(shown(table), [])
 
@@ -247,7 +263,7 @@ def test_space_presses_a_focused_button_but_arrows_still_step(qtbot, make_timeli
     QTest.keyClick(check, Key.Key_Space)
     assert check.isChecked() and not timeline.is_playing()
     QTest.keyClick(check, Key.Key_Left)
-    assert timeline.controller.step == LAST_STEP - 1
+    assert timeline.controller.step == timeline.controller.final_step() - 1
 
 
 def test_a_new_trace_keeps_the_step_and_clamps_a_partial_fill(make_timeline):
@@ -267,6 +283,7 @@ def test_a_new_trace_keeps_the_step_and_clamps_a_partial_fill(make_timeline):
 
 def test_the_controller_step_is_clamped_and_emitted_only_on_change(qtbot):
     controller = Controller(engine.load_builtin("cats-chase-mice"))
+    controller.set_step(LAST_STEP)
     with qtbot.assertNotEmitted(controller.step_changed):
         controller.set_step(LAST_STEP)
         controller.set_step(99)
@@ -290,7 +307,7 @@ def test_the_window_heatmap_and_arcs_follow_the_step(make_window):
     window.timeline.go_first()
     assert not heat_gate.view_shown()
     window.steps_dock.toggleViewAction().trigger()  # closing the timeline shows the finished computation
-    assert controller.step == LAST_STEP and arcs_gate.view_shown()
+    assert controller.step == controller.final_step() and arcs_gate.view_shown()
 
 
 def test_the_play_through_exports_as_a_gif_with_a_frame_per_step(tmp_path, make_timeline):
@@ -336,11 +353,12 @@ def test_in_the_window_the_sentence_box_keeps_its_keys_until_the_timeline_is_cli
     QTest.keyClick(box, Key.Key_Left)
     QTest.keyClick(box, Key.Key_Home)
     assert box.toPlainText() == "cats chase mice " and box.textCursor().position() == 0
-    assert window.controller.step == LAST_STEP and not timeline.is_playing()
+    final = window.controller.final_step()
+    assert window.controller.step == final and not timeline.is_playing()
     QTest.mouseClick(timeline.panel, QtCore.Qt.MouseButton.LeftButton)
     assert QtWidgets.QApplication.focusWidget() is timeline
     QTest.keyClick(timeline, Key.Key_Left)
-    assert window.controller.step == LAST_STEP - 1
+    assert window.controller.step == final - 1
 
 
 def test_the_export_menu_writes_the_steps_as_gif_and_the_step_as_png(tmp_path, make_window):

@@ -189,7 +189,7 @@ class QtStepTimeline(QtWidgets.QWidget):
         if self.controller.trace is None:
             return
         if self.panel.filled() >= self.panel.unit_count():
-            if self.controller.step == LAST_STEP:
+            if self.controller.step >= self.controller.final_step():
                 self._advance_to(0)
             else:
                 self.panel.set_filled(0)
@@ -212,7 +212,7 @@ class QtStepTimeline(QtWidgets.QWidget):
             if filled + 1 == units:
                 self.timer.setInterval(HOLD_MS)
             return
-        if self.controller.step >= LAST_STEP:
+        if self.controller.step >= self.controller.final_step():
             self.pause()
             return
         self._advance_to(self.controller.step + 1)
