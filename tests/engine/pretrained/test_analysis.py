@@ -1,0 +1,74 @@
+"""Rollout, word merging and hiding tokens, against small matrices worked by hand."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from attention_explorer.engine.pretrained.analysis import attention_rollout, hide_tokens, merge_words
+
+A = np.array([[0.5, 0.5, 0.0],
+              [0.2, 0.6, 0.2],
+              [0.1, 0.1, 0.8]])
+
+
+def test_merging_sums_over_the_pieces_looked_at_and_averages_over_the_pieces_looking():
+    # Words: {0} and {1, 2} ("play", "·ing").
+    merged = merge_words(A, [(0,), (1, 2)])
+    # Row "play": looks at word 1 with 0.5 + 0.0. Row "playing": mean of rows 1 and 2 summed per word:
+    # row 1 → (0.2, 0.8), row 2 → (0.1, 0.9); mean (0.15, 0.85).
+    np.testing.assert_allclose(merged, [[0.5, 0.5], [0.15, 0.85]], atol=1e-15)
+
+
+def test_hiding_a_token_renormalises_the_rows_and_says_how_much_was_removed():
+    hidden = hide_tokens(A, [0])
+    np.testing.assert_array_equal(hidden.kept, [1, 2])
+    # Row 1 keeps (0.6, 0.2) of 1.0 → (0.75, 0.25); row 2 keeps (0.1, 0.8) → (1/9, 8/9).
+    np.testing.assert_allclose(hidden.weights, [[0.75, 0.25], [1 / 9, 8 / 9]], atol=1e-15)
+    np.testing.assert_allclose(hidden.removed, [0.2, 0.1], atol=1e-15)
+
+
+def test_a_row_that_only_looked_at_hidden_tokens_stays_zero():
+    weights = np.array([[1.0, 0.0], [0.5, 0.5]])
+    hidden = hide_tokens(weights, [0])
+    np.testing.assert_allclose(hidden.weights, [[1.0]])
+    only_sink = hide_tokens(np.array([[0.0, 1.0], [0.0, 1.0]]), [1])
+    np.testing.assert_array_equal(only_sink.weights, [[0.0]])
+    np.testing.assert_array_equal(only_sink.removed, [1.0])
+
+
+def test_rollout_of_one_layer_mixes_the_head_average_with_the_identity():
+    heads = np.stack([A, np.eye(3)])[None]  # 1 layer, 2 heads
+    # mean = (A + I)/2; + I; rows then sum to 2 → Â = (A + I)/4 + I/2.
+    expected = (A + np.eye(3)) / 4 + np.eye(3) / 2
+    np.testing.assert_allclose(attention_rollout(heads)[0], expected, atol=1e-15)
+
+
+def test_rollout_multiplies_the_layers_later_layer_on_the_left():
+    first, second = A, A.T / A.T.sum(axis=1, keepdims=True)
+    rolled = attention_rollout(np.stack([first[None], second[None]]))
+    mix = [(w + np.eye(3)) / 2 for w in (first, second)]
+    np.testing.assert_allclose(rolled[1], mix[1] @ mix[0], atol=1e-15)
+
+
+def _row_stochastic(n):
+    return arrays(np.float64, (n, n), elements=st.floats(0.01, 1.0)).map(lambda w: w / w.sum(axis=1, keepdims=True))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(_row_stochastic(n), st.lists(st.integers(1, 3), min_size=1))))
+def test_every_view_of_the_weights_keeps_rows_summing_to_one(case):
+    weights, sizes = case
+    n = weights.shape[0]
+    words, start = [], 0
+    for size in sizes:
+        if start >= n:
+            break
+        words.append(tuple(range(start, min(start + size, n))))
+        start += size
+    if start < n:
+        words.append(tuple(range(start, n)))
+    np.testing.assert_allclose(merge_words(weights, words).sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(attention_rollout(np.stack([weights[None]] * 2))[-1].sum(axis=1), 1.0, atol=1e-12)
+    if n > 1:
+        np.testing.assert_allclose(hide_tokens(weights, [0]).weights.sum(axis=1), 1.0, atol=1e-12)

@@ -1,0 +1,170 @@
+"""Opening the tiny checkpoints: architecture, tokens, labels, words, progress, and every kind of bad file."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.errors import ModelError, OptionsError, SentenceError
+from attention_explorer.engine.pretrained import Cancelled, open_pretrained
+from attention_explorer.engine.pretrained.safetensors_reader import read_safetensors
+
+pytest.importorskip("tokenizers")
+
+
+def test_bert_folder(data):
+    model = open_pretrained(data / "tiny-bert")
+    assert (model.family, model.kind, model.n_layers, model.n_heads, model.n_kv_heads, model.d_model) == (
+        "bert", "encoder", 2, 4, 4, 32)
+    assert model.max_tokens == 64  # the position table is shorter than BERT's usual 512
+    trace = model.run("The robots were reading")
+    assert trace.tokens == ["[CLS]", "the", "robot", "·s", "were", "read", "·ing", "[SEP]"]
+    assert trace.special.tolist() == [True, False, False, False, False, False, False, True]
+    assert trace.words == ((0,), (1,), (2, 3), (4,), (5, 6), (7,))
+    assert trace.weights.shape == (2, 4, 8, 8) and trace.weights.dtype == np.float32
+    np.testing.assert_allclose(trace.weights.sum(axis=-1), 1.0, atol=1e-6)
+    assert trace.next_tokens == ()
+
+
+def test_repeated_pieces_get_told_apart_in_the_labels(data):
+    trace = open_pretrained(data / "tiny-bert").run("the cat and the dog")
+    assert trace.labels[1] == "the₁" and trace.labels[4] == "the₂"
+
+
+def test_gpt2_folder_is_a_causal_decoder_with_next_tokens(data):
+    model = open_pretrained(data / "tiny-gpt2")
+    assert (model.family, model.is_decoder, model.n_heads) == ("gpt2", True, 4)
+    trace = model.run("the cat sat")
+    assert trace.tokens[:2] == ["the", "cat"]           # "Ġcat" shown as a word of its own
+    upper = np.triu(np.ones((trace.n, trace.n), dtype=bool), k=1)
+    assert np.all(trace.weights[:, :, upper] == 0)
+    assert len(trace.next_tokens) == 5
+    probabilities = [t.probability for t in trace.next_tokens]
+    assert probabilities == sorted(probabilities, reverse=True) and 0 < sum(probabilities) <= 1
+
+
+def test_gguf_file_and_hf_folder_of_the_same_llama_agree(data):
+    from_gguf = open_pretrained(data / "tiny-llama.gguf")
+    from_folder = open_pretrained(data / "tiny-llama")
+    assert (from_gguf.family, from_gguf.n_heads, from_gguf.n_kv_heads) == ("llama", 4, 2)
+    a, b = from_gguf.run("the cats were playing 2017"), from_folder.run("the cats were playing 2017")
+    assert a.tokens == b.tokens
+    assert a.tokens[-4:] == ["2", "0", "1", "7"]          # digits split one by one, as SmolLM2 does
+    np.testing.assert_allclose(a.weights, b.weights, atol=1e-5)
+    assert [t.token_id for t in a.next_tokens] == [t.token_id for t in b.next_tokens]
+
+
+def test_special_tokens_typed_in_the_text_are_flagged(data):
+    trace = open_pretrained(data / "tiny-llama.gguf").run("<|endoftext|>the cat")
+    assert trace.tokens[0] == "<|endoftext|>" and trace.special.tolist()[:2] == [True, False]
+
+
+def test_long_text_is_cut_at_the_model_limit_and_says_so(data):
+    trace = open_pretrained(data / "tiny-bert").run("the cat " * 100)
+    assert trace.n == 64 and trace.encoded.truncated
+
+
+def test_bert_keys_with_the_bert_prefix_load_the_same(data, tmp_path, write_safetensors):
+    folder = tmp_path / "prefixed"
+    shutil.copytree(data / "tiny-bert", folder)
+    tensors = read_safetensors(data / "tiny-bert" / "model.safetensors")
+    write_safetensors(folder / "model.safetensors", {"bert." + k: np.array(v) for k, v in tensors.items()})
+    np.testing.assert_allclose(open_pretrained(folder).run("the cat").weights,
+                               open_pretrained(data / "tiny-bert").run("the cat").weights, atol=1e-6)
+
+
+def test_progress_is_reported_in_order_and_false_cancels(data):
+    seen = []
+    open_pretrained(data / "tiny-llama.gguf", progress=lambda fraction, text: seen.append(fraction))
+    assert seen[0] == 0 and seen[-1] == 1 and seen == sorted(seen)
+    with pytest.raises(Cancelled):
+        open_pretrained(data / "tiny-bert", progress=lambda fraction, text: fraction < 0.5)
+
+
+def test_empty_text_and_missing_heads_are_clear_errors(data):
+    model = open_pretrained(data / "tiny-gpt2")
+    with pytest.raises(SentenceError, match="no text"):
+        model.run("")
+    with pytest.raises(OptionsError, match="no head 5 in layer 1: tiny-gpt2 has 2 layers of 4 heads"):
+        model.run("the cat", ablate={(0, 4)})
+
+
+def _broken_copy(data, tmp_path, name="tiny-bert"):
+    folder = tmp_path / name
+    shutil.copytree(data / name, folder)
+    return folder
+
+
+def test_missing_tensor_names_the_file_and_the_tensor(data, tmp_path, write_safetensors):
+    folder = _broken_copy(data, tmp_path)
+    tensors = read_safetensors(data / "tiny-bert" / "model.safetensors")
+    del tensors["encoder.layer.1.attention.self.key.weight"]
+    write_safetensors(folder / "model.safetensors", {k: np.array(v) for k, v in tensors.items()})
+    with pytest.raises(ModelError, match="model.safetensors: tensor 'encoder.layer.1.attention.self.key.weight' "
+                                         "is missing"):
+        open_pretrained(folder)
+
+
+def test_wrong_shape_names_the_tensor_and_both_shapes(data, tmp_path):
+    folder = _broken_copy(data, tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config["intermediate_size"] = 48
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=r"tensor 'encoder.layer.0.intermediate.dense.weight' has shape \(64, 32\), "
+                                         r"expected \(48, 32\)"):
+        open_pretrained(folder)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"model_type": "xlnet"}, "config.json: 'model_type' is 'xlnet'; supported: bert, gpt2, llama"),
+    ({"num_attention_heads": 5}, "config.json: 5 heads"),
+    ({"hidden_act": "relu6"}, "config.json: activation 'relu6' is not supported"),
+    ({"num_hidden_layers": None}, "config.json: field 'num_hidden_layers' is missing"),
+])
+def test_bad_config_fields_are_named(data, tmp_path, change, message):
+    folder = _broken_copy(data, tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config.update(change)
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=message):
+        open_pretrained(folder)
+
+
+def test_missing_files_are_named(data, tmp_path):
+    folder = _broken_copy(data, tmp_path)
+    (folder / "tokenizer.json").unlink()
+    with pytest.raises(ModelError, match="no tokenizer.json"):
+        open_pretrained(folder)
+    (folder / "config.json").unlink()
+    with pytest.raises(ModelError, match="no config.json"):
+        open_pretrained(folder)
+    with pytest.raises(ModelError, match="no such file or folder"):
+        open_pretrained(tmp_path / "nothing-here")
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ModelError, match="notes.txt: not a model"):
+        open_pretrained(tmp_path / "notes.txt")
+
+
+def test_truncated_weights_are_a_clear_error(data, tmp_path):
+    folder = _broken_copy(data, tmp_path, "tiny-gpt2")
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:20000])
+    with pytest.raises(ModelError, match="model.safetensors: tensor .* truncated, download it again"):
+        open_pretrained(folder)
+
+
+def test_a_missing_tokenizers_package_says_what_to_install(data, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_tokenizers(name, *args, **kwargs):
+        if name.split(".")[0] == "tokenizers":
+            raise ImportError("No module named 'tokenizers'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tokenizers)
+    monkeypatch.delitem(__import__("sys").modules, "tokenizers", raising=False)
+    with pytest.raises(ModelError, match=r"needs the 'tokenizers' package.*pip install 'attention-explorer\[real\]'"):
+        open_pretrained(data / "tiny-bert")

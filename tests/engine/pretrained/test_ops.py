@@ -1,0 +1,59 @@
+"""The float32 building blocks against the exact definitions (math.erf, hand-worked norms, rotations)."""
+
+import math
+
+import numpy as np
+
+from attention_explorer.engine.pretrained.ops import (
+    apply_rope,
+    gelu_erf,
+    gelu_tanh,
+    layer_norm,
+    masked_softmax,
+    rms_norm,
+    rope_tables,
+)
+
+
+def test_gelu_with_the_fast_erf_is_within_2e_7_of_the_exact_one_relative_to_x():
+    x = np.linspace(-8, 8, 2001, dtype=np.float32)
+    exact = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.astype(np.float64)])
+    assert np.max(np.abs(gelu_erf(x.copy()) - exact) / np.maximum(np.abs(x), 1)) < 2e-7
+
+
+def test_gelu_tanh_is_gpt2s_formula():
+    x = np.array([-2.0, 0.0, 1.0], dtype=np.float32)
+    exact = [0.5 * v * (1 + math.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3))) for v in (-2.0, 0.0, 1.0)]
+    np.testing.assert_allclose(gelu_tanh(x), exact, atol=1e-6)
+
+
+def test_layer_norm_and_rms_norm_by_hand():
+    x = np.array([[1.0, 2.0, 3.0]], dtype=np.float32)
+    # mean 2, biased variance 2/3: (−1, 0, 1)/√(2/3) = (−1.2247, 0, 1.2247); ×2 + 1.
+    normed = layer_norm(x, np.float32(2), np.float32(1), 0.0)
+    np.testing.assert_allclose(normed, [[-1.4494897, 1, 3.4494897]], atol=1e-6)
+    # mean of squares 14/3: x / √(14/3).
+    np.testing.assert_allclose(rms_norm(x, np.ones(3, np.float32), None, 0.0), x / math.sqrt(14 / 3), atol=1e-6)
+
+
+def test_rope_keeps_lengths_leaves_position_zero_alone_and_scores_depend_on_the_distance_only():
+    rng = np.random.default_rng(0)
+    cos, sin = rope_tables(8, 4, 10000.0)
+    q, k = rng.normal(size=(2, 4)).astype(np.float32)
+    rotated_q = apply_rope(np.tile(q, (8, 1)), cos, sin)
+    rotated_k = apply_rope(np.tile(k, (8, 1)), cos, sin)
+    np.testing.assert_allclose(rotated_q[0], q, atol=1e-7)
+    np.testing.assert_allclose(np.linalg.norm(rotated_q, axis=1), np.linalg.norm(q), rtol=1e-5)
+    assert math.isclose(rotated_q[5] @ rotated_k[3], rotated_q[2] @ rotated_k[0], rel_tol=1e-4)
+
+
+def test_rope_pairs_dimension_i_with_i_plus_half_as_hf_does():
+    cos, sin = rope_tables(2, 4, 1.0)  # θ = 1: every frequency is 1 radian per position
+    x = np.array([[1.0, 0.0, 0.0, 0.0]] * 2, dtype=np.float32)
+    # Position 1: (x0, x2) rotate by 1 rad → x0 = cos 1, x2 = sin 1.
+    np.testing.assert_allclose(apply_rope(x, cos, sin)[1], [math.cos(1), 0, math.sin(1), 0], atol=1e-7)
+
+
+def test_causal_softmax_gives_zero_weight_to_later_tokens():
+    weights = masked_softmax(np.zeros((1, 3, 3), dtype=np.float32), causal=True)[0]
+    np.testing.assert_allclose(weights, [[1, 0, 0], [0.5, 0.5, 0], [1 / 3, 1 / 3, 1 / 3]], atol=1e-7)
