@@ -71,7 +71,7 @@ def test_bert_keys_with_the_bert_prefix_load_the_same(data, tmp_path, write_safe
     tensors = read_safetensors(data / "tiny-bert" / "model.safetensors")
     write_safetensors(folder / "model.safetensors", {"bert." + k: np.array(v) for k, v in tensors.items()})
     np.testing.assert_allclose(open_pretrained(folder).run("the cat").weights,
-                               open_pretrained(data / "tiny-bert").run("the cat").weights, atol=1e-6)
+                               open_pretrained(data / "tiny-bert").run("the cat").weights, atol=1e-5)
 
 
 def test_progress_is_reported_in_order_and_false_cancels(data):
