@@ -52,12 +52,21 @@ def test_each_word_keeps_its_strongest_visible_lines():
     weights = np.array([[0.5, 0.3, 0.2],
                         [0.001, 0.009, 0.99],
                         [0.2, 0.2, 0.6]])
-    rows, cols, shown = selected_arcs(weights, strongest_first(weights), keep=2)
+    rows, cols, shown = selected_arcs(weights, strongest_first(weights, keep=2))
     # row 1's second strongest (0.009) is kept, its faintest (0.001 < 0.5 %) would not be; ties keep column order
     assert list(zip(rows.tolist(), cols.tolist(), shown.tolist(), strict=True)) == [
         (0, 0, 0.5), (0, 1, 0.3), (1, 2, 0.99), (1, 1, 0.009), (2, 2, 0.6), (2, 0, 0.2)]
-    rows, _, _ = selected_arcs(weights, strongest_first(weights), keep=0)
+    rows, _, _ = selected_arcs(weights, strongest_first(weights, keep=0))
     assert len(rows) == 8  # every line but the one under 0.5 %
+
+
+@pytest.mark.parametrize("keep", [1, 3, 8, 9, 0])
+def test_the_strongest_per_row_are_those_a_stable_sort_puts_first(keep):
+    rng = np.random.default_rng(keep)
+    weights = rng.random((30, 12)).round(1)  # rounded: many equal weights in a row
+    weights[:, 5] = weights[:, 2]            # and a repeated word
+    np.testing.assert_array_equal(strongest_first(weights, keep),
+                                  np.argsort(-weights, axis=1, kind="stable")[:, :keep or 12])
 
 
 def test_left_end_shows_where_a_word_looks_and_right_end_who_looks_at_it(make_arcs):

@@ -10,6 +10,7 @@ always keeping the focused word, which is drawn in full in its own layer.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -48,7 +49,7 @@ class QtArcDiagram(QtWidgets.QWidget):
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
-        self._orders: dict[int, np.ndarray] = {}  # head → each row's columns strongest first, this trace
+        self._orders: dict[tuple[int, int], np.ndarray] = {}  # (head, limit) → strongest columns, this trace
         self._selection: list[HeadArcs] = []  # the chosen lines of each head shown
         self._drawn: list[tuple[int, int, int, float]] = []  # (head, looking, looked at, weight)
         self._texts: list[str] = []  # the words as the regular labels show them (long ones shortened)
@@ -78,7 +79,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.view.setMenuEnabled(False)
         self.view.invertY(True)
         self.lines = ArcLinesItem()          # every chosen line; dimmed while a word is focused
-        self.focus_lines = ArcLinesItem()    # the focused word's lines, drawn strongly on top
+        self.focus_lines = ArcLinesItem(cached=False)  # the focused word's lines, drawn strongly on top
         self.labels = {LEFT: TextLayer(anchor=(1.0, 0.5), offset_px=LABEL_OFFSET_PX),
                        RIGHT: TextLayer(anchor=(0.0, 0.5), offset_px=LABEL_OFFSET_PX)}
         self.focus_labels = {side: TextLayer(anchor=layer.anchor, offset_px=LABEL_OFFSET_PX)
@@ -164,9 +165,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.message.hide()
         self.graphics.show()
         size = 10 if trace.n <= 20 else 8
-        metrics = QtGui.QFontMetricsF(_font(size))
-        self._texts = [metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX)
-                       for text in trace.labels]
+        self._texts = [_shortened(text, size) for text in trace.labels]
         for layer in (*self.labels.values(), *self.focus_labels.values()):
             layer.set_point_size(size)
         self.view.setRange(xRange=X_RANGE, yRange=(-Y_MARGIN[0], trace.n - Y_MARGIN[1]), padding=0)
@@ -183,9 +182,10 @@ class QtArcDiagram(QtWidgets.QWidget):
         self._selection = []
         for head, color in zip(heads, head_colors(heads, self.controller.head), strict=True):
             weights = trace.heads[head].weights
-            if head not in self._orders:
-                self._orders[head] = strongest_first(weights)
-            chosen = selected_arcs(weights, self._orders[head], self.strongest.value())
+            key = (head, self.strongest.value())
+            if key not in self._orders:
+                self._orders[key] = strongest_first(weights, key[1])
+            chosen = selected_arcs(weights, self._orders[key])
             self._selection.append(HeadArcs(head, color, *chosen))
         self.lines.set_batches(batches_of(self._selection), trace.n)
         self._update_legend(heads)
@@ -271,10 +271,13 @@ class QtArcDiagram(QtWidgets.QWidget):
         theme.set_graphics_background(self.graphics, color)
 
 
-def _font(point_size: float) -> QtGui.QFont:
+@functools.lru_cache(maxsize=4096)
+def _shortened(text: str, point_size: float) -> str:
+    """The word as a regular label shows it: ending in "…" where longer than MAX_LABEL_PX. Cached:
+    sentences repeat words, and measuring 512 of them on every edit cost 8 ms."""
     font = QtGui.QFont()
     font.setPointSizeF(point_size)
-    return font
+    return QtGui.QFontMetricsF(font).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX)
 
 
 def _set_labels_if_changed(layer: TextLayer, labels: list[Label]) -> None:
