@@ -2,14 +2,17 @@
 
     python packaging/smoke_test.py                        dist/attention-explorer/attention-explorer-cli
     python packaging/smoke_test.py --binary dist/attention-explorer       e.g. the one-file build
+    python packaging/smoke_test.py --repeat 20            each command 20 times (default 5)
 
 A PyInstaller bundle fails in ways the tests of the installed package cannot see: a module or Qt plugin
 left out, data files not found, a library that will not load. So the frozen program runs the commands a
 user runs (QT_QPA_PLATFORM=offscreen, no display): `--version`, `trace -o x.json`, `export -o x.csv`,
-`export --view heatmap -o x.png` and `export --view steps -o x.gif` (Pillow, imported only for GIFs), and
-every file must match what the installed package (this Python) writes for the same command: the JSON and
-CSV byte for byte, the images valid (PNG: signature, every chunk's CRC, IEND; GIF: header and trailer) and
-of the same pixel size. Any failure, or an import error or traceback on stderr, ends with one
+`export --view heatmap -o x.png`, `export --view arcs -o x.svg` and `export --view steps -o x.gif` (Pillow,
+imported only for GIFs), and every file must match what the installed package (this Python) writes for
+the same command: the JSON and CSV byte for byte, the images valid (PNG: signature, every chunk's CRC,
+IEND; GIF: header and trailer; SVG: parses as XML) and of the same size. Each command runs several times
+and must exit 0 every time: a program that writes its file and then crashes while shutting down fails
+only now and then. Any failure, or an import error or traceback on stderr, ends with one
 "smoke test FAILED" line and exit 1.
 """
 
@@ -22,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ElementTree
 import zlib
 from pathlib import Path
 
@@ -35,6 +39,7 @@ COMMANDS = (
     ("trace JSON", ["trace", "--sentence", "the cat sat on the mat", "-o", "trace.json"], "trace.json"),
     ("weights CSV", ["export", "--model", "cat-ate-fish", "--head", "2", "-o", "weights.csv"], "weights.csv"),
     ("heatmap PNG", ["export", "--view", "heatmap", "-o", "heatmap.png"], "heatmap.png"),
+    ("arcs SVG", ["export", "--view", "arcs", "-o", "arcs.svg"], "arcs.svg"),
     ("steps GIF", ["export", "--model", "cats-chase-mice", "--view", "steps", "-o", "steps.gif"], "steps.gif"),
 )
 BROKEN_SIGNS = ("Traceback", "ImportError", "ModuleNotFoundError", "Failed to execute script", "[PYI-",
@@ -82,18 +87,44 @@ def gif_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
-IMAGE_SIZE = {".png": png_size, ".gif": gif_size}
+def svg_size(path: Path) -> tuple[int, int]:
+    """(width, height) of an SVG's view box after checking that it parses as XML with an <svg> root."""
+    try:
+        root = ElementTree.parse(path).getroot()
+    except ElementTree.ParseError as exc:
+        raise SmokeFailure(f"{path.name} is not well-formed XML: {exc}") from None
+    if not root.tag.endswith("svg"):
+        raise SmokeFailure(f"{path.name} is XML but not SVG: <{root.tag}>")
+    _x, _y, width, height = (float(v) for v in root.get("viewBox", "0 0 0 0").split())
+    return int(width), int(height)
 
 
-def check(what: str, args: list[str], output: str | None, binary: Path, work: Path) -> str:
-    """Run one command frozen and installed; return what was checked, or raise SmokeFailure."""
+IMAGE_SIZE = {".png": png_size, ".gif": gif_size, ".svg": svg_size}
+
+
+def run_frozen(what: str, args: list[str], output: str | None, binary: Path, folder: Path,
+               repeat: int) -> tuple[subprocess.CompletedProcess, float]:
+    """Run the frozen program `repeat` times; every run must exit 0 and write its file. The last run's
+    result is compared with the installed package's."""
+    for attempt in range(1, repeat + 1):
+        if output:
+            (folder / output).unlink(missing_ok=True)
+        frozen, seconds = run([str(binary), *args], folder)
+        for sign in BROKEN_SIGNS:
+            if sign in frozen.stderr:
+                raise SmokeFailure(f"{what}: the frozen program reports {sign!r}:\n{frozen.stderr.strip()}")
+        if frozen.returncode != 0:
+            raise SmokeFailure(f"{what}: run {attempt} of {repeat} of the frozen program exited "
+                               f"{frozen.returncode}: {frozen.stderr.strip()}")
+        if output and not (folder / output).is_file():
+            raise SmokeFailure(f"{what}: run {attempt} of {repeat} did not write {output}")
+    return frozen, seconds
+
+
+def check(what: str, args: list[str], output: str | None, binary: Path, work: Path, repeat: int) -> str:
+    """Run one command frozen (`repeat` times) and installed; return what was checked, or raise SmokeFailure."""
     frozen_dir, python_dir = work / "frozen", work / "python"
-    frozen, seconds = run([str(binary), *args], frozen_dir)
-    for sign in BROKEN_SIGNS:
-        if sign in frozen.stderr:
-            raise SmokeFailure(f"{what}: the frozen program reports {sign!r}:\n{frozen.stderr.strip()}")
-    if frozen.returncode != 0:
-        raise SmokeFailure(f"{what}: the frozen program exited {frozen.returncode}: {frozen.stderr.strip()}")
+    frozen, seconds = run_frozen(what, args, output, binary, frozen_dir, repeat)
     reference, _ = run([sys.executable, "-m", "attention_explorer", *args], python_dir)
     if reference.returncode != 0:
         raise SmokeFailure(f"{what}: the installed package failed too, fix that first: {reference.stderr.strip()}")
@@ -101,7 +132,7 @@ def check(what: str, args: list[str], output: str | None, binary: Path, work: Pa
     if output is None:
         if frozen.stdout != reference.stdout:
             raise SmokeFailure(f"{what}: printed {frozen.stdout.strip()!r}, expected {reference.stdout.strip()!r}")
-        return f"{what} ok ({seconds:.1f} s): {frozen.stdout.strip()}"
+        return f"{what} ok, {repeat}× ({seconds:.1f} s): {frozen.stdout.strip()}"
     written, expected = frozen_dir / output, python_dir / output
     if not written.is_file() or written.stat().st_size == 0:
         raise SmokeFailure(f"{what}: the frozen program did not write {output}")
@@ -111,16 +142,18 @@ def check(what: str, args: list[str], output: str | None, binary: Path, work: Pa
         if size != expected_size:
             raise SmokeFailure(f"{what}: {output} is {size[0]}×{size[1]} px, the installed package writes "
                                f"{expected_size[0]}×{expected_size[1]}")
-        return f"{what} ok ({seconds:.1f} s): valid, {size[0]}×{size[1]} px as from the installed package"
+        return f"{what} ok, {repeat}× ({seconds:.1f} s): valid, {size[0]}×{size[1]} as from the installed package"
     if written.read_bytes() != expected.read_bytes():
         raise SmokeFailure(f"{what}: {output} differs from what the installed package writes")
-    return f"{what} ok ({seconds:.1f} s): {output} identical to the installed package's"
+    return f"{what} ok, {repeat}× ({seconds:.1f} s): {output} identical to the installed package's"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", type=Path, default=DEFAULT_BINARY, help="the frozen console program to run")
-    binary = parser.parse_args().binary.absolute()
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each command, each must exit 0 (default 5)")
+    options = parser.parse_args()
+    binary, repeat = options.binary.absolute(), max(1, options.repeat)
     if not binary.is_file():
         print(f"smoke test FAILED: no frozen program at {binary}; build it with python packaging/build.py",
               file=sys.stderr)
@@ -131,7 +164,7 @@ def main() -> int:
         (work / "python").mkdir()
         try:
             for what, args, output in COMMANDS:
-                print(f"smoke: {check(what, args, output, binary, work)}", flush=True)
+                print(f"smoke: {check(what, args, output, binary, work, repeat)}", flush=True)
         except (SmokeFailure, subprocess.TimeoutExpired) as failure:
             print(f"smoke test FAILED: {failure}", file=sys.stderr)
             return 1
