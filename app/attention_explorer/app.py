@@ -29,6 +29,7 @@ from .views.sentence_box import QtSentenceBox
 from .views.step_gate import QtStepGate
 from .views.step_timeline import QtStepTimeline
 from .views.token_chips import QtTokenChips
+from .views.tour import QtTour, TourStop
 
 SHORTCUTS = (
     ("Ctrl+E", "Export the heatmap, the arcs, the matrix or the trace"),
@@ -45,7 +46,7 @@ SHORTCUTS = (
 )
 
 
-SHORT_SCREEN_PX = 850   # screens less tall than this open with the step tables folded away
+SHORT_WINDOW_PX = 900   # in a window less tall than this the step tables start folded away
 STEPS_DOCK_PX = 340     # the steps dock's height with its tables: every row of a short sentence
 
 
@@ -105,12 +106,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.steps_dock.setObjectName("stepsDock")
         self.steps_dock.setWidget(self.timeline)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.steps_dock)
-        # The step tables need about 330 px; below SHORT_SCREEN_PX of screen height they would leave the
-        # heatmap too little, so there the dock starts as its controls and strip only (one click on
-        # "Tables" opens them). A tab would hide the strip that drives the heatmap; a strip keeps it.
+        # The step tables need about 330 px; in a window under SHORT_WINDOW_PX tall they would leave
+        # the heatmap cells too small to read, so there the dock shows its controls and strip only, and
+        # one click on "Tables" opens them. A tab would hide the strip that drives the heatmap; a strip
+        # keeps it in sight. Once the reader folds or opens the tables, the window leaves them so.
+        self._tables_follow_size = True
+        self.timeline.tables_button.clicked.connect(self._on_tables_clicked)
         self.timeline.tables_shown_changed.connect(self._fit_steps_dock)
-        self.timeline.set_tables_shown(self._available_height() >= SHORT_SCREEN_PX)
-        self._fit_steps_dock(self.timeline.tables_shown())
         self.statusBar().addWidget(self.status_line, 1)  # there from the start: a message never moves the layout
         # closing the timeline leaves the finished computation on screen, not a half-played one
         self.steps_dock.toggleViewAction().toggled.connect(
@@ -130,13 +132,19 @@ class MainWindow(QtWidgets.QMainWindow):
         if hasattr(hints, "colorSchemeChanged"):
             hints.colorSchemeChanged.connect(self._on_color_scheme_changed)
         self.resize(self._first_size())
+        self.tour: QtTour | None = None  # built when first shown
+        # a first launch (nothing saved yet) opens with the tour, once
+        self._tour_pending = settings is not None and not settings.allKeys()
         if settings is not None:
             restore_settings(settings, controller, self)
 
-    @staticmethod
-    def _available_height() -> int:
-        screen = QtGui.QGuiApplication.primaryScreen()
-        return screen.availableGeometry().height() if screen else 820
+    def _on_tables_clicked(self) -> None:
+        self._tables_follow_size = False
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        if self._tables_follow_size:
+            self.timeline.set_tables_shown(event.size().height() >= SHORT_WINDOW_PX)
 
     def _fit_steps_dock(self, tables_shown: bool) -> None:
         height = STEPS_DOCK_PX if tables_shown else self.timeline.sizeHint().height()
@@ -170,6 +178,7 @@ class MainWindow(QtWidgets.QMainWindow):
                                         "Copy the heatmap to the clipboard as an image")
         self.shortcuts_action = self._action("&Keyboard shortcuts", self.show_shortcuts, "F1")
         self.about_action = self._action("&About Attention Explorer", self.show_about)
+        self.tour_action = self._action("&Tour", self.show_tour, tip="A short tour of the window")
 
     def _build_menus_and_toolbar(self) -> None:
         bar = self.menuBar()
@@ -197,9 +206,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self.lesson_actions[key] = lessons_menu.addAction(title)
             self.lesson_actions[key].triggered.connect(lambda _=False, k=key: self.show_lesson(k))
         help_menu = bar.addMenu("&Help")
-        help_menu.addActions([self.shortcuts_action, self.about_action])
+        help_menu.addActions([self.tour_action, self.shortcuts_action, self.about_action])
 
-        toolbar = self.addToolBar("Options")
+        self.toolbar = toolbar = self.addToolBar("Options")
         toolbar.setObjectName("optionsToolbar")
         toolbar.setMovable(False)
         toolbar.addWidget(self.options_bar)
@@ -299,6 +308,30 @@ class MainWindow(QtWidgets.QMainWindow):
     def show_shortcuts(self) -> None:
         rows = "".join(f"<tr><td><b>{key}</b>&nbsp;&nbsp;</td><td>{what}</td></tr>" for key, what in SHORTCUTS)
         QtWidgets.QMessageBox.information(self, "Keyboard shortcuts", f"<table>{rows}</table>")
+
+    def show_tour(self) -> None:
+        if self.tour is None:
+            self.tour = QtTour(self, [
+                TourStop("Type a sentence", "Type or paste a sentence here. Each word becomes a chip below; a word "
+                         "the model does not know is struck through and left out.", lambda: self.sentence_box),
+                TourStop("Hover a word", "Hover a row of the heatmap to see where that word looks, or a column to "
+                         "see who looks at it. The arcs, bars and step tables follow; click to keep the word.",
+                         lambda: self.heatmap),
+                TourStop("Play the steps", "Press Play (or Space) to watch softmax(QKᵀ/√d_k)·V computed step by "
+                         "step, one cell at a time. Open “Tables” to see every number.",
+                         lambda: self.timeline.strip_widget),
+                TourStop("Export", "Save the heatmap, the arcs or a step as PNG or SVG, the steps as a GIF, or the "
+                         "numbers as CSV or JSON. Help ▸ Tour shows this tour again.",
+                         lambda: self.toolbar.widgetForAction(self.export_action)),
+            ])
+        self.tour.start()
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)
+        if self._tour_pending:
+            self._tour_pending = False
+            self.settings.setValue("tour/seen", True)
+            QtCore.QTimer.singleShot(0, self, self.show_tour)  # once the window has its final layout
 
     def show_about(self) -> None:
         QtWidgets.QMessageBox.about(

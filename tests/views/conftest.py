@@ -9,8 +9,13 @@ from attention_explorer.controller import Controller
 
 
 @pytest.fixture
-def settings(tmp_path):
-    return QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+def settings(tmp_path_factory):
+    """Throwaway settings of a returning user (the tour seen), so no tour covers the views under test;
+    in a folder of their own, so tests that list tmp_path see only what they wrote."""
+    folder = tmp_path_factory.mktemp("settings")
+    settings = QtCore.QSettings(str(folder / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    settings.setValue("tour/seen", True)
+    return settings
 
 
 @pytest.fixture

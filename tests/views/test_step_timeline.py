@@ -355,6 +355,8 @@ def test_in_the_window_the_sentence_box_keeps_its_keys_until_the_timeline_is_cli
     assert box.toPlainText() == "cats chase mice " and box.textCursor().position() == 0
     final = window.controller.final_step()
     assert window.controller.step == final and not timeline.is_playing()
+    timeline.set_tables_shown(True)  # a window this short opens with them folded
+    qtbot.waitUntil(lambda: timeline.panel.isVisible() and timeline.scroll.viewport().height() > 50)
     QTest.mouseClick(timeline.panel, QtCore.Qt.MouseButton.LeftButton)
     assert QtWidgets.QApplication.focusWidget() is timeline
     QTest.keyClick(timeline, Key.Key_Left)

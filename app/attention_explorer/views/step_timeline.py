@@ -29,6 +29,7 @@ DEFAULT_SPEED = 10
 HOLD_MS = 700                 # a finished or skipped step stays this long before the next one
 GIF_PARTIAL_FRAMES = 4        # frames of a step filling in, before its finished frame
 GIF_PARTIAL_MS, GIF_HOLD_MS = 150, 1400
+UNLIMITED_PX = 16777215      # Qt's "no maximum size" (QWIDGETSIZE_MAX)
 HINT = "Hover a result cell to see its arithmetic; click to keep it."
 
 Key = QtCore.Qt.Key
@@ -166,7 +167,7 @@ class QtStepTimeline(QtWidgets.QWidget):
         if shown == self.tables_shown():
             return
         self.scroll.setVisible(shown)
-        self.setMaximumHeight(QtWidgets.QWIDGETSIZE_MAX if shown else self.sizeHint().height())
+        self.setMaximumHeight(UNLIMITED_PX if shown else self.sizeHint().height())
         self.tables_shown_changed.emit(shown)
 
     def _button(self, icon: QtGui.QIcon, tip: str, slot) -> QtWidgets.QToolButton:

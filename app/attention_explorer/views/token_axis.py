@@ -209,11 +209,14 @@ class TokenAxis(pg.AxisItem):
         focus_rect = self._focus_rect()
         covered = tuple(i for i, rect in self._placed
                         if focus_rect is not None and i != self._focus and rect.intersects(focus_rect))
-        picture_key = (self._layout_key, covered, theme.foreground().rgba())
-        if picture_key != self._picture_key:
-            self._picture = self._record(covered)
-            self._picture_key = picture_key
-        self._picture.play(p)
+        if p.paintEngine().type() == QtGui.QPaintEngine.Type.SVG:
+            self._draw_regular(p, covered)  # a replayed picture's words would not reach the SVG as text
+        else:
+            picture_key = (self._layout_key, covered, theme.foreground().rgba())
+            if picture_key != self._picture_key:
+                self._picture = self._record(covered)
+                self._picture_key = picture_key
+            self._picture.play(p)
         if focus_rect is not None:
             p.fillRect(focus_rect, theme.background())
             p.setFont(self._bold)
@@ -223,13 +226,16 @@ class TokenAxis(pg.AxisItem):
     def _record(self, covered: tuple[int, ...]) -> QtGui.QPicture:
         picture = QtGui.QPicture()
         painter = QtGui.QPainter(picture)
+        self._draw_regular(painter, covered)
+        painter.end()
+        return picture
+
+    def _draw_regular(self, painter: QtGui.QPainter, covered: tuple[int, ...]) -> None:
         painter.setFont(self._font)
         painter.setPen(theme.foreground())
         for index, rect in self._placed:
             if index not in covered:
                 self._draw_text(painter, rect, self._shown_texts[index])
-        painter.end()
-        return picture
 
     def _draw_text(self, p: QtGui.QPainter, rect: QtCore.QRectF, text: str) -> None:
         center = QtCore.Qt.AlignmentFlag.AlignCenter
