@@ -14,6 +14,7 @@ from PySide6 import QtCore
 from . import engine
 from .engine import SQUARE_MATRICES, EngineError, ModelError, Options, ToyModel, Trace
 from .engine.steps import LAST_STEP, STEPS, skip_reason
+from .engine.threads import blas_threads_for, largest_product
 
 LOOKING = "looking"      # the focused word as the one looking: its row of the weights, where it looks
 LOOKED_AT = "looked_at"  # the focused word as the one looked at: its column, who looks at it
@@ -258,7 +259,9 @@ class Controller(QtCore.QObject):
         self._words = ()
         try:  # the tokenizer refuses text that is not valid Unicode (SentenceError): no words then
             self._words = engine.tokenize(self._sentence, self._model.vocabulary).words
-            trace = engine.run(self._model, self._sentence, self._options)
+            size = largest_product(len(self._words), self._model.d_model, self._model.d_proj)
+            with blas_threads_for(size):  # one BLAS thread is 3–4× faster on a sentence's matrices
+                trace = engine.run(self._model, self._sentence, self._options)
             error = ""
         except (EngineError, ModelError) as exc:
             trace, error = None, str(exc)
