@@ -1,4 +1,10 @@
-"""A layout that places widgets left to right and wraps to a new line when the row is full."""
+"""A layout that places widgets left to right and wraps to a new line when the row is full.
+
+Qt asks a height-for-width layout for its height many times per change (for each width the parents
+try) and places it again on every resize. The arrangement is therefore computed once per width and
+kept until an item changes (Qt calls `invalidate`), so a sentence of thousands of chips is laid
+out in time linear in its length, not once per chip per chip.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,18 @@ from PySide6 import QtCore, QtWidgets
 
 class FlowLayout(QtWidgets.QLayout):
     def __init__(self, parent: QtWidgets.QWidget | None = None, spacing: int = 4):
-        super().__init__(parent)
         self._items: list[QtWidgets.QLayoutItem] = []
+        self._hints: list[QtCore.QSize] | None = None  # each item's size hint, read once per change
+        self._heights: dict[int, int] = {}              # width → height needed
+        self._placed: QtCore.QRect | None = None        # the rectangle the items are placed in now
+        self._minimum: QtCore.QSize | None = None
+        super().__init__(parent)  # (Qt calls invalidate from here: the caches must exist first)
         self.setSpacing(spacing)
         self.setContentsMargins(0, 0, 0, 0)
 
     def addItem(self, item):  # noqa: N802 - Qt API
         self._items.append(item)
+        self.invalidate()
 
     def count(self):
         return len(self._items)
@@ -22,7 +33,16 @@ class FlowLayout(QtWidgets.QLayout):
         return self._items[index] if 0 <= index < len(self._items) else None
 
     def takeAt(self, index):  # noqa: N802 - Qt API
-        return self._items.pop(index) if 0 <= index < len(self._items) else None
+        if not 0 <= index < len(self._items):
+            return None
+        self.invalidate()
+        return self._items.pop(index)
+
+    def invalidate(self):
+        """An item was added, removed or changed its size hint: forget every computed arrangement."""
+        self._hints, self._placed, self._minimum = None, None, None
+        self._heights.clear()
+        super().invalidate()
 
     def expandingDirections(self):  # noqa: N802 - Qt API
         return QtCore.Qt.Orientation(0)
@@ -31,33 +51,45 @@ class FlowLayout(QtWidgets.QLayout):
         return True
 
     def heightForWidth(self, width):  # noqa: N802 - Qt API
-        return self._arrange(QtCore.QRect(0, 0, width, 0), move=False)
+        if width not in self._heights:
+            self._heights[width] = self._arrange(QtCore.QRect(0, 0, width, 0), move=False)
+        return self._heights[width]
 
     def setGeometry(self, rect):  # noqa: N802 - Qt API
         super().setGeometry(rect)
-        self._arrange(rect, move=True)
+        if rect != self._placed:
+            self._arrange(rect, move=True)
+            self._placed = QtCore.QRect(rect)
 
     def sizeHint(self):  # noqa: N802 - Qt API
         return self.minimumSize()
 
     def minimumSize(self):  # noqa: N802 - Qt API
-        size = QtCore.QSize()
-        for item in self._items:
-            size = size.expandedTo(item.minimumSize())
-        margins = self.contentsMargins()
-        return size + QtCore.QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
+        if self._minimum is None:
+            size = QtCore.QSize()
+            for item in self._items:
+                size = size.expandedTo(item.minimumSize())
+            margins = self.contentsMargins()
+            self._minimum = size + QtCore.QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
+        return self._minimum
+
+    def _size_hints(self) -> list[QtCore.QSize]:
+        if self._hints is None:
+            self._hints = [item.sizeHint() for item in self._items]
+        return self._hints
 
     def _arrange(self, rect: QtCore.QRect, move: bool) -> int:
         """Place the items (when `move`) and return the height they need at this width."""
         margins = self.contentsMargins()
         area = rect.adjusted(margins.left(), margins.top(), -margins.right(), -margins.bottom())
-        x, y, row_height = area.x(), area.y(), 0
-        for item in self._items:
-            hint = item.sizeHint()
-            if x + hint.width() > area.right() + 1 and row_height > 0:
-                x, y, row_height = area.x(), y + row_height + self.spacing(), 0
+        left, right, spacing = area.x(), area.right() + 1, self.spacing()
+        x, y, row_height = left, area.y(), 0
+        for item, hint in zip(self._items, self._size_hints(), strict=True):
+            width, height = hint.width(), hint.height()
+            if x + width > right and row_height > 0:
+                x, y, row_height = left, y + row_height + spacing, 0
             if move:
-                item.setGeometry(QtCore.QRect(QtCore.QPoint(x, y), hint))
-            x += hint.width() + self.spacing()
-            row_height = max(row_height, hint.height())
+                item.setGeometry(QtCore.QRect(x, y, width, height))
+            x += width + spacing
+            row_height = max(row_height, height)
         return y + row_height - rect.y() + margins.bottom()

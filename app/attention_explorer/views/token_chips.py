@@ -20,19 +20,24 @@ class _Chip(QtWidgets.QLabel):
     def __init__(self):
         super().__init__()
         self.token_index: int | None = None
+        self.under_mouse = False
+        self.unknown_word: str | None = None
         self.setMouseTracking(True)
 
     def show_token(self, label: str, index: int) -> None:
         self.setText(label)
         self.token_index = index
+        self.unknown_word = None
         self.setToolTip("Hover to see where this word looks; click to pin it")
         self.setCursor(QtCore.Qt.CursorShape.PointingHandCursor)
 
-    def show_unknown(self, word: str, nearest: list[str]) -> None:
+    def show_unknown(self, word: str) -> None:
+        """An unknown word. It has no tooltip of its own: the chips widget writes one when asked,
+        as looking up the nearest known words for thousands of chips would slow every edit."""
         self.setText(word)
         self.token_index = None
-        self.setToolTip("Unknown word, left out of the computation."
-                        + (f" Nearest known: {', '.join(nearest)}" if nearest else ""))
+        self.unknown_word = word
+        self.setToolTip("")
         self.setCursor(QtCore.Qt.CursorShape.WhatsThisCursor)
 
     def set_state(self, **flags: bool) -> None:
@@ -47,10 +52,12 @@ class _Chip(QtWidgets.QLabel):
             self.style().polish(self)
 
     def enterEvent(self, event):  # noqa: N802 - Qt API
+        self.under_mouse = True
         self.hovered.emit(self.token_index)
         super().enterEvent(event)
 
     def leaveEvent(self, event):  # noqa: N802 - Qt API
+        self.under_mouse = False
         self.hovered.emit(None)
         super().leaveEvent(event)
 
@@ -90,10 +97,16 @@ class QtTokenChips(QtWidgets.QWidget):
         trace = self.controller.trace
         labels = iter(trace.labels if trace else [])
         words = self.controller.words
+        hovered_before = next((chip.token_index for chip in self.chips if chip.under_mouse), None)
         while len(self.chips) > len(words):
             chip = self.chips.pop()
             self._layout.takeAt(self._layout.count() - 1)
-            chip.deleteLater()
+            chip.deleteLater()  # no leave event will come from it: the hover is settled below
+        hidden_while_adding = len(words) > len(self.chips) and self.isVisible()
+        if hidden_while_adding:
+            # Qt lays out every visible parent each time a child is shown: with this widget hidden
+            # while the new chips go in, the window is laid out once, not once per chip.
+            self.hide()
         index = 0
         for position, word in enumerate(words):
             if position == len(self.chips):
@@ -106,10 +119,35 @@ class QtTokenChips(QtWidgets.QWidget):
                 self.chips[position].show_token(next(labels), index)
                 index += 1
             else:
-                near = nearest_words(word.text, self.controller.model.vocabulary)
-                self.chips[position].show_unknown(word.text, near)
+                self.chips[position].show_unknown(word.text)
+        if hidden_while_adding:
+            self.show()
+        self._settle_hover(hovered_before)
         self._restyle()
         self.updateGeometry()
+
+    def _settle_hover(self, hovered_before: int | None) -> None:
+        """The chip under the mouse may now show another word, or be gone (removed chips send no
+        leave event): hover what is under the mouse now, so the hovered index never points past the
+        last word or at a word the mouse is not on."""
+        under = next((chip for chip in self.chips if chip.under_mouse), None)
+        now = under.token_index if under is not None else None
+        if now != hovered_before:
+            self.controller.set_hovered(now)
+
+    def event(self, event: QtCore.QEvent) -> bool:
+        """A tooltip asked over an unknown word's chip (which has none, so the request comes here)."""
+        if event.type() == QtCore.QEvent.Type.ToolTip:
+            chip = self.childAt(event.pos())
+            if isinstance(chip, _Chip) and chip.unknown_word is not None:
+                QtWidgets.QToolTip.showText(event.globalPos(), self.unknown_hint(chip.unknown_word), chip)
+                return True
+        return super().event(event)
+
+    def unknown_hint(self, word: str) -> str:
+        nearest = nearest_words(word, self.controller.model.vocabulary)
+        return "Unknown word, left out of the computation." + (f" Nearest known: {', '.join(nearest)}"
+                                                                if nearest else "")
 
     def _on_chip_clicked(self, chip: _Chip) -> None:
         if chip.token_index is not None:

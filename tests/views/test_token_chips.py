@@ -1,0 +1,73 @@
+"""The chips: laid out once per change however long the sentence, and the hovered word settled when
+the chip under the mouse goes away or changes word."""
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from attention_explorer.views import flow_layout
+from gui_helpers import hover_widget
+
+
+def _count_arranges(monkeypatch) -> dict:
+    calls = {"n": 0}
+    arrange = flow_layout.FlowLayout._arrange
+
+    def counted(self, *args, **kwargs):
+        calls["n"] += 1
+        return arrange(self, *args, **kwargs)
+
+    monkeypatch.setattr(flow_layout.FlowLayout, "_arrange", counted)
+    return calls
+
+
+def test_a_long_sentence_is_laid_out_a_few_times_not_once_per_chip(make_window, monkeypatch):
+    window = make_window()
+    vocabulary = sorted(window.controller.model.vocabulary)
+    calls = _count_arranges(monkeypatch)
+    window.controller.set_sentence(" ".join(vocabulary[i % len(vocabulary)] for i in range(600)))
+    QtWidgets.QApplication.processEvents()
+    assert len(window.chips.chips) == 600 and all(chip.isVisible() for chip in window.chips.chips)
+    assert calls["n"] <= 20, f"{calls['n']} layout passes for 600 chips"
+    first, last = window.chips.chips[0].geometry(), window.chips.chips[-1].geometry()
+    assert last.top() > first.bottom(), "the chips wrap onto later rows"
+
+
+def test_chips_wrap_into_rows_without_overlapping(make_window):
+    window = make_window()
+    window.controller.set_sentence(" ".join(["quick brown fox"] * 40))
+    QtWidgets.QApplication.processEvents()
+    rects = [chip.geometry() for chip in window.chips.chips]
+    assert len({r.y() for r in rects}) > 1, "a long sentence wraps"
+    for a, b in zip(rects, rects[1:], strict=False):
+        assert not a.intersects(b)
+
+
+def test_removing_the_hovered_chip_clears_the_hovered_word(qtbot, make_window):
+    window = make_window(sentence="the cat sat on the mat")
+    hover_widget(window.chips.chip_for_token(5))
+    assert window.controller.hovered == 5
+    window.controller.set_sentence("the cat")  # the chip under the mouse is gone
+    QtWidgets.QApplication.processEvents()
+    assert window.controller.hovered is None
+    assert window.controller.focus is None
+
+
+def test_when_the_hovered_chip_shows_another_word_that_word_is_hovered(qtbot, make_window):
+    window = make_window(sentence="the cat sat on the mat")
+    hover_widget(window.chips.chip_for_token(2))
+    assert window.controller.hovered == 2
+    window.controller.set_sentence("the zebra cat sat")  # chip 2 now shows "cat", token 1
+    QtWidgets.QApplication.processEvents()
+    chip = window.chips.chips[2]
+    assert chip.text() == "cat" and chip.token_index == 1
+    assert window.controller.hovered == 1
+
+
+def test_an_unknown_chip_explains_itself_when_asked(qtbot, make_window, monkeypatch):
+    window = make_window(sentence="the cta sat")
+    shown = []
+    monkeypatch.setattr(QtWidgets.QToolTip, "showText", lambda _pos, text, *_a: shown.append(text))
+    chip = window.chips.chips[1]
+    assert chip.token_index is None and chip.text() == "cta"
+    point = chip.geometry().center()
+    window.chips.event(QtGui.QHelpEvent(QtCore.QEvent.Type.ToolTip, point, window.chips.mapToGlobal(point)))
+    assert shown == ["Unknown word, left out of the computation. Nearest known: cat, a"]
