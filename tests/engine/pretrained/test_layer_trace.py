@@ -1,0 +1,58 @@
+"""One layer of a real model as the Trace the heatmap, arcs and steps draw: every number consistent."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained.ops import apply_rope, rope_tables
+from attention_explorer.engine.softmax import softmax
+
+pytest.importorskip("tokenizers")
+
+
+@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama.gguf"])
+def test_layer_trace_recomputes_the_stored_weights_from_its_own_q_and_k(data, name):
+    trace = open_pretrained(data / name).run("the cat sat on the mat")
+    layer = trace.layer_trace(1)
+    assert layer.layer == 1 and layer.n == trace.n and len(layer.heads) == 4
+    assert layer.labels == trace.labels
+    for head in layer.heads:
+        q = layer.x @ head.w_q + (0 if head.b_q is None else head.b_q)
+        np.testing.assert_allclose(head.q_before_rope if head.q_before_rope is not None else head.q, q, atol=1e-5)
+        np.testing.assert_allclose(head.scores, head.q @ head.k.T, atol=1e-5)
+        np.testing.assert_allclose(head.scaled, head.scores / math.sqrt(head.d_k), atol=1e-6)
+        np.testing.assert_allclose(softmax(head.masked), trace.weights[1, head.index], atol=1e-5)
+        np.testing.assert_allclose(head.output, head.weights @ head.v, atol=1e-5)
+    expected = layer.concat @ layer.w_o + (0 if layer.b_o is None else layer.b_o)
+    np.testing.assert_allclose(layer.output, expected, atol=1e-5)
+
+
+def test_decoder_layers_carry_the_causal_mask(data):
+    layer = open_pretrained(data / "tiny-gpt2").run("the cat sat").layer_trace(0)
+    assert layer.options.causal and layer.mask is not None
+    assert np.isneginf(layer.heads[0].masked[0, 1]) and layer.heads[0].weights[0, 1] == 0
+
+
+def test_llama_layers_show_the_rotation_and_the_shared_key_value_heads(data):
+    layer = open_pretrained(data / "tiny-llama.gguf").run("the cat sat on the mat").layer_trace(0)
+    assert [head.kv_head for head in layer.heads] == [0, 0, 1, 1]
+    assert layer.heads[0].k is layer.heads[1].k or np.array_equal(layer.heads[0].k, layer.heads[1].k)
+    cos, sin = rope_tables(layer.n, 8, 100000.0)
+    np.testing.assert_allclose(layer.heads[2].q, apply_rope(layer.heads[2].q_before_rope, cos, sin), atol=1e-6)
+
+
+def test_an_ablated_head_shows_zero_output_in_its_layer(data):
+    trace = open_pretrained(data / "tiny-bert").run("the cat sat", ablate={(0, 2)})
+    layer = trace.layer_trace(0)
+    assert layer.ablated_heads == {2}
+    assert not layer.heads[2].output.any() and layer.heads[1].output.any()
+    assert not layer.concat[:, 16:24].any()
+
+
+def test_rollout_and_merging_run_on_a_real_trace(data):
+    trace = open_pretrained(data / "tiny-bert").run("the robots were reading")
+    rolled = trace.rollout()
+    assert rolled.shape == (2, trace.n, trace.n)
+    np.testing.assert_allclose(rolled.sum(axis=-1), 1.0, atol=1e-9)

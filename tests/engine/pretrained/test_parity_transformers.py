@@ -1,0 +1,124 @@
+"""Our float32 forward against transformers' eager attention (output_attentions=True) within 1e-5.
+
+Runs when transformers and torch are installed (the `reference` extra). The tiny random checkpoints
+always; MiniLM and SmolLM2 when their packages are installed too.
+"""
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.pretrained import installed_models, open_pretrained
+
+pytest.importorskip("tokenizers")
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+TOLERANCE = 1e-5
+TEXT = "The cats were playing in the park, 2017 robots reading"
+
+
+def reference(folder, ids, decoder: bool, ablate_head=None):
+    """transformers' attention weights (layers, heads, n, n) and next-token probabilities."""
+    auto = transformers.AutoModelForCausalLM if decoder else transformers.AutoModel
+    model = auto.from_pretrained(str(folder), attn_implementation="eager").eval()
+    return run_reference(model, ids, ablate_head)
+
+
+def run_reference(model, ids, ablate_head=None):
+    if ablate_head is not None:
+        zero_head_in_output_projection(model, *ablate_head)
+    with torch.no_grad():
+        out = model(torch.tensor(ids)[None], output_attentions=True)
+    weights = np.stack([a[0].numpy() for a in out.attentions])
+    probabilities = out.logits[0, -1].double().softmax(-1).numpy() if hasattr(out, "logits") else None
+    return weights, probabilities
+
+
+def zero_head_in_output_projection(model, layer: int, head: int) -> None:
+    """Switching a head off = zeroing its rows of W_O (the same as zeroing its output)."""
+    d_head = model.config.hidden_size // model.config.num_attention_heads
+    cols = slice(head * d_head, (head + 1) * d_head)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if f".{layer}." not in name or not name.endswith("weight"):
+                continue
+            if name.endswith(("attention.output.dense.weight", "o_proj.weight")):
+                param[:, cols] = 0                       # Linear: (out, in)
+            elif name.endswith("attn.c_proj.weight"):
+                param[cols, :] = 0                       # GPT-2 Conv1D: (in, out)
+
+
+@pytest.mark.parametrize("name, folder", [("tiny-bert", "tiny-bert"), ("tiny-gpt2", "tiny-gpt2"),
+                                          ("tiny-llama", "tiny-llama"), ("tiny-llama.gguf", "tiny-llama")])
+def test_tiny_models_match_transformers(data, name, folder):
+    model = open_pretrained(data / name)
+    trace = model.run(TEXT)
+    weights, probabilities = reference(data / folder, trace.encoded.ids, model.is_decoder)
+    assert np.abs(trace.weights - weights).max() <= TOLERANCE
+    if model.is_decoder:
+        assert [t.token_id for t in trace.next_tokens] == list(np.argsort(probabilities)[::-1][:5])
+        for token in trace.next_tokens:
+            assert abs(token.probability - probabilities[token.token_id]) <= TOLERANCE
+
+
+@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama"])
+def test_switching_a_head_off_changes_later_layers_as_in_transformers(data, name):
+    model = open_pretrained(data / name)
+    trace = model.run(TEXT, ablate={(0, 1)})
+    weights, probabilities = reference(data / name, trace.encoded.ids, model.is_decoder, ablate_head=(0, 1))
+    assert np.abs(trace.weights - weights).max() <= TOLERANCE
+    assert np.abs(trace.weights[1] - model.run(TEXT).weights[1]).max() > 1e-3  # the ablation did something
+    np.testing.assert_array_equal(trace.weights[0], model.run(TEXT).weights[0])  # its own layer's weights stay
+
+
+def _installed(name):
+    path = installed_models().get(name)
+    if path is None:
+        pytest.skip(f"{name} is not installed")
+    return path
+
+
+def test_minilm_matches_transformers_at_about_120_tokens():
+    path = _installed("MiniLM-L6 (encoder)")
+    model = open_pretrained("MiniLM-L6 (encoder)")
+    trace = model.run(" ".join(["the cat sat on the mat because it was tired"] * 12))
+    assert trace.n == 122
+    weights, _ = reference(path, trace.encoded.ids, decoder=False)
+    assert np.abs(trace.weights - weights).max() <= TOLERANCE
+
+
+def test_smollm2_matches_transformers_on_its_dequantised_weights():
+    _installed("SmolLM2-135M (decoder)")
+    model = open_pretrained("SmolLM2-135M (decoder)")
+    trace = model.run("The cat sat on the mat because it was tired.")
+    weights, probabilities = run_reference(llama_from(model.weights), trace.encoded.ids)
+    assert np.abs(trace.weights - weights).max() <= TOLERANCE
+    assert [t.token_id for t in trace.next_tokens] == list(np.argsort(probabilities)[::-1][:5])
+
+
+def llama_from(weights):
+    """transformers' Llama holding the weights we read from the GGUF file (back in HF's (out, in) layout)."""
+    arch = weights.arch
+    config = transformers.LlamaConfig(
+        vocab_size=arch.vocab_size, hidden_size=arch.d_model, intermediate_size=arch.d_ff,
+        num_hidden_layers=arch.n_layers, num_attention_heads=arch.n_heads, num_key_value_heads=arch.n_kv_heads,
+        rms_norm_eps=arch.norm_eps, rope_theta=arch.rope_theta, max_position_embeddings=arch.max_positions,
+        tie_word_embeddings=True, attn_implementation="eager")
+    state = {"model.embed_tokens.weight": weights.token_embedding, "model.norm.weight": weights.final_norm}
+    for i, layer in enumerate(weights.layers):
+        p = f"model.layers.{i}."
+        state.update({
+            p + "self_attn.q_proj.weight": layer.w_q.T, p + "self_attn.k_proj.weight": layer.w_k.T,
+            p + "self_attn.v_proj.weight": layer.w_v.T, p + "self_attn.o_proj.weight": layer.w_o.T,
+            p + "input_layernorm.weight": layer.attn_norm, p + "post_attention_layernorm.weight": layer.mlp_norm,
+            p + "mlp.gate_proj.weight": layer.w_gate.T, p + "mlp.up_proj.weight": layer.w_up.T,
+            p + "mlp.down_proj.weight": layer.w_down.T})
+    # Built on the meta device and given our arrays (no copy): random initialisation of 135M weights
+    # would take longer than the whole comparison. The rotary table is a buffer, so it is rebuilt.
+    with torch.device("meta"):
+        model = transformers.LlamaForCausalLM(config)
+    model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()},
+                          strict=False, assign=True)
+    model.tie_weights()
+    model.model.rotary_emb = type(model.model.rotary_emb)(config)
+    return model.eval()
