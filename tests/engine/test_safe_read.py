@@ -103,3 +103,7 @@ def test_bytes_that_are_not_utf8_are_named_with_their_offset(tmp_path):
 def test_the_reader_raises_the_error_type_its_caller_asks_for(tmp_path):
     with pytest.raises(engine.EngineError, match="no such file"):
         read_user_text(tmp_path / "absent.txt", "text file")
+
+
+def test_a_name_no_file_system_accepts_is_refused():
+    assert _refusal("a\0b.json") == "'a\\x00b.json': not a usable file name; choose a model file"

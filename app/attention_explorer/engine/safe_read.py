@@ -34,6 +34,8 @@ def read_user_text(path: str | os.PathLike, kind: str = "model file", *, max_byt
     before it is opened and opened without blocking, so a FIFO or a device is refused, never read.
     """
     path = Path(path)
+    if "\0" in str(path):  # no file system accepts the null character, and os.stat would raise ValueError
+        raise error(f"{str(path)!r}: not a usable file name; choose a {kind}")
     try:
         _check_regular(path, os.stat(path), kind, max_bytes, error)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
