@@ -13,7 +13,7 @@ from .controller import Controller
 from .editing import ModelEditor
 from .engine import SQUARE_MATRICES, ModelError
 from .engine.steps import ARCS_FROM_STEP, STEPS, heatmap_matrix, step_index
-from .export import ExportError, write_matrix_csv, write_trace_json
+from .export import ExportCancelled, ExportError, write_matrix_csv, write_trace_json
 from .image_export import copy_image_to_clipboard, export_view_file
 from .labs.lessons_window import LESSONS, QtLessonsWindow
 from .resources_path import resource_path
@@ -21,6 +21,7 @@ from .settings import restore_settings, save_settings
 from .views import theme
 from .views.arc_diagram import QtArcDiagram
 from .views.export_dialog import EXPORT_KINDS, QtExportDialog
+from .views.export_progress import QtExportProgress
 from .views.heatmap import QtHeatmap
 from .views.model_editor import model_editor_dock
 from .views.options_bar import MATRIX_NAMES, QtOptionsBar
@@ -288,16 +289,31 @@ class MainWindow(QtWidgets.QMainWindow):
             if kind in self.views:
                 if not Path(path).suffix:
                     path += ".png"
-                export_view_file(self.views[kind], path, scale, transparent)
+                self._export_view(kind, path, scale, transparent)
             elif kind == "csv":
                 write_matrix_csv(path, trace, self.controller.matrix, self.controller.head)
             else:
                 write_trace_json(path, trace)
+        except ExportCancelled:
+            self.statusBar().showMessage("Export cancelled; nothing was written", 5000)
+            return False
         except ExportError as exc:
             QtWidgets.QMessageBox.warning(self, "Export failed", f"{exc}\n\nNothing was written.")
             return False
         self.statusBar().showMessage(f"Exported {Path(path).name}", 5000)
         return True
+
+    def _export_view(self, kind: str, path: str, scale: int, transparent: bool) -> None:
+        """An image at once; an animation (many frames) with a progress dialog that can cancel it."""
+        if Path(path).suffix.lower() != ".gif":
+            export_view_file(self.views[kind], path, scale, transparent)
+            return
+        progress = QtExportProgress(f"the {kind} as an animated GIF", self)
+        try:
+            export_view_file(self.views[kind], path, scale, transparent, progress=progress)
+        finally:
+            progress.close()
+            progress.deleteLater()
 
     def copy_image(self, kind: str = "heatmap") -> None:
         if self.controller.trace is None:
