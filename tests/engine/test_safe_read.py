@@ -8,6 +8,8 @@ import sys
 import threading
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from attention_explorer import engine
 from attention_explorer.engine import ModelError
@@ -107,3 +109,26 @@ def test_the_reader_raises_the_error_type_its_caller_asks_for(tmp_path):
 
 def test_a_name_no_file_system_accepts_is_refused():
     assert _refusal("a\0b.json") == "'a\\x00b.json': not a usable file name; choose a model file"
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_json_values)
+def test_standard_json_reads_back_as_it_was_written(value):
+    assert parse_json(json.dumps(value), "v.json", error=ModelError) == value
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=200) | st.text(alphabet='{}[]",:0123456789.-eE ntrufalsNI\\', max_size=200).map(str.encode))
+def test_any_bytes_give_a_model_or_one_model_error(tmp_path, data):
+    path = tmp_path / "fuzz.json"
+    path.write_bytes(data)
+    try:
+        engine.load_model(path)
+    except ModelError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("fuzz.json: ")
