@@ -1,0 +1,79 @@
+"""Quitting the real program with the Lessons window, the model editor or a dialog open exits 0.
+
+Each case runs the `attention-explorer` entry point in a fresh process (offscreen, with its own home
+folder) and a timer that opens things and then quits, the way a user would, so a crash while Qt and
+Python shut down shows up as a non-zero exit status.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPEATS = 3 if os.environ.get("CI") == "true" else 1
+
+DRIVER = textwrap.dedent("""
+    import sys
+    from PySide6 import QtCore, QtWidgets
+    from attention_explorer import application, cli
+
+    def find_window():
+        from attention_explorer.app import MainWindow
+        return next(w for w in QtWidgets.QApplication.topLevelWidgets() if isinstance(w, MainWindow))
+
+    def after(ms, action):
+        QtCore.QTimer.singleShot(ms, lambda: action(find_window()))
+
+    def report_open_windows():
+        shown = {type(w).__name__ for w in QtWidgets.QApplication.topLevelWidgets() if w.isVisible()}
+        if find_window().model_editor_dock.isVisible():
+            shown.add("model editor")
+        print("open:", ", ".join(sorted(shown)), flush=True)
+
+    real_create = application.create_application
+
+    def create(*args):
+        app = real_create(*args)
+        for ms, action in SCENARIO:
+            after(ms, action)
+        QtCore.QTimer.singleShot(SHOW_AT, report_open_windows)
+        QtCore.QTimer.singleShot(20000, lambda: sys.exit(3))  # never hang the test
+        return app
+
+    application.create_application = create
+    SCENARIO = {scenario}
+    sys.exit(cli.main(ARGS))
+""")
+
+# scenario: (timed actions, when to list the open windows, what must be open then)
+SCENARIOS = {
+    "every lesson visited": ("[(300 + 150 * i, lambda w, k=k: w.show_lesson(k)) for i, (k, _) in "
+                             "enumerate(__import__('attention_explorer.labs.lessons_window', fromlist=['x']).LESSONS)]"
+                             " + [(2200, lambda w: w.quit_action.trigger())]", 2100, ["QtLessonsWindow"]),
+    "model editor and a message open": ("[(300, lambda w: w.model_editor_dock.show()), (400, lambda w: w.show_about()),"
+                                        " (900, lambda w: QtWidgets.QApplication.quit())]",
+                                        800, ["model editor", "QMessageBox"]),
+    "export dialog open": ("[(300, lambda w: w.export_dialog('heatmap')), (800, lambda w: w.close())]",
+                           700, ["QtExportDialog"]),
+    "after a GIF export": ("[(300, lambda w: w.export_to('steps', ARGS_DIR + '/s.gif')), (1200, lambda w: w.close())]",
+                           1100, ["MainWindow"]),
+}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_quitting_with_windows_open_exits_0(tmp_path, scenario):
+    actions, show_at, expected_open = SCENARIOS[scenario]
+    script = DRIVER.replace("{scenario}", actions).replace("SHOW_AT", str(show_at))
+    script = script.replace("ARGS_DIR", repr(str(tmp_path))).replace("ARGS", repr(["--sentence", "the cat sat"]))
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    for run in range(REPEATS):
+        result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, f"run {run + 1}: exit {result.returncode}\n{result.stderr[-2000:]}"
+        assert "Traceback" not in result.stderr, result.stderr[-2000:]
+        for name in expected_open:
+            assert name in result.stdout, f"{name} was not open before quitting: {result.stdout}"
+    if scenario == "after a GIF export":
+        assert (tmp_path / "s.gif").read_bytes()[:6] == b"GIF89a"
