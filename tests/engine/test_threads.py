@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from attention_explorer.engine.threads import LARGE_PRODUCT, THREADED_FROM, blas_threads_for, largest_product
+from attention_explorer.engine.threads import THREADED_FROM, blas_threads_for, largest_product, single_blas_thread
 
 
 def blas_threads() -> list[int]:
@@ -29,10 +29,15 @@ def test_a_long_sentence_of_a_toy_model_is_computed_on_one_thread(two_blas_threa
     assert blas_threads() == before
 
 
-@pytest.mark.parametrize("size", [THREADED_FROM - 1, LARGE_PRODUCT, 4 * LARGE_PRODUCT])
-def test_tiny_and_large_products_keep_the_threads_as_they_are(two_blas_threads, size):
-    with blas_threads_for(size):
+def test_a_tiny_product_keeps_the_threads_as_they_are(two_blas_threads):
+    with blas_threads_for(THREADED_FROM - 1):
         assert all(n == 2 for n in blas_threads())
+
+
+def test_a_real_models_forward_runs_on_one_thread_whatever_its_size(two_blas_threads):
+    with single_blas_thread():
+        assert all(n == 1 for n in blas_threads())
+    assert all(n == 2 for n in blas_threads())
 
 
 def test_the_largest_product_is_the_projection_when_features_outnumber_words():

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError, OptionsError
-from .blas_threads import single_blas_thread
+from ..threads import single_blas_thread
 from .catalog import KNOWN_MODELS, known_model_path
 from .forward import forward
 from .gguf_model import read_gguf_weights

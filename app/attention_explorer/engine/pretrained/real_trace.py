@@ -13,10 +13,10 @@ import numpy as np
 
 from ..options import Options
 from ..softmax import causal_mask
+from ..threads import single_blas_thread
 from ..tokenizer import token_labels
 from ..trace import HeadTrace, Trace
 from .analysis import attention_rollout
-from .blas_threads import single_blas_thread
 from .forward import ForwardResult, head_scores, merge_heads, project, rope_for
 from .tokenizing import Encoded
 from .weights import ModelWeights
