@@ -48,8 +48,10 @@ def _linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
 
 
 def _split_heads(x: np.ndarray, heads: int) -> np.ndarray:
+    """(n, heads·d) → (heads, n, d), contiguous: NumPy hands stacked products of contiguous
+    arrays to BLAS, and strided ones to a slower loop of its own."""
     n = x.shape[0]
-    return x.reshape(n, heads, -1).transpose(1, 0, 2)  # (n, heads·d) → (heads, n, d)
+    return np.ascontiguousarray(x.reshape(n, heads, -1).transpose(1, 0, 2))
 
 
 def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple | None) -> Projections:
