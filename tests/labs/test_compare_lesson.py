@@ -17,7 +17,6 @@ def test_two_sentences_with_different_word_counts_get_a_clear_message(make_panel
 def test_two_sentences_of_equal_length(make_panel):
     panel = make_panel(QtCompareLesson)
     panel.set_mode("sentences")
-    assert panel.difference.max_abs == 0  # B starts as the main sentence
     panel.sentence_b.setText("my dog chased a ball in")
     assert not panel.error_line.isVisible()
     result = panel.difference
@@ -47,9 +46,16 @@ def test_two_heads_of_a_single_head_model_is_refused_clearly(make_panel):
     assert panel.error_line.isVisible() and "single head" in panel.error_line.text()
 
 
-def test_two_option_sets_shown_first(make_panel):
+def test_it_opens_on_two_sentences_two_words_apart(make_panel):
+    panel = make_panel(QtCompareLesson)  # the main sentence: "the cat sat on the mat"
+    assert panel.mode == "sentences"
+    assert panel.sentence_b.text() == "the mat sat on the cat"
+    assert not panel.error_line.isVisible() and panel.difference.max_abs > 0.05
+
+
+def test_two_option_sets(make_panel):
     panel = make_panel(QtCompareLesson)
-    assert panel.mode == "options"
+    panel.set_mode("options")
     assert not panel.switches_b["scale"].isChecked()  # B starts with the opposite scaling
     assert panel.difference.max_abs > 0.1
     assert panel.map_b.title().startswith("B: no scale")

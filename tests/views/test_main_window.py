@@ -45,7 +45,8 @@ def test_unknown_words_are_flagged_and_the_rest_computed(qtbot, make_window):
     assert [chip.text() for chip in unknown] == ["zebra"]
     assert "zebra" in window.status_line.text()
     hint = window.sentence_box.unknown_word_hint("zebra")
-    assert "not in the vocabulary" in hint
+    assert "not in the vocabulary" in hint and "ran" not in hint  # nothing is spelled like "zebra"
+    assert window.sentence_box.unknown_word_hint("catt").endswith("Known words spelled like it: cat.")
 
 
 def test_empty_text_shows_a_clear_message(qtbot, make_window):

@@ -70,4 +70,4 @@ def test_an_unknown_chip_explains_itself_when_asked(qtbot, make_window, monkeypa
     assert chip.token_index is None and chip.text() == "cta"
     point = chip.geometry().center()
     window.chips.event(QtGui.QHelpEvent(QtCore.QEvent.Type.ToolTip, point, window.chips.mapToGlobal(point)))
-    assert shown == ["Unknown word, left out of the computation. Nearest known: cat, a"]
+    assert shown == ["Unknown word, left out of the computation. Known words spelled like it: cat"]

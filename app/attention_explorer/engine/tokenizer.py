@@ -93,8 +93,10 @@ def is_word(text: str) -> bool:
     return text == canonical(text) and _SURROGATE.search(text) is None and _word_spans(text) == [(0, len(text))]
 
 def nearest_words(word: str, vocabulary: Iterable[str], count: int = 3) -> list[str]:
-    """The known words that look most like `word`, best first (for "did you mean" hints)."""
-    return difflib.get_close_matches(canonical(word), list(vocabulary), n=count, cutoff=0.5)
+    """The known words spelled most like `word`, best first (for "did you mean" hints). Ranked by
+    spelling only, so a hint must say so; the bar of 0.6 keeps a lone shared pair of letters from
+    suggesting an unrelated word ("zebra" and "ran" share only "ra")."""
+    return difflib.get_close_matches(canonical(word), list(vocabulary), n=count, cutoff=0.6)
 
 
 def token_labels(tokens: list[str]) -> list[str]:

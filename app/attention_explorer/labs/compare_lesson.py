@@ -7,6 +7,7 @@ when two results cannot be compared (different numbers of words, a head that doe
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from .. import engine
@@ -34,7 +35,7 @@ class QtCompareLesson(LessonPanel):
         self.mode_box = QtWidgets.QComboBox()
         for key, text in MODES.items():
             self.mode_box.addItem(text, key)
-        self.mode_box.setCurrentIndex(list(MODES).index("options"))  # the one that differs from the start
+        self.mode_box.setCurrentIndex(list(MODES).index("sentences"))  # B starts one word apart: see below
         self.sentence_b = QtWidgets.QLineEdit()
         self.sentence_b.setPlaceholderText("sentence B, with as many words as the main sentence")
         self.head_a, self.head_b = QtWidgets.QComboBox(), QtWidgets.QComboBox()
@@ -94,10 +95,11 @@ class QtCompareLesson(LessonPanel):
         self.request_refresh()
 
     def _on_model_changed(self, *_) -> None:
-        """Start B where it shows something: the same sentence (edit one word), the opposite scaling."""
+        """Start B where it shows something: the main sentence with two words swapped, and the
+        opposite scaling."""
         c = self.controller
         with QtCore.QSignalBlocker(self.sentence_b):
-            self.sentence_b.setText(c.sentence)
+            self.sentence_b.setText(two_words_swapped(c))
         b_options = c.options.with_changes(scale=not c.options.scale)
         for name, box in self.switches_b.items():
             with QtCore.QSignalBlocker(box):
@@ -173,3 +175,28 @@ def _describe(options: Options) -> str:
 
 def _mask(options: Options, n: int):
     return engine.causal_mask(n) if options.causal else None
+
+
+def two_words_swapped(controller: Controller) -> str:
+    """The main sentence with two alike words swapped ("the mat sat on the cat", "mice chase cats"):
+    still a sentence, and the difference shows how attention follows the words. Alike: their
+    features point most nearly the same way without being the same (cosine below 1), the pair
+    farthest apart winning a tie. The main sentence when no two words are alike."""
+    vocabulary, sentence = controller.model.vocabulary, controller.sentence
+    known = [w for w in controller.words if w.known]
+    vectors = [np.asarray(vocabulary[w.text], dtype=float) for w in known]
+    norms = [float(np.linalg.norm(v)) for v in vectors]
+    pairs = []
+    for i in range(len(known)):
+        for j in range(i + 1, len(known)):
+            if known[i].text == known[j].text or not norms[i] or not norms[j]:
+                continue
+            cosine = float(vectors[i] @ vectors[j]) / (norms[i] * norms[j])
+            if 0 < cosine < 0.999:
+                pairs.append((round(cosine, 6), j - i, i, j))
+    if not pairs:
+        return sentence
+    *_, i, j = max(pairs)
+    first, second = known[i], known[j]
+    return (sentence[:first.start] + second.text + sentence[first.end:second.start] + first.text
+            + sentence[second.end:])

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..controller import Controller
+from ..controller import LOOKED_AT, Controller
 from ..engine import EngineError
 from ..views import theme
+from .small_heatmap import QtSmallHeatmap
 
 ERROR_COLOR = "#E03131"  # the colour the main window's status line uses for errors
 
@@ -56,6 +57,7 @@ class LessonPanel(QtWidgets.QWidget):
             controller.trace_changed.connect(self.request_refresh)
             controller.head_changed.connect(self.request_refresh)
             controller.colormap_changed.connect(self.request_refresh)
+            controller.focus_changed.connect(self.show_focus)
 
     # --- lazy recomputing -----------------------------------------------------------------------
     def request_refresh(self, *_) -> None:
@@ -85,9 +87,25 @@ class LessonPanel(QtWidgets.QWidget):
         else:
             self.show_error("")
             self.content.setVisible(True)
+        self.show_focus()
 
     def refresh(self) -> None:
         raise NotImplementedError
+
+    def show_focus(self, *_) -> None:
+        """Frame the main window's focused word in every heatmap of this panel that shows the sentence:
+        its row when it is the word looking, its column when it is the word looked at (a heatmap with
+        the words on one side only frames that side)."""
+        trace, focus = self.controller.trace, self.controller.focus
+        words = list(trace.labels) if trace is not None else []
+        looked_at = self.controller.focus_role == LOOKED_AT
+        for heatmap in self.findChildren(QtSmallHeatmap):
+            rows, cols = heatmap.row_labels() == words, heatmap.column_labels() == words
+            if focus is None or not words or not (rows or cols):
+                heatmap.set_focus(None, None)
+                continue
+            by_col = cols and (looked_at or not rows)
+            heatmap.set_focus(None if by_col else focus, focus if by_col else None)
 
     # --- helpers for subclasses -----------------------------------------------------------------
     def show_error(self, text: str) -> None:

@@ -35,6 +35,24 @@ LESSON_CLASSES: tuple[tuple[str, type[LessonPanel]], ...] = (
 LESSONS: tuple[tuple[str, str], ...] = tuple((key, cls.title) for key, cls in LESSON_CLASSES)
 
 
+def _scrolling(panel: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
+    """The panel in a scroll area: on a small screen the window fits and the lesson scrolls inside."""
+    scroll = QtWidgets.QScrollArea()
+    scroll.setWidget(panel)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+    return scroll
+
+
+def _fitting_size(wanted: QtCore.QSize) -> QtCore.QSize:
+    """`wanted`, or less where the screen is smaller (room left for the window's frame)."""
+    screen = QtGui.QGuiApplication.primaryScreen()
+    if screen is None:
+        return wanted
+    available = screen.availableGeometry().size()
+    return QtCore.QSize(min(wanted.width(), available.width() - 20), min(wanted.height(), available.height() - 60))
+
+
 class QtLessonsWindow(QtWidgets.QWidget):
     """A separate top-level window with one tab per lesson."""
 
@@ -48,12 +66,12 @@ class QtLessonsWindow(QtWidgets.QWidget):
         for key, cls in LESSON_CLASSES:
             panel = cls(controller)
             self.panels[key] = panel
-            self.tabs.addTab(panel, cls.title)
+            self.tabs.addTab(_scrolling(panel), cls.title)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
         QtGui.QShortcut(QtGui.QKeySequence.StandardKey.Close, self, self.close)
-        self.resize(1320, 880)
+        self.resize(_fitting_size(QtCore.QSize(1320, 880)))
 
     def current_key(self) -> str:
         return LESSON_CLASSES[self.tabs.currentIndex()][0]

@@ -88,5 +88,7 @@ class QtMaskingLesson(LessonPanel):
         if not mask.any():
             return "With a single word there is nothing above the diagonal to mask."
         largest = float(weights[mask].max())
-        return (f"Above the diagonal the decoder's {int(mask.sum())} weights are exactly zero (the largest of them "
-                f"is {largest!r}), not merely small; each row's remaining weights still add up to 1.")
+        held = ("every one of them is held as 0.0, not a tiny number shown rounded" if largest == 0.0
+                else f"the largest of them is held as {largest!r}")
+        return (f"Above the diagonal the decoder's {int(mask.sum())} weights are exactly zero, because e to the "
+                f"power −∞ is 0: {held}. Each row's remaining weights still add up to 1.")

@@ -37,6 +37,7 @@ class _CellOverlay(pg.GraphicsObject):
         self.text_colors: list[list[QtGui.QColor]] = []
         self.masked = np.zeros((0, 0), dtype=bool)
         self.outlined: list[tuple[int, int]] = []
+        self.focus: tuple[int | None, int | None] = (None, None)  # the app's focused word: a row or a column
         self.font = QtGui.QFont()
         self.font.setPointSizeF(max(self.font.pointSizeF() * 0.85, 6.0))
 
@@ -90,6 +91,11 @@ class _CellOverlay(pg.GraphicsObject):
         p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
         for row, col in self.outlined:
             p.drawRect(to_device.mapRect(QtCore.QRectF(col - 0.5, row - 0.5, 1, 1)).adjusted(1, 1, -1, -1))
+        focus_row, focus_col = self.focus
+        if focus_row is not None and focus_row < rows:
+            p.drawRect(to_device.mapRect(QtCore.QRectF(-0.5, focus_row - 0.5, cols, 1)).adjusted(1, 1, -1, -1))
+        if focus_col is not None and focus_col < cols:
+            p.drawRect(to_device.mapRect(QtCore.QRectF(focus_col - 0.5, -0.5, 1, rows)).adjusted(1, 1, -1, -1))
         p.restore()
 
 
@@ -159,6 +165,15 @@ class QtSmallHeatmap(QtWidgets.QWidget):
 
     def outlined_cells(self) -> list[tuple[int, int]]:
         return list(self.cells.outlined)
+
+    def set_focus(self, row: int | None = None, col: int | None = None) -> None:
+        """Frame the main window's focused word: its row (the word looking) or its column (looked at)."""
+        if (row, col) != self.cells.focus:
+            self.cells.focus = (row, col)
+            self.cells.update()
+
+    def focus(self) -> tuple[int | None, int | None]:
+        return self.cells.focus
 
     # --- drawing --------------------------------------------------------------------------------
     def show_matrix(self, matrix: np.ndarray, row_labels: Sequence[str], column_labels: Sequence[str], *,

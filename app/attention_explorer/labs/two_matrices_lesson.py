@@ -93,5 +93,13 @@ class QtTwoMatricesLesson(LessonPanel):
             fwd_score, back_score = pair.in_matrix(after.scores)
             fwd_w, back_w = pair.in_matrix(after.weights)
             text += (f" After tying the two scores are equal ({fwd_score:.2f} and {back_score:.2f}), so the pair is "
-                     f"no longer one-sided (weights {fwd_w:.1%} and {back_w:.1%}).")
+                     f"no longer one-sided: after softmax “{i}” gives “{j}” {_share(fwd_w)} of its attention and "
+                     f"“{j}” gives “{i}” {_share(back_w)}.")
+            if max(fwd_w, back_w) < 0.05:
+                text += " Both are small because, tied, each word looks mostly at itself (q·q is large)."
         return text
+
+
+def _share(weight: float) -> str:
+    """A weight as a share of attention that never reads as a misleading "0.0%"."""
+    return "under 0.1%" if weight < 0.001 else f"{weight:.1%}"

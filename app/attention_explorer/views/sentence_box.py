@@ -160,7 +160,7 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
         """The tooltip of an unknown word: that it is left out, and the nearest known words."""
         near = nearest_words(word, self.controller.model.vocabulary)
         hint = f"“{word}” is not in the vocabulary of {self.controller.model.name}; it is left out."
-        return hint + (f" Did you mean: {', '.join(near)}?" if near else "")
+        return hint + (f" Known words spelled like it: {', '.join(near)}." if near else "")
 
 
 def _is_word_character(character: str) -> bool:

@@ -146,7 +146,7 @@ class QtTokenChips(QtWidgets.QWidget):
 
     def unknown_hint(self, word: str) -> str:
         nearest = nearest_words(word, self.controller.model.vocabulary)
-        return "Unknown word, left out of the computation." + (f" Nearest known: {', '.join(nearest)}"
+        return "Unknown word, left out of the computation." + (f" Known words spelled like it: {', '.join(nearest)}"
                                                                 if nearest else "")
 
     def _on_chip_clicked(self, chip: _Chip) -> None:
