@@ -74,9 +74,8 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(theme.background())
         self.legend = self.graphics.addLabel("", row=0, col=0, size="9pt")  # inside: exports show it
-        self.view = self.graphics.addViewBox(row=1, col=0)
+        self.view = self.graphics.addViewBox(row=1, col=0, enableMenu=False)  # no menu built: faster start
         self.view.setMouseEnabled(False, False)
-        self.view.setMenuEnabled(False)
         self.view.invertY(True)
         self.lines = ArcLinesItem()          # every chosen line; dimmed while a word is focused
         self.focus_lines = ArcLinesItem(cached=False)  # the focused word's lines, drawn strongly on top

@@ -102,7 +102,8 @@ class QtHeatmap(QtWidgets.QWidget):
         # the title has its own row: inside the plot it would set the plot's least width, and a short
         # sentence's square matrix would then drift away from its labels
         self.title = self.graphics.addLabel("", row=0, col=0)
-        self.plot = self.graphics.addPlot(row=1, col=0, axisItems={"left": self.left_axis, "top": self.top_axis})
+        self.plot = self.graphics.addPlot(row=1, col=0, axisItems={"left": self.left_axis, "top": self.top_axis},
+                                          viewBox=pg.ViewBox(enableMenu=False))  # a menu never shown: not built
         make_matrix(self.plot)
         self.view = self.plot.getViewBox()
         self.view.setAspectLocked(False)  # square cells come from the plot's size (see _fit_plot)

@@ -6,10 +6,14 @@ import pyqtgraph as pg
 
 
 def make_static(plot: pg.PlotItem) -> None:
-    """No panning, zooming, auto-range button or pyqtgraph context menu (ours is shown instead)."""
+    """No panning, zooming, auto-range button or pyqtgraph context menu (ours is shown instead).
+    No "(×1e-3)" unit prefixes either: pyqtgraph would rewrite every axis title (as HTML) on each
+    change of the view's range, an edit's and a hover's included."""
     plot.setMouseEnabled(False, False)
     plot.hideButtons()
     plot.setMenuEnabled(False)
+    for side in ("left", "bottom", "right", "top"):
+        plot.getAxis(side).enableAutoSIPrefix(False)
 
 
 def make_matrix(plot: pg.PlotItem) -> None:

@@ -26,7 +26,8 @@ class QtRowBars(QtWidgets.QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(theme.background())
         self.axis = TokenAxis("bottom", upright_allowed=False)
-        self.plot = self.graphics.addPlot(axisItems={"bottom": self.axis})
+        self.plot = self.graphics.addPlot(axisItems={"bottom": self.axis},
+                                          viewBox=pg.ViewBox(enableMenu=False))  # a menu never shown: not built
         make_static(self.plot)
         self.plot.setYRange(0, 1.15, padding=0)  # room above a full bar for its value
         self.plot.setLabel("left", "weight")
