@@ -86,6 +86,8 @@ def test_empty_text_and_missing_heads_are_clear_errors(data):
     model = open_pretrained(data / "tiny-gpt2")
     with pytest.raises(SentenceError, match="no text"):
         model.run("")
+    with pytest.raises(SentenceError, match="no text"):
+        open_pretrained(data / "tiny-bert").run("  ")  # not a trace of [CLS] and [SEP] alone
     with pytest.raises(OptionsError, match="no head 5 in layer 1: tiny-gpt2 has 2 layers of 4 heads"):
         model.run("the cat", ablate={(0, 4)})
 

@@ -56,9 +56,11 @@ def _split_heads(x: np.ndarray, heads: int) -> np.ndarray:
 
 def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple | None) -> Projections:
     """Q, K, V of every head of `layer` on its input `x` (n × d_model)."""
-    q_raw = _split_heads(_linear(x, layer.w_q, layer.b_q), arch.n_heads)
-    k_raw = _split_heads(_linear(x, layer.w_k, layer.b_k), arch.n_kv_heads)
-    v = _split_heads(_linear(x, layer.w_v, layer.b_v), arch.n_kv_heads)
+    qkv = _linear(x, layer.w_qkv, layer.b_qkv)                  # (n, q | k | v)
+    q_end, k_end = layer.w_q.shape[1], layer.w_q.shape[1] + layer.w_k.shape[1]
+    q_raw = _split_heads(qkv[:, :q_end], arch.n_heads)
+    k_raw = _split_heads(qkv[:, q_end:k_end], arch.n_kv_heads)
+    v = _split_heads(qkv[:, k_end:], arch.n_kv_heads)
     if rope is None:
         return Projections(q_raw, k_raw, v, q_raw, k_raw)
     return Projections(apply_rope(q_raw, *rope), apply_rope(k_raw, *rope), v, q_raw, k_raw)

@@ -100,7 +100,7 @@ class TextTokenizer:
 
     def encode(self, text: str) -> Encoded:
         encoding = self.tokenizer.encode(text)
-        if not encoding.ids:
+        if not encoding.ids or not text.strip():
             raise SentenceError("there is no text to look at: type a sentence")
         pieces = list(encoding.tokens)
         special = np.array([i in self.special_ids for i in encoding.ids], dtype=bool)
