@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -14,14 +15,11 @@ from .editing import ModelEditor
 from .engine import SQUARE_MATRICES, ModelError
 from .engine.steps import ARCS_FROM_STEP, STEPS, heatmap_matrix, step_index
 from .export import ExportCancelled, ExportError, write_matrix_csv, write_trace_json
-from .image_export import copy_image_to_clipboard, export_view_file
 from .labs.lessons_window import LESSONS, QtLessonsWindow
 from .resources_path import resource_path
 from .settings import restore_settings, save_settings
 from .views import theme
 from .views.arc_diagram import QtArcDiagram
-from .views.export_dialog import EXPORT_KINDS, QtExportDialog
-from .views.export_progress import QtExportProgress
 from .views.heatmap import QtHeatmap
 from .views.model_editor import model_editor_dock
 from .views.options_bar import MATRIX_NAMES, QtOptionsBar
@@ -30,7 +28,9 @@ from .views.sentence_box import QtSentenceBox
 from .views.step_gate import QtStepGate
 from .views.step_timeline import QtStepTimeline
 from .views.token_chips import QtTokenChips
-from .views.tour import QtTour, TourStop
+
+if TYPE_CHECKING:
+    from .views.tour import QtTour
 
 SHORTCUTS = (
     ("Ctrl+E", "Export the heatmap, the arcs, the matrix or the trace"),
@@ -270,7 +270,11 @@ class MainWindow(QtWidgets.QMainWindow):
             return False
         return True
 
+    # Exporting, the tour and the lessons are imported on first use: the window's first paint does
+    # not wait for them (Qt's SVG module, Pillow, nine lesson panels).
     def export_dialog(self, kind: str = "heatmap") -> None:
+        from .views.export_dialog import EXPORT_KINDS, QtExportDialog
+
         dialog = QtExportDialog(self, kind if kind in EXPORT_KINDS else "heatmap")
         if dialog.exec() != QtWidgets.QDialog.DialogCode.Accepted:
             return
@@ -305,6 +309,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _export_view(self, kind: str, path: str, scale: int, transparent: bool) -> None:
         """An image at once; an animation (many frames) with a progress dialog that can cancel it."""
+        from .image_export import export_view_file
+        from .views.export_progress import QtExportProgress
+
         if Path(path).suffix.lower() != ".gif":
             export_view_file(self.views[kind], path, scale, transparent)
             return
@@ -318,6 +325,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def copy_image(self, kind: str = "heatmap") -> None:
         if self.controller.trace is None:
             return
+        from .image_export import copy_image_to_clipboard
+
         copy_image_to_clipboard(self.views.get(kind, self.heatmap))
         self.statusBar().showMessage("Image copied to the clipboard", 4000)
 
@@ -326,6 +335,8 @@ class MainWindow(QtWidgets.QMainWindow):
         QtWidgets.QMessageBox.information(self, "Keyboard shortcuts", f"<table>{rows}</table>")
 
     def show_tour(self) -> None:
+        from .views.tour import QtTour, TourStop
+
         if self.tour is None:
             self.tour = QtTour(self, [
                 TourStop("Type a sentence", "Type or paste a sentence here. Each word becomes a chip below; a word "
