@@ -270,8 +270,8 @@ class MainWindow(QtWidgets.QMainWindow):
             return False
         return True
 
-    # Exporting, the tour and the lessons are imported on first use: the window's first paint does
-    # not wait for them (Qt's SVG module, Pillow, nine lesson panels).
+    # Exporting and the tour are imported on first use: the window's first paint does not wait for
+    # them (Qt's SVG module, the export dialogs).
     def export_dialog(self, kind: str = "heatmap") -> None:
         from .views.export_dialog import EXPORT_KINDS, QtExportDialog
 
