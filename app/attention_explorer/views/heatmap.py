@@ -92,6 +92,7 @@ class QtHeatmap(QtWidgets.QWidget):
         self._shown: np.ndarray | None = None
         self._colour_scale = "fixed"
         self._zoomable = False
+        self._framed_for: tuple | None = None  # (shape, zoomable, view size) the range was last framed for
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(theme.background())
@@ -255,8 +256,8 @@ class QtHeatmap(QtWidgets.QWidget):
         if title != self.title.text:
             self.title.setText(title, color=theme.foreground(), size="10pt")
         if resized:
-            self._fit_plot()
-            self._frame()
+            self._framed_for = None
+            self._on_resized()
         self._write_values(display, colours)
         self._on_focus_changed(self.controller.focus)
 
@@ -316,8 +317,15 @@ class QtHeatmap(QtWidgets.QWidget):
 
     # --- zoom and pan ---------------------------------------------------------------------------
     def _on_resized(self, *_):
+        """Re-frame only when the pane or the matrix really changed: a late resize event must not
+        undo the reader's zoom or Fit."""
         self._fit_plot()
-        self._frame()
+        rect = self.view.boundingRect()
+        key = (None if self._shown is None else self._shown.shape, self._zoomable, round(rect.width()),
+               round(rect.height()))
+        if key != self._framed_for:
+            self._framed_for = key
+            self._frame()
 
     def _fit_plot(self) -> None:
         """Size the plot so that the whole matrix has square cells as large as the pane allows, with the
@@ -358,7 +366,12 @@ class QtHeatmap(QtWidgets.QWidget):
             self.fit()
             return
         rect = self.view.boundingRect()
-        self.view.setLimits(xMin=-0.5, xMax=n_cols - 0.5, yMin=-0.5, yMax=n_rows - 0.5,
+        # With square cells the whole matrix fills the pane in one direction only: let the view reach
+        # that far beyond the matrix in the other, or Fit could not show it all.
+        fit_scale = min(rect.width() / n_cols, rect.height() / n_rows)  # pixels per cell, everything shown
+        pad_x = max(0.0, rect.width() / fit_scale - n_cols) / 2
+        pad_y = max(0.0, rect.height() / fit_scale - n_rows) / 2
+        self.view.setLimits(xMin=-0.5 - pad_x, xMax=n_cols - 0.5 + pad_x, yMin=-0.5 - pad_y, yMax=n_rows - 0.5 + pad_y,
                             minXRange=max(1.0, rect.width() / MAX_CELL_PX),
                             minYRange=max(1.0, rect.height() / MAX_CELL_PX))
         span_x = min(n_cols, rect.width() / ZOOMED_CELL_PX)
@@ -375,7 +388,16 @@ class QtHeatmap(QtWidgets.QWidget):
         if self._shown is None:
             return
         n_rows, n_cols = self._shown.shape
-        self.view.setRange(xRange=(-0.5, n_cols - 0.5), yRange=(-0.5, n_rows - 0.5), padding=0)
+        rect = self.view.boundingRect()
+        if not self.view.state["aspectLocked"] or rect.width() <= 0 or rect.height() <= 0:
+            self.view.setRange(xRange=(-0.5, n_cols - 0.5), yRange=(-0.5, n_rows - 0.5), padding=0)
+            return
+        # square cells locked: ask for exactly the ranges that keep them square, centred on the matrix
+        scale = min(rect.width() / n_cols, rect.height() / n_rows)
+        span_x, span_y = rect.width() / scale, rect.height() / scale
+        cx, cy = (n_cols - 1) / 2, (n_rows - 1) / 2
+        self.view.setRange(xRange=(cx - span_x / 2, cx + span_x / 2), yRange=(cy - span_y / 2, cy + span_y / 2),
+                           padding=0)
 
     def zoom(self, factor: float) -> None:
         """Zoom about the centre of the view: factor > 1 zooms in."""

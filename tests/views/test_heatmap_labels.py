@@ -1,0 +1,61 @@
+"""The heatmap's word labels: for long sentences no two drawn labels of an axis overlap, the focused
+word's label is always drawn, and the top words stand upright when they do not fit side by side."""
+
+import pytest
+from PySide6 import QtWidgets
+
+from attention_explorer import engine
+from attention_explorer.controller import LOOKED_AT, LOOKING
+
+
+def sentence_of(n: int) -> str:
+    vocabulary = list(engine.load_builtin("cat-sat-on-mat").vocabulary)
+    return " ".join(vocabulary[(5 * i + 3) % len(vocabulary)] for i in range(n))
+
+
+def assert_no_overlap(drawn) -> None:
+    for k, (i, a) in enumerate(drawn):
+        for j, b in drawn[k + 1:]:
+            assert not a.intersects(b), f"labels {i} and {j} overlap"
+
+
+@pytest.mark.parametrize("n", [40, 200])
+def test_long_sentences_draw_labels_that_never_overlap_and_always_the_focused_one(make_window, n):
+    window = make_window(sentence=sentence_of(n))
+    heatmap = window.heatmap
+    heatmap.fit()  # the whole matrix: the most crowded the labels get
+    QtWidgets.QApplication.processEvents()
+    rows, cols = heatmap.visible_cells()
+    assert len(rows) == len(cols) == n
+    for focus in (n // 2 + 1, n - 1):
+        window.controller.set_hovered(focus, LOOKING)
+        QtWidgets.QApplication.processEvents()
+        for axis in (heatmap.left_axis, heatmap.top_axis):
+            drawn = axis.drawn_labels()
+            assert 1 < len(drawn) < n  # thinned, not gone
+            assert_no_overlap(drawn)
+            assert focus in [i for i, _ in drawn], "the focused word is always drawn"
+    assert heatmap.top_axis.is_rotated()
+
+
+def test_a_short_sentence_draws_every_label(make_window):
+    window = make_window()
+    for axis in (window.heatmap.left_axis, window.heatmap.top_axis):
+        drawn = axis.drawn_labels()
+        assert sorted(i for i, _ in drawn) == list(range(6))
+        assert_no_overlap(drawn)
+
+
+def test_zoomed_in_the_focused_word_is_brought_into_sight(make_window):
+    window = make_window(sentence=sentence_of(200))
+    heatmap = window.heatmap
+    assert heatmap.is_zoomable() and heatmap.fit_button.isVisible()
+    rows, cols = heatmap.visible_cells()
+    assert 150 not in rows and 150 not in cols
+    window.controller.set_hovered(150, LOOKING)  # e.g. from a chip: its row scrolls into view
+    assert 150 in heatmap.visible_cells()[0]
+    window.controller.set_hovered(190, LOOKED_AT)  # its column
+    assert 190 in heatmap.visible_cells()[1]
+    assert 190 in [i for i, _ in heatmap.top_axis.drawn_labels()]
+    heatmap.fit_button.click()
+    assert len(heatmap.visible_cells()[0]) == 200
