@@ -386,7 +386,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status_line.setText(error or self.controller.status)
         self.status_line.setToolTip(error or self.controller.status)
         color = "#E03131" if error else theme.muted().name(QtGui.QColor.NameFormat.HexArgb)
-        self.status_line.setStyleSheet(f"color:{color};")
+        if self.status_line.styleSheet() != f"color:{color};":  # a new style sheet re-polishes and re-lays out
+            self.status_line.setStyleSheet(f"color:{color};")
 
     def _update_title(self) -> None:
         self.setWindowTitle(f"{self.model_editor.document_name()}[*] — {APP_NAME}")

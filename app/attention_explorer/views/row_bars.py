@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, Controller
 from . import theme
@@ -47,6 +47,7 @@ class QtRowBars(QtWidgets.QWidget):
             signal.connect(self._redraw)
         self.plot.getViewBox().sigResized.connect(self._update_value_visibility)
         self._row: np.ndarray | None = None
+        self._title: tuple[str, int] | None = None  # (text, colour) shown above the bars
         self._redraw()
 
     def shown_row(self) -> np.ndarray | None:
@@ -66,7 +67,7 @@ class QtRowBars(QtWidgets.QWidget):
             self.bars.setOpts(x=[], height=[])
             self.values.set_labels([])
             self.axis.set_focus(None)
-            self.plot.setTitle("Hover a word to see where it looks", color=theme.muted(), size="9pt")
+            self._set_title("Hover a word to see where it looks", theme.muted())
             return
         weights = trace.heads[self.controller.head].weights
         looked_at = self.controller.focus_role == LOOKED_AT
@@ -82,7 +83,13 @@ class QtRowBars(QtWidgets.QWidget):
         self.axis.set_focus(focus)
         word = trace.labels[focus]
         title = f"who looks at “{word}”" if looked_at else f"where “{word}” looks"
-        self.plot.setTitle(f"{title} (head {self.controller.head + 1})", color=theme.foreground(), size="9pt")
+        self._set_title(f"{title} (head {self.controller.head + 1})", theme.foreground())
+
+    def _set_title(self, text: str, color: QtGui.QColor) -> None:
+        """A new title text re-lays out the plot: skipped when the title stays (a hint between hovers)."""
+        if (text, color.rgba()) != self._title:
+            self._title = (text, color.rgba())
+            self.plot.setTitle(text, color=color, size="9pt")
 
     def _update_value_visibility(self, *_):
         trace = self.controller.trace
