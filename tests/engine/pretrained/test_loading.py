@@ -123,6 +123,8 @@ def test_wrong_shape_names_the_tensor_and_both_shapes(data, tmp_path):
     ({"num_attention_heads": 5}, "config.json: 5 heads"),
     ({"hidden_act": "relu6"}, "config.json: activation 'relu6' is not supported"),
     ({"num_hidden_layers": None}, "config.json: field 'num_hidden_layers' is missing"),
+    ({"position_embedding_type": "relative_key"}, "config.json: 'position_embedding_type' is 'relative_key'; "
+                                                  "only 'absolute' is supported"),
 ])
 def test_bad_config_fields_are_named(data, tmp_path, change, message):
     folder = _broken_copy(data, tmp_path)
@@ -170,3 +172,12 @@ def test_a_missing_tokenizers_package_says_what_to_install(data, monkeypatch):
     monkeypatch.delitem(__import__("sys").modules, "tokenizers", raising=False)
     with pytest.raises(ModelError, match=r"needs the 'tokenizers' package.*pip install 'attention-explorer\[real\]'"):
         open_pretrained(data / "tiny-bert")
+
+
+def test_an_untied_decoder_needs_its_output_matrix(data, tmp_path):
+    folder = _broken_copy(data, tmp_path, "tiny-gpt2")
+    config = json.loads((folder / "config.json").read_text())
+    config["tie_word_embeddings"] = False
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="model.safetensors: tensor 'lm_head.weight' is missing"):
+        open_pretrained(folder)

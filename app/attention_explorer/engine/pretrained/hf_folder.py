@@ -63,6 +63,7 @@ def architecture_from_config(config: dict) -> Architecture:
     if act_name not in _ACTIVATIONS:
         raise ModelError(f"config.json: activation {act_name!r} is not supported; supported: "
                          f"{', '.join(_ACTIVATIONS)}")
+    _refuse_variants(config)
     rope_theta = 0.0
     if family == "llama":
         rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
@@ -81,10 +82,23 @@ def architecture_from_config(config: dict) -> Architecture:
     )
 
 
+# Switches of each family that change the computation and that the forward pass does not implement:
+# field → the value it must have (absent counts as that value).
+_PLAIN = {"position_embedding_type": "absolute", "scale_attn_by_inverse_layer_idx": False,
+          "reorder_and_upcast_attn": False, "mlp_bias": False}
+
+
+def _refuse_variants(config: dict) -> None:
+    for name, plain in _PLAIN.items():
+        if config.get(name, plain) != plain:
+            raise ModelError(f"config.json: {name!r} is {config[name]!r}; only {plain!r} is supported")
+
+
 def read_hf_folder(folder: Path, progress: Progress | None = None) -> ModelWeights:
     """The weights of the model in `folder`, checked against its config.json."""
     folder = Path(folder)
-    arch = architecture_from_config(read_config(folder))
+    config = read_config(folder)
+    arch = architecture_from_config(config)
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise ModelError(f"{folder}: no *.safetensors file (only the safetensors format is read)")
@@ -95,7 +109,11 @@ def read_hf_folder(folder: Path, progress: Progress | None = None) -> ModelWeigh
     source = TensorSource(files[0].name if len(files) == 1 else f"{folder.name}/*.safetensors",
                           _strip_prefix(tensors, arch.family))
     build = {"bert": _bert, "gpt2": _gpt2, "llama": _llama}[arch.family]
-    return build(arch, source, progress)
+    weights = build(arch, source, progress)
+    if arch.is_decoder and weights.lm_head is None and config.get("tie_word_embeddings") is False:
+        raise ModelError(f"{source.file_name}: tensor 'lm_head.weight' is missing and config.json says the "
+                         f"embeddings are not tied to the output")
+    return weights
 
 
 def _strip_prefix(tensors: dict, family: str) -> dict:
