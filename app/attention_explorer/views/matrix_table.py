@@ -64,8 +64,18 @@ class MatrixModel(QtCore.QAbstractTableModel):
         self._filled = 0          # cells shown, in reading order
         self._by_row = False      # fill whole rows at a time (softmax)
         self._marks: tuple[Mark, ...] = ()
+        self._colours: tuple | None = None  # (colour map, by row, muted colour) the texts were prepared with
 
     # --- content --------------------------------------------------------------------------------
+    def shows(self, table: StepTable, colormap: str, by_row: bool) -> bool:
+        """Whether `table` is on show already, complete, unmarked and in these colours: an edit of
+        the sentence leaves some tables as they were (W_O never changes), and those need no work."""
+        old = self.table
+        return (old is not None and self._colours == (colormap, by_row, theme.muted().rgba())
+                and self._filled == old.values.size and not self._marks
+                and (old.key, old.title, old.rows, old.cols) == (table.key, table.title, table.rows, table.cols)
+                and np.array_equal(old.values, table.values))
+
     def set_table(self, table: StepTable, colormap: str, by_row: bool = False) -> None:
         """Show `table`, complete. A matrix of the same shape (the usual case while typing) only
         updates the cells and labels: a model reset would make the view lay everything out again."""
@@ -73,6 +83,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
         if not same_shape:
             self.beginResetModel()
         self.table, self._by_row, self._marks = table, by_row, ()
+        self._colours = (colormap, by_row, theme.muted().rgba())
         values = table.values
         low, high = value_levels(values, table.key)
         finite = np.isfinite(values)
@@ -204,6 +215,8 @@ class MatrixTable(QtWidgets.QTableView):
             header.setHighlightSections(False)
 
     def set_table(self, table: StepTable, colormap: str, by_row: bool = False) -> None:
+        if self.matrix_model.shows(table, colormap, by_row):
+            return  # unchanged: no new texts, no fitting, no repaint
         self.matrix_model.set_table(table, colormap, by_row)
         self._fit(table)
 
