@@ -56,7 +56,8 @@ class QtTour(QtWidgets.QFrame):
         self.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
         self.setAutoFillBackground(True)
         self.setFixedWidth(CARD_WIDTH)
-        self.setStyleSheet(f"#tourCard {{ border: 2px solid {theme.highlight().name()}; border-radius: 8px; }}")
+        self.setStyleSheet(f"#tourCard {{ background: palette(window); border: 2px solid {theme.highlight().name()};"
+                           " border-radius: 8px; }")
 
         self.title = QtWidgets.QLabel()
         font = self.title.font()
