@@ -65,11 +65,13 @@ def test_long_text_is_cut_at_the_model_limit_and_says_so(data):
     assert trace.n == 64 and trace.encoded.truncated
 
 
-def test_bert_keys_with_the_bert_prefix_load_the_same(data, tmp_path, write_safetensors):
+def test_bert_keys_with_the_bert_prefix_and_old_norm_names_load_the_same(data, tmp_path, write_safetensors):
     folder = tmp_path / "prefixed"
     shutil.copytree(data / "tiny-bert", folder)
     tensors = read_safetensors(data / "tiny-bert" / "model.safetensors")
-    write_safetensors(folder / "model.safetensors", {"bert." + k: np.array(v) for k, v in tensors.items()})
+    old_names = {k.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"): v
+                 for k, v in tensors.items()}  # as older BERT checkpoints name them
+    write_safetensors(folder / "model.safetensors", {"bert." + k: np.array(v) for k, v in old_names.items()})
     np.testing.assert_allclose(open_pretrained(folder).run("the cat").weights,
                                open_pretrained(data / "tiny-bert").run("the cat").weights, atol=1e-5)
 

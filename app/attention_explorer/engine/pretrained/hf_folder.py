@@ -117,9 +117,17 @@ def read_hf_folder(folder: Path, progress: Progress | None = None) -> ModelWeigh
 
 
 def _strip_prefix(tensors: dict, family: str) -> dict:
-    """Drop the wrapper prefix some checkpoints add ("bert.", "transformer.", "model.")."""
+    """Drop the wrapper prefix some checkpoints add ("bert.", "transformer.", "model."), and read the
+    LayerNorm names of older BERT checkpoints (gamma, beta) as today's (weight, bias)."""
     prefix = {"bert": "bert.", "gpt2": "transformer.", "llama": "model."}[family]
-    return {name.removeprefix(prefix): array for name, array in tensors.items()}
+    renamed = {}
+    for name, array in tensors.items():
+        name = name.removeprefix(prefix)
+        for old, new in (("LayerNorm.gamma", "LayerNorm.weight"), ("LayerNorm.beta", "LayerNorm.bias")):
+            if name.endswith(old):
+                name = name[:-len(old)] + new
+        renamed[name] = array
+    return renamed
 
 
 def _bert(arch: Architecture, src: TensorSource, progress: Progress | None) -> ModelWeights:
