@@ -78,7 +78,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.view.setMouseEnabled(False, False)
         self.view.invertY(True)
         self.lines = ArcLinesItem()          # every chosen line; dimmed while a word is focused
-        self.focus_lines = ArcLinesItem(cached=False)  # the focused word's lines, drawn strongly on top
+        self.focus_lines = ArcLinesItem()    # the focused word's lines, drawn strongly on top
         self.labels = {LEFT: TextLayer(anchor=(1.0, 0.5), offset_px=LABEL_OFFSET_PX),
                        RIGHT: TextLayer(anchor=(0.0, 0.5), offset_px=LABEL_OFFSET_PX)}
         self.focus_labels = {side: TextLayer(anchor=layer.anchor, offset_px=LABEL_OFFSET_PX)

@@ -114,13 +114,11 @@ class ArcLinesItem(pg.GraphicsObject):
     then laid over the image at the batch's opacity: Qt strokes semi-transparent, wide, antialiased
     lines about five times slower than opaque ones. (Where lines of one batch cross, the layer shows
     them once rather than darker, which reads better anyway.) SVG gets one vector line per arc with a
-    translucent pen, and so does an item made with cached=False (a few lines that change on every
-    hover, where an image the size of the view would cost more than the lines).
+    translucent pen.
     """
 
-    def __init__(self, cached: bool = True):
+    def __init__(self):
         super().__init__()
-        self._cached = cached  # False for a few lines that change often: drawn straight onto the view
         self._batches: list[Batch] = []
         self._rect = QtCore.QRectF(0, 0, 1, 1)
         self._image_key: tuple | None = None
@@ -147,7 +145,7 @@ class ArcLinesItem(pg.GraphicsObject):
         to_device = painter.transform()
         painter.save()
         painter.resetTransform()
-        if not self._cached or painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG:
+        if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG:
             painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
             for pen, lines in self._device_batches(to_device):
                 painter.setPen(pen)
@@ -179,13 +177,15 @@ class ArcLinesItem(pg.GraphicsObject):
     def _render(self, to_device: QtGui.QTransform, ratio: float) -> tuple[QtCore.QPoint, QtGui.QImage]:
         area = to_device.mapRect(self._rect).toAlignedRect().adjusted(-8, -8, 8, 8)  # room for the widest pen
         image = _transparent_image(area.size(), ratio)
-        layer = _transparent_image(area.size(), ratio)
+        layer = None
         painter = _antialiased_painter(image)
         for pen, lines in self._device_batches(to_device, area.topLeft()):
             if pen.widthF() < LAYERED_WIDTH_PX:  # thin lines are cheap either way; a layer would cost more
                 painter.setPen(pen)
                 painter.drawLines(lines)
                 continue
+            if layer is None:
+                layer = _transparent_image(area.size(), ratio)
             layer.fill(QtCore.Qt.GlobalColor.transparent)
             opaque = QtGui.QPen(pen)
             color = QtGui.QColor(pen.color())
