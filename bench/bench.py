@@ -34,6 +34,7 @@ from attention_explorer import engine  # noqa: E402
 from attention_explorer.app import MainWindow  # noqa: E402
 from attention_explorer.application import create_application  # noqa: E402
 from attention_explorer.controller import Controller  # noqa: E402
+from attention_explorer.engine.threads import single_blas_thread  # noqa: E402
 
 LENGTHS = {10: (16, 8), 128: (50, 16), 512: (250, 60)}  # words: (edit budget, hover budget) in ms
 FIRST_SWITCH_BUDGET_MS = 1000
@@ -217,6 +218,20 @@ def step_frame_row(window: MainWindow, frames: int = 100) -> Row:
     return Row("step timeline: one cell filled in + repaint, 10 words", ms, "—", 0, "≤ 16 ms", ms <= 16)
 
 
+def engine_row(model: engine.ToyModel, repeat: int) -> Row:
+    """The engine alone on 512 words, as the window runs it (one BLAS thread), beside the same with
+    OpenBLAS's own choice of threads."""
+    sentence = sentence_of(512, model)
+
+    def one_thread(_i):
+        with single_blas_thread():
+            engine.run(model, sentence)
+
+    ms = median_ms(one_thread, repeat)
+    return Row("engine only: trace of 512 words, one BLAS thread", ms, "the same, BLAS's default threads",
+               median_ms(lambda i: engine.run(model, sentence), repeat), "—", None)
+
+
 def process_rows(runs: int) -> list[Row]:
     app_ms, bare_ms = processes.first_paint(runs)
     rows = [Row("start → the window's first paint", app_ms, "bare one-plot pyqtgraph window", bare_ms,
@@ -248,6 +263,7 @@ def main() -> None:
     rows = redraw_rows(window, args.repeat) + resting_mouse_rows(window) + [step_frame_row(window)]
     window.close()
     rows.append(first_switch_row(model, runs=3))
+    rows.append(engine_row(model, args.repeat))
     rows += process_rows(args.runs)
     print(f"| measurement (median; {args.repeat} samples, {args.runs} processes) | ms | anchor | anchor ms "
           "| ratio | budget | met |")
