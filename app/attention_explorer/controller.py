@@ -155,6 +155,7 @@ class Controller(QtCore.QObject):
         self._model_source = source or model.name
         self._options = model.default_options
         self._sentence = model.default_sentence if sentence is None else sentence
+        self._retokenize()
         self.model_changed.emit(model)
         self.sentence_changed.emit(self._sentence)
         self.options_changed.emit(self._options)
@@ -170,6 +171,7 @@ class Controller(QtCore.QObject):
         if sentence == self._sentence:
             return
         self._sentence = sentence
+        self._retokenize()
         self.sentence_changed.emit(sentence)
         self._recompute()
 
@@ -245,6 +247,7 @@ class Controller(QtCore.QObject):
 
     def notify_model_edited(self) -> None:
         """The model was edited in place: tell the views that show it, then recompute."""
+        self._retokenize()  # an added word is known now
         self.model_edited.emit(self._model)
         self._recompute()
 
@@ -253,12 +256,19 @@ class Controller(QtCore.QObject):
         self._recompute()
 
     # --- the one place the engine runs ----------------------------------------------------------
+    def _retokenize(self) -> None:
+        """The typed words of the current sentence and model. Set before a signal announces a new
+        sentence or model, so a view that reads `words` in its slot never gets the last one's."""
+        try:
+            self._words = engine.tokenize(self._sentence, self._model.vocabulary).words
+        except EngineError:  # text that is not valid Unicode: no words; the computation says why
+            self._words = ()
+
     def _recompute(self) -> None:
         started = time.perf_counter()
         was_final = self._step == self._final_step(self._trace)
-        self._words = ()
-        try:  # the tokenizer refuses text that is not valid Unicode (SentenceError): no words then
-            self._words = engine.tokenize(self._sentence, self._model.vocabulary).words
+        self._retokenize()
+        try:
             size = largest_product(len(self._words), self._model.d_model, self._model.d_proj)
             with blas_threads_for(size):  # one BLAS thread is 3–4× faster on a sentence's matrices
                 trace = engine.run(self._model, self._sentence, self._options)
@@ -266,22 +276,38 @@ class Controller(QtCore.QObject):
         except (EngineError, ModelError) as exc:
             trace, error = None, str(exc)
         elapsed_ms = (time.perf_counter() - started) * 1000
+        before = (self._head, self._pinned, self._focus_key(), self._step)
         self._trace = trace
-        self.set_head(self._head)  # fewer heads than before: clamp the selection
+        self._head = max(0, min(self._head, self._options.heads - 1))  # fewer heads than before: clamp
         self._clear_tokens_out_of_range()
-        if was_final and trace is not None:
-            self.set_step(self._final_step(trace))  # e.g. two heads now: W_O applies and finishes the computation
+        if was_final and trace is not None:  # e.g. two heads now: W_O applies and finishes the computation
+            self._step = max(0, min(self._final_step(trace), LAST_STEP))
         self._set_error(error)
         self._set_status(self._describe(trace, elapsed_ms) if trace else error)
+        # All the state fits the new trace before anyone hears of it, and the trace is announced
+        # first: a view that redraws on a head, focus or step change already has its trace.
         self.trace_changed.emit(trace)
+        self._emit_changes_since(before)
+
+    def _emit_changes_since(self, before: tuple) -> None:
+        head, pinned, focus, step = before
+        if self._head != head:
+            self.head_changed.emit(self._head)
+        if self._pinned != pinned:
+            self.pinned_changed.emit(self._pinned)
+        if self._focus_key() != focus:
+            self.focus_changed.emit(self.focus)
+        if self._step != step:
+            self.step_changed.emit(self._step)
 
     def _clear_tokens_out_of_range(self) -> None:
-        """After the sentence shrank (or failed), a hovered or pinned index past the last word is dropped."""
+        """After the sentence shrank (or failed), a hovered or pinned index past the last word is dropped
+        (quietly: _recompute announces the changes once the new trace is out)."""
         n = self._token_count()
         if self._hovered is not None and self._hovered >= n:
-            self.set_hovered(None)
+            self._hovered, self._hovered_role = None, LOOKING
         if self._pinned is not None and self._pinned >= n:
-            self.set_pinned(None)
+            self._pinned, self._pinned_role = None, LOOKING
 
     def _token_count(self) -> int:
         return self._trace.n if self._trace else 0

@@ -71,3 +71,13 @@ def test_an_unknown_chip_explains_itself_when_asked(qtbot, make_window, monkeypa
     point = chip.geometry().center()
     window.chips.event(QtGui.QHelpEvent(QtCore.QEvent.Type.ToolTip, point, window.chips.mapToGlobal(point)))
     assert shown == ["Unknown word, left out of the computation. Known words spelled like it: cat"]
+
+
+def test_a_30000_letter_word_does_not_widen_the_window(make_window):
+    window = make_window()
+    width = window.width()
+    for sentence in ("the cat " + "y" * 30_000, "x" * 30_000):  # a left-out word, then an error naming it
+        window.controller.set_sentence(sentence)
+        QtWidgets.QApplication.processEvents()
+        assert window.width() == width, "a window hundreds of thousands of pixels wide takes a gigabyte"
+    assert window.chips.chips[0].text() == "x" * 39 + "…"

@@ -10,5 +10,7 @@ def message_label() -> QtWidgets.QLabel:
     label = QtWidgets.QLabel("")
     label.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
     label.setWordWrap(True)
+    # a message naming a 30,000-letter "word" must not make the label (and the window) that wide
+    label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
     label.hide()
     return label

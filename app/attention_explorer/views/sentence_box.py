@@ -46,18 +46,19 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
         controller.model_edited.connect(self._on_model_changed)  # an added word completes too
         controller.trace_changed.connect(self._flag_unknown_words)
         self._on_model_changed(controller.model)
+        self._flag_unknown_words()
 
     # --- model → widget -------------------------------------------------------------------------
     def _on_model_changed(self, model) -> None:
         self.completer.setModel(QtCore.QStringListModel(sorted(model.vocabulary), self.completer))
-        self._flag_unknown_words()
+        # the underlines wait for trace_changed, which follows: the words are not recomputed yet
 
     def _on_sentence_changed(self, sentence: str) -> None:
         if sentence != self.toPlainText():
             with QtCore.QSignalBlocker(self):
                 self.setPlainText(sentence)
                 self.moveCursor(QtGui.QTextCursor.MoveOperation.End)
-        self._flag_unknown_words()
+        self.setExtraSelections([])  # until trace_changed brings the words of this sentence
 
     def _flag_unknown_words(self, *_):
         selections = []

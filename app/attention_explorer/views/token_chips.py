@@ -12,6 +12,14 @@ from ..engine import nearest_words
 from . import theme
 from .flow_layout import FlowLayout
 
+# A chip shows at most this many characters: one 40,000-letter "word" would otherwise make a chip,
+# and with it the window, hundreds of thousands of pixels wide (a gigabyte of window memory).
+MAX_CHIP_CHARACTERS = 40
+
+
+def _shortened(word: str) -> str:
+    return word if len(word) <= MAX_CHIP_CHARACTERS else word[:MAX_CHIP_CHARACTERS - 1] + "…"
+
 
 class _Chip(QtWidgets.QLabel):
     hovered = QtCore.Signal(object)
@@ -25,7 +33,7 @@ class _Chip(QtWidgets.QLabel):
         self.setMouseTracking(True)
 
     def show_token(self, label: str, index: int) -> None:
-        self.setText(label)
+        self.setText(_shortened(label))
         self.token_index = index
         self.unknown_word = None
         self.setToolTip("Hover to see where this word looks; click to pin it")
@@ -34,7 +42,7 @@ class _Chip(QtWidgets.QLabel):
     def show_unknown(self, word: str) -> None:
         """An unknown word. It has no tooltip of its own: the chips widget writes one when asked,
         as looking up the nearest known words for thousands of chips would slow every edit."""
-        self.setText(word)
+        self.setText(_shortened(word))
         self.token_index = None
         self.unknown_word = word
         self.setToolTip("")
