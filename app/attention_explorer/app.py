@@ -79,15 +79,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.views = {"heatmap": self.heatmap, "arcs": self.arcs, "steps": self.timeline}
         self.lessons_window: QtLessonsWindow | None = None  # built on first use: start-up stays fast
 
-        left = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        # the bars beside the heatmap, not under it: a square heatmap leaves width to spare and needs the height
+        left = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
         left.addWidget(QtStepGate(controller, self.heatmap, step_index("scores"),
                                   f"The heatmap appears at the scores step (step {step_index('scores') + 1}): "
                                   "before it there is no word-to-word matrix to show."))
         left.addWidget(QtStepGate(controller, self.row_bars, ARCS_FROM_STEP,
                                   f"The bars appear at the softmax step (step {ARCS_FROM_STEP + 1}), "
                                   "with the weights they show."))
-        left.setStretchFactor(0, 4)
-        left.setStretchFactor(1, 1)
+        left.setStretchFactor(0, 3)
+        left.setStretchFactor(1, 2)
         self.splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
         self.splitter.addWidget(QtStepGate(controller, self.arcs, ARCS_FROM_STEP,

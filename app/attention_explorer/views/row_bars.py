@@ -36,8 +36,7 @@ class QtRowBars(QtWidgets.QWidget):
         self.plot.addItem(self.bars)
         self.values = TextLayer(anchor=(0.5, 1.0), point_size=8)
         self.plot.addItem(self.values)
-        self.setMinimumHeight(110)
-        self.setMaximumHeight(190)  # a glance at one row; the heatmap keeps the room
+        self.setMinimumWidth(180)  # beside the heatmap, which keeps the height
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.graphics)
