@@ -47,6 +47,7 @@ SHORTCUTS = (
 )
 
 
+CHIP_ROWS = 3           # rows of word chips shown before they scroll
 SHORT_WINDOW_PX = 900   # in a window less tall than this the step tables start folded away
 STEPS_DOCK_PX = 340     # the steps dock's height with its tables: every row of a short sentence
 
@@ -101,7 +102,7 @@ class MainWindow(QtWidgets.QMainWindow):
         layout = QtWidgets.QVBoxLayout(central)
         layout.setContentsMargins(10, 8, 10, 4)
         layout.addWidget(self.sentence_box)
-        layout.addWidget(self.chips)
+        layout.addWidget(self._chips_area())
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         self.steps_dock = QtWidgets.QDockWidget("Steps", self)
@@ -138,7 +139,21 @@ class MainWindow(QtWidgets.QMainWindow):
         # a first launch (nothing saved yet) opens with the tour, once
         self._tour_pending = settings is not None and not settings.allKeys()
         if settings is not None:
-            restore_settings(settings, controller, self)
+            with controller.one_computation():  # the saved model, sentence and options: computed once
+                restore_settings(settings, controller, self)
+
+    def _chips_area(self) -> QtWidgets.QScrollArea:
+        """The chips, at most CHIP_ROWS rows high and scrolling beyond: a long sentence's chips would
+        otherwise take the height the heatmap and arcs need."""
+        area = QtWidgets.QScrollArea()
+        area.setWidget(self.chips)
+        area.setWidgetResizable(True)
+        area.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        area.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        row = self.chips.fontMetrics().height() + 12  # a chip's height and the gap under it
+        area.setMaximumHeight(CHIP_ROWS * row)
+        area.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Maximum)
+        return area
 
     def _on_tables_clicked(self) -> None:
         self._tables_follow_size = False

@@ -131,6 +131,8 @@ class QtHeatmap(QtWidgets.QWidget):
         self.readout = QtWidgets.QLabel(" ")
         self.readout.setObjectName("heatmapReadout")
         self.readout.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        # a long readout is cut at the pane's edge (the tooltip has it whole) rather than widen the window
+        self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.colour_scale_box = QtWidgets.QComboBox()
         for key, text in COLOUR_SCALES.items():
             self.colour_scale_box.addItem(text, key)

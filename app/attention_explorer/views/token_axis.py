@@ -152,11 +152,13 @@ class TokenAxis(pg.AxisItem):
         """Where a label of `size` goes: centred on its word's place, against the plot's edge."""
         anchor, bounds = self._anchor(index), self.boundingRect()
         w, h = (size.height(), size.width()) if self._rotated else (size.width(), size.height())
-        if self.orientation == "left":
-            return QtCore.QRectF(bounds.right() - PAD_PX / 2 - w, anchor.y() - h / 2, w, h)
+        if self.orientation == "left":  # kept inside the edge: a word at the very end is not cut off
+            y = min(max(anchor.y() - h / 2, bounds.top()), bounds.bottom() - h)
+            return QtCore.QRectF(bounds.right() - PAD_PX / 2 - w, y, w, h)
+        x = min(max(anchor.x() - w / 2, bounds.left()), bounds.right() - w)
         if self.orientation == "top":
-            return QtCore.QRectF(anchor.x() - w / 2, bounds.bottom() - PAD_PX / 2 - h, w, h)
-        return QtCore.QRectF(anchor.x() - w / 2, bounds.top() + PAD_PX / 2, w, h)  # bottom
+            return QtCore.QRectF(x, bounds.bottom() - PAD_PX / 2 - h, w, h)
+        return QtCore.QRectF(x, bounds.top() + PAD_PX / 2, w, h)  # bottom
 
     def _visible_indices(self) -> range:
         view = self.linkedView()
@@ -178,7 +180,9 @@ class TokenAxis(pg.AxisItem):
         stride = max(1, math.ceil((max(along) + GAP_PX) / cell))  # one regular rhythm reads better than gaps
         for index in self._visible_indices():
             if index % stride == 0:
-                self._placed.append((index, self._rect_for(index, self._sizes[index])))
+                rect = self._rect_for(index, self._sizes[index])
+                if not self._placed or not rect.intersects(self._placed[-1][1]):  # an end word pushed inward
+                    self._placed.append((index, rect))
 
     def _focus_rect(self) -> QtCore.QRectF | None:
         if self._focus is None or self.linkedView() is None or self._focus not in self._visible_indices():
