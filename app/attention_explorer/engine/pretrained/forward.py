@@ -66,11 +66,11 @@ def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple 
     return Projections(apply_rope(q_raw, *rope), apply_rope(k_raw, *rope), v, q_raw, k_raw)
 
 
-def head_scores(arch: Architecture, p: Projections, out: np.ndarray | None = None) -> np.ndarray:
+def head_scores(arch: Architecture, q: np.ndarray, k: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Q·Kᵀ of every query head (heads, n, n), each against its shared key head."""
-    n = p.q.shape[1]
-    grouped_q = p.q.reshape(arch.n_kv_heads, arch.group, n, arch.d_head)
-    keys_t = p.k.transpose(0, 2, 1)[:, None]                 # (kv_heads, 1, d_head, n)
+    n = q.shape[1]
+    grouped_q = q.reshape(arch.n_kv_heads, arch.group, n, arch.d_head)
+    keys_t = k.transpose(0, 2, 1)[:, None]                   # (kv_heads, 1, d_head, n)
     target = None if out is None else out.reshape(arch.n_kv_heads, arch.group, n, n)
     return np.matmul(grouped_q, keys_t, out=target).reshape(arch.n_heads, n, n)
 
@@ -125,8 +125,8 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         x = norm(arch, h, layer.attn_norm, layer.attn_norm_bias) if arch.pre_norm else h
         attn_inputs.append(x)
         p = project(arch, layer, x, rope)
-        scores = head_scores(arch, p, out=weights[index])
-        scores *= scale
+        # Q scaled before the product: n × d values to scale instead of n × n.
+        scores = head_scores(arch, p.q * scale, p.k, out=weights[index])
         masked_softmax(scores, arch.is_decoder)
         outputs = head_outputs(arch, scores, p.v)
         for layer_index, head in ablate:

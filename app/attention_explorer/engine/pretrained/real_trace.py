@@ -72,7 +72,7 @@ class PretrainedTrace:
         x = self.forward_result.attn_inputs[layer]
         with single_blas_thread():
             p = project(arch, weights, x, rope_for(arch, self.n))
-            scores = head_scores(arch, p)
+            scores = head_scores(arch, p.q, p.k)
         scaled = scores / np.float32(np.sqrt(arch.d_head))
         mask = causal_mask(self.n) if arch.is_decoder else None
         masked = scaled.copy()
