@@ -56,3 +56,18 @@ def test_rollout_and_merging_run_on_a_real_trace(data):
     rolled = trace.rollout()
     assert rolled.shape == (2, trace.n, trace.n)
     np.testing.assert_allclose(rolled.sum(axis=-1), 1.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["tiny-gpt2", "tiny-llama.gguf"])
+def test_a_decoder_never_looks_ahead_adding_words_leaves_the_earlier_rows_unchanged(data, name):
+    model = open_pretrained(data / name)
+    short, long = model.run("the cat sat"), model.run("the cat sat on the mat")
+    n = short.n
+    assert long.tokens[:n] == short.tokens
+    np.testing.assert_allclose(long.weights[:, :, :n, :n], short.weights, atol=1e-6)
+
+
+def test_an_encoder_looks_both_ways_adding_words_changes_the_earlier_rows(data):
+    model = open_pretrained(data / "tiny-bert")
+    short, long = model.run("the cat sat"), model.run("the cat sat on the mat")
+    assert np.abs(long.weights[:, :, 1:3, 1:3] - short.weights[:, :, 1:3, 1:3]).max() > 1e-3

@@ -67,7 +67,12 @@ class PretrainedTrace:
         return attention_rollout(self.weights)
 
     def layer_trace(self, layer: int) -> Trace:
-        """Layer `layer` (0-based) as the Trace the single-layer views draw, every head with its q, k, v."""
+        """Layer `layer` (0-based) as the Trace the single-layer views draw, every head with its q, k, v.
+
+        X is what the layer's W_Q, W_K, W_V read (normalised first in GPT-2 and Llama); it also stands
+        in for the embedding, so the "embed" step shows the layer's input as it is. The weights are
+        the forward pass's own, so every view of a layer agrees with the model view to the bit.
+        """
         arch, weights = self.model.arch, self.model.layers[layer]
         x = self.forward_result.attn_inputs[layer]
         with single_blas_thread():
