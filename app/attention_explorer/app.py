@@ -139,8 +139,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # a first launch (nothing saved yet) opens with the tour, once
         self._tour_pending = settings is not None and not settings.allKeys()
         if settings is not None:
-            with controller.one_computation():  # the saved model, sentence and options: computed once
-                restore_settings(settings, controller, self)
+            restore_settings(settings, controller, self)
 
     def _chips_area(self) -> QtWidgets.QScrollArea:
         """The chips, at most CHIP_ROWS rows high and scrolling beyond: a long sentence's chips would
