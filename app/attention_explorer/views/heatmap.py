@@ -127,6 +127,7 @@ class QtHeatmap(QtWidgets.QWidget):
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(controller.colormap),
                                         interactive=False, width=16)
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        self._colour_bar_ticks: list | None = None  # None: pyqtgraph's own ticks
 
         self.readout = QtWidgets.QLabel(" ")
         self.readout.setObjectName("heatmapReadout")
@@ -248,7 +249,8 @@ class QtHeatmap(QtWidgets.QWidget):
         self.colour_scale_label.setVisible(weights)
         colours, levels = self._colour_values(display, weights)
         self.image.setImage(colours, autoLevels=False)
-        self.colorbar.setLevels(levels)
+        if tuple(self.colorbar.levels()) != tuple(levels):  # new levels redraw the colour bar and its axis
+            self.colorbar.setLevels(levels)
         self._label_colour_bar(weights)
         self.hatch.color = theme.muted()
         self.hatch.set_mask(hatched)
@@ -278,11 +280,10 @@ class QtHeatmap(QtWidgets.QWidget):
         return display, ((low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high))
 
     def _label_colour_bar(self, weights: bool) -> None:
-        axis = self.colorbar.axis
-        if weights and self._colour_scale == "row":
-            axis.setTicks([[(0.0, "0"), (1.0, "row's largest")]])
-        else:
-            axis.setTicks(None)
+        ticks = [[(0.0, "0"), (1.0, "row's largest")]] if weights and self._colour_scale == "row" else None
+        if ticks != self._colour_bar_ticks:  # the same ticks again would redraw the axis on every edit
+            self._colour_bar_ticks = ticks
+            self.colorbar.axis.setTicks(ticks)
 
     def _write_values(self, display: np.ndarray, colours: np.ndarray) -> None:
         """Each cell's value in black or white, whichever reads better on the cell's colour."""
