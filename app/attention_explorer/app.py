@@ -20,6 +20,7 @@ from .resources_path import resource_path
 from .settings import restore_settings, save_settings
 from .views import theme
 from .views.arc_diagram import QtArcDiagram
+from .views.chips_area import QtChipsArea
 from .views.heatmap import QtHeatmap
 from .views.model_editor import model_editor_dock
 from .views.options_bar import MATRIX_NAMES, QtOptionsBar
@@ -47,7 +48,6 @@ SHORTCUTS = (
 )
 
 
-CHIP_ROWS = 3           # rows of word chips shown before they scroll
 SHORT_WINDOW_PX = 900   # in a window less tall than this the step tables start folded away
 STEPS_DOCK_PX = 340     # the steps dock's height with its tables: every row of a short sentence
 
@@ -102,7 +102,7 @@ class MainWindow(QtWidgets.QMainWindow):
         layout = QtWidgets.QVBoxLayout(central)
         layout.setContentsMargins(10, 8, 10, 4)
         layout.addWidget(self.sentence_box)
-        layout.addWidget(self._chips_area())
+        layout.addWidget(QtChipsArea(self.chips))  # up to three rows of chips, scrolling beyond
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         self.steps_dock = QtWidgets.QDockWidget("Steps", self)
@@ -140,19 +140,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self._tour_pending = settings is not None and not settings.allKeys()
         if settings is not None:
             restore_settings(settings, controller, self)
-
-    def _chips_area(self) -> QtWidgets.QScrollArea:
-        """The chips, at most CHIP_ROWS rows high and scrolling beyond: a long sentence's chips would
-        otherwise take the height the heatmap and arcs need."""
-        area = QtWidgets.QScrollArea()
-        area.setWidget(self.chips)
-        area.setWidgetResizable(True)
-        area.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        area.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        row = self.chips.fontMetrics().height() + 12  # a chip's height and the gap under it
-        area.setMaximumHeight(CHIP_ROWS * row)
-        area.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Maximum)
-        return area
 
     def _on_tables_clicked(self) -> None:
         self._tables_follow_size = False
