@@ -155,11 +155,8 @@ class Controller(QtCore.QObject):
         self._model_source = source or model.name
         self._options = model.default_options
         self._sentence = model.default_sentence if sentence is None else sentence
-        self._retokenize()
-        self.model_changed.emit(model)
-        self.sentence_changed.emit(self._sentence)
-        self.options_changed.emit(self._options)
-        self._recompute()
+        self._recompute((self.model_changed, model), (self.sentence_changed, self._sentence),
+                        (self.options_changed, self._options))
 
     def open_model(self, name_or_path: str, sentence: str | None = None) -> None:
         """Load a built-in model by name or a model file; ModelError leaves the current model as it was."""
@@ -171,9 +168,7 @@ class Controller(QtCore.QObject):
         if sentence == self._sentence:
             return
         self._sentence = sentence
-        self._retokenize()
-        self.sentence_changed.emit(sentence)
-        self._recompute()
+        self._recompute((self.sentence_changed, sentence))
 
     def set_options(self, options: Options) -> None:
         if options == self._options:
@@ -182,8 +177,7 @@ class Controller(QtCore.QObject):
             raise engine.OptionsError(f"{options.heads} heads do not split d_proj = {self._model.d_proj}; "
                                       f"choose one of {self._model.allowed_heads()}")
         self._options = options
-        self.options_changed.emit(options)
-        self._recompute()
+        self._recompute((self.options_changed, options))
 
     def update_options(self, **changes) -> None:
         self.set_options(self._options.with_changes(**changes))
@@ -246,10 +240,8 @@ class Controller(QtCore.QObject):
             self.model_source_changed.emit(source)
 
     def notify_model_edited(self) -> None:
-        """The model was edited in place: tell the views that show it, then recompute."""
-        self._retokenize()  # an added word is known now
-        self.model_edited.emit(self._model)
-        self._recompute()
+        """The model was edited in place: recompute, and tell the views that show it."""
+        self._recompute((self.model_edited, self._model))
 
     def refresh(self) -> None:
         """Recompute with the same state (e.g. after the colour scheme changed)."""
@@ -257,14 +249,16 @@ class Controller(QtCore.QObject):
 
     # --- the one place the engine runs ----------------------------------------------------------
     def _retokenize(self) -> None:
-        """The typed words of the current sentence and model. Set before a signal announces a new
-        sentence or model, so a view that reads `words` in its slot never gets the last one's."""
+        """The typed words of the current sentence and model."""
         try:
             self._words = engine.tokenize(self._sentence, self._model.vocabulary).words
         except EngineError:  # text that is not valid Unicode: no words; the computation says why
             self._words = ()
 
-    def _recompute(self) -> None:
+    def _recompute(self, *changes: tuple[QtCore.SignalInstance, object]) -> None:
+        """Run the engine on the current state. `changes` are the (signal, value) pairs that say what
+        changed; they are emitted once the words, trace, head, focus and step all fit the new state,
+        so a view reading the controller in its slot never mixes the new model with the old trace."""
         started = time.perf_counter()
         was_final = self._step == self._final_step(self._trace)
         self._retokenize()
@@ -282,6 +276,8 @@ class Controller(QtCore.QObject):
         self._clear_tokens_out_of_range()
         if was_final and trace is not None:  # e.g. two heads now: W_O applies and finishes the computation
             self._step = max(0, min(self._final_step(trace), LAST_STEP))
+        for signal, value in changes:
+            signal.emit(value)
         self._set_error(error)
         self._set_status(self._describe(trace, elapsed_ms) if trace else error)
         # All the state fits the new trace before anyone hears of it, and the trace is announced
