@@ -84,6 +84,15 @@ def test_progress_is_reported_in_order_and_false_cancels(data):
         open_pretrained(data / "tiny-bert", progress=lambda fraction, text: fraction < 0.5)
 
 
+def test_a_forward_reports_each_layer_and_can_be_cancelled_between_layers(data):
+    model = open_pretrained(data / "tiny-gpt2")
+    heard = []
+    model.run("the cat", progress=lambda fraction, text: heard.append(text))
+    assert heard == ["layer 1 of 2", "layer 2 of 2"]
+    with pytest.raises(Cancelled):
+        model.run("the cat", progress=lambda fraction, text: text != "layer 2 of 2")
+
+
 def test_empty_text_and_missing_heads_are_clear_errors(data):
     model = open_pretrained(data / "tiny-gpt2")
     with pytest.raises(SentenceError, match="no text"):

@@ -13,7 +13,8 @@ The API the window and the command line use:
     model.name, model.family ("bert" | "gpt2" | "llama"), model.kind ("encoder" | "decoder"),
     model.n_layers, model.n_heads, model.n_kv_heads, model.d_model, model.is_decoder, model.max_tokens
 
-    trace = model.run(text, ablate=frozenset({(layer, head), ...}))   # 0-based; ablated heads output zero
+    trace = model.run(text, ablate=frozenset({(layer, head), ...}), progress=None)
+        # 0-based; ablated heads output zero; progress hears of every layer and may cancel
     trace.tokens       # tidy pieces ("play", "·ing", "[CLS]"); trace.labels: the same told apart ("the₁")
     trace.special      # bool per token;  trace.words: token indices of each word
     trace.encoded.truncated  # the text was cut at model.max_tokens

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .ops import ACTIVATIONS, apply_rope, layer_norm, masked_softmax, rms_norm, rope_tables
+from .progress import Progress, report
 from .weights import Architecture, LayerWeights, ModelWeights
 
 
@@ -111,8 +112,12 @@ def _feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.
     return _linear(hidden, layer.w_down, layer.b_down)
 
 
-def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, int]] = frozenset()) -> ForwardResult:
-    """Run `ids` through `model`; `ablate` holds (layer, head) pairs whose attention output is zeroed."""
+def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, int]] = frozenset(),
+            progress: Progress | None = None) -> ForwardResult:
+    """Run `ids` through `model`; `ablate` holds (layer, head) pairs whose attention output is zeroed.
+
+    `progress` hears of every layer and may cancel between layers (see progress.py).
+    """
     arch = model.arch
     n = len(ids)
     rope = rope_for(arch, n)
@@ -121,6 +126,7 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     layer_inputs, attn_inputs = [], []
     h = embed(model, ids)
     for index, layer in enumerate(model.layers):
+        report(progress, index / arch.n_layers, f"layer {index + 1} of {arch.n_layers}")
         layer_inputs.append(h)
         x = norm(arch, h, layer.attn_norm, layer.attn_norm_bias) if arch.pre_norm else h
         attn_inputs.append(x)

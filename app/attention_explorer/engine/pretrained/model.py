@@ -71,10 +71,12 @@ class PretrainedModel:
     def max_tokens(self) -> int:
         return self.tokenizer.max_tokens
 
-    def run(self, text: str, ablate: frozenset[tuple[int, int]] = frozenset()) -> PretrainedTrace:
+    def run(self, text: str, ablate: frozenset[tuple[int, int]] = frozenset(),
+            progress: Progress | None = None) -> PretrainedTrace:
         """Tokenise `text` and run the model; `ablate` switches off (layer, head) pairs (0-based).
 
-        Raises SentenceError for text that gives no tokens, OptionsError for a head that does not exist.
+        Raises SentenceError for text that gives no tokens, OptionsError for a head that does not exist,
+        Cancelled when `progress` (told of every layer) answers False.
         """
         ablate = frozenset(ablate)
         for layer, head in ablate:
@@ -83,7 +85,7 @@ class PretrainedModel:
                                    f"layers of {self.n_heads} heads")
         encoded = self.tokenizer.encode(text)
         with single_blas_thread():
-            result = forward(self.weights, encoded.ids, ablate)
+            result = forward(self.weights, encoded.ids, ablate, progress)
         return PretrainedTrace(
             model_name=self.name, text=text, encoded=encoded, labels=make_labels(encoded), weights=result.weights,
             ablated=ablate, next_tokens=self._next_tokens(result.next_logits), model=self.weights,
