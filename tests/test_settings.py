@@ -10,7 +10,8 @@ from PySide6 import QtCore
 
 from attention_explorer.app import MainWindow
 from attention_explorer.controller import Controller
-from attention_explorer.settings import MAX_SAVED_SENTENCE_CHARS, restore_settings
+from attention_explorer.engine import MAX_SENTENCE_CHARS
+from attention_explorer.settings import restore_settings
 
 NOTE = "Some saved settings could not be used and were reset: "
 
@@ -124,7 +125,7 @@ def test_a_remembered_sentence_of_a_megabyte_is_not_restored(qtbot, tmp_path):
     window = _start(qtbot, settings)
     assert window.controller.sentence == "the cat sat on the mat"
     assert window.statusBar().currentMessage() == NOTE + "model/sentence"
-    assert len(huge) > MAX_SAVED_SENTENCE_CHARS
+    assert len(huge) > MAX_SENTENCE_CHARS
 
 
 def test_a_sentence_that_is_not_text_is_reset(qtbot, tmp_path):

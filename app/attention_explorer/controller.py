@@ -249,7 +249,11 @@ class Controller(QtCore.QObject):
 
     # --- the one place the engine runs ----------------------------------------------------------
     def _retokenize(self) -> None:
-        """The typed words of the current sentence and model."""
+        """The typed words of the current sentence and model; none for a sentence the engine refuses
+        for its length (a pasted megabyte would otherwise become a hundred thousand chips)."""
+        if len(self._sentence) > engine.MAX_SENTENCE_CHARS:
+            self._words = ()
+            return
         try:
             self._words = engine.tokenize(self._sentence, self._model.vocabulary).words
         except EngineError:  # text that is not valid Unicode: no words; the computation says why

@@ -13,11 +13,8 @@ from collections.abc import Callable
 from PySide6 import QtCore, QtWidgets
 
 from .controller import Controller
-from .engine import EngineError, ModelError
+from .engine import MAX_SENTENCE_CHARS, EngineError, ModelError
 from .views import theme
-
-# A remembered sentence longer than this is not restored: the window would take long to open on it.
-MAX_SAVED_SENTENCE_CHARS = 20_000
 
 OPTION_FLAGS = ("scale", "causal", "positional")
 
@@ -91,8 +88,8 @@ def _text(value: object) -> str:
 def _sentence(value: object) -> str:
     if not isinstance(value, str):
         raise BadSetting(f"expected a text, found {type(value).__name__}")
-    if len(value) > MAX_SAVED_SENTENCE_CHARS:
-        raise BadSetting(f"{len(value):,} characters, more than {MAX_SAVED_SENTENCE_CHARS:,}")
+    if len(value) > MAX_SENTENCE_CHARS:  # longer than any sentence the app computes: not restored
+        raise BadSetting(f"{len(value):,} characters, more than {MAX_SENTENCE_CHARS:,}")
     return value
 
 
