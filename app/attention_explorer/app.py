@@ -48,6 +48,7 @@ SHORTCUTS = (
 )
 
 
+FRAME_PX = (10, 48)     # what a window's frame and title bar usually add around it
 SHORT_WINDOW_PX = 900   # in a window less tall than this the step tables start folded away
 STEPS_DOCK_PX = 340     # the steps dock's height with its tables: every row of a short sentence
 
@@ -150,15 +151,19 @@ class MainWindow(QtWidgets.QMainWindow):
             self.timeline.set_tables_shown(event.size().height() >= SHORT_WINDOW_PX)
 
     def _fit_steps_dock(self, tables_shown: bool) -> None:
-        height = STEPS_DOCK_PX if tables_shown else self.timeline.sizeHint().height()
+        """Folded: the strip's height. Open: room for the step's tables, at most half the window."""
+        height = self.timeline.sizeHint().height()
+        if tables_shown:
+            height = min(max(STEPS_DOCK_PX, self.timeline.wanted_height()), self.height() // 2 + 60)
         self.resizeDocks([self.steps_dock], [height], QtCore.Qt.Orientation.Vertical)
 
     @staticmethod
     def _first_size() -> QtCore.QSize:
-        """Most of the screen, up to 1600 × 1050: the heatmap, arcs and steps all need room."""
+        """The screen, less room for the window's frame, up to 1600 × 1050: the heatmap, arcs and steps
+        all need room (a step's three tables fill 1390 pixels)."""
         screen = QtGui.QGuiApplication.primaryScreen()
         available = screen.availableGeometry().size() if screen else QtCore.QSize(1280, 820)
-        return QtCore.QSize(min(1600, int(available.width() * 0.95)), min(1050, int(available.height() * 0.92)))
+        return QtCore.QSize(min(1600, available.width() - FRAME_PX[0]), min(1050, available.height() - FRAME_PX[1]))
 
     # --- actions, menus, toolbar ----------------------------------------------------------------
     def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QtGui.QAction:

@@ -323,6 +323,7 @@ class QtHeatmap(QtWidgets.QWidget):
         """Re-frame only when the pane or the matrix really changed: a late resize event must not
         undo the reader's zoom or Fit."""
         self._fit_plot()
+        self._update_value_visibility()
         rect = self.view.boundingRect()
         key = (None if self._shown is None else self._shown.shape, self._zoomable, round(rect.width()),
                round(rect.height()))

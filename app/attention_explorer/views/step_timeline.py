@@ -156,6 +156,12 @@ class QtStepTimeline(QtWidgets.QWidget):
         controller.focus_changed.connect(self._show_focus)
         self._refresh()
 
+    def wanted_height(self) -> int:
+        """The height that shows the controls and the current step's tables without scrolling."""
+        controls = self.layout().itemAt(0).sizeHint().height() + self.layout().spacing()
+        scrollbar = self.scroll.horizontalScrollBar().sizeHint().height()
+        return controls + self.panel.sizeHint().height() + scrollbar
+
     def tables_shown(self) -> bool:
         return not self.scroll.isHidden()
 
