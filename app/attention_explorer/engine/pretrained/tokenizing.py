@@ -85,7 +85,7 @@ class TextTokenizer:
         tokenizer = tk.Tokenizer(bpe)
         byte_level = tk.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
         # llama.cpp's "smollm" (and "starcoder") pre-tokenizer splits every digit off before GPT-2's rule.
-        digits = metadata.get("tokenizer.ggml.pre") in ("smollm", "starcoder", "qwen2", "refact")
+        digits = metadata.get("tokenizer.ggml.pre") in ("smollm", "starcoder", "refact")
         tokenizer.pre_tokenizer = (tk.pre_tokenizers.Sequence([tk.pre_tokenizers.Digits(individual_digits=True),
                                                                 byte_level]) if digits else byte_level)
         tokenizer.decoder = tk.decoders.ByteLevel()
