@@ -83,6 +83,7 @@ class QtTokenChips(QtWidgets.QWidget):
         super().__init__(parent)
         self.controller = controller
         self.chips: list[_Chip] = []
+        self._rebuilding = False
         self._layout = FlowLayout(self, spacing=5)
         self._apply_style_sheet()
         controller.trace_changed.connect(self._rebuild)
@@ -106,6 +107,7 @@ class QtTokenChips(QtWidgets.QWidget):
         labels = iter(trace.labels if trace else [])
         words = self.controller.words
         hovered_before = next((chip.token_index for chip in self.chips if chip.under_mouse), None)
+        self._rebuilding = True
         while len(self.chips) > len(words):
             chip = self.chips.pop()
             self._layout.takeAt(self._layout.count() - 1)
@@ -119,7 +121,7 @@ class QtTokenChips(QtWidgets.QWidget):
         for position, word in enumerate(words):
             if position == len(self.chips):
                 chip = _Chip()
-                chip.hovered.connect(self.controller.set_hovered)
+                chip.hovered.connect(self._on_chip_hovered)
                 chip.clicked.connect(lambda c=chip: self._on_chip_clicked(c))
                 self._layout.addWidget(chip)
                 self.chips.append(chip)
@@ -130,9 +132,15 @@ class QtTokenChips(QtWidgets.QWidget):
                 self.chips[position].show_unknown(word.text)
         if hidden_while_adding:
             self.show()
-        self._settle_hover(hovered_before)
+        self._rebuilding = False
+        # later, not while the trace is still being announced: the other views have not seen it yet
+        QtCore.QTimer.singleShot(0, self, lambda: self._settle_hover(hovered_before))
         self._restyle()
         self.updateGeometry()
+
+    def _on_chip_hovered(self, index: int | None) -> None:
+        if not self._rebuilding:  # hiding and showing the chips while rebuilding moves no mouse
+            self.controller.set_hovered(index)
 
     def _settle_hover(self, hovered_before: int | None) -> None:
         """The chip under the mouse may now show another word, or be gone (removed chips send no
