@@ -115,6 +115,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # one click on "Tables" opens them. A tab would hide the strip that drives the heatmap; a strip
         # keeps it in sight. Once the reader folds or opens the tables, the window leaves them so.
         self._tables_follow_size = True
+        self._dock_fitted = settings is not None and settings.contains("window/state")  # the reader's sizes stay
         self.timeline.tables_button.clicked.connect(self._on_tables_clicked)
         self.timeline.tables_shown_changed.connect(self._fit_steps_dock)
         self.statusBar().addWidget(self.status_line, 1)  # there from the start: a message never moves the layout
@@ -362,6 +363,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
+        if not self._dock_fitted:  # the tables can be measured only once they are laid out
+            self._dock_fitted = True
+            QtCore.QTimer.singleShot(0, self, lambda: self._fit_steps_dock(self.timeline.tables_shown()))
         if self._tour_pending:
             self._tour_pending = False
             self.settings.setValue("tour/seen", True)

@@ -44,6 +44,13 @@ def main(settings_path: str, long_sentence: str) -> None:
               "tables_shown": window.timeline.tables_shown(),
               "copy_visible": window.toolbar.widgetForAction(window.copy_action).isVisible(),
               "default": measure(window, app)}
+    window.timeline.set_tables_shown(True)  # what one click on "Tables" does
+    settle(app)
+    scroll = window.timeline.scroll
+    result["tables_scroll"] = [scroll.horizontalScrollBar().maximum(), scroll.verticalScrollBar().maximum()]
+    result["tables_cell"] = measure(window, app)["cell_w"]
+    window.timeline.set_tables_shown(False)
+    settle(app)
     window.controller.set_sentence(long_sentence)
     settle(app)
     result["long"] = measure(window, app)

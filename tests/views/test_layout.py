@@ -60,3 +60,11 @@ def test_a_forty_word_sentence_stays_readable_zoomed_in_if_it_must(measured):
 
 def test_short_screens_fold_the_step_tables_and_tall_ones_show_them(measured):
     assert measured["tables_shown"] == (measured["screen"][1] >= 1000)
+
+
+def test_opened_step_tables_show_every_row_and_the_whole_result_from_1400_wide(measured):
+    if measured["screen"][0] < 1400:
+        pytest.skip("at 1280 the step's three tables scroll sideways")
+    horizontal, vertical = measured["tables_scroll"]
+    assert horizontal == 0 and vertical <= 30  # at most a few pixels of the last row's border
+    assert measured["tables_cell"] >= 20  # and the heatmap keeps readable cells
