@@ -131,7 +131,8 @@ class QtScalingLesson(LessonPanel):
         plot.setLabel("left", "share of scores")
         plot.getAxis("left").enableAutoSIPrefix(False)
         plot.getAxis("left").setWidth(60)  # the same for both, so their x axes line up
-        self.curves[which] = plot.plot([0, 1], [0], stepMode="center", fillLevel=0)
+        # not antialiased: a smoothed fill leaves hairline white seams where its path is split
+        self.curves[which] = plot.plot([0, 1], [0], stepMode="center", fillLevel=0, antialias=False)
         return plot
 
     def refresh(self) -> None:
