@@ -152,10 +152,12 @@ class MainWindow(QtWidgets.QMainWindow):
             self.timeline.set_tables_shown(event.size().height() >= SHORT_WINDOW_PX)
 
     def _fit_steps_dock(self, tables_shown: bool) -> None:
-        """Folded: the strip's height. Open: room for the step's tables, at most half the window."""
+        """Folded: the strip's height. Open: room for the step's tables, but never so much that the
+        heatmap and arcs starve (a long sentence's tables scroll instead)."""
         height = self.timeline.sizeHint().height()
         if tables_shown:
-            height = min(max(STEPS_DOCK_PX, self.timeline.wanted_height()), self.height() // 2 + 60)
+            most = max(STEPS_DOCK_PX + 40, int(self.height() * 0.4))
+            height = min(max(STEPS_DOCK_PX, self.timeline.wanted_height()), most)
         self.resizeDocks([self.steps_dock], [height], QtCore.Qt.Orientation.Vertical)
 
     @staticmethod
