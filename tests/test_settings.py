@@ -145,3 +145,23 @@ def test_restore_returns_nothing_for_settings_it_saved_itself(qtbot, tmp_path):
     qtbot.addWidget(window)
     assert restore_settings(settings, again, window) == []
     assert again.model.name == "cats-chase-mice" and again.options.heads == 1 and again.options.positional
+
+
+def test_the_program_starts_from_a_damaged_settings_file(qtbot, tmp_path, monkeypatch):
+    from PySide6 import QtWidgets
+
+    from attention_explorer import settings as app_settings
+    from attention_explorer.cli import main
+
+    damaged = _settings(tmp_path, {"view/head": "abc", "window/geometry": "garbage", "options/heads": "[1",
+                                   "model/source": str(_deep_json(tmp_path / "deep.json")),
+                                   "model/sentence": "the dog was tired"})
+    monkeypatch.setattr(app_settings, "open_settings", lambda: damaged)
+    monkeypatch.setattr(QtWidgets.QApplication, "exec", lambda self: 0)  # return instead of running
+    assert main([]) == 0
+    windows = [w for w in QtWidgets.QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+    for window in windows:
+        qtbot.addWidget(window)
+    assert len(windows) == 1
+    assert windows[0].controller.sentence == "the dog was tired"
+    assert windows[0].statusBar().currentMessage() == NOTE + "window/geometry, model/source, options/heads, view/head"
