@@ -11,7 +11,7 @@ from ..errors import ModelError, OptionsError
 from ..threads import single_blas_thread
 from .catalog import KNOWN_MODELS, known_model_path
 from .forward import forward
-from .gguf_model import read_gguf_weights
+from .gguf_model import architecture_from_gguf, read_gguf_weights
 from .gguf_reader import GGUFFile
 from .hf_folder import read_hf_folder
 from .progress import Progress, report
@@ -110,18 +110,16 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) 
     Raises ModelError (naming the file and the field) for anything unusable, Cancelled when
     `progress` answers False.
     """
-    name = str(path_or_name)
-    path = known_model_path(name) if name in {m.name for m in KNOWN_MODELS} else Path(path_or_name)
-    if name not in {m.name for m in KNOWN_MODELS}:
-        name = path.name
+    known = str(path_or_name) in {m.name for m in KNOWN_MODELS}
+    path = known_model_path(str(path_or_name)) if known else Path(path_or_name)
+    name = str(path_or_name) if known else path.name
     report(progress, 0.0, f"opening {path.name}")
     if path.is_dir():
         weights = read_hf_folder(path, progress)
         tokenizer = TextTokenizer.from_file(path / "tokenizer.json", _max_tokens(weights.arch))
     elif path.suffix.lower() == ".gguf" and path.is_file():
-        gguf = GGUFFile(path)
-        arch_tokens = _max_tokens_for_gguf(gguf)
-        tokenizer = TextTokenizer.from_gguf(gguf.metadata, gguf.name, arch_tokens)
+        gguf = GGUFFile(path)  # the tokenizer first: a bad one fails before a second of dequantising
+        tokenizer = TextTokenizer.from_gguf(gguf.metadata, gguf.name, _max_tokens(architecture_from_gguf(gguf)))
         weights = read_gguf_weights(gguf, progress)
     elif not path.exists():
         raise ModelError(f"{path}: no such file or folder")
@@ -135,7 +133,3 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) 
 def _max_tokens(arch: Architecture) -> int:
     return min(arch.max_positions, DECODER_MAX_TOKENS if arch.is_decoder else ENCODER_MAX_TOKENS)
 
-
-def _max_tokens_for_gguf(gguf: GGUFFile) -> int:
-    context = int(gguf.metadata.get("llama.context_length", DECODER_MAX_TOKENS))
-    return min(context, DECODER_MAX_TOKENS)
