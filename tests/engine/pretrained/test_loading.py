@@ -192,3 +192,8 @@ def test_an_untied_decoder_needs_its_output_matrix(data, tmp_path):
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(ModelError, match="model.safetensors: tensor 'lm_head.weight' is missing"):
         open_pretrained(folder)
+
+
+def test_a_character_split_into_byte_pieces_shows_its_bytes(data):
+    trace = open_pretrained(data / "tiny-llama.gguf").run("Ü cat")
+    assert trace.tokens[:2] == ["\\xc3", "·\\x9c"] and trace.words[0] == (0, 1)

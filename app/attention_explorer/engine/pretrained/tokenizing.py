@@ -2,7 +2,8 @@
 
 Labels drop the markers tokenizers use for word boundaries (WordPiece `##`, byte-level `Ġ`,
 SentencePiece `▁`): a piece that continues the word before it is shown as `·piece`, specials keep
-their own text and are flagged. Words (runs of pieces) are what merging subwords sums over.
+their own text and are flagged. A byte-level piece holding part of a character shows those bytes
+(`\xc3`), so the pieces of one character stay told apart. Words (runs of pieces) are what merging subwords sums over.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ class TextTokenizer:
 
     def _tidy(self, piece: str) -> str:
         if self.byte_level:
-            piece = bytes(_BYTES.get(c, 63) for c in piece).decode("utf-8", errors="replace")
+            piece = bytes(_BYTES.get(c, 63) for c in piece).decode("utf-8", errors="backslashreplace")
         text = piece.removeprefix("##").replace("▁", " ")
         stripped = text.strip(" ")
         if not stripped:
