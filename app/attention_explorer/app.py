@@ -43,6 +43,7 @@ SHORTCUTS = (
     ("Space", "Play or pause the steps (while not typing in the sentence)"),
     ("← / →", "Step back / forward"),
     ("Home / End", "First / last step"),
+    ("+ / − / 0", "Zoom a long sentence's heatmap in, out, or fit it all (after a click on it)"),
     ("F1", "This list"),
     ("Ctrl+Q", "Quit"),
 )

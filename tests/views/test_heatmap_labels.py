@@ -1,8 +1,10 @@
 """The heatmap's word labels: for long sentences no two drawn labels of an axis overlap, the focused
 word's label is always drawn, and the top words stand upright when they do not fit side by side."""
 
+import numpy as np
 import pytest
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtTest import QTest
 
 from attention_explorer import engine
 from attention_explorer.controller import LOOKED_AT, LOOKING
@@ -59,3 +61,29 @@ def test_zoomed_in_the_focused_word_is_brought_into_sight(make_window):
     assert 190 in [i for i, _ in heatmap.top_axis.drawn_labels()]
     heatmap.fit_button.click()
     assert len(heatmap.visible_cells()[0]) == 200
+
+
+def test_the_colour_scale_can_fit_the_data_or_each_row_and_the_written_values_stay(make_window):
+    window = make_window()
+    heatmap, trace = window.heatmap, window.controller.trace
+    weights = trace.heads[0].weights
+    written = [label.text for label in heatmap.values.labels()]
+    assert tuple(heatmap.colorbar.levels()) == (0.0, 1.0)
+    heatmap.colour_scale_box.setCurrentIndex(1)
+    heatmap.colour_scale_box.activated.emit(1)
+    assert heatmap.colour_scale() == "data"
+    assert tuple(heatmap.colorbar.levels()) == (weights.min(), weights.max())
+    heatmap.set_colour_scale("row")
+    np.testing.assert_allclose(heatmap.image.image, weights / weights.max(axis=1, keepdims=True))
+    assert [label.text for label in heatmap.values.labels()] == written  # the numbers are the weights themselves
+
+
+def test_zoom_keys_and_fit(qtbot, make_window):
+    window = make_window(sentence=sentence_of(200))
+    heatmap = window.heatmap
+    before = len(heatmap.visible_cells()[1])
+    heatmap.graphics.setFocus()
+    QTest.keyClick(heatmap.graphics, QtCore.Qt.Key.Key_Minus)
+    assert len(heatmap.visible_cells()[1]) > before
+    QTest.keyClick(heatmap.graphics, QtCore.Qt.Key.Key_0)
+    assert len(heatmap.visible_cells()[1]) == 200

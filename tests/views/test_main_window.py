@@ -193,3 +193,13 @@ def test_values_are_written_in_cells_only_while_they_fit(qtbot, make_window):
     assert len(labels) == 36 and labels[2 * 6 + 1].text == "0.80"  # sat → cat
     type_sentence(qtbot, window, " ".join(["the cat sat on the mat"] * 7))  # 42 words: cells too small
     assert not window.heatmap.values_written()
+
+
+def test_a_message_after_an_export_does_not_move_the_views(make_window, tmp_path):
+    window = make_window()
+    QtWidgets.QApplication.processEvents()
+    before = window.heatmap.mapTo(window, window.heatmap.rect().bottomRight())
+    assert window.export_to("heatmap", str(tmp_path / "h.png"))
+    QtWidgets.QApplication.processEvents()
+    assert "Exported h.png" in window.statusBar().currentMessage()
+    assert window.heatmap.mapTo(window, window.heatmap.rect().bottomRight()) == before
