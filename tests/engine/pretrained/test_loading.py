@@ -134,6 +134,8 @@ def test_wrong_shape_names_the_tensor_and_both_shapes(data, tmp_path):
     ({"num_attention_heads": 5}, "config.json: 5 heads"),
     ({"hidden_act": "relu6"}, "config.json: activation 'relu6' is not supported"),
     ({"num_hidden_layers": None}, "config.json: field 'num_hidden_layers' is missing"),
+    ({"intermediate_size": 20_000_000}, r"config.json: the model has about 2.6 billion weights, 10 GiB as "
+                                        r"float32; the largest this app opens is 1 billion"),
     ({"position_embedding_type": "relative_key"}, "config.json: 'position_embedding_type' is 'relative_key'; "
                                                   "only 'absolute' is supported"),
 ])

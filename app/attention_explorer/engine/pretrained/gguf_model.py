@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import ModelError
 from .gguf_reader import GGUFFile
 from .progress import Progress, report
-from .weights import Architecture, LayerWeights, ModelWeights, TensorSource
+from .weights import Architecture, LayerWeights, ModelWeights, TensorSource, check_size
 
 
 def unpermute(weight: np.ndarray, heads: int) -> np.ndarray:
@@ -68,6 +68,7 @@ class _LazyTensors(dict):
 def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None) -> ModelWeights:
     """Every weight of the Llama model in `gguf`, float32, with the q/k rows in HF order."""
     arch = architecture_from_gguf(gguf)
+    check_size(arch, gguf.name)
     src = TensorSource(gguf.name, _LazyTensors(gguf))
     d, f = arch.d_model, arch.d_ff
     dq, dkv = arch.n_heads * arch.d_head, arch.n_kv_heads * arch.d_head

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..errors import ModelError
 from .progress import Progress, report
 from .safetensors_reader import read_safetensors
-from .weights import FAMILIES, Architecture, LayerWeights, ModelWeights, TensorSource
+from .weights import FAMILIES, Architecture, LayerWeights, ModelWeights, TensorSource, check_size
 
 _ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu_fast": "gelu_tanh",
                 "silu": "silu", "swish": "silu"}
@@ -99,6 +99,7 @@ def read_hf_folder(folder: Path, progress: Progress | None = None) -> ModelWeigh
     folder = Path(folder)
     config = read_config(folder)
     arch = architecture_from_config(config)
+    check_size(arch, "config.json")
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise ModelError(f"{folder}: no *.safetensors file (only the safetensors format is read)")

@@ -45,9 +45,28 @@ class Architecture:
         return self.family != "bert"
 
     @property
+    def parameters(self) -> int:
+        """About how many numbers the model holds (embeddings and blocks; biases and norms left out)."""
+        d, q, kv = self.d_model, self.n_heads * self.d_head, self.n_kv_heads * self.d_head
+        per_layer = d * (2 * q + 2 * kv) + (3 if self.activation == "silu" else 2) * d * self.d_ff
+        return self.vocab_size * d + self.n_layers * per_layer
+
+    @property
     def group(self) -> int:
         """How many query heads share one key/value head: query head h reads kv head h // group."""
         return self.n_heads // self.n_kv_heads
+
+
+# Every weight is held as float32 in memory: a billion of them is 4 GB, about the most a laptop
+# can spare beside the app. Larger models are refused before anything is read.
+MAX_PARAMETERS = 1_000_000_000
+
+
+def check_size(arch: Architecture, file_name: str) -> None:
+    if arch.parameters > MAX_PARAMETERS:
+        raise ModelError(f"{file_name}: the model has about {arch.parameters / 1e9:.1f} billion weights, "
+                         f"{arch.parameters * 4 / 2 ** 30:.0f} GiB as float32; the largest this app opens is "
+                         f"{MAX_PARAMETERS / 1e9:.0f} billion")
 
 
 @dataclass
