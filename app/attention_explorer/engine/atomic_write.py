@@ -52,8 +52,10 @@ def check_writable_target(path: str | os.PathLike) -> Path:
         for test, code, reason in _NOT_REGULAR:
             if test(info.st_mode):
                 raise OSError(code, reason, str(path))
-        if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
+        if not info.st_mode & 0o222:  # refused even for root, who could write it anyway
             raise OSError(errno.EACCES, "the file is read-only", str(path))
+        if not os.access(target, os.W_OK):
+            raise OSError(errno.EACCES, "you have no permission to change this file", str(path))
     _check_folder(target.parent, str(path))
     return target
 
