@@ -4,6 +4,8 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attention_explorer.engine.errors import ModelError
 from attention_explorer.engine.pretrained.gguf_model import unpermute
@@ -31,6 +33,36 @@ def test_q4_1_block_is_scale_times_nibble_plus_minimum():
     nibbles = bytes([0x21] * 16)  # low nibble 1, high nibble 2
     values = dequantize("Q4_1", np.frombuffer(_half(0.25) + _half(-1.0) + nibbles, np.uint8))
     np.testing.assert_array_equal(values, [1 * 0.25 - 1.0] * 16 + [2 * 0.25 - 1.0] * 16)
+
+
+def _one_value_at_a_time(kind: str, raw: bytes) -> list[float]:
+    """llama.cpp's block layouts read the slow, obvious way."""
+    size = {"Q8_0": 34, "Q4_0": 18, "Q4_1": 20}[kind]
+    values = []
+    for start in range(0, len(raw), size):
+        block = raw[start:start + size]
+        d = float(np.frombuffer(block[:2], np.float16)[0])
+        if kind == "Q8_0":
+            values += [d * q for q in np.frombuffer(block[2:], np.int8).tolist()]
+            continue
+        m = float(np.frombuffer(block[2:4], np.float16)[0]) if kind == "Q4_1" else 0.0
+        quants = block[size - 16:]
+        nibbles = [b & 0x0F for b in quants] + [b >> 4 for b in quants]
+        values += [(q - 8) * d if kind == "Q4_0" else q * d + m for q in nibbles]
+    return values
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["Q8_0", "Q4_0", "Q4_1"]), st.integers(1, 4), st.data())
+def test_dequantising_any_blocks_matches_reading_them_one_value_at_a_time(kind, blocks, data):
+    size = {"Q8_0": 34, "Q4_0": 18, "Q4_1": 20}[kind]
+    scales = data.draw(st.lists(st.floats(-4, 4, width=16), min_size=2 * blocks, max_size=2 * blocks))
+    raw = b""
+    for b in range(blocks):
+        header = _half(scales[2 * b]) + (_half(scales[2 * b + 1]) if kind == "Q4_1" else b"")
+        raw += header + data.draw(st.binary(min_size=size - len(header), max_size=size - len(header)))
+    expected = np.array(_one_value_at_a_time(kind, raw), dtype=np.float32)
+    np.testing.assert_allclose(dequantize(kind, np.frombuffer(raw, np.uint8)), expected, rtol=1e-6, atol=1e-6)
 
 
 def test_unpermute_restores_hf_row_order():
