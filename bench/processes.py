@@ -8,7 +8,6 @@ Runs of the app and of its anchor alternate, so a busy moment of the machine fal
 from __future__ import annotations
 
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,18 +66,19 @@ def _wall_ms(command: list[str]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def first_paint(runs: int) -> tuple[float, float]:
-    """Median ms to the window's first paint: the app's, a bare one-plot window's."""
+def first_paint(runs: int) -> tuple[list[float], list[float]]:
+    """Ms to the window's first paint, run by run: the app's, and a bare one-plot window's started
+    right after it (pairs share the machine's moment: compare them pair by pair)."""
     _python(FIRST_PAINT_APP)  # compiles what is not compiled yet, as the first start after installing would
     app, bare = [], []
     for _ in range(runs):
         app.append(_python(FIRST_PAINT_APP))
         bare.append(_python(FIRST_PAINT_BARE))
-    return statistics.median(app), statistics.median(bare)
+    return app, bare
 
 
-def commands(runs: int) -> tuple[dict[str, float], float]:
-    """Median wall ms of each headless command, and of `python -c "import numpy"`."""
+def commands(runs: int) -> tuple[dict[str, list[float]], list[float]]:
+    """Wall ms of each headless command, run by run, and of `python -c "import numpy"` run before them."""
     command = [str(Path(sys.executable).with_name("attention-explorer"))]
     with tempfile.TemporaryDirectory() as folder:
         cases = {
@@ -94,4 +94,4 @@ def commands(runs: int) -> tuple[dict[str, float], float]:
             numpy.append(_wall_ms([sys.executable, "-c", "import numpy"]))
             for name, argv in cases.items():
                 times[name].append(_wall_ms(argv))
-    return {name: statistics.median(t) for name, t in times.items()}, statistics.median(numpy)
+    return times, numpy
