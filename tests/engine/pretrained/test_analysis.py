@@ -5,7 +5,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attention_explorer.engine.pretrained.analysis import attention_rollout, hide_tokens, merge_words
+from attention_explorer.engine.pretrained.analysis import (
+    attention_rollout,
+    hide_tokens,
+    merge_words,
+    words_after_hiding,
+)
 
 A = np.array([[0.5, 0.5, 0.0],
               [0.2, 0.6, 0.2],
@@ -35,6 +40,15 @@ def test_a_row_that_only_looked_at_hidden_tokens_stays_zero():
     only_sink = hide_tokens(np.array([[0.0, 1.0], [0.0, 1.0]]), [1])
     np.testing.assert_array_equal(only_sink.weights, [[0.0]])
     np.testing.assert_array_equal(only_sink.removed, [1.0])
+
+
+def test_hiding_then_merging_uses_the_words_renumbered():
+    # [CLS] play ·ing [SEP]: hide both specials, then merge "play·ing" into one word.
+    weights = np.array([[0.4, 0.2, 0.2, 0.2], [0.5, 0.25, 0.25, 0.0], [0.0, 0.5, 0.5, 0.0], [0.25] * 4])
+    hidden = hide_tokens(weights, [0, 3])
+    words = words_after_hiding([(0,), (1, 2), (3,)], hidden.kept)
+    assert words == ((0, 1),)
+    np.testing.assert_allclose(merge_words(hidden.weights, words), [[1.0]])
 
 
 def test_rollout_of_one_layer_mixes_the_head_average_with_the_identity():

@@ -28,11 +28,12 @@ The API the window and the command line use:
 
     merge_words(weights, trace.words)   # word-level weights (sum over looked-at pieces, mean over looking)
     hide_tokens(weights, indices)       # drop e.g. specials or a sink, renormalise rows; says how much was removed
+    words_after_hiding(trace.words, hidden.kept)   # the words renumbered, to merge after hiding
 
 Loading and running take from milliseconds to a few seconds: call them off the GUI thread.
 """
 
-from .analysis import HiddenTokens, attention_rollout, hide_tokens, merge_words
+from .analysis import HiddenTokens, attention_rollout, hide_tokens, merge_words, words_after_hiding
 from .catalog import KNOWN_MODELS, KnownModel, installed_models, known_model_path
 from .model import PretrainedModel, open_pretrained
 from .progress import Cancelled, Progress
@@ -42,5 +43,5 @@ from .tokenizing import CONTINUATION, Encoded
 __all__ = [
     "CONTINUATION", "KNOWN_MODELS", "Cancelled", "Encoded", "HiddenTokens", "KnownModel", "NextToken",
     "PretrainedModel", "PretrainedTrace", "Progress", "attention_rollout", "hide_tokens", "installed_models",
-    "known_model_path", "merge_words", "open_pretrained",
+    "known_model_path", "merge_words", "open_pretrained", "words_after_hiding",
 ]

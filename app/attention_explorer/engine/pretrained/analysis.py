@@ -65,3 +65,11 @@ def hide_tokens(weights: np.ndarray, hidden: Sequence[int]) -> HiddenTokens:
     totals = weights[keep].sum(axis=1)
     removed = np.divide(totals - remaining[:, 0], totals, out=np.zeros_like(totals), where=totals > 0)
     return HiddenTokens(renormalised, keep, removed)
+
+
+def words_after_hiding(words: Sequence[Sequence[int]], kept: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """The words in the numbering of `hide_tokens(...).weights`, to merge after hiding: each word's
+    kept pieces by their new index; a word with no piece left (a hidden special) is dropped."""
+    new_index = {old: new for new, old in enumerate(kept)}
+    remapped = (tuple(new_index[i] for i in word if i in new_index) for word in words)
+    return tuple(word for word in remapped if word)
