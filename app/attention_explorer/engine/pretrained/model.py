@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import ModelError, OptionsError
 from ..threads import single_blas_thread
 from .catalog import KNOWN_MODELS, known_model_path
+from .dependencies import require
 from .forward import forward
 from .gguf_model import architecture_from_gguf, read_gguf_weights
 from .gguf_reader import GGUFFile
@@ -114,6 +115,7 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) 
     path = known_model_path(str(path_or_name)) if known else Path(path_or_name)
     name = str(path_or_name) if known else path.name
     report(progress, 0.0, f"opening {path.name}")
+    require("tokenizers", "reading a real model's tokenizer")  # before any waiting, not after
     if path.is_dir():
         weights = read_hf_folder(path, progress)
         tokenizer = TextTokenizer.from_file(path / "tokenizer.json", _max_tokens(weights.arch))
