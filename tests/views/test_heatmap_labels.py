@@ -87,3 +87,12 @@ def test_zoom_keys_and_fit(qtbot, make_window):
     assert len(heatmap.visible_cells()[1]) > before
     QTest.keyClick(heatmap.graphics, QtCore.Qt.Key.Key_0)
     assert len(heatmap.visible_cells()[1]) == 200
+
+
+def test_the_axis_titles_never_sit_over_the_words(make_window):
+    window = make_window(sentence=sentence_of(40))
+    window.heatmap.fit()
+    QtWidgets.QApplication.processEvents()
+    for axis in (window.heatmap.left_axis, window.heatmap.top_axis):
+        title = axis.label.sceneBoundingRect()
+        assert not any(title.intersects(rect) for _, rect in axis.drawn_labels())
