@@ -71,14 +71,17 @@ class QtRowBars(QtWidgets.QWidget):
         weights = trace.heads[self.controller.head].weights
         looked_at = self.controller.focus_role == LOOKED_AT
         self._row = weights[:, focus] if looked_at else weights[focus]
-        brushes = [theme.highlight() if j == focus else theme.head_color(self.controller.head) for j in range(trace.n)]
+        brushes = [QtGui.QBrush(theme.head_color(self.controller.head))] * trace.n  # one brush, shared
+        brushes[focus] = QtGui.QBrush(theme.highlight())
         self.bars.setOpts(x=np.arange(trace.n), height=self._row, width=0.7, brushes=brushes, pen=None)
         ink = theme.foreground()
         masked = trace.mask[:, focus] if looked_at and trace.mask is not None else (
             trace.mask[focus] if trace.mask is not None else np.zeros(trace.n, bool))
+        # written only where they fit: measuring 512 hidden labels cost more than the bars
+        fits = self._values_fit(trace)
         self.values.set_labels([Label(j, float(w) + 0.02, f"{w:.2f}", ink) for j, w in enumerate(self._row)
-                                if not masked[j]])
-        self._update_value_visibility()
+                                if not masked[j]] if fits else [])
+        self.values.setVisible(fits)
         self.axis.set_focus(focus)
         word = trace.labels[focus]
         title = f"who looks at “{word}”" if looked_at else f"where “{word}” looks"
@@ -90,9 +93,15 @@ class QtRowBars(QtWidgets.QWidget):
             self._title = (text, color.rgba())
             self.plot.setTitle(text, color=color, size="9pt")
 
+    def _values_fit(self, trace) -> bool:
+        return self.plot.getViewBox().width() / max(trace.n, 1) >= MIN_BAR_PX_FOR_VALUES
+
     def _update_value_visibility(self, *_):
         trace = self.controller.trace
         if trace is None:
             return
-        bar_px = self.plot.getViewBox().width() / max(trace.n, 1)
-        self.values.setVisible(bar_px >= MIN_BAR_PX_FOR_VALUES)
+        fits = self._values_fit(trace)
+        if fits and self._row is not None and not self.values.labels():
+            self._redraw()  # the bars grew wide enough: write their values now
+            return
+        self.values.setVisible(fits)

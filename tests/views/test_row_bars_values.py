@@ -1,0 +1,24 @@
+"""The bars' values are written only while they fit, and appear once the bars grow wide enough."""
+
+from PySide6 import QtWidgets
+
+from attention_explorer import engine
+from attention_explorer.controller import Controller
+from attention_explorer.views.row_bars import QtRowBars
+
+
+def test_values_appear_when_the_bars_grow_wide_enough(qtbot):
+    controller = Controller(engine.load_builtin("cat-sat-on-mat"), " ".join(["the cat sat on the mat"] * 5))
+    bars = QtRowBars(controller)
+    qtbot.addWidget(bars)
+    bars.resize(400, 300)  # thirty bars of about 12 px: no room for "0.25"
+    bars.show()
+    qtbot.waitExposed(bars)
+    controller.set_hovered(2)
+    QtWidgets.QApplication.processEvents()
+    assert not bars.values_written()
+    bars.resize(1800, 300)
+    QtWidgets.QApplication.processEvents()
+    assert bars.values_written()
+    written = [label.text for label in bars.values.labels()]
+    assert written == [f"{w:.2f}" for w in controller.trace.heads[0].weights[2]]
