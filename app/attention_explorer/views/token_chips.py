@@ -30,6 +30,7 @@ class _Chip(QtWidgets.QLabel):
         self.token_index: int | None = None
         self.under_mouse = False
         self.unknown_word: str | None = None
+        self._flags: dict[str, bool] = {}  # the style-sheet properties as last set
         self.setMouseTracking(True)
 
     def show_token(self, label: str, index: int) -> None:
@@ -49,7 +50,11 @@ class _Chip(QtWidgets.QLabel):
         self.setCursor(QtCore.Qt.CursorShape.WhatsThisCursor)
 
     def set_state(self, **flags: bool) -> None:
-        """Set the style-sheet properties; re-polish only when one really changed (polish is slow)."""
+        """Set the style-sheet properties; re-polish only when one really changed (polish is slow).
+        Compared in Python first: asking Qt for three properties of 500 chips on each hover adds up."""
+        if flags == self._flags:
+            return
+        self._flags = dict(flags)
         changed = False
         for name, value in flags.items():
             if self.property(name) != value:
