@@ -33,7 +33,7 @@ def test_typing_updates_the_heatmap_to_exactly_the_traces_weights(qtbot, make_wi
     trace = window.controller.trace
     assert trace.tokens == ["my", "dog", "chased", "a", "ball"]
     np.testing.assert_array_equal(window.heatmap.image.image, trace.heads[0].weights)
-    assert window.heatmap.left_axis._labels == ["my", "dog", "chased", "a", "ball"]
+    assert window.heatmap.left_axis.labels() == ["my", "dog", "chased", "a", "ball"]
 
 
 def test_unknown_words_are_flagged_and_the_rest_computed(qtbot, make_window):
@@ -73,7 +73,7 @@ def _assert_everyone_highlights(window, index):
     heat = window.heatmap
     assert heat.row_highlight.isVisible() and heat.row_highlight.rect().center().y() == index
     assert heat.col_highlight.rect().center().x() == index
-    assert heat.left_axis._focus == index
+    assert heat.left_axis.focus() == index
     assert window.chips.chip_for_token(index).property("focused")
     assert window.arcs.label(LEFT, index).color == theme.highlight() and window.arcs.label(RIGHT, index).bold
     assert window.arcs.label(LEFT, (index + 1) % 6).color != theme.highlight()

@@ -83,8 +83,6 @@ class _CellImage(pg.ImageItem):
 class QtHeatmap(QtWidgets.QWidget):
     """The heatmap of the matrix the controller says to show, for the selected head."""
 
-    cell_hovered = QtCore.Signal(object)  # (row, col) or None
-
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
@@ -436,7 +434,6 @@ class QtHeatmap(QtWidgets.QWidget):
 
     # --- hover and highlight --------------------------------------------------------------------
     def _on_cell_hovered(self, cell, screen_pos) -> None:
-        self.cell_hovered.emit(cell)
         if cell is None:
             self.hover_text = ""
             self.readout.setText(" ")
