@@ -96,3 +96,14 @@ def test_the_axis_titles_never_sit_over_the_words(make_window):
     for axis in (window.heatmap.left_axis, window.heatmap.top_axis):
         title = axis.label.sceneBoundingRect()
         assert not any(title.intersects(rect) for _, rect in axis.drawn_labels())
+
+
+def test_a_long_sentence_opens_with_colours_per_row_until_the_reader_chooses(make_window):
+    window = make_window(sentence=sentence_of(40))
+    heatmap = window.heatmap
+    assert heatmap.colour_scale() == "row" and heatmap.colour_scale_box.currentData() == "row"
+    window.controller.set_sentence("the cat sat on the mat")
+    assert heatmap.colour_scale() == "fixed"
+    heatmap.set_colour_scale("data")
+    window.controller.set_sentence(sentence_of(40))
+    assert heatmap.colour_scale() == "data"  # the reader's choice stays

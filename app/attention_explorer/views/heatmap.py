@@ -38,6 +38,7 @@ MAX_WRITTEN_CELLS = 40 * 40
 MIN_FIT_CELL_PX = 12.0   # below this, the whole matrix would be unreadable: open zoomed in
 ZOOMED_CELL_PX = 18.0    # the cell size a long sentence opens at
 MAX_CELL_PX = 120.0      # zooming in stops here
+LONG_SENTENCE_WORDS = 16  # above this, the weights' colours span each row unless the reader chose otherwise
 UNLIMITED_PX = 1e6       # "no maximum size" for a graphics item
 COLOUR_SCALES = {"fixed": "0 – 1", "data": "fit to the data", "row": "each row"}
 
@@ -89,6 +90,7 @@ class QtHeatmap(QtWidgets.QWidget):
         self.hover_text = ""
         self._shown: np.ndarray | None = None
         self._colour_scale = "fixed"
+        self._colour_scale_chosen = False  # until the reader picks one, it follows the sentence's length
         self._zoomable = False
         self._framed_for: tuple | None = None  # (shape, zoomable, view size) the range was last framed for
 
@@ -218,13 +220,25 @@ class QtHeatmap(QtWidgets.QWidget):
         return self._colour_scale
 
     def set_colour_scale(self, key: str) -> None:
-        """"fixed" (0–1), "data" (the shown weights' span) or "row" (each row from 0 to its largest)."""
+        """"fixed" (0–1), "data" (the shown weights' span) or "row" (each row from 0 to its largest).
+        A choice made here stays; before one is made, see _follow_length."""
         if key not in COLOUR_SCALES:
             raise ValueError(f"a colour scale is one of {', '.join(COLOUR_SCALES)}, not {key!r}")
+        self._colour_scale_chosen = True
         if key != self._colour_scale:
-            self._colour_scale = key
-            self.colour_scale_box.setCurrentIndex(list(COLOUR_SCALES).index(key))
+            self._set_colour_scale(key)
             self._redraw()
+
+    def _set_colour_scale(self, key: str) -> None:
+        self._colour_scale = key
+        with QtCore.QSignalBlocker(self.colour_scale_box):
+            self.colour_scale_box.setCurrentIndex(list(COLOUR_SCALES).index(key))
+
+    def _follow_length(self, n: int) -> None:
+        """0–1 for a short sentence (comparable from one sentence to the next); each row for a long
+        one, whose weights are all near 1/n and would share one dark colour on 0–1."""
+        if not self._colour_scale_chosen:
+            self._set_colour_scale("row" if n > LONG_SENTENCE_WORDS else "fixed")
 
     # --- redraw ---------------------------------------------------------------------------------
     def _redraw(self, *_):
@@ -243,6 +257,7 @@ class QtHeatmap(QtWidgets.QWidget):
         shown = np.isfinite(matrix) if hatched is None else np.isfinite(matrix) & ~hatched
         display = np.where(shown, matrix, np.nan)
         weights = self.controller.matrix == "weights"
+        self._follow_length(trace.n)
         self.colour_scale_box.setVisible(weights)
         self.colour_scale_label.setVisible(weights)
         colours, levels = self._colour_values(display, weights)
