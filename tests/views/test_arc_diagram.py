@@ -9,6 +9,7 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 
 from attention_explorer import engine
+from attention_explorer.cli import main
 from attention_explorer.controller import LOOKED_AT, LOOKING, Controller
 from attention_explorer.image_export import svg_bytes
 from attention_explorer.views import theme
@@ -144,11 +145,26 @@ def test_a_word_whose_label_was_thinned_out_can_still_be_hovered_and_shows_in_fu
 def test_a_long_sentence_exports_to_svg_with_no_overlapping_words(make_arcs):
     arcs = make_arcs(200, size=(520, 700))
     arcs.controller.set_pinned(57)
-    root = ET.fromstring(svg_bytes(arcs))
+    _assert_svg_words_apart(svg_bytes(arcs), arcs.controller.trace.labels, must_show=57)
+
+
+def test_the_command_line_exports_a_long_sentences_arcs_with_no_overlapping_words(tmp_path):
+    model = engine.load_builtin("cat-sat-on-mat")
+    target = tmp_path / "arcs.svg"
+    assert main(["export", "--view", "arcs", "--sentence", sentence_of(200, model), "-o", str(target)]) == 0
+    labels = engine.run(model, sentence_of(200, model)).labels
+    _assert_svg_words_apart(target.read_bytes(), labels)
+
+
+def _assert_svg_words_apart(svg: bytes, labels: list[str], must_show: int | None = None) -> None:
+    """Word labels of each side of an exported SVG sit at least a line apart."""
+    root = ET.fromstring(svg)
     texts = [(float(t.get("x", 0)), float(t.get("y", 0)), float(t.get("font-size") or _inherited_size(root, t)),
               "".join(t.itertext()).strip()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
-    words = [t for t in texts if t[3] in set(arcs.controller.trace.labels)]  # not the legend
-    assert len(words) > 40 and arcs.controller.trace.labels[57] in {t[3] for t in words}
+    words = [t for t in texts if t[3] in set(labels)]  # not the legend
+    assert len(words) > 40
+    if must_show is not None:
+        assert labels[must_show] in {t[3] for t in words}
     middle = float(root.get("viewBox").split()[2]) / 2
     for left_side in (True, False):
         column = sorted((y, size) for x, y, size, _ in words if (x < middle) == left_side)
