@@ -95,9 +95,10 @@ def test_the_editor_dock_is_hidden_until_the_view_menu_shows_it(make_window):
     window = make_window("cats-chase-mice")
     dock = window.model_editor_dock
     assert not dock.isVisible()
+    assert dock.widget() is None  # not even built: the start does not pay for it
     assert dock.toggleViewAction() in window.menuBar().actions()[2].menu().actions()
     dock.toggleViewAction().trigger()
-    assert dock.isVisible()
+    assert dock.isVisible() and dock.widget() is not None
     tab_names = [panel(window).tabs.tabBar().accessibleTabName(i) for i in range(5)]
     assert tab_names == ["Embeddings", "W_Q", "W_K", "W_V", "W_O"]
     assert not panel(window).tabs.isTabVisible(4), "cats-chase-mice has no W_O"
