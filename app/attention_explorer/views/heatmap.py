@@ -38,6 +38,7 @@ MAX_WRITTEN_CELLS = 40 * 40
 MIN_FIT_CELL_PX = 12.0   # below this, the whole matrix would be unreadable: open zoomed in
 ZOOMED_CELL_PX = 18.0    # the cell size a long sentence opens at
 MAX_CELL_PX = 120.0      # zooming in stops here
+COLOUR_BAR_TEXT_PX = 64  # room for the colour bar's numbers, or "row max"
 LONG_SENTENCE_WORDS = 16  # above this, the weights' colours span each row unless the reader chose otherwise
 UNLIMITED_PX = 1e6       # "no maximum size" for a graphics item
 COLOUR_SCALES = {"fixed": "0 – 1", "data": "fit to the data", "row": "each row"}
@@ -127,6 +128,8 @@ class QtHeatmap(QtWidgets.QWidget):
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(controller.colormap),
                                         interactive=False, width=16)
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        self.colorbar.axis.setWidth(COLOUR_BAR_TEXT_PX)  # one width for every span, so the plot's size holds
+        self.colorbar.axis.setStyle(hideOverlappingLabels=False)  # "row max" sits at the very top: keep it
         self._colour_bar_ticks: list | None = None  # None: pyqtgraph's own ticks
 
         self.readout = QtWidgets.QLabel(" ")
@@ -293,7 +296,7 @@ class QtHeatmap(QtWidgets.QWidget):
         return display, ((low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high))
 
     def _label_colour_bar(self, weights: bool) -> None:
-        ticks = [[(0.0, "0"), (1.0, "row's largest")]] if weights and self._colour_scale == "row" else None
+        ticks = [[(0.0, "0"), (1.0 - 1e-9, "row max")]] if weights and self._colour_scale == "row" else None
         if ticks != self._colour_bar_ticks:  # the same ticks again would redraw the axis on every edit
             self._colour_bar_ticks = ticks
             self.colorbar.axis.setTicks(ticks)
