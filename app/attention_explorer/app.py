@@ -44,6 +44,7 @@ SHORTCUTS = (
     ("← / →", "Step back / forward"),
     ("Home / End", "First / last step"),
     ("+ / − / 0", "Zoom a long sentence's heatmap in, out, or fit it all (after a click on it)"),
+    ("Page Up / Down", "Move a zoomed heatmap by rows; with Shift, by columns"),
     ("F1", "This list"),
     ("Ctrl+Q", "Quit"),
 )

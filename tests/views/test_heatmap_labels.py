@@ -83,6 +83,10 @@ def test_zoom_keys_and_fit(qtbot, make_window):
     heatmap = window.heatmap
     before = len(heatmap.visible_cells()[1])
     heatmap.graphics.setFocus()
+    QTest.keyClick(heatmap.graphics, QtCore.Qt.Key.Key_PageDown)
+    assert heatmap.visible_cells()[0].start > 0  # moved down by rows
+    QTest.keyClick(heatmap.graphics, QtCore.Qt.Key.Key_PageDown, QtCore.Qt.KeyboardModifier.ShiftModifier)
+    assert heatmap.visible_cells()[1].start > 0  # and right by columns
     QTest.keyClick(heatmap.graphics, QtCore.Qt.Key.Key_Minus)
     assert len(heatmap.visible_cells()[1]) > before
     QTest.keyClick(heatmap.graphics, QtCore.Qt.Key.Key_0)

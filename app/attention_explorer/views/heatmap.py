@@ -5,7 +5,8 @@ cell so cells centre on integer indices, word labels on both axes, a colour bar,
 the cells while they fit, and masked cells hatched (a masked cell is not a zero).
 
 Cells are square. When a sentence is so long that the whole matrix would give cells under
-MIN_FIT_CELL_PX, the heatmap opens zoomed in (wheel zooms, drag pans, + / − / 0 keys, "Fit" shows all)
+MIN_FIT_CELL_PX, the heatmap opens zoomed in (wheel zooms, drag pans, + / − / 0 and Page Up / Down
+keys, "Fit" shows all)
 and keeps the focused word's row or column in sight. The weights' colours span 0–1 (comparable
 across sentences) or, on request, the shown data or each row, which long sentences need: their
 weights are all small.
@@ -152,7 +153,7 @@ class QtHeatmap(QtWidgets.QWidget):
         self.colormap_box.textActivated.connect(controller.set_colormap)
         self.fit_button = QtWidgets.QToolButton()
         self.fit_button.setText("Fit")
-        self.fit_button.setToolTip("Show the whole matrix (key 0); wheel or + / − zoom, drag pans")
+        self.fit_button.setToolTip("Show the whole matrix (key 0); wheel or + / − zoom, drag or Page Up / Down moves")
         self.fit_button.clicked.connect(self.fit)
         self.message = message_label()
 
@@ -424,6 +425,12 @@ class QtHeatmap(QtWidgets.QWidget):
         if self._zoomable:
             self.view.scaleBy((1 / factor, 1 / factor))
 
+    def _page(self, forward: bool, columns: bool) -> None:
+        """Page Up / Down move the view by most of a screen of rows (with Shift: of columns)."""
+        (x0, x1), (y0, y1) = self.view.viewRange()
+        step = 0.8 * ((x1 - x0) if columns else (y1 - y0)) * (1 if forward else -1)
+        self.view.translateBy(x=step if columns else 0, y=0 if columns else step)
+
     def _keep_in_sight(self, index: int, role: str) -> None:
         """Pan just enough that the focused word's row (looking) or column (looked at) is on screen."""
         (x0, x1), (y0, y1) = self.view.viewRange()
@@ -447,6 +454,10 @@ class QtHeatmap(QtWidgets.QWidget):
                 return True
             if key == QtCore.Qt.Key.Key_0:
                 self.fit()
+                return True
+            if key in (QtCore.Qt.Key.Key_PageUp, QtCore.Qt.Key.Key_PageDown):
+                self._page(forward=key == QtCore.Qt.Key.Key_PageDown,
+                           columns=bool(event.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier))
                 return True
         return super().eventFilter(watched, event)
 
