@@ -6,10 +6,9 @@ the cells while they fit, and masked cells hatched (a masked cell is not a zero)
 
 Cells are square. When a sentence is so long that the whole matrix would give cells under
 MIN_FIT_CELL_PX, the heatmap opens zoomed in (wheel zooms, drag pans, + / − / 0 and Page Up / Down
-keys, "Fit" shows all)
-and keeps the focused word's row or column in sight. The weights' colours span 0–1 (comparable
-across sentences) or, on request, the shown data or each row, which long sentences need: their
-weights are all small.
+keys, "Fit" shows all) and keeps the focused word's row or column in sight. The weights' colours
+span 0–1 (comparable across sentences), the shown data, or each row; a long sentence opens with
+each row, since its weights are all near 1/n and would share one colour on 0–1.
 """
 
 from __future__ import annotations
