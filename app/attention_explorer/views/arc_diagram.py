@@ -1,7 +1,7 @@
 """The arc diagram: words looking on the left, words looked at on the right, a line per pair whose
 width and opacity grow with the attention weight; one colour per head when several are shown.
 
-Built for long sentences: the lines are chosen in NumPy from each head's weights sorted once per
+Built for long sentences: the lines are chosen in NumPy, each word's strongest found once per
 trace, drawn in batches and kept as an image (see arc_lines), so a hover only dims that image and
 draws the focused word's few lines over it. Beyond AUTO_LIMIT_ABOVE words only the strongest arcs
 per word are kept, with a control to change that. Word labels are thinned to the ones that fit,
@@ -53,7 +53,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self._selection: list[HeadArcs] = []  # the chosen lines of each head shown
         self._drawn: list[tuple[int, int, int, float]] = []  # (head, looking, looked at, weight)
         self._texts: list[str] = []  # the words as the regular labels show them (long ones shortened)
-        self._legend_html = None
+        self._legend_html: tuple[str, str] | None = None  # (text, colour) the legend shows
 
         self.all_heads = QtWidgets.QCheckBox("All heads")
         self.all_heads.setChecked(True)
