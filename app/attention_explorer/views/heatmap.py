@@ -22,6 +22,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..controller import LOOKED_AT, LOOKING, Controller
 from . import theme
 from .hatch import MaskHatchItem
+from .matrix_frame import MatrixFrame
 from .message_label import message_label
 from .plot_style import make_matrix
 from .text_layer import Label, TextLayer
@@ -35,12 +36,8 @@ MATRIX_TITLES = {
 }
 MIN_CELL_PX_FOR_VALUES = (30.0, 16.0)  # write values in cells at least this wide and high
 MAX_WRITTEN_CELLS = 40 * 40
-MIN_FIT_CELL_PX = 12.0   # below this, the whole matrix would be unreadable: open zoomed in
-ZOOMED_CELL_PX = 18.0    # the cell size a long sentence opens at
-MAX_CELL_PX = 120.0      # zooming in stops here
 COLOUR_BAR_TEXT_PX = 64  # room for the colour bar's numbers, or "row max"
 LONG_SENTENCE_WORDS = 16  # above this, the weights' colours span each row unless the reader chose otherwise
-UNLIMITED_PX = 1e6       # "no maximum size" for a graphics item
 COLOUR_SCALES = {"fixed": "0 – 1", "data": "fit to the data", "row": "each row"}
 
 
@@ -92,8 +89,6 @@ class QtHeatmap(QtWidgets.QWidget):
         self._shown: np.ndarray | None = None
         self._colour_scale = "fixed"
         self._colour_scale_chosen = False  # until the reader picks one, it follows the sentence's length
-        self._zoomable = False
-        self._framed_for: tuple | None = None  # (shape, zoomable, view size) the range was last framed for
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(theme.background())
@@ -154,6 +149,7 @@ class QtHeatmap(QtWidgets.QWidget):
         self.fit_button.setText("Fit")
         self.fit_button.setToolTip("Show the whole matrix (key 0); wheel or + / − zoom, drag or Page Up / Down moves")
         self.fit_button.clicked.connect(self.fit)
+        self.frame = MatrixFrame(self.graphics, self.title, self.plot)
         self.message = message_label()
 
         footer = QtWidgets.QHBoxLayout()
@@ -204,20 +200,15 @@ class QtHeatmap(QtWidgets.QWidget):
 
     def cell_px(self) -> float:
         """The on-screen size of one (square) cell, in pixels."""
-        a = self.view.mapViewToScene(QtCore.QPointF(0, 0))
-        b = self.view.mapViewToScene(QtCore.QPointF(1, 1))
-        return min(abs(b.x() - a.x()), abs(b.y() - a.y()))
+        return self.frame.cell_px()
 
     def visible_cells(self) -> tuple[range, range]:
         """The rows and columns (wholly or partly) on screen."""
-        n_rows, n_cols = self._shown.shape if self._shown is not None else (0, 0)
-        (x0, x1), (y0, y1) = self.view.viewRange()
-        return (range(max(0, math.ceil(y0 - 0.5)), min(n_rows, math.floor(y1 + 0.5) + 1)),
-                range(max(0, math.ceil(x0 - 0.5)), min(n_cols, math.floor(x1 + 0.5) + 1)))
+        return self.frame.visible_cells()
 
     def is_zoomable(self) -> bool:
         """Whether the matrix is too large to show whole at a readable size, so it zooms and pans."""
-        return self._zoomable
+        return self.frame.zoomable
 
     def colour_scale(self) -> str:
         return self._colour_scale
@@ -276,8 +267,7 @@ class QtHeatmap(QtWidgets.QWidget):
         if title != self.title.text:
             self.title.setText(title, color=theme.foreground(), size="10pt")
         if resized:
-            self._framed_for = None
-            self._on_resized()
+            self._on_resized(force=True)
         self._write_values(display, colours)
         self._on_focus_changed(self.controller.focus)
 
@@ -335,128 +325,21 @@ class QtHeatmap(QtWidgets.QWidget):
         self.readout.setText(" ")
 
     # --- zoom and pan ---------------------------------------------------------------------------
-    def _on_resized(self, *_):
-        """Re-frame only when the pane or the matrix really changed: a late resize event must not
-        undo the reader's zoom or Fit."""
-        self._fit_plot()
+    def _on_resized(self, *_, force: bool = False):
+        self.frame.update(self._shown.shape if self._shown is not None else (0, 0), self.controller.focus, force)
+        self.fit_button.setVisible(self.frame.zoomable)
         self._update_value_visibility()
-        rect = self.view.boundingRect()
-        key = (None if self._shown is None else self._shown.shape, self._zoomable, round(rect.width()),
-               round(rect.height()))
-        if key != self._framed_for:
-            self._framed_for = key
-            self._frame()
-
-    def _fit_plot(self) -> None:
-        """Size the plot so that the whole matrix has square cells as large as the pane allows, with the
-        labels and colour bar hugging it; when those cells would be under MIN_FIT_CELL_PX, the plot takes
-        the whole pane and the matrix zooms instead."""
-        if self._shown is None:
-            return
-        n_rows, n_cols = self._shown.shape
-        over_w = self.plot.width() - self.view.width()    # axes, title and colour bar: fixed sizes
-        over_h = self.plot.height() - self.view.height()
-        layout = self.graphics.ci.layout
-        left, top, right, bottom = layout.getContentsMargins()
-        title_h = self.title.size().height() + layout.verticalSpacing()
-        area = self.graphics.viewport().size()
-        avail_w = area.width() - left - right - over_w - 2
-        avail_h = area.height() - top - bottom - title_h - over_h - 2
-        cell = min(avail_w / max(n_cols, 1), avail_h / max(n_rows, 1))
-        self._zoomable = 0 < cell < MIN_FIT_CELL_PX
-        if self._zoomable or cell <= 0:
-            size = QtCore.QSizeF(UNLIMITED_PX, UNLIMITED_PX)
-        else:
-            size = QtCore.QSizeF(over_w + cell * n_cols, over_h + cell * n_rows)
-        current = self.plot.maximumSize()
-        if abs(current.width() - size.width()) > 0.5 or abs(current.height() - size.height()) > 0.5:
-            self.plot.setMaximumSize(size)
-
-    def _frame(self) -> None:
-        """Show the whole matrix, or, when its cells would be too small to read, open zoomed in at the
-        top left (or on the focused word) with zoom and pan switched on."""
-        if self._shown is None:
-            return
-        n_rows, n_cols = self._shown.shape
-        self.plot.setMouseEnabled(self._zoomable, self._zoomable)
-        self.view.setAspectLocked(self._zoomable)  # zoomed: the view fills the pane, square by its lock
-        self.fit_button.setVisible(self._zoomable)
-        if not self._zoomable:
-            self.view.setLimits(xMin=None, xMax=None, yMin=None, yMax=None, minXRange=None, minYRange=None)
-            self.fit()
-            return
-        rect = self.view.boundingRect()
-        # With square cells the whole matrix fills the pane in one direction only: let the view reach
-        # that far beyond the matrix in the other, or Fit could not show it all.
-        fit_scale = min(rect.width() / n_cols, rect.height() / n_rows)  # pixels per cell, everything shown
-        pad_x = max(0.0, rect.width() / fit_scale - n_cols) / 2
-        pad_y = max(0.0, rect.height() / fit_scale - n_rows) / 2
-        self.view.setLimits(xMin=-0.5 - pad_x, xMax=n_cols - 0.5 + pad_x, yMin=-0.5 - pad_y, yMax=n_rows - 0.5 + pad_y,
-                            minXRange=max(1.0, rect.width() / MAX_CELL_PX),
-                            minYRange=max(1.0, rect.height() / MAX_CELL_PX))
-        span_x = min(n_cols, rect.width() / ZOOMED_CELL_PX)
-        span_y = min(n_rows, rect.height() / ZOOMED_CELL_PX)
-        focus = self.controller.focus
-        x0 = y0 = -0.5
-        if focus is not None:
-            x0 = min(max(-0.5, focus - span_x / 2), n_cols - 0.5 - span_x)
-            y0 = min(max(-0.5, focus - span_y / 2), n_rows - 0.5 - span_y)
-        self.view.setRange(xRange=(x0, x0 + span_x), yRange=(y0, y0 + span_y), padding=0)
 
     def fit(self) -> None:
         """Show the whole matrix."""
-        if self._shown is None:
-            return
-        n_rows, n_cols = self._shown.shape
-        rect = self.view.boundingRect()
-        if not self.view.state["aspectLocked"] or rect.width() <= 0 or rect.height() <= 0:
-            self.view.setRange(xRange=(-0.5, n_cols - 0.5), yRange=(-0.5, n_rows - 0.5), padding=0)
-            return
-        # square cells locked: ask for exactly the ranges that keep them square, centred on the matrix
-        scale = min(rect.width() / n_cols, rect.height() / n_rows)
-        span_x, span_y = rect.width() / scale, rect.height() / scale
-        cx, cy = (n_cols - 1) / 2, (n_rows - 1) / 2
-        self.view.setRange(xRange=(cx - span_x / 2, cx + span_x / 2), yRange=(cy - span_y / 2, cy + span_y / 2),
-                           padding=0)
-
-    def zoom(self, factor: float) -> None:
-        """Zoom about the centre of the view: factor > 1 zooms in."""
-        if self._zoomable:
-            self.view.scaleBy((1 / factor, 1 / factor))
-
-    def _page(self, forward: bool, columns: bool) -> None:
-        """Page Up / Down move the view by most of a screen of rows (with Shift: of columns)."""
-        (x0, x1), (y0, y1) = self.view.viewRange()
-        step = 0.8 * ((x1 - x0) if columns else (y1 - y0)) * (1 if forward else -1)
-        self.view.translateBy(x=step if columns else 0, y=0 if columns else step)
-
-    def _keep_in_sight(self, index: int, role: str) -> None:
-        """Pan just enough that the focused word's row (looking) or column (looked at) is on screen."""
-        (x0, x1), (y0, y1) = self.view.viewRange()
-        if role == LOOKING and not y0 + 0.5 <= index <= y1 - 0.5:
-            shift = index - (y0 + y1) / 2
-            self.view.translateBy(y=shift)
-        elif role == LOOKED_AT and not x0 + 0.5 <= index <= x1 - 0.5:
-            shift = index - (x0 + x1) / 2
-            self.view.translateBy(x=shift)
+        self.frame.fit()
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
         if watched is self.graphics and event.type() == QtCore.QEvent.Type.Resize:
             QtCore.QTimer.singleShot(0, self, self._on_resized)  # after the scene took its new size
-        if watched is self.graphics and event.type() == QtCore.QEvent.Type.KeyPress and self._zoomable:
-            key = event.key()
-            if key in (QtCore.Qt.Key.Key_Plus, QtCore.Qt.Key.Key_Equal):
-                self.zoom(1.25)
-                return True
-            if key == QtCore.Qt.Key.Key_Minus:
-                self.zoom(0.8)
-                return True
-            if key == QtCore.Qt.Key.Key_0:
-                self.fit()
-                return True
-            if key in (QtCore.Qt.Key.Key_PageUp, QtCore.Qt.Key.Key_PageDown):
-                self._page(forward=key == QtCore.Qt.Key.Key_PageDown,
-                           columns=bool(event.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier))
+        if watched is self.graphics and event.type() == QtCore.QEvent.Type.KeyPress:
+            shift = bool(event.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier)
+            if self.frame.handle_key(event.key(), shift):
                 return True
         return super().eventFilter(watched, event)
 
@@ -487,8 +370,7 @@ class QtHeatmap(QtWidgets.QWidget):
         if visible:
             self.row_highlight.setRect(-0.5, index - 0.5, trace.n, 1)
             self.col_highlight.setRect(index - 0.5, -0.5, 1, trace.n)
-            if self._zoomable:
-                self._keep_in_sight(index, role)
+            self.frame.keep_in_sight(index, role)
 
     def _highlight_rect(self) -> QtWidgets.QGraphicsRectItem:
         rect = QtWidgets.QGraphicsRectItem()

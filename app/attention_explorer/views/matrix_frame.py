@@ -1,0 +1,160 @@
+"""How much of a heatmap's matrix is on screen, at what size: square cells as large as the pane allows,
+or, when the whole matrix would leave them under MIN_FIT_CELL_PX, zoomed in with zoom and pan on.
+
+Kept apart from the heatmap's drawing: this only sizes the plot and moves the view's range.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6 import QtCore
+
+from ..controller import LOOKED_AT, LOOKING
+
+MIN_FIT_CELL_PX = 12.0   # below this, the whole matrix would be unreadable: open zoomed in
+ZOOMED_CELL_PX = 18.0    # the cell size a long sentence opens at
+MAX_CELL_PX = 120.0      # zooming in stops here
+UNLIMITED_PX = 1e6       # "no maximum size" for a graphics item
+
+
+class MatrixFrame:
+    def __init__(self, graphics: pg.GraphicsLayoutWidget, title: pg.LabelItem, plot: pg.PlotItem):
+        self.graphics, self.title, self.plot = graphics, title, plot
+        self.view = plot.getViewBox()
+        self.shape = (0, 0)
+        self.zoomable = False
+        self._framed_for: tuple | None = None  # (shape, zoomable, view size) the range was last framed for
+
+    # --- what is on screen ----------------------------------------------------------------------
+    def cell_px(self) -> float:
+        """The on-screen size of one (square) cell, in pixels."""
+        a = self.view.mapViewToScene(QtCore.QPointF(0, 0))
+        b = self.view.mapViewToScene(QtCore.QPointF(1, 1))
+        return min(abs(b.x() - a.x()), abs(b.y() - a.y()))
+
+    def visible_cells(self) -> tuple[range, range]:
+        """The rows and columns (wholly or partly) on screen."""
+        n_rows, n_cols = self.shape
+        (x0, x1), (y0, y1) = self.view.viewRange()
+        return (range(max(0, math.ceil(y0 - 0.5)), min(n_rows, math.floor(y1 + 0.5) + 1)),
+                range(max(0, math.ceil(x0 - 0.5)), min(n_cols, math.floor(x1 + 0.5) + 1)))
+
+    # --- sizing ---------------------------------------------------------------------------------
+    def update(self, shape: tuple[int, int], focus: int | None, force: bool = False) -> None:
+        """Fit the plot to the pane, and re-frame only when the pane or the matrix really changed (or
+        `force`): a late resize event must not undo the reader's zoom or Fit."""
+        self.shape = shape
+        self._fit_plot()
+        rect = self.view.boundingRect()
+        key = (shape, self.zoomable, round(rect.width()), round(rect.height()))
+        if force or key != self._framed_for:
+            self._framed_for = key
+            self._frame(focus)
+
+    def _fit_plot(self) -> None:
+        """Size the plot so that the whole matrix has square cells as large as the pane allows, with the
+        labels and colour bar hugging it; when those cells would be under MIN_FIT_CELL_PX, the plot takes
+        the whole pane and the matrix zooms instead."""
+        n_rows, n_cols = self.shape
+        if not n_rows or not n_cols:
+            return
+        over_w = self.plot.width() - self.view.width()    # axes and colour bar: fixed sizes
+        over_h = self.plot.height() - self.view.height()
+        layout = self.graphics.ci.layout
+        left, top, right, bottom = layout.getContentsMargins()
+        title_h = self.title.size().height() + layout.verticalSpacing()
+        area = self.graphics.viewport().size()
+        avail_w = area.width() - left - right - over_w - 2
+        avail_h = area.height() - top - bottom - title_h - over_h - 2
+        cell = min(avail_w / n_cols, avail_h / n_rows)
+        self.zoomable = 0 < cell < MIN_FIT_CELL_PX
+        if self.zoomable or cell <= 0:
+            size = QtCore.QSizeF(UNLIMITED_PX, UNLIMITED_PX)
+        else:
+            size = QtCore.QSizeF(over_w + cell * n_cols, over_h + cell * n_rows)
+        current = self.plot.maximumSize()
+        if abs(current.width() - size.width()) > 0.5 or abs(current.height() - size.height()) > 0.5:
+            self.plot.setMaximumSize(size)
+
+    def _frame(self, focus: int | None) -> None:
+        """Show the whole matrix, or open zoomed in at the top left (or on the focused word)."""
+        n_rows, n_cols = self.shape
+        if not n_rows or not n_cols:
+            return
+        self.plot.setMouseEnabled(self.zoomable, self.zoomable)
+        self.view.setAspectLocked(self.zoomable)  # zoomed: the view fills the pane, square by its lock
+        if not self.zoomable:
+            self.view.setLimits(xMin=None, xMax=None, yMin=None, yMax=None, minXRange=None, minYRange=None)
+            self.fit()
+            return
+        rect = self.view.boundingRect()
+        # With square cells the whole matrix fills the pane in one direction only: let the view reach
+        # that far beyond the matrix in the other, or Fit could not show it all.
+        fit_scale = min(rect.width() / n_cols, rect.height() / n_rows)  # pixels per cell, everything shown
+        pad_x = max(0.0, rect.width() / fit_scale - n_cols) / 2
+        pad_y = max(0.0, rect.height() / fit_scale - n_rows) / 2
+        self.view.setLimits(xMin=-0.5 - pad_x, xMax=n_cols - 0.5 + pad_x, yMin=-0.5 - pad_y, yMax=n_rows - 0.5 + pad_y,
+                            minXRange=max(1.0, rect.width() / MAX_CELL_PX),
+                            minYRange=max(1.0, rect.height() / MAX_CELL_PX))
+        span_x = min(n_cols, rect.width() / ZOOMED_CELL_PX)
+        span_y = min(n_rows, rect.height() / ZOOMED_CELL_PX)
+        x0 = y0 = -0.5
+        if focus is not None:
+            x0 = min(max(-0.5, focus - span_x / 2), n_cols - 0.5 - span_x)
+            y0 = min(max(-0.5, focus - span_y / 2), n_rows - 0.5 - span_y)
+        self.view.setRange(xRange=(x0, x0 + span_x), yRange=(y0, y0 + span_y), padding=0)
+
+    # --- moving ---------------------------------------------------------------------------------
+    def fit(self) -> None:
+        """Show the whole matrix."""
+        n_rows, n_cols = self.shape
+        if not n_rows or not n_cols:
+            return
+        rect = self.view.boundingRect()
+        if not self.view.state["aspectLocked"] or rect.width() <= 0 or rect.height() <= 0:
+            self.view.setRange(xRange=(-0.5, n_cols - 0.5), yRange=(-0.5, n_rows - 0.5), padding=0)
+            return
+        # square cells locked: ask for exactly the ranges that keep them square, centred on the matrix
+        scale = min(rect.width() / n_cols, rect.height() / n_rows)
+        span_x, span_y = rect.width() / scale, rect.height() / scale
+        cx, cy = (n_cols - 1) / 2, (n_rows - 1) / 2
+        self.view.setRange(xRange=(cx - span_x / 2, cx + span_x / 2), yRange=(cy - span_y / 2, cy + span_y / 2),
+                           padding=0)
+
+    def zoom(self, factor: float) -> None:
+        """Zoom about the centre of the view: factor > 1 zooms in."""
+        if self.zoomable:
+            self.view.scaleBy((1 / factor, 1 / factor))
+
+    def page(self, forward: bool, columns: bool) -> None:
+        """Move the view by most of a screen of rows (or of columns)."""
+        (x0, x1), (y0, y1) = self.view.viewRange()
+        step = 0.8 * ((x1 - x0) if columns else (y1 - y0)) * (1 if forward else -1)
+        self.view.translateBy(x=step if columns else 0, y=0 if columns else step)
+
+    def keep_in_sight(self, index: int, role: str) -> None:
+        """Pan just enough that the focused word's row (looking) or column (looked at) is on screen."""
+        if not self.zoomable:
+            return
+        (x0, x1), (y0, y1) = self.view.viewRange()
+        if role == LOOKING and not y0 + 0.5 <= index <= y1 - 0.5:
+            self.view.translateBy(y=index - (y0 + y1) / 2)
+        elif role == LOOKED_AT and not x0 + 0.5 <= index <= x1 - 0.5:
+            self.view.translateBy(x=index - (x0 + x1) / 2)
+
+    def handle_key(self, key: QtCore.Qt.Key, shift: bool) -> bool:
+        """+ / − zoom, 0 fits, Page Up / Down move (with Shift: sideways); False for any other key."""
+        if not self.zoomable:
+            return False
+        keys = QtCore.Qt.Key
+        if key in (keys.Key_Plus, keys.Key_Equal, keys.Key_Minus):
+            self.zoom(0.8 if key == keys.Key_Minus else 1.25)
+        elif key == keys.Key_0:
+            self.fit()
+        elif key in (keys.Key_PageUp, keys.Key_PageDown):
+            self.page(forward=key == keys.Key_PageDown, columns=shift)
+        else:
+            return False
+        return True
