@@ -347,22 +347,10 @@ class MainWindow(QtWidgets.QMainWindow):
         QtWidgets.QMessageBox.information(self, "Keyboard shortcuts", f"<table>{rows}</table>")
 
     def show_tour(self) -> None:
-        from .views.tour import QtTour, TourStop
+        from .views.tour import QtTour, main_window_stops
 
         if self.tour is None:
-            self.tour = QtTour(self, [
-                TourStop("Type a sentence", "Type or paste a sentence here. Each word becomes a chip below; a word "
-                         "the model does not know is struck through and left out.", lambda: self.sentence_box),
-                TourStop("Hover a word", "Hover a row of the heatmap to see where that word looks, or a column to "
-                         "see who looks at it. The arcs, bars and step tables follow; click to keep the word.",
-                         lambda: self.heatmap),
-                TourStop("Play the steps", "Press Play (or Space) to watch softmax(QKᵀ/√d_k)·V computed step by "
-                         "step, one cell at a time. Open “Tables” to see every number.",
-                         lambda: self.timeline.strip_widget),
-                TourStop("Export", "Save the heatmap, the arcs or a step as PNG or SVG, the steps as a GIF, or the "
-                         "numbers as CSV or JSON. Help ▸ Tour shows this tour again.",
-                         lambda: self.toolbar.widgetForAction(self.export_action)),
-            ])
+            self.tour = QtTour(self, main_window_stops(self))
         self.tour.start()
 
     def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802 - Qt API

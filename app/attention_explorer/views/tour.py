@@ -160,3 +160,19 @@ class QtTour(QtWidgets.QFrame):
         if event.type() == QtCore.QEvent.Type.Resize and self.isVisible():
             self._place()
         return super().eventFilter(watched, event)
+
+
+def main_window_stops(window) -> list[TourStop]:
+    """The main window's tour: where to type, what to hover, how to play the steps, how to export."""
+    return [
+        TourStop("Type a sentence", "Type or paste a sentence here. Each word becomes a chip below; a word the "
+                 "model does not know is struck through and left out.", lambda: window.sentence_box),
+        TourStop("Hover a word", "Hover a row of the heatmap to see where that word looks, or a column to see "
+                 "who looks at it. The arcs, bars and step tables follow; click to keep the word.",
+                 lambda: window.heatmap),
+        TourStop("Play the steps", "Press Play (or Space) to watch softmax(QKᵀ/√d_k)·V computed step by step, "
+                 "one cell at a time. Open “Tables” to see every number.", lambda: window.timeline.strip_widget),
+        TourStop("Export", "Save the heatmap, the arcs or a step as PNG or SVG, the steps as a GIF, or the numbers "
+                 "as CSV or JSON. Help ▸ Tour shows this tour again.",
+                 lambda: window.toolbar.widgetForAction(window.export_action)),
+    ]
