@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6 import QtCore
 
 from . import engine
+from .controller_pretrained import PretrainedControls, is_real_model_source
 from .engine import SQUARE_MATRICES, EngineError, ModelError, Options, ToyModel, Trace
 from .engine.steps import LAST_STEP, STEPS, skip_reason
 from .engine.threads import blas_threads_for, largest_product
@@ -21,9 +22,12 @@ LOOKED_AT = "looked_at"  # the focused word as the one looked at: its column, wh
 FOCUS_ROLES = (LOOKING, LOOKED_AT)
 
 
-class Controller(QtCore.QObject):
+class Controller(PretrainedControls):
     """State: model, sentence, options, trace, hovered/pinned token and their roles, matrix shown, head,
-    colour map, step."""
+    colour map, step; for a real model also its layer, switched-off heads and reading (controller_pretrained).
+
+    `background=True` (the window) loads and runs real models on a worker thread; toy models always
+    compute at once."""
 
     model_changed = QtCore.Signal(object)      # ToyModel
     model_edited = QtCore.Signal(object)       # the same ToyModel, its numbers, words or names changed in place
@@ -42,8 +46,9 @@ class Controller(QtCore.QObject):
     step_changed = QtCore.Signal(int)          # index into engine.steps.STEPS: where the step timeline stands
 
     def __init__(self, model: ToyModel | None = None, sentence: str | None = None, options: Options | None = None,
-                 parent: QtCore.QObject | None = None):
+                 parent: QtCore.QObject | None = None, background: bool = False):
         super().__init__(parent)
+        self._init_pretrained(background)
         self._model = model or engine.load_builtin(engine.catalog.DEFAULT_MODEL)
         self._model_source = self._model.name
         self._sentence = self._model.default_sentence if sentence is None else sentence
@@ -151,6 +156,7 @@ class Controller(QtCore.QObject):
     # --- setters --------------------------------------------------------------------------------
     def set_model(self, model: ToyModel, source: str | None = None, sentence: str | None = None) -> None:
         """Switch model; its default sentence and options come with it unless a sentence is given."""
+        self._leave_real()
         self._model = model
         self._model_source = source or model.name
         self._options = model.default_options
@@ -159,7 +165,11 @@ class Controller(QtCore.QObject):
                         (self.options_changed, self._options))
 
     def open_model(self, name_or_path: str, sentence: str | None = None) -> None:
-        """Load a built-in model by name or a model file; ModelError leaves the current model as it was."""
+        """Load a built-in model by name or a model file, or a real model (its list name, an HF folder or a
+        .gguf file: see open_pretrained); ModelError leaves the current model as it was."""
+        if is_real_model_source(name_or_path):
+            self.open_pretrained(name_or_path, sentence)
+            return
         model = engine.resolve_model(name_or_path)
         source = name_or_path if name_or_path in engine.builtin_model_names() else str(Path(name_or_path))
         self.set_model(model, source, sentence)
@@ -168,11 +178,17 @@ class Controller(QtCore.QObject):
         if sentence == self._sentence:
             return
         self._sentence = sentence
+        if self.is_real:  # the forward may run on the worker: the new trace comes when it is done
+            self.sentence_changed.emit(sentence)
+            self._run_real()
+            return
         self._recompute((self.sentence_changed, sentence))
 
     def set_options(self, options: Options) -> None:
         if options == self._options:
             return
+        if self.is_real:
+            raise engine.OptionsError("a real model's scaling, mask, positions and heads are its own")
         if options.heads not in self._model.allowed_heads():
             raise engine.OptionsError(f"{options.heads} heads do not split d_proj = {self._model.d_proj}; "
                                       f"choose one of {self._model.allowed_heads()}")
@@ -251,6 +267,8 @@ class Controller(QtCore.QObject):
     def _retokenize(self) -> None:
         """The typed words of the current sentence and model; none for a sentence the engine refuses
         for its length (a pasted megabyte would otherwise become a hundred thousand chips)."""
+        if self.is_real:
+            return  # set from the shown trace in _recompute
         if len(self._sentence) > engine.MAX_SENTENCE_CHARS:
             self._words = ()
             return
@@ -266,13 +284,17 @@ class Controller(QtCore.QObject):
         started = time.perf_counter()
         was_final = self._step == self._final_step(self._trace)
         self._retokenize()
-        try:
-            size = largest_product(len(self._words), self._model.d_model, self._model.d_proj)
-            with blas_threads_for(size):  # one BLAS thread is 3–4× faster on a sentence's matrices
-                trace = engine.run(self._model, self._sentence, self._options)
-            error = ""
-        except (EngineError, ModelError) as exc:
-            trace, error = None, str(exc)
+        if self.is_real:
+            trace, error = self._real_trace()
+            self._words = self._real_words(trace)
+        else:
+            try:
+                size = largest_product(len(self._words), self._model.d_model, self._model.d_proj)
+                with blas_threads_for(size):  # one BLAS thread is 3–4× faster on a sentence's matrices
+                    trace = engine.run(self._model, self._sentence, self._options)
+                error = ""
+            except (EngineError, ModelError) as exc:
+                trace, error = None, str(exc)
         elapsed_ms = (time.perf_counter() - started) * 1000
         before = (self._head, self._pinned, self._focus_key(), self._step)
         self._trace = trace
@@ -283,7 +305,10 @@ class Controller(QtCore.QObject):
         for signal, value in changes:
             signal.emit(value)
         self._set_error(error)
-        self._set_status(self._describe(trace, elapsed_ms) if trace else error)
+        if trace is None:
+            self._set_status(error)
+        else:
+            self._set_status(self._describe_real(trace) if self.is_real else self._describe(trace, elapsed_ms))
         # All the state fits the new trace before anyone hears of it, and the trace is announced
         # first: a view that redraws on a head, focus or step change already has its trace.
         self.trace_changed.emit(trace)

@@ -1,0 +1,253 @@
+"""The controller's half for real pretrained models (BERT, GPT-2, Llama): open one, pick its layer, switch
+heads off, read it as words, without specials or as rollout.
+
+A real model is the second kind of model beside the toy ones. While one is open, `Controller.trace` is
+the chosen layer's Trace (see pretrained_display.shown_trace), so every view that draws a toy model's
+trace draws the layer unchanged; `pretrained_trace` holds every layer and head for the model view.
+
+A controller made with `background=True` (the window) loads and runs on a worker thread: it answers
+hovers meanwhile, a newer sentence or ablation supersedes a running forward, and a failed or cancelled
+load leaves the current model as it was and says so through `load_failed`. Without it (the command
+line, most tests) open_model and every setter finish before they return and open_model raises
+ModelError, as for a toy model.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6 import QtCore
+
+from .engine import EngineError, Options, Trace
+from .engine.pretrained import KNOWN_MODELS, PretrainedModel, PretrainedTrace, open_pretrained
+from .engine.tokenizer import Word
+from .pretrained_display import RealView, shown_trace
+from .pretrained_worker import BackgroundRunner
+
+LOAD_CANCELLED = "Loading was cancelled"
+
+
+def is_real_model_source(name_or_path: str) -> bool:
+    """A real model's list name, an HF folder or a .gguf file (a toy model is a name or a .json file)."""
+    if name_or_path in {m.name for m in KNOWN_MODELS}:
+        return True
+    path = Path(name_or_path)
+    return path.suffix.lower() == ".gguf" or path.is_dir()
+
+
+class PretrainedControls(QtCore.QObject):
+    """The real-model state and setters of the Controller (which subclasses this)."""
+
+    real_model_changed = QtCore.Signal(object)     # PretrainedModel, or None when a toy model is back
+    pretrained_trace_changed = QtCore.Signal(object)  # PretrainedTrace (every layer and head), or None
+    layer_changed = QtCore.Signal(int)             # 0-based
+    ablation_changed = QtCore.Signal(object)       # frozenset of (layer, head), 0-based
+    real_view_changed = QtCore.Signal(object)      # RealView
+    busy_changed = QtCore.Signal(bool)             # a load or forward runs on the worker
+    progress_changed = QtCore.Signal(float, str)   # how far it is, and what it does
+    load_failed = QtCore.Signal(str)               # a background load failed or was cancelled: why
+
+    def _init_pretrained(self, background: bool) -> None:
+        self._real_model: PretrainedModel | None = None
+        self._ptrace: PretrainedTrace | None = None
+        self._real_error = ""
+        self._real_note = ""
+        self._forward_ms = 0.0
+        self._layer = 0
+        self._ablated: frozenset[tuple[int, int]] = frozenset()
+        self._real_view = RealView()
+        self._runner: BackgroundRunner | None = None
+        if background:
+            self._runner = BackgroundRunner(self)
+            self._runner.busy_changed.connect(self.busy_changed)
+            self._runner.progress_changed.connect(self.progress_changed)
+
+    # --- read-only state -------------------------------------------------------------------------
+    @property
+    def real_model(self) -> PretrainedModel | None:
+        """The open real model, or None while a toy model is shown."""
+        return self._real_model
+
+    @property
+    def is_real(self) -> bool:
+        return self._real_model is not None
+
+    @property
+    def pretrained_trace(self) -> PretrainedTrace | None:
+        """Every layer and head of the last forward of the real model (None for toy models)."""
+        return self._ptrace if self._real_model is not None else None
+
+    @property
+    def layer(self) -> int:
+        """The layer the main views show (0-based; always 0 for a toy model)."""
+        return self._layer
+
+    @property
+    def ablated(self) -> frozenset[tuple[int, int]]:
+        """The (layer, head) pairs switched off, 0-based."""
+        return self._ablated
+
+    @property
+    def real_view(self) -> RealView:
+        return self._real_view
+
+    @property
+    def display_note(self) -> str:
+        """What merging, hiding or rollout did to the shown layer, in one line ("" when none is on)."""
+        return self._real_note if self._real_model is not None else ""
+
+    @property
+    def busy(self) -> bool:
+        return self._runner is not None and self._runner.busy
+
+    # --- setters --------------------------------------------------------------------------------
+    def open_pretrained(self, name_or_path: str, sentence: str | None = None) -> None:
+        """Open a real model (list name, HF folder or .gguf file) and run the sentence through it.
+
+        In the background the current model stays until the new one has loaded and run; a failure
+        or a cancel keeps it and emits load_failed. Otherwise ModelError is raised at once."""
+        text = self._sentence if sentence is None else sentence
+        source = str(name_or_path)
+
+        def load(progress) -> tuple[PretrainedModel, PretrainedTrace | None, str]:
+            model = open_pretrained(source, lambda f, t: progress(0.8 * f, t))
+            ptrace, error = self._forward(model, text, frozenset(), lambda f, t: progress(0.8 + 0.2 * f, t))
+            return model, ptrace, error
+
+        if self._runner is None:
+            self._enter_real(source, text, *load(lambda _f, _t: True))
+            return
+        before = self._sentence
+        # typed while it loaded: the newest sentence wins, and runs once the model is in
+        self._runner.submit("load", load, lambda result: self._enter_real(
+                                source, text if self._sentence == before else self._sentence, *result),
+                            lambda message: self.load_failed.emit(self._load_message(source, message)))
+
+    def set_layer(self, layer: int) -> None:
+        """Show layer `layer` (0-based, clamped) of the real model in the main views."""
+        if self._real_model is None:
+            return
+        layer = max(0, min(layer, self._real_model.n_layers - 1))
+        if layer != self._layer:
+            self._layer = layer
+            self._recompute((self.layer_changed, layer))
+
+    def show_layer_head(self, layer: int, head: int) -> None:
+        """Open one cell of the model view in the main views."""
+        self.set_layer(layer)
+        self.set_head(head)
+
+    def set_ablated(self, pairs) -> None:
+        """Switch these (layer, head) pairs off (and every other back on); the model runs again."""
+        pairs = frozenset((int(lay), int(h)) for lay, h in pairs)
+        if self._real_model is None or pairs == self._ablated:
+            return
+        self._ablated = pairs
+        self.ablation_changed.emit(pairs)
+        self._run_real()
+
+    def toggle_ablated(self, layer: int, head: int) -> None:
+        self.set_ablated(self._ablated ^ {(layer, head)})
+
+    def set_real_view(self, view: RealView) -> None:
+        """Read the layer as words, without specials or sinks, or as rollout."""
+        if view != self._real_view:
+            self._real_view = view
+            self._recompute((self.real_view_changed, view))
+
+    def update_real_view(self, **changes) -> None:
+        self.set_real_view(self._real_view.with_changes(**changes))
+
+    def cancel(self) -> None:
+        """Stop a running load or forward; what is on screen stays."""
+        if self._runner is not None:
+            self._runner.cancel()
+
+    def wait_idle(self, msecs: int = -1) -> bool:
+        """Block until the worker is idle (closing the window; tests)."""
+        return self._runner is None or self._runner.wait(msecs)
+
+    # --- the controller's hooks ---------------------------------------------------------------------
+    def _leave_real(self) -> None:
+        """A toy model replaces the real one."""
+        if self._real_model is None:
+            return
+        self.cancel()
+        self._real_model, self._ptrace, self._layer, self._ablated = None, None, 0, frozenset()
+        self.real_model_changed.emit(None)
+        self.pretrained_trace_changed.emit(None)
+
+    def _run_real(self) -> None:
+        """Run the current sentence through the real model again (after an edit or an ablation)."""
+        model, text, ablated = self._real_model, self._sentence, self._ablated
+
+        if self._runner is None:
+            self._accept_forward(*self._forward(model, text, ablated))
+            return
+        self._runner.submit("run", lambda progress: self._forward(model, text, ablated, progress),
+                            lambda result: self._accept_forward(*result),
+                            lambda message: message and self._accept_forward(None, message))
+
+    def _forward(self, model, text, ablated, progress=None) -> tuple[PretrainedTrace | None, str]:
+        """One forward; bad text is an error to show, not a failure of the model."""
+        started = time.perf_counter()
+        try:
+            ptrace = model.run(text, ablated, progress)
+        except EngineError as error:
+            return None, str(error)
+        self._forward_ms = (time.perf_counter() - started) * 1000
+        return ptrace, ""
+
+    def _enter_real(self, source: str, text: str, model: PretrainedModel, ptrace: PretrainedTrace | None,
+                    error: str) -> None:
+        self._real_model, self._ptrace, self._real_error = model, ptrace, error
+        self._layer, self._ablated = 0, frozenset()
+        self._model_source = source
+        self._sentence = text
+        stale = ptrace is not None and ptrace.text != text
+        self._options = Options(scale=True, causal=model.is_decoder, positional=False, heads=model.n_heads)
+        self._recompute((self.real_model_changed, model), (self.model_source_changed, source),
+                        (self.sentence_changed, text), (self.options_changed, self._options),
+                        (self.pretrained_trace_changed, ptrace), (self.layer_changed, 0),
+                        (self.ablation_changed, self._ablated))
+        if stale:
+            self._run_real()
+
+    def _accept_forward(self, ptrace: PretrainedTrace | None, error: str) -> None:
+        if ptrace is None and not error:
+            return
+        self._ptrace, self._real_error = ptrace, error
+        self._recompute((self.pretrained_trace_changed, ptrace))
+
+    def _real_trace(self) -> tuple[Trace | None, str]:
+        """The shown layer of the last forward, or why there is none."""
+        if self._ptrace is None:
+            return None, self._real_error or "Running the model…"
+        if self._real_error:  # the newest text failed (e.g. nothing typed): say why, draw nothing
+            return None, self._real_error
+        trace, self._real_note = shown_trace(self._ptrace, self._layer, self._real_view)
+        return trace, ""
+
+    def _real_words(self, trace: Trace | None) -> tuple[Word, ...]:
+        """One chip per shown token: a real model's tokenizer knows every piece."""
+        return tuple(Word(label, True, 0, 0) for label in (trace.tokens if trace else ()))
+
+    def _describe_real(self, trace: Trace) -> str:
+        model, ptrace = self._real_model, self._ptrace
+        parts = [f"{model.name}", f"{ptrace.n} token{'s' if ptrace.n != 1 else ''}",
+                 f"layer {self._layer + 1} of {model.n_layers}",
+                 f"{model.n_heads} heads of d_k = {trace.heads[0].d_k}"]
+        if model.n_kv_heads != model.n_heads:
+            parts.append(f"{model.n_kv_heads} shared key/value heads")
+        if self._ablated:
+            parts.append(f"{len(self._ablated)} head{'s' if len(self._ablated) != 1 else ''} off")
+        text = " · ".join(parts) + f" — forward in {self._forward_ms:.0f} ms"
+        if ptrace.encoded.truncated:
+            text += f". Cut at {model.max_tokens} tokens"
+        return text
+
+    @staticmethod
+    def _load_message(source: str, message: str) -> str:
+        return message or f"{LOAD_CANCELLED}: {Path(source).name} was not opened"
+

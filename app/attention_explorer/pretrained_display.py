@@ -1,0 +1,117 @@
+"""What the main views show of a real model: one layer's Trace, read as pieces or words, with or without
+the special tokens and sinks, the layer's own heads or the rollout up to it.
+
+Pure NumPy (no Qt), so the window and the command line share it. The views draw a Trace; a choice here
+gives them a Trace of the same shape rules (every n × n matrix the same size, every row array one row a
+token), so none of them needs to know about real models. The weights come from the engine's own
+functions (merge_words, hide_tokens, attention_rollout): nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .engine.pretrained import CONTINUATION, PretrainedTrace, hide_tokens, merge_words, words_after_hiding
+from .engine.tokenizer import token_labels
+from .engine.trace import HeadTrace, Trace
+
+MERGE_RULE = "words: a word looks with the mean of its pieces and is looked at with the sum over its pieces"
+ROLLOUT_RULE = ("rollout: the heads averaged, the residual added and multiplied through the layers up to "
+                "this one (Abnar & Zuidema 2020); every head shows the same matrix")
+
+
+@dataclass(frozen=True)
+class RealView:
+    """How a real model's layer is read. All off: the layer's heads over the model's own pieces."""
+
+    merge_words: bool = False
+    hide_specials: bool = False
+    hide_first: bool = False    # the first token, where decoders park most of their weight (a sink)
+    rollout: bool = False
+
+    def with_changes(self, **changes) -> RealView:
+        return replace(self, **changes)
+
+
+def hidden_indices(ptrace: PretrainedTrace, view: RealView) -> list[int]:
+    """The tokens this view hides: the specials, the first token, or both."""
+    hidden = set(np.flatnonzero(ptrace.special).tolist()) if view.hide_specials else set()
+    if view.hide_first:
+        hidden.add(0)
+    if len(hidden) >= ptrace.n:  # nothing would be left to show: hide nothing
+        return []
+    return sorted(hidden)
+
+
+def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[Trace, str]:
+    """Layer `layer` as the views draw it under `view`, and one line saying what was done to it."""
+    trace = ptrace.layer_trace(layer)
+    notes = []
+    if view.rollout:
+        rolled = ptrace.rollout()[layer].astype(np.float64)
+        trace = replace(trace, heads=tuple(replace(h, weights=rolled) for h in trace.heads))
+        notes.append(ROLLOUT_RULE)
+    hidden = hidden_indices(ptrace, view)
+    words = ptrace.words
+    if hidden:
+        trace, removed, kept = _hide(trace, hidden)
+        words = words_after_hiding(words, kept)
+        names = ", ".join(dict.fromkeys(ptrace.labels[i] for i in hidden))
+        notes.append(f"hidden: {names} — they had {removed:.0%} of the weight on average; rows renormalised")
+    if view.merge_words:
+        trace = _merge(trace, words)
+        notes.append(MERGE_RULE)
+    return trace, "; ".join(notes)
+
+
+def _hide(trace: Trace, hidden: list[int]) -> tuple[Trace, float, np.ndarray]:
+    """Every matrix of the trace without the hidden tokens; weights renormalised by hide_tokens."""
+    kept = np.setdiff1d(np.arange(trace.n), hidden)
+    removed = []
+    heads = []
+    for head in trace.heads:
+        result = hide_tokens(head.weights, hidden)
+        removed.append(float(result.removed.mean()) if len(result.removed) else 0.0)
+        square = {name: getattr(head, name)[np.ix_(kept, kept)] for name in ("scores", "scaled", "masked")}
+        rows = _row_arrays(head, lambda a: a[kept])
+        heads.append(replace(head, weights=result.weights, **square, **rows))
+    tokens = [trace.tokens[i] for i in kept]
+    return _with_rows(trace, heads, tokens, lambda a: a[kept],
+                      None if trace.mask is None else trace.mask[np.ix_(kept, kept)]), float(np.mean(removed)), kept
+
+
+def _merge(trace: Trace, words: tuple[tuple[int, ...], ...]) -> Trace:
+    """Pieces into words: weights by merge_words; the other n × n matrices and the row arrays averaged
+    over each word's pieces (a mean keeps them on the scale of one piece)."""
+    groups = [list(word) for word in words]
+
+    def rows(a: np.ndarray) -> np.ndarray:
+        return np.stack([a[group].mean(axis=0) for group in groups])
+
+    def blocks(a: np.ndarray) -> np.ndarray:
+        return np.array([[a[np.ix_(gi, gj)].mean() for gj in groups] for gi in groups])
+
+    mask = None
+    if trace.mask is not None:  # a word may not look at another when none of its pieces may
+        mask = np.array([[trace.mask[np.ix_(gi, gj)].all() for gj in groups] for gi in groups])
+    heads = []
+    for head in trace.heads:
+        scaled = blocks(head.scaled)
+        masked = scaled.copy() if mask is None else np.where(mask, -np.inf, scaled)
+        heads.append(replace(head, weights=merge_words(head.weights, words), scores=blocks(head.scores),
+                             scaled=scaled, masked=masked, **_row_arrays(head, rows)))
+    tokens = ["".join(trace.tokens[i].removeprefix(CONTINUATION) for i in group) for group in groups]
+    return _with_rows(trace, heads, tokens, rows, mask)
+
+
+def _row_arrays(head: HeadTrace, pick) -> dict[str, np.ndarray]:
+    names = ("q", "k", "v", "output", "q_before_rope", "k_before_rope")
+    return {name: pick(getattr(head, name)) for name in names if getattr(head, name) is not None}
+
+
+def _with_rows(trace: Trace, heads: list[HeadTrace], tokens: list[str], pick, mask) -> Trace:
+    return replace(trace, tokens=tokens, labels=token_labels(tokens), heads=tuple(heads), mask=mask,
+                   embedding=pick(trace.embedding), x=pick(trace.x), concat=pick(trace.concat),
+                   output=pick(trace.output))
