@@ -80,7 +80,7 @@ def test_a_skipped_step_has_no_cells(trace):
 
 
 def test_steps_that_are_off_stay_in_place_with_a_reason(trace):
-    assert [s.key for s in STEPS] == list(STEP_KEYS) and len(STEPS) == 10
+    assert [s.key for s in STEPS] == list(STEP_KEYS) and len(STEPS) == 11
     reasons = {key: skip_reason(trace, key) for key in STEP_KEYS}
     assert reasons["masked"] == "skipped: no causal mask"
     assert reasons["concat"] == "skipped: one head, nothing to concatenate"
@@ -101,7 +101,7 @@ def test_step_tables_are_the_traces_own_arrays(trace):
 
 
 def test_the_heatmap_shows_each_stage_of_the_scores_then_the_weights():
-    assert [heatmap_matrix(k) for k in STEP_KEYS] == [None, None, None, "scores", "scaled", "masked",
+    assert [heatmap_matrix(k) for k in STEP_KEYS] == [None, None, None, None, "scores", "scaled", "masked",
                                                       "weights", "weights", "weights", "weights"]
 
 

@@ -19,8 +19,9 @@ def test_every_entry_is_complete(trace):
         assert step.explanation.endswith(".") and step.title and step.short
         assert step.formula_for(trace)
         skippable = step.passes_on is not None
-        assert skippable == (step.key in ("scaled", "masked", "concat", "w_o")), step.key
-    assert [s.key for s in steps.STEPS if s.per_head] == ["q", "kv", "scores", "scaled", "masked", "softmax", "output"]
+        assert skippable == (step.key in ("rope", "scaled", "masked", "concat", "w_o")), step.key
+    assert [s.key for s in steps.STEPS if s.per_head] == ["q", "kv", "rope", "scores", "scaled", "masked", "softmax",
+                                                          "output"]
 
 
 def test_the_embedding_formula_follows_the_positions_option():
@@ -50,5 +51,5 @@ def test_a_new_step_is_one_entry(trace, monkeypatch):
 
 
 def test_an_unknown_step_is_named():
-    with pytest.raises(ValueError, match="unknown step 'rope'"):
-        steps.cell_arithmetic(engine.run(engine.load_builtin("cats-chase-mice"), "cats"), "rope", 0, 0, 0)
+    with pytest.raises(ValueError, match="unknown step 'alibi'"):
+        steps.cell_arithmetic(engine.run(engine.load_builtin("cats-chase-mice"), "cats"), "alibi", 0, 0, 0)

@@ -113,7 +113,7 @@ def test_stepping_shows_exactly_the_traces_matrices_with_their_names(make_timeli
     timeline.go_first()
     for i, step in enumerate(STEPS):
         assert timeline.controller.step == i
-        assert timeline.panel.title.text().startswith(f"Step {i + 1} of 10 · {step.title}")
+        assert timeline.panel.title.text().startswith(f"Step {i + 1} of 11 · {step.title}")
         if step.key in expected:
             inputs, results = expected[step.key]
             for key, (values, rows, cols) in inputs.items():
@@ -127,7 +127,7 @@ def test_stepping_shows_exactly_the_traces_matrices_with_their_names(make_timeli
 def test_steps_that_are_off_are_shown_as_skipped_not_hidden(make_timeline):
     timeline = make_timeline(options=engine.Options(scale=False, causal=False))
     skipped = {STEPS[i].key for i in range(len(STEPS)) if timeline.strip.button(i).property("skipped")}
-    assert skipped == {"scaled", "masked", "concat", "w_o"}
+    assert skipped == {"rope", "scaled", "masked", "concat", "w_o"}
     button = timeline.strip.button(step_index("scaled"))
     assert button.isVisible() and button.font().strikeOut() and "skipped: scaling is off" in button.toolTip()
     timeline.go_to(step_index("scaled"))

@@ -50,6 +50,12 @@ class StepContext:
     of_head: str  # " (head 2)" after a per-head title when there are several heads, else ""
 
     @property
+    def of_kv_head(self) -> str:
+        """The title suffix of a key or value table: names the shared key/value head when query heads share them."""
+        kv = self.head.kv_head
+        return self.of_head if kv is None else f" (key/value head {kv + 1}, shared)"
+
+    @property
     def words(self) -> tuple[str, ...]:
         return tuple(self.trace.labels)
 
@@ -92,6 +98,7 @@ class Step:
     skip_reason: Callable[[Trace], str] = runs_always
     passes_on: Callable[[StepContext], StepTable] | None = None
     fill_by_row: bool = False  # softmax fills whole rows: a weight needs its row's every score
+    note: Callable[[StepContext], str] | None = None  # a remark on a head, e.g. which key/value head it shares
 
     def formula_for(self, trace: Trace) -> str:
         return self.formula(trace) if callable(self.formula) else self.formula
@@ -109,6 +116,7 @@ class StepView:
     arrow: str = "="
     skipped: str = ""
     formula: str = ""
+    note: str = ""  # e.g. "query head 7 reads key/value head 3 of 3"
 
     @property
     def fill_by_row(self) -> bool:

@@ -4,18 +4,21 @@ and its text). The matrix panel, the timeline strip, the heatmap and the GIF all
 a step is adding one entry here.
 
 The sequence never changes with the options: a step that is switched off (no scaling, no mask, one
-head, no W_O) stays in its place and is shown as skipped, so step 5 always means "÷ √d_k" and a
-learner sees what was left out. Every table holds arrays of the trace itself (a transpose or the
+head, no W_O, no rotary positions) stays in its place and is shown as skipped, so step 6 always
+means "÷ √d_k" and a learner sees what was left out. Every table holds arrays of the trace itself (a transpose or the
 mask drawn as 0/−∞ at most); nothing here multiplies or normalises anything.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .cell_arithmetic import CellArithmetic, Used, dot, factor, fmt, sum_of
+from .step_real import projected, rope_cell, rope_formula, rope_skip, rope_tables, shared_kv_note
 from .step_types import Step, StepContext, StepTable, StepView, Tables, dims
-from .trace import Trace
+from .trace import HeadTrace, Trace
 
 __all__ = ["ARCS_FROM_STEP", "LAST_STEP", "STEPS", "STEP_KEYS", "Step", "StepTable", "StepView", "cell_arithmetic",
            "heatmap_matrix", "skip_reason", "step_index", "step_view"]
@@ -33,6 +36,9 @@ def _embed_cell(c: StepContext, row: int, col: int, result: str | None) -> CellA
     trace, a = c.trace, c.trace.labels[row]
     feature = trace.features[col]
     e, x = trace.embedding[row, col], trace.x[row, col]
+    if trace.layer is not None:
+        return CellArithmetic(f"{a}, feature {feature} of layer {trace.layer + 1}'s input",
+                              f"x_{a}[{feature}] = {fmt(x)}", (Used("embedding", row, col),))
     if trace.positional is None:
         return CellArithmetic(f"{a}, feature {feature}", f"x_{a}[{feature}] = e_{a}[{feature}] = {fmt(x)}",
                               (Used("embedding", row, col),))
@@ -44,31 +50,61 @@ def _embed_cell(c: StepContext, row: int, col: int, result: str | None) -> CellA
 
 
 def _embed_formula(trace: Trace) -> str:
+    if trace.layer is not None:  # a real model's layer: X is what its W_Q, W_K, W_V read
+        return f"x_w = the input of layer {trace.layer + 1}, as its W_Q, W_K and W_V read it"
     if trace.positional is None:
         return "x_w = e_w (positions are off)"
     return "x_w = e_w + pe_p, the encoding of the word's position p"
 
 
 # --- 2, 3. projections --------------------------------------------------------------------------------
+def _bias(head: HeadTrace, name: str) -> np.ndarray | None:
+    return getattr(head, f"b_{name}")
+
+
+def _projection_parts(c: StepContext, name: str, of: str) -> tuple[tuple[StepTable, ...], tuple[str, ...]]:
+    """W of one projection, and its bias as a one-row table when the model has one, with the ops between."""
+    upper = name.upper()
+    parts = (c.table(f"w_{name}", f"W_{upper}{of}", getattr(c.head, f"w_{name}"), c.features),)
+    bias = _bias(c.head, name)
+    if bias is None:
+        return parts, ("·",)
+    return (*parts, c.table(f"b_{name}", f"b_{upper}{of}", bias[None, :], rows=("b",))), ("·", "+")
+
+
 def _q_tables(c: StepContext) -> Tables:
-    return Tables((c.table("x", "X", c.trace.x, cols=c.features),
-                   c.table("w_q", "W_Q" + c.of_head, c.head.w_q, c.features)),
-                  (c.table("q", "Q" + c.of_head, c.head.q),), ops=("·",))
+    parts, ops = _projection_parts(c, "q", c.of_head)
+    return Tables((c.table("x", "X", c.trace.x, cols=c.features), *parts),
+                  (c.table("q", "Q" + c.of_head, projected(c.head, "q")),), ops=ops)
 
 
 def _kv_tables(c: StepContext) -> Tables:
-    h = c.head
-    return Tables((c.table("x", "X", c.trace.x, cols=c.features), c.table("w_k", "W_K" + c.of_head, h.w_k, c.features),
-                   c.table("w_v", "W_V" + c.of_head, h.w_v, c.features)),
-                  (c.table("k", "K" + c.of_head, h.k), c.table("v", "V" + c.of_head, h.v)), ops=("·", ","))
+    of = c.of_kv_head
+    k_parts, k_ops = _projection_parts(c, "k", of)
+    v_parts, v_ops = _projection_parts(c, "v", of)
+    return Tables((c.table("x", "X", c.trace.x, cols=c.features), *k_parts, *v_parts),
+                  (c.table("k", "K" + of, projected(c.head, "k")), c.table("v", "V" + of, c.head.v)),
+                  ops=(*k_ops, ",", *v_ops[1:]))
+
+
+def _projection_formula(*names: str) -> Callable[[Trace], str]:
+    """The rule of a projection step, with "+ b[j]" when the model has biases (BERT, GPT-2)."""
+    def formula(trace: Trace) -> str:
+        return ",   ".join(f"{n}_w[j] = x_w · W_{n.upper()}[:, j]"
+                           + ("" if _bias(trace.heads[0], n) is None else f" + b_{n.upper()}[j]") for n in names)
+    return formula
 
 
 def _projection_cell(name: str, c: StepContext, row: int, col: int) -> CellArithmetic:
     a = c.trace.labels[row]
-    weights, value = getattr(c.head, f"w_{name}"), getattr(c.head, name)[row, col]
-    return CellArithmetic(f"row {a} of X times column {col} of W_{name.upper()}",
-                          f"{name}_{a}[{col}] = {dot(c.trace.x[row], weights[:, col])} = {fmt(value)}",
-                          (Used("x", row, None), Used(f"w_{name}", None, col)))
+    weights, value = getattr(c.head, f"w_{name}"), projected(c.head, name)[row, col]
+    terms, used = dot(c.trace.x[row], weights[:, col]), (Used("x", row, None), Used(f"w_{name}", None, col))
+    bias = _bias(c.head, name)
+    if bias is not None:
+        terms, used = f"{terms} + {factor(bias[col])}", (*used, Used(f"b_{name}", 0, col))
+    return CellArithmetic(f"row {a} of X times column {col} of W_{name.upper()}"
+                          + ("" if bias is None else f", plus b_{name.upper()}"),
+                          f"{name}_{a}[{col}] = {terms} = {fmt(value)}", used)
 
 
 def _kv_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
@@ -78,7 +114,10 @@ def _kv_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArit
     return _projection_cell(name, c, row, col)
 
 
-# --- 4–6. scores, scaling, mask -----------------------------------------------------------------------
+# --- 4. rotary positions (RoPE): engine.step_real ----------------------------------------------------
+
+
+# --- 5–7. scores, scaling, mask -----------------------------------------------------------------------
 def _scaled_title(trace: Trace) -> str:
     return "scaled scores" if trace.options.scale else "scores (not scaled)"
 
@@ -90,7 +129,7 @@ def _pair(c: StepContext, row: int, col: int) -> tuple[str, str]:
 
 def _scores_tables(c: StepContext) -> Tables:
     h, d = c.head, dims(c.head.d_k)
-    return Tables((c.table("q", "Q" + c.of_head, h.q), c.table("kt", "Kᵀ" + c.of_head, h.k.T, d, c.words)),
+    return Tables((c.table("q", "Q" + c.of_head, h.q), c.table("kt", "Kᵀ" + c.of_kv_head, h.k.T, d, c.words)),
                   (c.table("scores", "scores QKᵀ" + c.of_head, h.scores, cols=c.words),), ops=("·",))
 
 
@@ -156,6 +195,10 @@ def _output_tables(c: StepContext) -> Tables:
 
 def _output_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
     a, h = c.trace.labels[row], c.head
+    if h.index in c.trace.ablated_heads:
+        return CellArithmetic(f"output of {a}, dimension {col}",
+                              f"out_{a}[{col}] = 0: head {h.index + 1} is switched off = {fmt(h.output[row, col])}",
+                              (Used("weights", row, None),))
     return CellArithmetic(f"output of {a}, dimension {col}",
                           f"out_{a}[{col}] = {dot(h.weights[row], h.v[:, col])} = {fmt(h.output[row, col])}",
                           (Used("weights", row, None), Used("v", None, col)))
@@ -181,17 +224,25 @@ def _concat_cell(c: StepContext, row: int, col: int, result: str | None) -> Cell
 
 def _w_o_tables(c: StepContext) -> Tables:
     trace, features = c.trace, tuple(c.trace.output_column_labels())
-    return Tables((_concat_table(c), c.table("w_o", "W_O", trace.w_o, dims(trace.w_o.shape[0]), features)),
-                  (c.table("final", "final output", trace.output, cols=features),), ops=("·",))
+    inputs = (_concat_table(c), c.table("w_o", "W_O", trace.w_o, dims(trace.w_o.shape[0]), features))
+    if trace.b_o is not None:
+        inputs += (c.table("b_o", "b_O", trace.b_o[None, :], ("b",), features),)
+    return Tables(inputs, (c.table("final", "final output", trace.output, cols=features),),
+                  ops=("·", "+")[:len(inputs) - 1])
+
+
+def _w_o_formula(trace: Trace) -> str:
+    return "y_a[f] = concat_a · W_O[:, f]" + ("" if trace.b_o is None else " + b_O[f]")
 
 
 def _w_o_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
     trace, a = c.trace, c.trace.labels[row]
     feature = trace.output_column_labels()[col]
+    terms, used = dot(trace.concat[row], trace.w_o[:, col]), (Used("concat", row, None), Used("w_o", None, col))
+    if trace.b_o is not None:
+        terms, used = f"{terms} + {factor(trace.b_o[col])}", (*used, Used("b_o", 0, col))
     return CellArithmetic(f"row {a} of the concatenation times column {feature} of W_O",
-                          f"y_{a}[{feature}] = {dot(trace.concat[row], trace.w_o[:, col])} = "
-                          f"{fmt(trace.output[row, col])}",
-                          (Used("concat", row, None), Used("w_o", None, col)))
+                          f"y_{a}[{feature}] = {terms} = {fmt(trace.output[row, col])}", used)
 
 
 STEPS = (
@@ -202,13 +253,19 @@ STEPS = (
     Step("q", "Q", "Queries: Q = X·W_Q",
          "A word's query says what it is looking for. Multiplying its features by W_Q turns \"I am a verb\" into "
          "\"I look for an animal\".",
-         "q_w[j] = x_w · W_Q[:, j]", _q_tables, lambda c, row, col, result: _projection_cell("q", c, row, col),
+         _projection_formula("q"), _q_tables, lambda c, row, col, result: _projection_cell("q", c, row, col),
          per_head=True),
     Step("kv", "K, V", "Keys and values: K = X·W_K, V = X·W_V",
          "A word's key says what it can be found by, its value what it hands over when found. W_K is a second "
          "matrix, not W_Q again, so that A looking for B need not mean B looking for A; W_V separates what a word "
          "passes on from how it is matched.",
-         "k_w[j] = x_w · W_K[:, j],   v_w[j] = x_w · W_V[:, j]", _kv_tables, _kv_cell, per_head=True),
+         _projection_formula("k", "v"), _kv_tables, _kv_cell, per_head=True, note=shared_kv_note),
+    Step("rope", "RoPE", "Rotary positions: turn q and k by position",
+         "Llama-style models add no positions to the embedding. Instead each pair of a query's (and a key's) "
+         "numbers is turned by an angle that grows with the word's position, so q·k depends on how far apart "
+         "two words are, not on where they stand.",
+         rope_formula, rope_tables, rope_cell, per_head=True, skip_reason=rope_skip, note=shared_kv_note,
+         passes_on=lambda c: c.table("q", "Q, unchanged" + c.of_head, c.head.q)),
     Step("scores", "QKᵀ", "Scores: QKᵀ",
          "Every query meets every key in a dot product: the larger q·k, the better the match. Rows are the words "
          "looking, columns the words looked at: n² numbers, which is why attention costs O(n²).",
@@ -246,7 +303,7 @@ STEPS = (
     Step("w_o", "× W_O", "Mix the heads: concat · W_O",
          "W_O mixes the heads' outputs back into the model's features, so each word leaves the layer as one "
          "vector that combines what every head found.",
-         "y_a[f] = concat_a · W_O[:, f]", _w_o_tables, _w_o_cell, heatmap="weights",
+         _w_o_formula, _w_o_tables, _w_o_cell, heatmap="weights",
          skip_reason=lambda trace: ("skipped: this model has no W_O, so the output is the concatenation"
                                     if trace.w_o is None else ""),
          passes_on=lambda c: c.table("output", "output, unchanged", c.trace.output,
@@ -282,7 +339,8 @@ def step_view(trace: Trace, key: str, head: int = 0) -> StepView:
     if skipped:
         return StepView(step, (step.passes_on(context),), (), skipped=skipped)
     tables = step.tables(context)
-    return StepView(step, tables.inputs, tables.results, tables.ops, tables.arrow, formula=step.formula_for(trace))
+    return StepView(step, tables.inputs, tables.results, tables.ops, tables.arrow, formula=step.formula_for(trace),
+                    note=step.note(context) if step.note else "")
 
 
 def cell_arithmetic(trace: Trace, step: str, head: int, row: int, col: int,

@@ -73,6 +73,9 @@ class Trace:
     layer: int | None = None
     b_o: np.ndarray | None = None
     ablated_heads: frozenset[int] = frozenset()
+    # Rotary position models (Llama): cos θ and sin θ (n × d_k) that turned each head's q and k.
+    rope_cos: np.ndarray | None = None
+    rope_sin: np.ndarray | None = None
 
     @property
     def n(self) -> int:

@@ -76,7 +76,8 @@ class PretrainedTrace:
         arch, weights = self.model.arch, self.model.layers[layer]
         x = self.forward_result.attn_inputs[layer]
         with single_blas_thread():
-            p = project(arch, weights, x, rope_for(arch, self.n))
+            rotary = rope_for(arch, self.n)
+            p = project(arch, weights, x, rotary)
             scores = head_scores(arch, p.q, p.k)
         scaled = scores / np.float32(np.sqrt(arch.d_head))
         mask = causal_mask(self.n) if arch.is_decoder else None
@@ -110,6 +111,7 @@ class PretrainedTrace:
             options=Options(scale=True, causal=arch.is_decoder, positional=False, heads=arch.n_heads),
             embedding=x, positional=None, x=x, mask=mask, heads=tuple(heads), concat=concat, w_o=weights.w_o,
             output=output, layer=layer, b_o=weights.b_o, ablated_heads=frozenset(off),
+            rope_cos=None if rotary is None else rotary[0], rope_sin=None if rotary is None else rotary[1],
         )
 
 

@@ -1,0 +1,67 @@
+"""The parts of the step registry (engine.steps) that only real models use: q and k before their
+rotation, the rotary-position (RoPE) step, and the note on key/value heads that query heads share.
+Toy models run none of it: the RoPE step is skipped for them with a reason, like any step that is off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cell_arithmetic import CellArithmetic, Used, factor, fmt
+from .step_types import StepContext, Tables
+from .trace import HeadTrace, Trace
+
+
+def projected(head: HeadTrace, name: str) -> np.ndarray:
+    """X·W (+ b) of a head: q and k before any rotation (the RoPE step turns them), or v."""
+    before = getattr(head, f"{name}_before_rope", None)
+    return getattr(head, name) if before is None else before
+
+
+def shared_kv_note(c: StepContext) -> str:
+    """Llama's query heads share key/value heads: say which one this query head reads."""
+    kv = c.head.kv_head
+    if kv is None:
+        return ""
+    shared = len({head.kv_head for head in c.trace.heads})
+    return f"query head {c.head.index + 1} reads key/value head {kv + 1} of {shared}"
+
+
+def rope_skip(trace: Trace) -> str:
+    if trace.rope_cos is not None:
+        return ""
+    if trace.layer is None:
+        return "skipped: only models with rotary positions (RoPE), such as Llama, turn q and k by position"
+    return "skipped: this model adds learned positions to the embedding instead of turning q and k"
+
+
+def rope_tables(c: StepContext) -> Tables:
+    h, of, words = c.head, c.of_kv_head, c.words
+    return Tables((c.table("q_raw", "Q" + c.of_head, h.q_before_rope), c.table("k_raw", "K" + of, h.k_before_rope),
+                   c.table("cos", "cos θ", c.trace.rope_cos, rows=words),
+                   c.table("sin", "sin θ", c.trace.rope_sin, rows=words)),
+                  (c.table("q", "Q turned" + c.of_head, h.q), c.table("k", "K turned" + of, h.k)),
+                  ops=(",", "by", ","), arrow="turned =")
+
+
+def rope_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
+    """HF's rotate-half pairing, as the forward pass uses it: dimension j turns with j + d/2."""
+    name = result or "q"
+    if name not in ("q", "k"):
+        raise ValueError(f"the results of step 'rope' are q and k, not {name!r}")
+    a, half = c.trace.labels[row], c.head.d_k // 2
+    before, after = getattr(c.head, f"{name}_before_rope"), getattr(c.head, name)
+    partner, sign = (col + half, "−") if col < half else (col - half, "+")
+    cos, sin = c.trace.rope_cos[row, col], c.trace.rope_sin[row, col]
+    return CellArithmetic(
+        f"{a} at position {row}: {name}[{col}] turns with {name}[{partner}], frequency {col % half}",
+        f"{name}'_{a}[{col}] = {name}_{a}[{col}]·cos θ {sign} {name}_{a}[{partner}]·sin θ = "
+        f"{fmt(before[row, col])}×{factor(cos)} {sign} {factor(before[row, partner])}×{factor(sin)} = "
+        f"{fmt(after[row, col])}",
+        (Used(f"{name}_raw", row, col), Used(f"{name}_raw", row, partner), Used("cos", row, col),
+         Used("sin", row, col)))
+
+
+def rope_formula(trace: Trace) -> str:
+    return ("for j < d/2: q'[j] = q[j]·cos θ − q[j + d/2]·sin θ;  q'[j + d/2] = q[j + d/2]·cos θ + q[j]·sin θ;  "
+            "θ = position × base^(−2j/d); the same for k")
