@@ -32,6 +32,7 @@ class TextLayer(pg.GraphicsObject):
         super().__init__()
         self.anchor = anchor
         self.offset_px = offset_px  # horizontal gap between the anchor point and the text
+        self.backdrop: QtGui.QColor | None = None  # a plain patch under each text, e.g. over hatching
         self.font = QtGui.QFont()
         self.font.setPointSizeF(point_size)
         self._labels: list[Label] = []
@@ -103,6 +104,8 @@ class TextLayer(pg.GraphicsObject):
                 painter.setPen(label.color)
                 current = (label.bold, label.color.rgba())
             box = self._box(to_device.map(QtCore.QPointF(label.x, label.y)), label)
+            if self.backdrop is not None:
+                painter.fillRect(box.adjusted(-2, 0, 2, 0), self.backdrop)
             painter.drawText(box, QtCore.Qt.AlignmentFlag.AlignCenter, label.text)
         painter.restore()
 

@@ -1,0 +1,400 @@
+"""One matrix drawn as coloured cells: the plot behind the main heatmap and every lesson's heatmap.
+
+Rows and columns carry word (or feature) labels thinned so none overlap, the focused word's always
+drawn; a colour bar; each cell's value written in black or white, whichever reads on its colour,
+while the values fit their cells; and masked cells hatched and left uncoloured, since a masked cell
+is not a zero (its score is −∞, its weight 0 only because it was forbidden). A masked cell may carry
+a word ("−∞", "0") saying what the engine holds there.
+
+Cells are square. When the whole matrix would give cells under MIN_FIT_CELL_PX, the plot opens
+zoomed in (wheel, drag, + / − / 0, Page Up / Down) and keeps the focused row or column in sight.
+The plot knows nothing of the controller: it is handed a matrix and its labels, so the same class
+shows weights, scores, differences, rectangular cross-attention and positional encodings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..controller import LOOKED_AT, LOOKING
+from . import theme
+from .hatch import MaskHatchItem
+from .matrix_frame import MatrixFrame
+from .message_label import message_label
+from .plot_style import make_matrix
+from .text_layer import Label, TextLayer
+from .token_axis import TokenAxis
+
+MIN_CELL_PX_FOR_VALUES = (30.0, 16.0)  # write values in cells at least this wide and high ...
+VALUE_PADDING_PX = 4.0                  # ... and wider than the widest value by this much
+MAX_WRITTEN_CELLS = 40 * 40             # larger matrices are never written: unreadable, and slow to lay out
+COLOUR_BAR_TEXT_PX = 64                 # one width for every span, so the plot's size holds
+
+
+class _CellImage(pg.ImageItem):
+    """An ImageItem that reports the cell under the mouse."""
+
+    def __init__(self, on_cell):
+        super().__init__(axisOrder="row-major")
+        self._on_cell = on_cell
+        self.setAcceptHoverEvents(True)
+
+    def paint(self, painter, *args):
+        if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG and self.qimage is not None:
+            self._paint_cells_as_rects(painter)
+        else:
+            super().paint(painter, *args)
+
+    def _paint_cells_as_rects(self, painter) -> None:
+        """In SVG, one rectangle per cell: an embedded n × n image would be blurred by viewers
+        that smooth scaled images. Colours come from the image pyqtgraph already mapped."""
+        painter.setPen(QtCore.Qt.PenStyle.NoPen)
+        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)  # no seams between cells
+        image = self.qimage
+        for row in range(image.height()):
+            for col in range(image.width()):
+                color = image.pixelColor(col, row)
+                if color.alpha() == 0:
+                    continue  # masked: left empty, and hatched by MaskHatchItem
+                painter.fillRect(QtCore.QRectF(col, row, 1.02, 1.02), color)  # overlap: no hairline seams
+
+    def hoverEvent(self, ev):  # noqa: N802 - pyqtgraph API
+        if ev.isExit() or self.image is None:
+            self._on_cell(None, None)
+            return
+        pos = ev.pos()
+        row, col = int(math.floor(pos.y())), int(math.floor(pos.x()))
+        rows, cols = self.image.shape[:2]
+        inside = 0 <= row < rows and 0 <= col < cols
+        self._on_cell((row, col) if inside else None, ev.screenPos() if inside else None)
+
+
+class MatrixPlot(QtWidgets.QWidget):
+    """A matrix as square coloured cells with labels, a colour bar, values and hatched masked cells.
+
+    `shown_matrix()` is exactly what it was given (−∞ kept); `image.image` is what is coloured (NaN
+    where masked)."""
+
+    cell_hovered = QtCore.Signal(object, object)  # (row, column) or None, and the mouse's screen position
+    framed = QtCore.Signal(bool)  # after sizing: whether the matrix is too large to show whole (zoomable)
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None, *, min_size: tuple[int, int] | None = (220, 200),
+                 title_size: str = "9pt", colormap: str = theme.DEFAULT_COLORMAP):
+        super().__init__(parent)
+        self._shown: np.ndarray | None = None
+        self._masked = np.zeros((0, 0), dtype=bool)
+        self._written: dict[tuple[int, int], str] = {}
+        self._widest_value = QtCore.QSizeF()
+        self._colormap = colormap
+        self._title_size = title_size
+        self._focus: tuple[int | None, int | None] = (None, None)
+        self._focused_words: tuple[int | None, int | None] = (None, None)  # drawn as focused on (left, top)
+        self._outlined: list[tuple[int, int]] = []
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground(theme.background())
+        self.graphics.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)  # + / − / 0 after a click
+        self.graphics.installEventFilter(self)
+        if min_size is not None:
+            self.graphics.setMinimumSize(*min_size)
+        self.left_axis = TokenAxis("left")
+        self.top_axis = TokenAxis("top")
+        # the title has its own row: inside the plot it would set the plot's least width, and a short
+        # sentence's square matrix would then drift away from its labels
+        self.title_item = self.graphics.addLabel("", row=0, col=0)
+        self.plot = self.graphics.addPlot(row=1, col=0, axisItems={"left": self.left_axis, "top": self.top_axis},
+                                          viewBox=pg.ViewBox(enableMenu=False))  # a menu never shown: not built
+        make_matrix(self.plot)
+        self.view = self.plot.getViewBox()
+        self.view.setAspectLocked(False)  # square cells come from the plot's size (see MatrixFrame)
+        self.view.disableAutoRange()  # the range is ours: the value labels' generous bounds must not widen it
+        self.graphics.ci.layout.setAlignment(self.plot, QtCore.Qt.AlignmentFlag.AlignCenter)
+
+        self.hatch = MaskHatchItem()
+        self.hatch.setZValue(5)  # over the image, whose masked cells are transparent
+        self.plot.addItem(self.hatch)
+        self.image = _CellImage(self.cell_hovered.emit)
+        self.image.setTransform(QtGui.QTransform().translate(-0.5, -0.5))
+        self.plot.addItem(self.image)
+        self.values = TextLayer(anchor=(0.5, 0.5), point_size=9)
+        self.values.setZValue(6)
+        self.plot.addItem(self.values)
+        self.masked_values = TextLayer(anchor=(0.5, 0.5), point_size=9)
+        self.masked_values.setZValue(6)
+        self.plot.addItem(self.masked_values)
+        self.row_highlight = self._highlight_rect()
+        self.col_highlight = self._highlight_rect()
+        self._outline_rects: list[QtWidgets.QGraphicsRectItem] = []
+        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(colormap), interactive=False, width=16)
+        self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        self.colorbar.axis.setWidth(COLOUR_BAR_TEXT_PX)
+        self.colorbar.axis.setStyle(hideOverlappingLabels=False)  # a label at the very top (e.g. "row max") stays
+        self.frame = MatrixFrame(self.graphics, self.title_item, self.plot)
+        self.message = message_label()
+
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.message, 1)
+        self.view.sigResized.connect(self._on_resized)
+        self.view.sigRangeChanged.connect(lambda *_: self._update_value_visibility())
+
+    # --- what is shown --------------------------------------------------------------------------
+    def shown_matrix(self) -> np.ndarray | None:
+        """The matrix on screen, exactly as it was given (−∞ where masked); None while a message shows."""
+        return self._shown
+
+    def row_labels(self) -> list[str]:
+        return self.left_axis.labels()
+
+    def column_labels(self) -> list[str]:
+        return self.top_axis.labels()
+
+    def title(self) -> str:
+        return self.title_item.text
+
+    def levels(self) -> tuple[float, float]:
+        return tuple(float(x) for x in self.colorbar.levels())
+
+    def masked_cells(self) -> np.ndarray:
+        return self._masked.copy()
+
+    def written_text(self, row: int, col: int) -> str:
+        """What is written in a cell when the values fit: its value, or the masked cells' word."""
+        return self._written.get((row, col), "")
+
+    def values_written(self) -> bool:
+        """Whether numbers are written in the cells (they are while they fit)."""
+        return bool(self._written) and self.values.isVisible()
+
+    def outlined_cells(self) -> list[tuple[int, int]]:
+        return list(self._outlined)
+
+    def focus(self) -> tuple[int | None, int | None]:
+        """The framed row (the word looking) and column (the word looked at)."""
+        return self._focus
+
+    def cell_px(self) -> float:
+        """The on-screen size of one (square) cell, in pixels."""
+        return self.frame.cell_px()
+
+    def visible_cells(self) -> tuple[range, range]:
+        """The rows and columns (wholly or partly) on screen."""
+        return self.frame.visible_cells()
+
+    def is_zoomable(self) -> bool:
+        """Whether the matrix is too large to show whole at a readable size, so it zooms and pans."""
+        return self.frame.zoomable
+
+    # --- drawing --------------------------------------------------------------------------------
+    def show_matrix(self, matrix: np.ndarray, row_labels: Sequence[str], column_labels: Sequence[str], *,
+                    title: str = "", mask: np.ndarray | None = None, levels: tuple[float, float] | None = None,
+                    colours: np.ndarray | None = None, colormap: str | None = None, masked_text: str = "",
+                    value_format: str = "{:.2f}", axis_titles: tuple[str, str] | None = None) -> None:
+        """Draw `matrix` (rows × columns). Cells that are not finite, or True in `mask`, are masked:
+        uncoloured, hatched, and carrying `masked_text`. The colours map `colours` when given (the
+        same shape, e.g. each row over its largest) and the values otherwise; `levels` fixes their
+        scale (e.g. (0, 1) for weights, or one scale shared by heatmaps set side by side), by default
+        the span of the finite values. `axis_titles` (rows, columns) are kept when None."""
+        matrix = np.asarray(matrix, dtype=np.float64)
+        masked = hidden_cells(matrix, mask)
+        display = np.where(masked, np.nan, matrix)
+        colours = display if colours is None else np.where(masked, np.nan, colours)
+        reshaped = self._shown is None or self._shown.shape != matrix.shape
+        self._shown, self._masked = matrix, masked
+        self.message.hide()
+        self.graphics.show()
+        background = theme.background()
+        if self.graphics.backgroundBrush().color() != background:  # follows a light/dark switch of the system
+            self.graphics.setBackground(background)
+        if colormap is not None and colormap != self._colormap:
+            self._colormap = colormap
+            self.colorbar.setColorMap(pg.colormap.get(colormap))
+        levels = tuple(levels) if levels is not None else value_span(colours)
+        self.image.setImage(colours, autoLevels=False)
+        if tuple(self.colorbar.levels()) != levels:  # new levels redraw the colour bar and its axis
+            self.colorbar.setLevels(levels)
+        self.hatch.color = theme.muted()
+        self.hatch.set_mask(masked if masked.any() else None)
+        self.left_axis.set_tokens(row_labels)
+        self.top_axis.set_tokens(column_labels)
+        if axis_titles is not None:
+            self._set_axis_titles(axis_titles)
+        if title != self.title_item.text:
+            self.title_item.setText(title, color=theme.foreground(), size=self._title_size)
+        self._write_values(display, colours, masked, masked_text, value_format)
+        self.set_outlined([])
+        if reshaped:
+            self._on_resized(force=True)
+        self._show_focus()
+
+    def _set_axis_titles(self, titles: tuple[str, str]) -> None:
+        for side, text in zip(("left", "top"), titles, strict=True):
+            axis = self.plot.getAxis(side)
+            if axis.labelText != text or axis.label.isVisible() != bool(text):
+                axis.setLabel(text)
+                axis.showLabel(bool(text))
+
+    def _write_values(self, display: np.ndarray, colours: np.ndarray, masked: np.ndarray, masked_text: str,
+                      value_format: str) -> None:
+        """Each cell's value in black or white, whichever reads better on the cell's colour; masked
+        cells' word in the text colour on a plain patch, so the hatching does not cross it."""
+        self._written = {}
+        values, masked_labels = [], []
+        if display.size <= MAX_WRITTEN_CELLS:
+            low, high = self.colorbar.levels()
+            fraction = np.clip((np.nan_to_num(colours, nan=low) - low) / ((high - low) or 1.0), 0.0, 1.0)
+            mapped = pg.colormap.get(self._colormap).map(fraction.ravel(), mode="float")
+            ink = {True: QtGui.QColor("black"), False: QtGui.QColor("white")}
+            cols = display.shape[1]
+            for (row, col), value in np.ndenumerate(display):
+                if masked[row, col]:
+                    if masked_text:
+                        self._written[row, col] = masked_text
+                        masked_labels.append(Label(col, row, masked_text, theme.foreground()))
+                    continue
+                text = value_format.format(value)
+                self._written[row, col] = text
+                r, g, b = mapped[row * cols + col][:3]
+                values.append(Label(col, row, text, ink[theme.is_light_rgb(r, g, b)]))
+        self.values.set_labels(values)
+        self.masked_values.backdrop = theme.background()
+        self.masked_values.set_labels(masked_labels)
+        sizes = [label.size for label in values + masked_labels]
+        self._widest_value = QtCore.QSizeF(max((s.width() for s in sizes), default=0.0),
+                                           max((s.height() for s in sizes), default=0.0))
+        self._update_value_visibility()
+
+    def _update_value_visibility(self, *_) -> None:
+        if self._shown is None:
+            return
+        cell = self.cell_px()
+        fits = (cell >= max(MIN_CELL_PX_FOR_VALUES[0], self._widest_value.width() + VALUE_PADDING_PX)
+                and cell >= max(MIN_CELL_PX_FOR_VALUES[1], self._widest_value.height()))
+        self.values.setVisible(fits)
+        self.masked_values.setVisible(fits)
+
+    def show_message(self, text: str) -> None:
+        """A line of text in place of the plot (nothing to draw, and why)."""
+        self._shown = None
+        self.message.setText(text)
+        self.message.show()
+        self.graphics.hide()
+
+    # --- focus and outlines ---------------------------------------------------------------------
+    def set_focus(self, row: int | None = None, col: int | None = None, *,
+                  words: tuple[int | None, int | None] | None = None) -> None:
+        """Frame the focused word's row (the word looking) or column (the word looked at). `words`
+        names the labels drawn as focused on the (left, top) axes, by default the framed ones."""
+        self._focus = (row, col)
+        self._focused_words = words if words is not None else (row, col)
+        self._show_focus()
+        n_rows, n_cols = self.frame.shape
+        if row is not None and row < n_rows:
+            self.frame.keep_in_sight(row, LOOKING)
+        if col is not None and col < n_cols:
+            self.frame.keep_in_sight(col, LOOKED_AT)
+
+    def _show_focus(self) -> None:
+        rows, cols = self._shown.shape if self._shown is not None else (0, 0)
+        row, col = self._focus
+        left, top = self._focused_words
+        self.left_axis.set_focus(left)
+        self.top_axis.set_focus(top)
+        self.row_highlight.setVisible(row is not None and row < rows)
+        self.col_highlight.setVisible(col is not None and col < cols)
+        # both frames sit on the focused word, only the framed one shows: a change of role just swaps them
+        row_at, col_at = row if row is not None else left, col if col is not None else top
+        if row_at is not None and row_at < rows:
+            self.row_highlight.setRect(-0.5, row_at - 0.5, cols, 1)
+        if col_at is not None and col_at < cols:
+            self.col_highlight.setRect(col_at - 0.5, -0.5, 1, rows)
+
+    def set_outlined(self, cells: Sequence[tuple[int, int]]) -> None:
+        """Draw a highlight frame around these (row, column) cells, e.g. the pair a lesson talks about."""
+        cells = list(cells)
+        if cells == self._outlined:
+            return
+        self._outlined = cells
+        for rect in self._outline_rects:
+            self.plot.removeItem(rect)
+        self._outline_rects = []
+        for row, col in cells:
+            rect = self._highlight_rect()
+            rect.setRect(col - 0.5, row - 0.5, 1, 1)
+            rect.setVisible(True)
+            self._outline_rects.append(rect)
+
+    def _highlight_rect(self) -> QtWidgets.QGraphicsRectItem:
+        rect = QtWidgets.QGraphicsRectItem()
+        pen = QtGui.QPen(theme.highlight(), 2.5)
+        pen.setCosmetic(True)
+        rect.setPen(pen)
+        rect.setZValue(10)
+        rect.setVisible(False)
+        self.plot.addItem(rect)
+        return rect
+
+    # --- zoom and pan ---------------------------------------------------------------------------
+    def _on_resized(self, *_, force: bool = False) -> None:
+        row, col = self._focus
+        self.frame.update(self._shown.shape if self._shown is not None else (0, 0),
+                          row if row is not None else col, force)
+        self._update_value_visibility()
+        self.framed.emit(self.frame.zoomable)
+
+    def fit(self) -> None:
+        """Show the whole matrix."""
+        self.frame.fit()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if watched is self.graphics and event.type() == QtCore.QEvent.Type.Resize:
+            QtCore.QTimer.singleShot(0, self, self._on_resized)  # after the scene took its new size
+        if watched is self.graphics and event.type() == QtCore.QEvent.Type.KeyPress:
+            shift = bool(event.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier)
+            if self.frame.handle_key(event.key(), shift):
+                return True
+        return super().eventFilter(watched, event)
+
+    # --- export ---------------------------------------------------------------------------------
+    def export_widget(self) -> QtWidgets.QWidget:
+        """What an image export renders: the plot with its labels and colour bar."""
+        return self.graphics
+
+    def set_export_background(self, color: QtGui.QColor | None) -> None:
+        theme.set_graphics_background(self.graphics, color)
+
+
+def hidden_cells(matrix: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """The cells drawn as masked: not finite (a −∞ score), or True in `mask` (a forbidden pair's 0)."""
+    masked = ~np.isfinite(matrix)
+    if mask is not None:
+        masked |= np.asarray(mask, dtype=bool)
+    return masked
+
+
+def value_span(values: np.ndarray) -> tuple[float, float]:
+    """The range of the finite values, widened when they are all equal (a colour bar needs a span)."""
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return 0.0, 1.0
+    low, high = float(finite.min()), float(finite.max())
+    return (low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high)
+
+
+def symmetric_levels(*matrices: np.ndarray) -> tuple[float, float]:
+    """(−m, m) for the largest finite |value| m across `matrices`: a diverging map centred on 0."""
+    m = max((float(np.abs(a[np.isfinite(a)]).max(initial=0.0)) for a in matrices), default=0.0)
+    return (-m, m) if m > 0 else (-1.0, 1.0)
+
+
+def shared_levels(*matrices: np.ndarray) -> tuple[float, float]:
+    """One colour scale spanning the finite values of all `matrices` (to set heatmaps side by side)."""
+    finite = [np.asarray(a)[np.isfinite(a)] for a in matrices]
+    return value_span(np.concatenate(finite) if finite else np.empty(0))
