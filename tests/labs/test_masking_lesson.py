@@ -10,11 +10,11 @@ def test_decoder_scores_are_minus_infinity_and_weights_exact_zeros_above_the_dia
     above = np.triu(np.ones((6, 6), dtype=bool), k=1)
     scores = panel.decoder_scores.shown_matrix()
     assert np.all(np.isneginf(scores[above])) and np.all(np.isfinite(scores[~above]))
-    assert panel.decoder_scores.cell_text(0, 1) == "−∞"
+    assert panel.decoder_scores.written_text(0, 1) == "−∞"
     weights = panel.decoder_weights.shown_matrix()
     assert np.all(weights[above] == 0.0)
     np.testing.assert_array_equal(panel.decoder_weights.masked_cells(), above)
-    assert panel.decoder_weights.cell_text(0, 3) == "0"
+    assert panel.decoder_weights.written_text(0, 3) == "0"
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     # the encoder sees everything: nothing masked, no zero forced
     assert not panel.encoder_weights.masked_cells().any() and np.all(panel.encoder_weights.shown_matrix() > 0)

@@ -13,9 +13,9 @@ from PySide6 import QtWidgets
 from .. import engine
 from ..controller import Controller
 from ..engine import AdditiveComparison
+from ..views.matrix_plot import MatrixPlot, shared_levels
 from .lesson_panel import LessonPanel
 from .number_table import QtNumberTable
-from .small_heatmap import QtSmallHeatmap, shared_levels
 
 AXIS_TITLES = ("word looking", "word looked at")
 SHOWN = {"weights": "weights (after softmax)", "scores": "scores (before softmax)"}
@@ -47,7 +47,7 @@ class QtAdditiveLesson(LessonPanel):
         row.addWidget(self.sizes_line, 1)
         self.body.addLayout(row)
         maps = QtWidgets.QHBoxLayout()
-        self.dot_map, self.additive_map = QtSmallHeatmap(), QtSmallHeatmap()
+        self.dot_map, self.additive_map = MatrixPlot(), MatrixPlot()
         maps.addWidget(self.dot_map)
         maps.addWidget(self.additive_map)
         self.body.addLayout(maps, 1)

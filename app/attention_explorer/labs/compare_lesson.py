@@ -13,8 +13,8 @@ from PySide6 import QtCore, QtWidgets
 from .. import engine
 from ..controller import Controller
 from ..engine import ComparisonError, Options, WeightsDifference
+from ..views.matrix_plot import MatrixPlot, symmetric_levels
 from .lesson_panel import LessonPanel
-from .small_heatmap import QtSmallHeatmap, symmetric_levels
 
 DIFFERENCE_COLORMAP = "CET-D1"  # blue (B looks less) – white (no change) – red (B looks more)
 MODES = {"sentences": "two sentences", "heads": "two heads", "options": "two option sets"}
@@ -55,7 +55,7 @@ class QtCompareLesson(LessonPanel):
         self.body.addLayout(top)
 
         maps = QtWidgets.QHBoxLayout()
-        self.map_a, self.map_b, self.map_difference = QtSmallHeatmap(), QtSmallHeatmap(), QtSmallHeatmap()
+        self.map_a, self.map_b, self.map_difference = MatrixPlot(), MatrixPlot(), MatrixPlot()
         for heatmap in (self.map_a, self.map_b, self.map_difference):
             maps.addWidget(heatmap)
         self.body.addLayout(maps, 1)

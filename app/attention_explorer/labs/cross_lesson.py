@@ -12,8 +12,8 @@ from PySide6 import QtWidgets
 from .. import engine
 from ..controller import Controller
 from ..engine import CrossTrace
+from ..views.matrix_plot import MatrixPlot
 from .lesson_panel import LessonPanel
-from .small_heatmap import QtSmallHeatmap
 
 AXIS_TITLES = ("target word (query)", "source word (key, value)")
 
@@ -37,7 +37,7 @@ class QtCrossLesson(LessonPanel):
         form.addRow("Source:", self.source_box)
         self.body.addLayout(form)
         maps = QtWidgets.QHBoxLayout()
-        self.weights_map, self.scores_map = QtSmallHeatmap(), QtSmallHeatmap()
+        self.weights_map, self.scores_map = MatrixPlot(), MatrixPlot()
         maps.addWidget(self.weights_map)
         maps.addWidget(self.scores_map)
         self.body.addLayout(maps, 1)

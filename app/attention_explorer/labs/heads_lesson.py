@@ -12,8 +12,8 @@ from PySide6 import QtCore, QtWidgets
 from ..controller import Controller
 from ..engine import OptionsError, Trace
 from ..views import theme
+from ..views.matrix_plot import MatrixPlot
 from .lesson_panel import LessonPanel
-from .small_heatmap import QtSmallHeatmap
 
 HEADS_PER_ROW = 4
 PAPER_NOTE = ("In the paper: h = 8 heads, d_model = 512, d_k = d_v = 512 / 8 = 64. Each head works in a space "
@@ -43,10 +43,10 @@ class QtHeadsLesson(LessonPanel):
 
         self.head_grid = QtWidgets.QGridLayout()
         self.body.addLayout(self.head_grid, 3)
-        self.head_maps: list[QtSmallHeatmap] = []
+        self.head_maps: list[MatrixPlot] = []
         combine = QtWidgets.QHBoxLayout()
-        self.concat_map = QtSmallHeatmap(min_size=(260, 160))
-        self.output_map = QtSmallHeatmap(min_size=(260, 160))
+        self.concat_map = MatrixPlot(min_size=(260, 160))
+        self.output_map = MatrixPlot(min_size=(260, 160))
         combine.addWidget(self.concat_map)
         combine.addWidget(self.output_map)
         self.body.addLayout(combine, 2)
@@ -95,7 +95,7 @@ class QtHeadsLesson(LessonPanel):
             heatmap.deleteLater()
         while len(self.head_maps) < count:
             i = len(self.head_maps)
-            heatmap = QtSmallHeatmap(min_size=(200, 180))
+            heatmap = MatrixPlot(min_size=(200, 180))
             self.head_grid.addWidget(heatmap, i // HEADS_PER_ROW, i % HEADS_PER_ROW)
             self.head_maps.append(heatmap)
 

@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..controller import LOOKED_AT, Controller
 from ..engine import EngineError
 from ..views import theme
-from .small_heatmap import QtSmallHeatmap
+from ..views.matrix_plot import MatrixPlot
 
 ERROR_COLOR = "#E03131"  # the colour the main window's status line uses for errors
 
@@ -95,17 +95,19 @@ class LessonPanel(QtWidgets.QWidget):
     def show_focus(self, *_) -> None:
         """Frame the main window's focused word in every heatmap of this panel that shows the sentence:
         its row when it is the word looking, its column when it is the word looked at (a heatmap with
-        the words on one side only frames that side)."""
+        the words on one side only frames that side); its label is drawn as focused on every side
+        that lists the sentence's words."""
         trace, focus = self.controller.trace, self.controller.focus
         words = list(trace.labels) if trace is not None else []
         looked_at = self.controller.focus_role == LOOKED_AT
-        for heatmap in self.findChildren(QtSmallHeatmap):
+        for heatmap in self.findChildren(MatrixPlot):
             rows, cols = heatmap.row_labels() == words, heatmap.column_labels() == words
             if focus is None or not words or not (rows or cols):
                 heatmap.set_focus(None, None)
                 continue
             by_col = cols and (looked_at or not rows)
-            heatmap.set_focus(None if by_col else focus, focus if by_col else None)
+            heatmap.set_focus(None if by_col else focus, focus if by_col else None,
+                              words=(focus if rows else None, focus if cols else None))
 
     # --- helpers for subclasses -----------------------------------------------------------------
     def show_error(self, text: str) -> None:

@@ -12,8 +12,8 @@ from PySide6 import QtWidgets
 
 from .. import engine
 from ..controller import Controller
+from ..views.matrix_plot import MatrixPlot, shared_levels
 from .lesson_panel import LessonPanel
-from .small_heatmap import QtSmallHeatmap, shared_levels
 
 AXIS_TITLES = ("word looking", "word looked at")
 
@@ -28,8 +28,8 @@ class QtMaskingLesson(LessonPanel):
 
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(controller, parent)
-        self.encoder_scores, self.decoder_scores = QtSmallHeatmap(), QtSmallHeatmap()
-        self.encoder_weights, self.decoder_weights = QtSmallHeatmap(), QtSmallHeatmap()
+        self.encoder_scores, self.decoder_scores = MatrixPlot(), MatrixPlot()
+        self.encoder_weights, self.decoder_weights = MatrixPlot(), MatrixPlot()
         grid = QtWidgets.QGridLayout()
         grid.addWidget(self._heading("Encoder: no mask"), 0, 0)
         grid.addWidget(self._heading("Decoder: causal mask"), 0, 1)

@@ -11,8 +11,8 @@ from PySide6 import QtWidgets
 from .. import engine
 from ..controller import Controller
 from ..engine import TiedComparison
+from ..views.matrix_plot import MatrixPlot
 from .lesson_panel import LessonPanel
-from .small_heatmap import QtSmallHeatmap
 
 AXIS_TITLES = ("word looking (query)", "word looked at (key)")
 
@@ -32,7 +32,7 @@ class QtTwoMatricesLesson(LessonPanel):
         self.tie_switch.setToolTip("Replace W_K by a copy of W_Q in this lesson; the model itself is not changed")
         self.body.addWidget(self.tie_switch)
         maps = QtWidgets.QHBoxLayout()
-        self.before_map, self.after_map = QtSmallHeatmap(), QtSmallHeatmap()
+        self.before_map, self.after_map = MatrixPlot(), MatrixPlot()
         maps.addWidget(self.before_map)
         maps.addWidget(self.after_map)
         self.body.addLayout(maps, 1)
@@ -72,9 +72,9 @@ class QtTwoMatricesLesson(LessonPanel):
             self.symmetry_line.setText("")
             return
         cells = [(pair.looker, pair.looked_at), (pair.looked_at, pair.looker)]
-        self.before_map.outline(cells)
+        self.before_map.set_outlined(cells)
         if tied:
-            self.after_map.outline(cells)
+            self.after_map.set_outlined(cells)
         self.pair_line.setText(self._pair_text(result, labels, tied))
         self.symmetry_line.setText(
             f"Largest gap between a score and its mirror image |S − Sᵀ|: {result.score_asymmetry_before:.3g} "

@@ -12,9 +12,9 @@ from PySide6 import QtCore, QtWidgets
 from .. import engine
 from ..controller import Controller
 from ..engine import WordOrderComparison
+from ..views.matrix_plot import MatrixPlot
 from .lesson_panel import LessonPanel
 from .number_table import QtNumberTable
-from .small_heatmap import QtSmallHeatmap
 
 EXACT = 1e-12  # "the same output": equal up to float64 rounding
 TABLE_HEADERS = ("word", "place in A", "place in B", "largest change in its output")
@@ -58,8 +58,8 @@ class QtWordOrderLesson(LessonPanel):
         self.body.addLayout(form)
 
         maps = QtWidgets.QHBoxLayout()
-        self.weights_a, self.weights_b = QtSmallHeatmap(), QtSmallHeatmap()
-        self.encoding_map = QtSmallHeatmap()
+        self.weights_a, self.weights_b = MatrixPlot(), MatrixPlot()
+        self.encoding_map = MatrixPlot()
         for heatmap in (self.weights_a, self.weights_b, self.encoding_map):
             maps.addWidget(heatmap)
         self.body.addLayout(maps, 1)

@@ -1,14 +1,15 @@
-"""The lessons' heatmap: masked cells are hatched and labelled, never coloured as 0; values only when they fit."""
+"""The matrix plot of the heatmap and the lessons: masked cells are hatched and labelled, never coloured as 0;
+values only when they fit; labels never overlap."""
 
 import numpy as np
 from PySide6 import QtWidgets
 
 from attention_explorer import engine
-from attention_explorer.labs.small_heatmap import QtSmallHeatmap, shared_levels, symmetric_levels
+from attention_explorer.views.matrix_plot import MatrixPlot, shared_levels, symmetric_levels
 
 
 def _heatmap(qtbot, width=700, height=500):
-    heatmap = QtSmallHeatmap()
+    heatmap = MatrixPlot()
     qtbot.addWidget(heatmap)
     heatmap.resize(width, height)
     heatmap.show()
@@ -24,8 +25,8 @@ def test_minus_infinity_is_masked_and_written_not_coloured(qtbot):
     np.testing.assert_array_equal(heatmap.masked_cells(), above)
     assert np.all(np.isneginf(heatmap.shown_matrix()[above]))          # the engine's −∞, kept as given
     assert np.all(np.isnan(heatmap.image.image[above]))                # not coloured at all
-    assert heatmap.cell_text(0, 5) == "−∞"
-    assert heatmap.cell_text(1, 0) == f"{trace.heads[0].masked[1, 0]:.2f}"
+    assert heatmap.written_text(0, 5) == "−∞"
+    assert heatmap.written_text(1, 0) == f"{trace.heads[0].masked[1, 0]:.2f}"
     assert heatmap.row_labels() == trace.labels and heatmap.column_labels() == trace.labels
 
 
@@ -43,27 +44,33 @@ def test_values_are_written_only_while_they_fit(qtbot):
     heatmap = _heatmap(qtbot)
     heatmap.show_matrix(np.eye(5), list("abcde"), list("abcde"))
     QtWidgets.QApplication.processEvents()
-    assert heatmap.values_fit()
+    assert heatmap.values_written()
     heatmap.show_matrix(np.eye(40), [str(i) for i in range(40)], [str(i) for i in range(40)])
     QtWidgets.QApplication.processEvents()
-    assert not heatmap.values_fit()
+    assert not heatmap.values_written()
 
 
-def test_crowded_column_labels_are_staggered(qtbot):
+def _no_two_overlap(axis) -> bool:
+    rects = [rect for _, rect in axis.drawn_labels()]
+    return not any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:])
+
+
+def test_crowded_column_labels_stand_upright_and_never_overlap(qtbot):
     heatmap = _heatmap(qtbot, width=360, height=300)
     words = ["preposition", "determiner", "adjective", "noun"]
     heatmap.show_matrix(np.zeros((2, 4)), ["a", "b"], words)
     QtWidgets.QApplication.processEvents()
-    assert heatmap.column_labels_staggered()
+    assert heatmap.top_axis.is_rotated()
+    assert [i for i, _ in heatmap.top_axis.drawn_labels()] == [0, 1, 2, 3] and _no_two_overlap(heatmap.top_axis)
     heatmap.show_matrix(np.zeros((2, 2)), ["a", "b"], ["x", "y"])
     QtWidgets.QApplication.processEvents()
-    assert not heatmap.column_labels_staggered()
+    assert not heatmap.top_axis.is_rotated()
 
 
 def test_outline_and_message(qtbot):
     heatmap = _heatmap(qtbot)
     heatmap.show_matrix(np.ones((3, 3)), list("abc"), list("abc"))
-    heatmap.outline([(0, 1), (1, 0)])
+    heatmap.set_outlined([(0, 1), (1, 0)])
     assert heatmap.outlined_cells() == [(0, 1), (1, 0)]
     heatmap.show_message("nothing here")
     assert heatmap.shown_matrix() is None and heatmap.message.isVisible()
@@ -73,3 +80,32 @@ def test_colour_scales_for_side_by_side_and_differences():
     assert shared_levels(np.array([[0.0, 2.0]]), np.array([[-1.0, -np.inf]])) == (-1.0, 2.0)
     assert symmetric_levels(np.array([[0.2, -0.5]])) == (-0.5, 0.5)
     assert symmetric_levels(np.zeros((2, 2))) == (-1.0, 1.0)
+
+
+def test_values_are_inked_to_read_on_their_cells(qtbot):
+    heatmap = _heatmap(qtbot)
+    heatmap.show_matrix(np.array([[0.0, 1.0]]), ["a"], ["x", "y"], levels=(0, 1), colormap="viridis")
+    ink = {(label.x, label.y): label.color.name() for label in heatmap.values.labels()}
+    assert ink == {(0, 0): "#ffffff", (1, 0): "#000000"}  # white on viridis' dark purple, black on its yellow
+
+
+def test_masked_words_sit_on_a_plain_patch_over_the_hatching(qtbot):
+    heatmap = _heatmap(qtbot)
+    mask = np.triu(np.ones((3, 3), dtype=bool), k=1)
+    heatmap.show_matrix(np.where(mask, -np.inf, 1.0), list("abc"), list("abc"), masked_text="−∞")
+    assert len(heatmap.hatch.masked_rects()) == 2                       # one hatched run per row with later words
+    assert sorted((label.y, label.x) for label in heatmap.masked_values.labels()) == [(0, 1), (0, 2), (1, 2)]
+    assert heatmap.masked_values.backdrop is not None
+
+
+def test_a_long_sentence_thins_its_labels_and_keeps_the_focused_word(qtbot):
+    heatmap = _heatmap(qtbot, width=500, height=400)
+    words = [f"word{i}" for i in range(40)]
+    heatmap.show_matrix(np.full((40, 40), 1 / 40), words, words, levels=(0, 1))
+    heatmap.set_focus(23, None, words=(23, 23))
+    QtWidgets.QApplication.processEvents()
+    for axis in (heatmap.left_axis, heatmap.top_axis):
+        drawn = [i for i, _ in axis.drawn_labels()]
+        assert 23 in drawn and len(drawn) < 40 and _no_two_overlap(axis)
+    assert heatmap.row_highlight.isVisible() and not heatmap.col_highlight.isVisible()
+    assert 23 in heatmap.visible_cells()[0]
