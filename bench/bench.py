@@ -81,12 +81,7 @@ def timed_ms(action, i: int) -> float:
 
 
 def median_ms(action, repeat: int) -> float:
-    samples = []
-    for i in range(repeat):
-        started = time.perf_counter()
-        action(i)
-        samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
+    return statistics.median(timed_ms(action, i) for i in range(repeat))
 
 
 def settle() -> None:
