@@ -16,6 +16,7 @@ from .engine import SQUARE_MATRICES, ModelError
 from .engine.steps import ARCS_FROM_STEP, STEPS, heatmap_matrix, step_index
 from .export import ExportCancelled, ExportError, write_matrix_csv, write_trace_json
 from .labs.lessons_window import LESSONS, QtLessonsWindow
+from .pretrained_window import attach_pretrained
 from .resources_path import resource_path
 from .settings import restore_settings, save_settings
 from .views import theme
@@ -142,6 +143,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tour: QtTour | None = None  # built when first shown
         # a first launch (nothing saved yet) opens with the tour, once
         self._tour_pending = settings is not None and not settings.allKeys()
+        self.pretrained = attach_pretrained(self)  # the model view, layer bar and progress of real models
         if settings is not None:
             restore_settings(settings, controller, self)
 
@@ -182,7 +184,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_actions(self) -> None:
         self.open_action = self._action("&Open model…", self.open_model_dialog, QtGui.QKeySequence.StandardKey.Open,
-                                        "Open a model file (JSON)")
+                                        "Open a model file: a toy model (JSON) or a real model (.gguf)")
         self.export_action = self._action("&Export…", self.export_dialog, "Ctrl+E",
                                           "Export the heatmap, arcs or step as PNG/SVG, the steps as GIF, "
                                           "the matrix as CSV, the trace as JSON")
@@ -268,7 +270,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # --- commands -------------------------------------------------------------------------------
     def open_model_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open model", "", "Attention Explorer model (*.json)")
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Open model", "", "Models (*.json *.gguf);;Attention Explorer model (*.json);;Real model (*.gguf)")
         if path:
             self.open_model(path)
 
@@ -302,6 +305,8 @@ class MainWindow(QtWidgets.QMainWindow):
         try:
             if trace is None:
                 raise ExportError(self.controller.error or "there is nothing to export yet")
+            if kind == "model" and not self.controller.is_real:
+                raise ExportError("the model view shows a real model's layers and heads: open one first")
             if kind in self.views:
                 if not Path(path).suffix:
                     path += ".png"

@@ -62,7 +62,7 @@ def run_window(model: str | None = None, sentence: str | None = None) -> int:
 
     crash_handler = CrashHandler(default_log_dir(), show_crash_dialog, app).install()
 
-    controller = Controller()
+    controller = Controller(background=True)  # real models load and run on a worker thread
     window = MainWindow(controller, open_settings())
     try:
         if model:

@@ -66,6 +66,38 @@ def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[Tr
     return trace, "; ".join(notes)
 
 
+def shown_weights(ptrace: PretrainedTrace, view: RealView) -> tuple[np.ndarray, list[str]]:
+    """Every layer's and head's weights as the main views read them (hidden tokens, words), and the
+    labels: (layers, heads, n', n'). The same arithmetic as hide_tokens and merge_words, done on all
+    cells at once with matrix products (a loop over 270 cells of a decoder took over a second).
+    Rollout is one matrix per layer, not per head, so the cells always show the heads."""
+    weights = ptrace.weights.astype(np.float64)
+    tokens = list(ptrace.tokens)
+    words = ptrace.words
+    hidden = hidden_indices(ptrace, view)
+    if hidden:
+        kept = np.setdiff1d(np.arange(ptrace.n), hidden)
+        weights = weights[:, :, kept][:, :, :, kept]
+        remaining = weights.sum(axis=-1, keepdims=True)
+        weights = np.divide(weights, remaining, out=np.zeros_like(weights), where=remaining > 0)
+        words = words_after_hiding(words, kept)
+        tokens = [tokens[i] for i in kept]
+    if view.merge_words:
+        n = len(tokens)
+        sums = np.zeros((n, len(words)))        # looked at: a word gets the sum over its pieces
+        means = np.zeros((len(words), n))       # looking: a word looks with the mean of its pieces
+        for w, word in enumerate(words):
+            sums[list(word), w] = 1.0
+            means[w, list(word)] = 1.0 / len(word)
+        weights = means @ weights @ sums
+        tokens = [_word_text(tokens, word) for word in words]
+    return weights, token_labels(tokens)
+
+
+def _word_text(tokens: list[str], word: tuple[int, ...]) -> str:
+    return "".join(tokens[i].removeprefix(CONTINUATION) for i in word)
+
+
 def _hide(trace: Trace, hidden: list[int]) -> tuple[Trace, float, np.ndarray]:
     """Every matrix of the trace without the hidden tokens; weights renormalised by hide_tokens."""
     kept = np.setdiff1d(np.arange(trace.n), hidden)
@@ -102,7 +134,7 @@ def _merge(trace: Trace, words: tuple[tuple[int, ...], ...]) -> Trace:
         masked = scaled.copy() if mask is None else np.where(mask, -np.inf, scaled)
         heads.append(replace(head, weights=merge_words(head.weights, words), scores=blocks(head.scores),
                              scaled=scaled, masked=masked, **_row_arrays(head, rows)))
-    tokens = ["".join(trace.tokens[i].removeprefix(CONTINUATION) for i in group) for group in groups]
+    tokens = [_word_text(trace.tokens, word) for word in words]
     return _with_rows(trace, heads, tokens, rows, mask)
 
 

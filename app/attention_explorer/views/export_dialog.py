@@ -12,6 +12,7 @@ EXPORT_KINDS = {
     "arcs": ("Arc diagram image", "PNG image (*.png);;SVG image (*.svg)"),
     "steps": ("Steps: this step's panel, or the play-through as GIF",
               "Animated GIF (*.gif);;PNG image (*.png);;SVG image (*.svg)"),
+    "model": ("Model view image (real models: every layer and head)", "PNG image (*.png);;SVG image (*.svg)"),
     "csv": ("Shown matrix as CSV", "CSV table (*.csv)"),
     "json": ("Whole trace as JSON", "JSON trace (*.json)"),
 }
@@ -47,6 +48,6 @@ class QtExportDialog(QtWidgets.QDialog):
         return self.kind.currentData(), self.scale.currentData(), self.transparent.isChecked()
 
     def _sync(self) -> None:
-        image = self.kind.currentData() in ("heatmap", "arcs", "steps")
+        image = self.kind.currentData() in ("heatmap", "arcs", "steps", "model")
         self.scale.setEnabled(image)
         self.transparent.setEnabled(image)

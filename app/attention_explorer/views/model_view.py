@@ -1,0 +1,236 @@
+"""The model view: every layer (rows) and head (columns) of a real model as a small heatmap.
+
+Each cell is one QImage made from its weights with the current colour map and drawn scaled, not a
+plot: 30 layers × 9 heads of a decoder are 270 pictures, which pyqtgraph plots would take seconds to
+build. Every cell is coloured from 0 to its own largest weight (a sink would leave the rest black on
+0–1). The focused word is outlined in every cell — its row when it looks, its column when it is looked
+at. Click a cell to open that layer and head in the main views; right-click (or Ctrl+click) switches
+the head off and on. Cells follow the reading chosen in the real-model bar (words, hidden specials).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..controller import LOOKED_AT, LOOKING, Controller
+from ..pretrained_display import shown_weights
+from . import theme
+
+HEADER_PX = 22          # room for the head numbers above and the layer numbers on the left
+GAP_PX = 4
+MIN_CELL_PX, MAX_CELL_PX = 36, 120
+
+
+def weights_image(weights: np.ndarray, lut: np.ndarray) -> QtGui.QImage:
+    """One cell's picture: each weight a pixel, coloured from 0 to the cell's largest weight."""
+    top = float(weights.max()) if weights.size else 0.0
+    index = np.zeros(weights.shape, dtype=np.intp) if top <= 0 else np.clip(
+        (weights / top * (len(lut) - 1)).astype(np.intp), 0, len(lut) - 1)
+    rgb = np.ascontiguousarray(lut[index][:, :, :3], dtype=np.uint8)
+    height, width = weights.shape
+    return QtGui.QImage(rgb.data, width, height, 3 * width, QtGui.QImage.Format.Format_RGB888).copy()
+
+
+class _Grid(QtWidgets.QWidget):
+    """The painted grid; the view around it scrolls it."""
+
+    def __init__(self, view: QtModelView):
+        super().__init__()
+        self.view = view
+        self.setMouseTracking(True)
+        self.background: QtGui.QColor | None = theme.background()
+
+    def sizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt API
+        layers, heads = self.view.grid_shape()
+        cell = self.view.cell_px
+        return QtCore.QSize(HEADER_PX + heads * (cell + GAP_PX), HEADER_PX + layers * (cell + GAP_PX))
+
+    def paintEvent(self, _event: QtGui.QPaintEvent) -> None:  # noqa: N802 - Qt API
+        painter = QtGui.QPainter(self)
+        self.view.paint(painter, self.background)
+        painter.end()
+
+    def mouseMoveEvent(self, event: QtGui.QMouseEvent) -> None:  # noqa: N802 - Qt API
+        self.view.hover_at(event.position())
+
+    def leaveEvent(self, _event: QtCore.QEvent) -> None:  # noqa: N802 - Qt API
+        self.view.hover_at(None)
+
+    def mousePressEvent(self, event: QtGui.QMouseEvent) -> None:  # noqa: N802 - Qt API
+        cell = self.view.cell_at(event.position())
+        if cell is None:
+            return
+        ablate = (event.button() == QtCore.Qt.MouseButton.RightButton
+                  or event.modifiers() & QtCore.Qt.KeyboardModifier.ControlModifier)
+        if ablate:
+            self.view.controller.toggle_ablated(*cell)
+        elif event.button() == QtCore.Qt.MouseButton.LeftButton:
+            self.view.controller.show_layer_head(*cell)
+
+
+class QtModelView(QtWidgets.QWidget):
+    """Layers × heads of the controller's real model; empty, with a line saying why, for a toy model."""
+
+    def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self.cell_px = 64
+        self.images: dict[tuple[int, int], QtGui.QImage] = {}
+        self.weights = np.zeros((0, 0, 0, 0))
+        self.labels: list[str] = []
+        self.grid = _Grid(self)
+        self.scroll = QtWidgets.QScrollArea()
+        self.scroll.setWidget(self.grid)
+        self.scroll.setWidgetResizable(False)
+        self.caption = QtWidgets.QLabel()
+        self.caption.setWordWrap(True)
+        self.readout = QtWidgets.QLabel(" ")
+        self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.caption)
+        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.readout)
+        for signal in (controller.pretrained_trace_changed, controller.real_view_changed,
+                       controller.colormap_changed, controller.real_model_changed):
+            signal.connect(self.rebuild)
+        for signal in (controller.focus_changed, controller.layer_changed, controller.head_changed,
+                       controller.ablation_changed):
+            signal.connect(self.grid.update)
+        self.rebuild()
+
+    # --- state ----------------------------------------------------------------------------------
+    def grid_shape(self) -> tuple[int, int]:
+        model = self.controller.real_model
+        return (model.n_layers, model.n_heads) if model is not None else (0, 0)
+
+    def rebuild(self, *_):
+        """New pictures for every cell: after a forward, a new reading or colour map."""
+        ptrace = self.controller.pretrained_trace
+        self.images.clear()
+        self.labels = []
+        if ptrace is None:
+            self.caption.setText("Open a real model (the model list, or File ▸ Open) to see all its layers "
+                                 "and heads here." if not self.controller.is_real else "Running the model…")
+        else:
+            self.weights, self.labels = shown_weights(ptrace, self.controller.real_view)
+            lut = pg.colormap.get(self.controller.colormap).getLookupTable(nPts=256, alpha=False)
+            for (layer, head) in np.ndindex(*self.weights.shape[:2]):
+                self.images[(layer, head)] = weights_image(self.weights[layer, head], lut)
+            model = self.controller.real_model
+            self.caption.setText(
+                f"{model.name}: {model.n_layers} layers × {model.n_heads} heads, each coloured from 0 to its "
+                f"largest weight. Click a cell to open it; right-click to switch the head off or on.")
+        self._fit_cells()
+        self.grid.update()
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self._fit_cells()
+
+    def _fit_cells(self) -> None:
+        """Cells as large as the width allows, within limits; the height scrolls."""
+        _layers, heads = self.grid_shape()
+        width = self.scroll.viewport().width() - HEADER_PX
+        cell = (width // heads - GAP_PX) if heads else MIN_CELL_PX
+        self.cell_px = max(MIN_CELL_PX, min(MAX_CELL_PX, cell))
+        self.grid.resize(self.grid.sizeHint())
+
+    def cell_rect(self, layer: int, head: int) -> QtCore.QRectF:
+        step = self.cell_px + GAP_PX
+        return QtCore.QRectF(HEADER_PX + head * step, HEADER_PX + layer * step, self.cell_px, self.cell_px)
+
+    def cell_at(self, point: QtCore.QPointF) -> tuple[int, int] | None:
+        step = self.cell_px + GAP_PX
+        layers, heads = self.grid_shape()
+        head, layer = int((point.x() - HEADER_PX) // step), int((point.y() - HEADER_PX) // step)
+        if 0 <= layer < layers and 0 <= head < heads and self.cell_rect(layer, head).contains(point):
+            return layer, head
+        return None
+
+    def token_at(self, point: QtCore.QPointF) -> tuple[int, int, int, int] | None:
+        """(layer, head, row, column) of the weight under `point`, if any."""
+        cell = self.cell_at(point)
+        n = len(self.labels)
+        if cell is None or n == 0:
+            return None
+        rect = self.cell_rect(*cell)
+        col = min(n - 1, int((point.x() - rect.left()) / rect.width() * n))
+        row = min(n - 1, int((point.y() - rect.top()) / rect.height() * n))
+        return (*cell, row, col)
+
+    def hover_at(self, point: QtCore.QPointF | None) -> None:
+        """Hovering a cell focuses the word looking there (its row), as hovering a heatmap row does."""
+        spot = None if point is None else self.token_at(point)
+        if spot is None:
+            self.readout.setText(" ")
+            self.controller.set_hovered(None)
+            return
+        layer, head, row, col = spot
+        self.readout.setText(f"layer {layer + 1}, head {head + 1}: {self.labels[row]} → {self.labels[col]}  "
+                             f"{self.weights[layer, head, row, col]:.3f}")
+        self.controller.set_hovered(row, LOOKING)
+
+    # --- painting -------------------------------------------------------------------------------
+    def paint(self, painter: QtGui.QPainter, background: QtGui.QColor | None) -> None:
+        if background is not None:
+            painter.fillRect(self.grid.rect(), background)
+        layers, heads = self.grid_shape()
+        if not self.images:
+            return
+        painter.setPen(theme.foreground())
+        for head in range(heads):
+            rect = self.cell_rect(0, head)
+            painter.drawText(QtCore.QRectF(rect.left(), 0, rect.width(), HEADER_PX),
+                             QtCore.Qt.AlignmentFlag.AlignCenter, f"H{head + 1}")
+        for layer in range(layers):
+            rect = self.cell_rect(layer, 0)
+            painter.drawText(QtCore.QRectF(0, rect.top(), HEADER_PX, rect.height()),
+                             QtCore.Qt.AlignmentFlag.AlignCenter, f"L{layer + 1}")
+        c = self.controller
+        for (layer, head), image in self.images.items():
+            rect = self.cell_rect(layer, head)
+            painter.drawImage(rect, image)
+            if (layer, head) in c.ablated:
+                self._paint_off(painter, rect)
+        self._paint_focus(painter, len(self.labels))
+        pen = QtGui.QPen(theme.highlight(), 3)
+        painter.setPen(pen)
+        painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        painter.drawRect(self.cell_rect(c.layer, c.head).adjusted(-2, -2, 2, 2))
+
+    def _paint_focus(self, painter: QtGui.QPainter, n: int) -> None:
+        """The focused word's row (looking) or column (looked at) outlined in every cell."""
+        focus = self.controller.focus
+        if focus is None or n == 0 or focus >= n:
+            return
+        painter.setPen(QtGui.QPen(theme.highlight(), 1.5))
+        painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        for layer, head in self.images:
+            rect = self.cell_rect(layer, head)
+            band = rect.height() / n
+            if self.controller.focus_role == LOOKED_AT:
+                painter.drawRect(QtCore.QRectF(rect.left() + focus * band, rect.top(), band, rect.height()))
+            else:
+                painter.drawRect(QtCore.QRectF(rect.left(), rect.top() + focus * band, rect.width(), band))
+
+    @staticmethod
+    def _paint_off(painter: QtGui.QPainter, rect: QtCore.QRectF) -> None:
+        """A switched-off head: greyed, crossed out, and said."""
+        painter.fillRect(rect, QtGui.QColor(128, 128, 128, 170))
+        painter.setPen(QtGui.QPen(QtGui.QColor("#E03131"), 2))
+        painter.drawLine(rect.topLeft(), rect.bottomRight())
+        painter.drawLine(rect.topRight(), rect.bottomLeft())
+        painter.setPen(QtGui.QColor("white"))
+        painter.drawText(rect, QtCore.Qt.AlignmentFlag.AlignCenter, "off")
+
+    # --- export ---------------------------------------------------------------------------------
+    def export_widget(self) -> QtWidgets.QWidget:
+        """What an image export renders: the whole grid, scrolled-away rows included."""
+        return self.grid
+
+    def set_export_background(self, color: QtGui.QColor | None) -> None:
+        self.grid.background = color
+        self.grid.update()

@@ -1,0 +1,70 @@
+"""A decoder's five likeliest next tokens after the text, with their probabilities, from the last forward.
+
+They change live when a head is switched off, which is the quickest way to see what a head does.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from ..controller import Controller
+
+SHOWN = 5
+
+
+class QtNextTokens(QtWidgets.QWidget):
+    """The top five of the decoder's next-token guess; a line saying why there is none otherwise."""
+
+    def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self.title = QtWidgets.QLabel()
+        self.title.setWordWrap(True)
+        layout = QtWidgets.QGridLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.title, 0, 0, 1, 2)
+        self.words: list[QtWidgets.QLabel] = []
+        self.bars: list[QtWidgets.QProgressBar] = []
+        for row in range(SHOWN):
+            word = QtWidgets.QLabel()
+            word.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+            bar = QtWidgets.QProgressBar()
+            bar.setRange(0, 1000)
+            bar.setTextVisible(True)
+            layout.addWidget(word, row + 1, 0)
+            layout.addWidget(bar, row + 1, 1)
+            self.words.append(word)
+            self.bars.append(bar)
+        layout.setColumnStretch(1, 1)
+        layout.setRowStretch(SHOWN + 1, 1)
+        controller.pretrained_trace_changed.connect(self._sync)
+        controller.real_model_changed.connect(self._sync)
+        self._sync()
+
+    def shown(self) -> list[tuple[str, float]]:
+        """What the rows say: (token, probability), best first."""
+        ptrace = self.controller.pretrained_trace
+        return [(t.label, t.probability) for t in ptrace.next_tokens] if ptrace is not None else []
+
+    def _sync(self, *_):
+        model, ptrace = self.controller.real_model, self.controller.pretrained_trace
+        rows = self.shown()
+        if model is None:
+            self.title.setText("The next tokens of a decoder (SmolLM2, GPT-2, Llama) show here.")
+        elif not model.is_decoder:
+            self.title.setText(f"{model.name} is an encoder: it reads the whole text and guesses no next token.")
+        elif ptrace is None:
+            self.title.setText("Running the model…")
+        else:
+            off = len(self.controller.ablated)
+            note = f", with {off} head{'s' if off != 1 else ''} off" if off else ""
+            self.title.setText(f"What {model.name} would write next{note}:")
+        for row, (word, bar) in enumerate(zip(self.words, self.bars, strict=True)):
+            visible = row < len(rows)
+            word.setVisible(visible)
+            bar.setVisible(visible)
+            if visible:
+                label, probability = rows[row]
+                word.setText(label)
+                bar.setValue(round(probability * 1000))
+                bar.setFormat(f"{probability:.1%}")

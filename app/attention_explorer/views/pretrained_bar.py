@@ -1,0 +1,83 @@
+"""The real model's controls: which layer the main views show, how the layer is read (words, without
+special tokens or sinks, rollout), switching heads off, and a line saying what the reading did.
+
+Shown only while a real model is open; every control writes through a controller setter and follows
+its signals with the control's own signals blocked, as the options bar does.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from ..controller import Controller
+from ..pretrained_display import MERGE_RULE
+
+
+class QtPretrainedBar(QtWidgets.QWidget):
+    def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self.layer = QtWidgets.QComboBox()
+        self.layer.setToolTip("Which layer the heatmap, arcs and steps show")
+        self.merge = QtWidgets.QCheckBox("Words")
+        self.merge.setToolTip("Merge subword pieces into words — " + MERGE_RULE.split(": ", 1)[1])
+        self.hide_specials = QtWidgets.QCheckBox("Hide specials")
+        self.hide_specials.setToolTip("Leave out special tokens ([CLS], [SEP], <|im_start|>…) and share each "
+                                      "row's remaining weight out again so it sums to 1")
+        self.hide_first = QtWidgets.QCheckBox("Hide first token")
+        self.hide_first.setToolTip("Leave out the first token, where many heads park their weight (a sink), "
+                                   "and share each row's remaining weight out again")
+        self.rollout = QtWidgets.QCheckBox("Rollout")
+        self.rollout.setToolTip("Show attention rollout up to this layer (Abnar & Zuidema 2020): how much of "
+                                "each token after this layer comes from each input token")
+        self.heads_on = QtWidgets.QPushButton("All heads on")
+        self.heads_on.setToolTip("Switch every head back on (right-click a cell of the model view to switch "
+                                 "one off)")
+        self.ablate = QtWidgets.QCheckBox("Shown head off")
+        self.ablate.setToolTip("Switch the shown head of the shown layer off: its output becomes zero and "
+                               "the later layers change")
+        self.note = QtWidgets.QLabel()
+        self.note.setObjectName("readingNote")
+        self.note.setWordWrap(True)
+
+        layout = QtWidgets.QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        caption = QtWidgets.QLabel("Layer")
+        caption.setBuddy(self.layer)
+        for widget in (caption, self.layer, self.merge, self.hide_specials, self.hide_first, self.rollout,
+                       self.ablate, self.heads_on):
+            layout.addWidget(widget)
+        layout.addWidget(self.note, 1)
+
+        self.layer.activated.connect(controller.set_layer)
+        self.merge.toggled.connect(lambda on: controller.update_real_view(merge_words=on))
+        self.hide_specials.toggled.connect(lambda on: controller.update_real_view(hide_specials=on))
+        self.hide_first.toggled.connect(lambda on: controller.update_real_view(hide_first=on))
+        self.rollout.toggled.connect(lambda on: controller.update_real_view(rollout=on))
+        self.ablate.toggled.connect(lambda _on: controller.toggle_ablated(controller.layer, controller.head))
+        self.heads_on.clicked.connect(lambda: controller.set_ablated(()))
+        for signal in (controller.real_model_changed, controller.layer_changed, controller.head_changed,
+                       controller.ablation_changed, controller.real_view_changed, controller.trace_changed):
+            signal.connect(self._sync)
+        self._sync()
+
+    def _sync(self, *_):
+        c = self.controller
+        widgets = (self.layer, self.merge, self.hide_specials, self.hide_first, self.rollout, self.ablate)
+        blockers = [QtCore.QSignalBlocker(w) for w in widgets]
+        model = c.real_model
+        layers = model.n_layers if model is not None else 0
+        if self.layer.count() != layers:
+            self.layer.clear()
+            self.layer.addItems([f"{i + 1} of {layers}" for i in range(layers)])
+        self.layer.setCurrentIndex(c.layer)
+        view = c.real_view
+        self.merge.setChecked(view.merge_words)
+        self.hide_specials.setChecked(view.hide_specials)
+        self.hide_first.setChecked(view.hide_first)
+        self.rollout.setChecked(view.rollout)
+        self.ablate.setChecked((c.layer, c.head) in c.ablated)
+        self.heads_on.setEnabled(bool(c.ablated))
+        self.note.setText(c.display_note)
+        self.note.setToolTip(c.display_note)
+        del blockers

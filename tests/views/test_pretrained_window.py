@@ -1,0 +1,194 @@
+"""The real window on the tiny committed checkpoints: open a BERT folder and a Llama GGUF through the
+controller's worker, and check what the heatmap, the model view and the next tokens show."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtTest import QTest
+
+pytest.importorskip("tokenizers")
+
+from attention_explorer import engine  # noqa: E402
+from attention_explorer.app import MainWindow  # noqa: E402
+from attention_explorer.controller import LOOKED_AT, Controller  # noqa: E402
+from attention_explorer.engine.pretrained import attention_rollout, hide_tokens, merge_words  # noqa: E402
+
+DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
+BERT, LLAMA_GGUF = str(DATA / "tiny-bert"), str(DATA / "tiny-llama.gguf")
+SENTENCE = "the cat sat on the mat"
+
+
+@pytest.fixture
+def real_window(qtbot, settings):
+    """The window with a background controller, as the app starts it, opened on `source`."""
+    windows = []
+
+    def make(source: str, sentence: str = SENTENCE) -> MainWindow:
+        controller = Controller(engine.load_builtin("cat-sat-on-mat"), background=True)
+        window = MainWindow(controller, settings)
+        qtbot.addWidget(window)
+        window.resize(1280, 820)
+        window.show()
+        qtbot.waitExposed(window)
+        controller.open_model(source, sentence)
+        qtbot.waitUntil(lambda: controller.is_real and controller.trace is not None and not controller.busy)
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.controller.cancel()
+        window.controller.wait_idle()
+
+
+def settle(qtbot, controller) -> None:
+    qtbot.waitUntil(lambda: not controller.busy)
+    QtWidgets.QApplication.processEvents()
+
+
+def test_a_bert_folder_opens_and_the_heatmap_shows_the_chosen_layer_and_head(real_window):
+    window = real_window(BERT)
+    c = window.controller
+    ptrace = c.pretrained_trace
+    assert window.heatmap.row_labels() == ["[CLS]", "the₁", "cat", "sat", "on", "the₂", "mat", "[SEP]"]
+    c.set_layer(1)
+    c.set_head(2)
+    np.testing.assert_array_equal(window.heatmap.shown_matrix(), ptrace.weights[1, 2])
+    assert window.pretrained.bar.layer.currentIndex() == 1
+    assert "layer 2 of 2" in window.status_line.text()
+    # the toy-only switches are off and say why
+    assert not window.options_bar.scale.isEnabled()
+    assert "real model" in window.options_bar.heads.toolTip()
+    assert window.options_bar.head.count() == ptrace.weights.shape[1]
+
+
+def test_the_model_view_has_a_cell_per_layer_and_head_and_a_click_opens_it(real_window, qtbot):
+    window = real_window(BERT)
+    c, view = window.controller, window.pretrained.model_view
+    layers, heads = c.real_model.n_layers, c.real_model.n_heads
+    assert sorted(view.images) == [(lay, h) for lay in range(layers) for h in range(heads)]
+    assert window.pretrained.dock.isVisible()
+    point = view.cell_rect(1, 3).center().toPoint()
+    QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.LeftButton, pos=point)
+    assert (c.layer, c.head) == (1, 3)
+    np.testing.assert_array_equal(window.heatmap.shown_matrix(), c.pretrained_trace.weights[1, 3])
+    # every thumbnail is its cell's weights, coloured from 0 to its largest weight
+    image = view.images[(1, 3)]
+    assert (image.width(), image.height()) == (c.trace.n, c.trace.n)
+    weights = c.pretrained_trace.weights[1, 3]
+    brightest = np.unravel_index(np.argmax(weights), weights.shape)
+    assert image.pixelColor(int(brightest[1]), int(brightest[0])) != image.pixelColor(0, 0) or weights[0, 0] == 1
+
+
+def test_hovering_a_thumbnail_focuses_that_word_in_every_view(real_window):
+    window = real_window(BERT)
+    c, view = window.controller, window.pretrained.model_view
+    rect = view.cell_rect(0, 0)
+    n = c.trace.n
+    row = 2
+    point = QtCore.QPointF(rect.left() + 0.5 * rect.width() / n, rect.top() + (row + 0.5) * rect.height() / n)
+    view.hover_at(point)
+    assert c.hovered == row
+    assert window.heatmap.focus()[0] == row
+    assert "cat →" in view.readout.text()
+    c.set_hovered(5, LOOKED_AT)
+    assert c.focus == 5 and c.focus_role == LOOKED_AT
+
+
+def test_switching_a_head_off_changes_later_layers_only(real_window, qtbot):
+    window = real_window(BERT)
+    c = window.controller
+    before = c.pretrained_trace.weights.copy()
+    view = window.pretrained.model_view
+    QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(0, 1).center().toPoint())
+    assert c.ablated == {(0, 1)}
+    settle(qtbot, c)
+    after = c.pretrained_trace.weights
+    np.testing.assert_array_equal(after[0], before[0])   # its own layer's weights are unchanged
+    assert np.abs(after[1] - before[1]).max() > 1e-3       # the next layer reads a different input
+    assert window.pretrained.bar.heads_on.isEnabled()
+    window.pretrained.bar.heads_on.click()
+    settle(qtbot, c)
+    np.testing.assert_allclose(c.pretrained_trace.weights, before, atol=1e-7)
+
+
+def test_merge_hide_and_rollout_show_what_the_engine_functions_give(real_window):
+    window = real_window(BERT)
+    c, bar = window.controller, window.pretrained.bar
+    ptrace = c.pretrained_trace
+    c.set_layer(1)
+    c.set_head(0)
+    bar.hide_specials.setChecked(True)
+    specials = list(np.flatnonzero(ptrace.special))
+    expected = hide_tokens(ptrace.weights[1, 0], specials)
+    np.testing.assert_allclose(window.heatmap.shown_matrix(), expected.weights, atol=1e-12)
+    assert "[CLS]" not in window.heatmap.row_labels()
+    assert "hidden: [CLS], [SEP]" in bar.note.text() and "renormalised" in bar.note.text()
+    bar.hide_specials.setChecked(False)
+    bar.rollout.setChecked(True)
+    np.testing.assert_allclose(window.heatmap.shown_matrix(), attention_rollout(ptrace.weights)[1], atol=1e-12)
+    bar.rollout.setChecked(False)
+    bar.merge.setChecked(True)
+    np.testing.assert_allclose(window.heatmap.shown_matrix(), merge_words(ptrace.weights[1, 0], ptrace.words),
+                               atol=1e-12)
+    assert "mean of its pieces" in bar.note.text() and "sum over its pieces" in bar.note.text()
+    # the model view reads the cells the same way
+    np.testing.assert_allclose(window.pretrained.model_view.weights[1, 0], window.heatmap.shown_matrix(), atol=1e-12)
+
+
+def test_a_gguf_decoder_shows_its_next_tokens_and_they_follow_an_ablation(real_window, qtbot):
+    window = real_window(LLAMA_GGUF, "the cat sat on the")
+    c, panel = window.controller, window.pretrained.next_tokens
+    assert c.real_model.is_decoder and c.options.causal
+    shown = panel.shown()
+    assert len(shown) == 5 and shown[0][1] >= shown[-1][1]
+    assert panel.bars[0].format().endswith("%") and panel.words[0].text() == shown[0][0]
+    assert "shared key/value" in window.status_line.text()
+    before = [p for _t, p in shown]
+    c.set_ablated({(0, h) for h in range(c.real_model.n_heads)})
+    settle(qtbot, c)
+    assert [p for _t, p in panel.shown()] != before
+    assert "heads off" in panel.title.text()
+
+
+def test_a_bad_folder_says_why_and_keeps_the_model(real_window, qtbot, tmp_path, monkeypatch):
+    window = real_window(BERT)
+    c = window.controller
+    messages = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda _parent, _title, text: messages.append(text))
+    (tmp_path / "config.json").write_text("{not json")
+    before = c.pretrained_trace
+    window.open_model(str(tmp_path))
+    qtbot.waitUntil(lambda: bool(messages))
+    assert "config.json" in messages[0] and "unchanged" in messages[0]
+    assert c.pretrained_trace is before and c.model_source == BERT
+
+
+def test_a_newer_sentence_supersedes_a_running_forward(real_window, qtbot):
+    window = real_window(BERT)
+    c = window.controller
+    for text in ("a", "a cat", "a cat sat", "the mat"):
+        c.set_sentence(text)
+    settle(qtbot, c)
+    assert c.pretrained_trace.text == "the mat"
+    assert window.heatmap.row_labels() == ["[CLS]", "the", "mat", "[SEP]"]
+
+
+def test_the_model_view_exports_as_png_and_svg(real_window, tmp_path):
+    window = real_window(BERT)
+    assert window.export_to("model", str(tmp_path / "model.png"))
+    assert window.export_to("model", str(tmp_path / "model.svg"))
+    assert (tmp_path / "model.png").read_bytes().startswith(b"\x89PNG")
+    svg = (tmp_path / "model.svg").read_text()
+    assert "<svg" in svg and "L2" in svg and "H4" in svg
+
+
+def test_a_toy_model_after_a_real_one_gets_its_switches_back(real_window):
+    window = real_window(BERT)
+    window.controller.open_model("cat-sat-on-mat")
+    assert not window.controller.is_real
+    assert window.options_bar.scale.isEnabled()
+    assert window.pretrained.model_view.images == {}
+    assert not window.pretrained.toolbar.isVisibleTo(window)
