@@ -225,9 +225,9 @@ class QtArcDiagram(QtWidgets.QWidget):
         stride = max(1, math.ceil(line_px / max(row_px, 1e-6)))
         shown = [i for i in range(0, n, stride) if focus is None or abs(i - focus) * row_px >= line_px]
         full = self.controller.trace.labels if self.controller.trace is not None else []
+        ink = theme.foreground()
         for side, x in ((LEFT, 0.0), (RIGHT, 1.0)):
-            _set_labels_if_changed(self.labels[side],
-                                   [Label(x, i, self._texts[i], theme.foreground()) for i in shown])
+            _set_labels_if_changed(self.labels[side], [Label(x, i, self._texts[i], ink) for i in shown])
             _set_labels_if_changed(self.focus_labels[side],
                                    [] if focus is None else [Label(x, focus, full[focus], theme.highlight(), True)])
 
