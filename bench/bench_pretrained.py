@@ -27,8 +27,16 @@ MINILM, SMOLLM = "MiniLM-L6 (encoder)", "SmolLM2-135M (decoder)"
 TEXT = ("The cat sat on the mat because it was tired, and the dog that chased it across the park "
         "finally fell asleep under the old oak tree near the river. ") * 40
 
-OPEN_NUMPY = """
-import resource, sys, time
+# The peak of this process's own memory (VmHWM): ru_maxrss would also count the parent's memory
+# at the moment it started us, since Linux carries that high-water mark across exec.
+PEAK = """
+def peak_resident_mib():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
+"""
+
+OPEN_NUMPY = PEAK + """
+import sys, time
 t0 = time.perf_counter()
 from attention_explorer.engine.pretrained import open_pretrained
 model = open_pretrained(sys.argv[1])
@@ -36,11 +44,11 @@ trace = model.run("The cat sat on the mat because it was tired.")
 ms = (time.perf_counter() - t0) * 1000
 if len(sys.argv) > 2:
     model.run(sys.argv[2])
-print(ms, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(ms, peak_resident_mib())
 """
 
-OPEN_TORCH = """
-import resource, sys, time
+OPEN_TORCH = PEAK + """
+import sys, time
 t0 = time.perf_counter()
 import torch
 from transformers import AutoModel, AutoTokenizer
@@ -53,7 +61,7 @@ ms = (time.perf_counter() - t0) * 1000
 if len(sys.argv) > 2:
     with torch.no_grad():
         model(**tokenizer(sys.argv[2], return_tensors="pt", truncation=True, max_length=512), output_attentions=True)
-print(ms, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(ms, peak_resident_mib())
 """
 
 _ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "TOKENIZERS_PARALLELISM": "false"}
