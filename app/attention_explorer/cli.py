@@ -1,9 +1,12 @@
 """The `attention-explorer` command: the window by default, headless subcommands for scripts.
 
     attention-explorer [--model NAME_OR_FILE] [--sentence TEXT]     open the window
-    attention-explorer models                                       list the built-in models
+    attention-explorer models                                       list the built-in and real models
     attention-explorer trace [options] [-o FILE.json]               the whole trace as JSON
     attention-explorer export [options] ... -o FILE.csv|png|svg|gif one matrix or one view
+
+A real model (its list name, an HF folder or a .gguf file: see cli_real) takes --layer and --head
+instead of the toy models' --causal, --scale, --positional and --heads.
     attention-explorer scaling [--dk 64 --keys 10 ...] [-o FILE]    why √d_k: random-score statistics
 
 `-o -` writes the JSON or CSV to standard output. Every failure ends in one line on stderr and a
@@ -20,6 +23,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__, engine
+from .cli_real import (
+    RealUsageError,
+    check_toy_layer,
+    chosen_layer_head,
+    export_real_csv,
+    is_real_source,
+    print_real_models,
+    real_sentence,
+    trace_real,
+)
 from .engine import SQUARE_MATRICES, EngineError, Options, ToyModel, Trace
 from .export import (
     IMAGE_SCALES,
@@ -58,10 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sentence", dest="gui_sentence", metavar="TEXT", help="open the window on this sentence")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    commands.add_parser("models", help="list the built-in models")
+    commands.add_parser("models", help="list the built-in models and the real ones")
 
     trace = commands.add_parser("trace", help="write every intermediate of the computation as JSON")
     _add_computation_options(trace)
+    trace.add_argument("--head", type=int, default=None, metavar="K",
+                       help="real models: only this head, counting from 1")
     trace.add_argument("-o", "--output", default=STDOUT, metavar="FILE.json",
                        help="write here instead of standard output (-)")
 
@@ -90,8 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_computation_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=engine.catalog.DEFAULT_MODEL, metavar="NAME_OR_FILE",
-                        help="a built-in model name or a model file (default: %(default)s)")
+                        help="a built-in model name or a model file; or a real model: its name in `models`, an HF "
+                             "folder or a .gguf file (default: %(default)s)")
     parser.add_argument("--sentence", default=None, metavar="TEXT", help="default: the model's own sentence")
+    parser.add_argument("--layer", type=int, default=None, metavar="L",
+                        help="real models: the layer, counting from 1 (trace: all layers' weights without it; "
+                             "one layer adds q, k, v and scores. export: layer 1 without it)")
     for flag, what in (("causal", "the causal mask"), ("scale", "scaling by √d_k"),
                        ("positional", "sinusoidal positional encoding")):
         parser.add_argument(f"--{flag}", action=argparse.BooleanOptionalAction, default=None,
@@ -119,6 +138,7 @@ def check_sentence(sentence: str | None) -> None:
 
 
 def cmd_models(_args: argparse.Namespace) -> int:
+    print("Built-in toy models:")
     for name in engine.builtin_model_names():
         model = engine.load_builtin(name)
         opts = model.default_options
@@ -128,11 +148,17 @@ def cmd_models(_args: argparse.Namespace) -> int:
         print(f"  words: {len(model.vocabulary)}; d_proj = {model.d_proj}; heads = {opts.heads}; "
               f"scale = {_on(opts.scale)}; causal mask = {_on(opts.causal)}; positional = {_on(opts.positional)}")
         print(f"  default sentence: {model.default_sentence!r}")
+    print_real_models()
     return 0
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
     check_sentence(args.sentence)
+    if is_real_source(args.model):
+        return trace_real(args)
+    check_toy_layer(args)
+    if args.head is not None:
+        raise UsageError("--head chooses a head of a real model's trace; a toy model's trace holds every head")
     check_target(args.output)
     trace = engine.run(*computation_inputs(args))
     _warn_unknown(trace)
@@ -143,6 +169,9 @@ def cmd_trace(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     check_sentence(args.sentence)
     kind = _export_kind(args)
+    if is_real_source(args.model):
+        return _export_real(args, kind)
+    check_toy_layer(args)
     check_target(args.output)  # a bad path fails now, not after rendering
     model, sentence, options = computation_inputs(args)
     trace = engine.run(model, sentence, options)  # refuses bad input before any window is built
@@ -158,6 +187,22 @@ def cmd_export(args: argparse.Namespace) -> int:
     view = args.view or "heatmap"
     export_view(model, sentence, options, view=view, matrix=args.matrix or "weights", head=head or 0,
                 path=args.output, scale=args.image_scale or 1, transparent=args.transparent)
+    return 0
+
+
+def _export_real(args: argparse.Namespace, kind: str) -> int:
+    """A real model's layer and head: a CSV at once, an image through the window's own views."""
+    if export_real_csv(args, kind):
+        return 0
+    from .headless import export_real_view  # Qt, pyqtgraph and the views load only for images
+
+    def choose(model) -> tuple[int, int]:
+        layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
+        return layer or 0, head or 0
+
+    export_real_view(args.model, real_sentence(args), choose=choose, view=args.view or "heatmap",
+                     matrix=args.matrix or "weights", path=args.output, scale=args.image_scale or 1,
+                     transparent=args.transparent)
     return 0
 
 
@@ -219,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = {"models": cmd_models, "trace": cmd_trace, "export": cmd_export,
                    "scaling": cmd_scaling}[args.command]
         return handler(args)
-    except UsageError as exc:
+    except (UsageError, RealUsageError) as exc:
         return _fail(str(exc), EXIT_USAGE)
     except BrokenPipeError:
         return _quiet_broken_pipe()

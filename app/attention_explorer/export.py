@@ -142,7 +142,7 @@ def _plain(value: object) -> object:
 def iter_trace_json(trace: Trace) -> Iterator[str]:
     """The trace as JSON, in pieces of at most one matrix row: one row per line, easy to read and to
     diff, still standard JSON."""
-    yield from _json_pieces(_trace_fields(trace), 0)
+    yield from json_pieces(_trace_fields(trace), 0)
     yield "\n"
 
 
@@ -157,7 +157,8 @@ def write_trace_json(path: str | os.PathLike, trace: Trace) -> None:
             handle.write(piece)
 
 
-def _json_pieces(value: object, depth: int) -> Iterator[str]:
+def json_pieces(value: object, depth: int) -> Iterator[str]:
+    """`value` as JSON in pieces: a matrix one row per line, so a large one is never held as text whole."""
     pad, inner = " " * depth, " " * (depth + 1)
     if isinstance(value, np.ndarray):
         if len(value) == 0:
@@ -171,13 +172,13 @@ def _json_pieces(value: object, depth: int) -> Iterator[str]:
         yield "{\n"
         for i, (key, item) in enumerate(value.items()):
             yield f"{_SEPARATOR if i else ''}{inner}{json.dumps(key)}: "
-            yield from _json_pieces(item, depth + 1)
+            yield from json_pieces(item, depth + 1)
         yield f"\n{pad}}}"
     elif isinstance(value, list) and value and all(isinstance(item, (list, dict, np.ndarray)) for item in value):
         yield "[\n"
         for i, item in enumerate(value):
             yield f"{_SEPARATOR if i else ''}{inner}"
-            yield from _json_pieces(item, depth + 1)
+            yield from json_pieces(item, depth + 1)
         yield f"\n{pad}]"
     else:
         yield json.dumps(value, ensure_ascii=False)

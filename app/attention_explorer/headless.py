@@ -74,14 +74,39 @@ def offscreen_view(model: ToyModel, sentence: str, options: Options, *, view: st
     from .controller import Controller
 
     ensure_application()
-    controller = Controller(model, sentence, options)
+    with controller_view(Controller(model, sentence, options), view=view, matrix=matrix, head=head) as widget:
+        yield widget
+
+
+def real_controller(source: str, sentence: str):
+    """A controller on a real model (its list name, an HF folder or a .gguf file) that has run `sentence`,
+    loaded at once (no worker thread). Raises EngineError when the model or the text cannot be used."""
+    from .controller import Controller
+    from .engine import SentenceError
+
+    ensure_application()
+    controller = Controller()
+    try:
+        controller.open_model(source, sentence)
+        if controller.trace is None:
+            raise SentenceError(controller.error or f"{source} gave nothing to show for this text")
+    except BaseException:
+        destroy_now(controller)
+        raise
+    return controller
+
+
+@contextlib.contextmanager
+def controller_view(controller, *, view: str, matrix: str, head: int) -> Iterator[object]:
+    """One view of `controller` showing `matrix` of `head`; both destroyed when the block ends."""
     controller.set_matrix(matrix)
     controller.set_head(head)
-    widget = build_view(view, controller)
+    widget = None
     try:
+        widget = build_view(view, controller)
         yield widget
     finally:
-        destroy_now(widget, controller)
+        destroy_now(*(obj for obj in (widget, controller) if obj is not None))
 
 
 def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str, head: int,
@@ -92,3 +117,20 @@ def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, 
 
     with offscreen_view(model, sentence, options, view=view, matrix=matrix, head=head) as widget:
         export_view_file(widget, path, scale, transparent, progress=progress)
+
+
+def export_real_view(source: str, sentence: str, *, choose: Callable[[object], tuple[int, int]], view: str,
+                     matrix: str, path: str, scale: int, transparent: bool) -> None:
+    """Write `view` of a real model (list name, HF folder or .gguf file) on `sentence` to `path`;
+    `choose(model)` gives the 0-based (layer, head) to show, or raises when the request does not fit."""
+    from .image_export import export_view_file
+
+    controller = real_controller(source, sentence)
+    try:
+        layer, head = choose(controller.real_model)
+    except BaseException:
+        destroy_now(controller)
+        raise
+    controller.set_layer(layer)
+    with controller_view(controller, view=view, matrix=matrix, head=head) as widget:
+        export_view_file(widget, path, scale, transparent)

@@ -1,0 +1,129 @@
+"""The command line's half for real pretrained models (BERT, GPT-2, Llama): list them, trace them as
+JSON, export a layer's matrix as CSV or a view as an image.
+
+engine.pretrained is imported only once a real model is asked for, so `trace` and `export` on toy
+models start as fast as before. Layers and heads are counted from 1 here, as on screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+from . import engine
+from .export import check_target, write_matrix_csv
+
+PROG = "attention-explorer"
+# A sentence where attention has something to find (what "it" refers to), when none is given.
+REAL_SENTENCE = "The animal didn't cross the street because it was too tired."
+TOY_ONLY_OPTIONS = ("causal", "scale", "positional", "heads")
+
+
+class RealUsageError(Exception):
+    """Arguments that do not fit a real model (the command line turns it into one line)."""
+
+
+def is_real_source(name_or_path: str) -> bool:
+    """A real model's list name, an HF folder or a .gguf file; built-in toy names and .json files are not.
+
+    Decided without importing engine.pretrained unless the name is neither a toy model nor a path."""
+    if name_or_path in engine.builtin_model_names():
+        return False
+    path = Path(name_or_path)
+    if path.suffix.lower() == ".gguf" or path.is_dir():
+        return True
+    if path.suffix.lower() == ".json" or path.exists():
+        return False
+    from .engine.pretrained import KNOWN_MODELS
+
+    return name_or_path in {m.name for m in KNOWN_MODELS}
+
+
+def print_real_models() -> None:
+    """The known real models: where each is installed, or the command that installs it."""
+    from .engine.pretrained import KNOWN_MODELS
+    from .engine.pretrained.catalog import model_location
+    from .engine.pretrained.dependencies import INSTALL_REAL
+
+    print()
+    print("Real models (also any Hugging Face folder of a BERT, GPT-2 or Llama model, or a Llama .gguf file):")
+    for known in KNOWN_MODELS:
+        location = model_location(known)
+        print(known.name)
+        print(f"  installed at {location}" if location else f"  not installed; install it with: {known.install}")
+    if importlib.util.find_spec("tokenizers") is None:
+        print(f"Real models need the tokenizers package: {INSTALL_REAL}")
+
+
+def check_toy_options(args: argparse.Namespace) -> None:
+    """Refuse the options only toy models have."""
+    given = [name for name in TOY_ONLY_OPTIONS if getattr(args, name, None) is not None]
+    if given:
+        flags = ", ".join(f"--{name}" for name in given)
+        raise RealUsageError(f"{flags} applies to the built-in toy models only; a real model has its own "
+                             f"settings (use --layer and --head to choose what to see)")
+
+
+def check_toy_layer(args: argparse.Namespace) -> None:
+    """A toy model is one layer: --layer 1 is accepted, any other layer is an error."""
+    if getattr(args, "layer", None) not in (None, 1):
+        raise RealUsageError(f"a toy model has one layer, so --layer {args.layer} does not exist; drop --layer")
+
+
+def open_and_run(args: argparse.Namespace):
+    """The real model and its forward on the sentence asked for (or REAL_SENTENCE)."""
+    from .engine.pretrained import open_pretrained
+
+    model = open_pretrained(args.model)
+    ptrace = model.run(real_sentence(args))
+    if ptrace.encoded.truncated:
+        print(f"{PROG}: note: the text was cut at {model.max_tokens} tokens, {model.name}'s longest", file=sys.stderr)
+    return model, ptrace
+
+
+def chosen_layer_head(args: argparse.Namespace, n_layers: int, n_heads: int,
+                      name: str) -> tuple[int | None, int | None]:
+    """--layer and --head as 0-based indices (None when not given), refused when out of range."""
+    picked = []
+    for flag, value, count in (("layer", getattr(args, "layer", None), n_layers), ("head", args.head, n_heads)):
+        if value is not None and not 1 <= value <= count:
+            raise RealUsageError(f"--{flag} must be between 1 and {count} for {name}")
+        picked.append(None if value is None else value - 1)
+    return picked[0], picked[1]
+
+
+def trace_real(args: argparse.Namespace) -> int:
+    """The forward as JSON: every layer's weights, or one layer's weights, q, k, v and scores."""
+    from .export_pretrained import weight_count, write_pretrained_json
+
+    check_toy_options(args)
+    check_target(args.output)
+    model, ptrace = open_and_run(args)
+    layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
+    if layer is None:
+        count = weight_count(model, ptrace.n, heads=None if head is None else 1)
+        print(f"{PROG}: note: the weights of all {model.n_layers} layers ({count:,} numbers); "
+              f"--layer L writes one layer with its q, k, v and scores", file=sys.stderr)
+    write_pretrained_json(args.output, model, ptrace, layer, head)
+    return 0
+
+
+def export_real_csv(args: argparse.Namespace, kind: str) -> bool:
+    """Check a real model's export, and write it when it is a CSV (one matrix of one layer and head:
+    layer 1 and head 1 by default). False: it is an image, for the caller to render (that needs Qt)."""
+    check_toy_options(args)
+    if kind == ".gif":
+        raise RealUsageError("a GIF plays a toy model's steps through; write a real model's view as .png or .svg")
+    check_target(args.output)
+    if kind != ".csv":
+        return False
+    model, ptrace = open_and_run(args)
+    layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
+    write_matrix_csv(args.output, ptrace.layer_trace(layer or 0), args.matrix or "weights", head)
+    return True
+
+
+def real_sentence(args: argparse.Namespace) -> str:
+    return REAL_SENTENCE if args.sentence is None else args.sentence
