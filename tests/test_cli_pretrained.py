@@ -1,0 +1,175 @@
+"""The command line on real models (the tiny committed checkpoints): what `models`, `trace` and
+`export` write, numbers equal to the engine's, images written every time, and one line per mistake."""
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_explorer.cli import main
+from attention_explorer.cli_real import REAL_SENTENCE, is_real_source
+
+pytest.importorskip("tokenizers")
+from attention_explorer.engine.pretrained import KNOWN_MODELS, open_pretrained  # noqa: E402
+
+DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
+LLAMA, BERT, GPT2 = DATA / "tiny-llama.gguf", DATA / "tiny-bert", DATA / "tiny-gpt2"
+SENTENCE = "the cat sat on the mat"
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def engine_run():
+    """The engine's own forward of SENTENCE, per checkpoint."""
+    cache = {}
+
+    def run(path):
+        if path not in cache:
+            model = open_pretrained(path)
+            cache[path] = model, model.run(SENTENCE)
+        return cache[path]
+    return run
+
+
+def test_real_sources_are_told_from_toy_models():
+    assert is_real_source(KNOWN_MODELS[0].name) and is_real_source(str(BERT)) and is_real_source(str(LLAMA))
+    assert not is_real_source("cats-chase-mice") and not is_real_source("my-model.json")
+
+
+def test_models_lists_the_real_models_and_how_to_install_missing_ones(capsys, monkeypatch):
+    from attention_explorer.engine.pretrained import catalog
+
+    code, out, _ = run_cli(capsys, "models")
+    assert code == 0 and "Built-in toy models:" in out and "cats-chase-mice" in out
+    for known in KNOWN_MODELS:
+        assert known.name in out
+    monkeypatch.setattr(catalog, "model_location", lambda known: None)
+    code, out, _ = run_cli(capsys, "models")
+    assert code == 0
+    for known in KNOWN_MODELS:
+        assert f"{known.name}\n  not installed; install it with: {known.install}" in out
+
+
+@pytest.mark.parametrize("path", [BERT, GPT2, LLAMA])
+def test_trace_writes_every_layers_weights_equal_to_the_engines(capsys, tmp_path, engine_run, path):
+    target = tmp_path / "t.json"
+    code, _, err = run_cli(capsys, "trace", "--model", path, "--sentence", SENTENCE, "-o", target)
+    model, ptrace = engine_run(path)
+    assert code == 0
+    count = model.n_layers * model.n_heads * ptrace.n ** 2
+    assert f"the weights of all {model.n_layers} layers ({count:,} numbers)" in err
+    data = json.loads(target.read_text())
+    assert data["tokens"] == ptrace.tokens and data["labels"] == list(ptrace.labels)
+    assert data["special"] == [bool(s) for s in ptrace.special]
+    assert data["shape"] == {"family": model.family, "kind": model.kind, "layers": model.n_layers,
+                             "heads": model.n_heads, "key_value_heads": model.n_kv_heads, "d_model": model.d_model,
+                             "d_head": model.arch.d_head, "max_tokens": model.max_tokens}
+    weights = np.array([[head["weights"] for head in layer["heads"]] for layer in data["layers"]], dtype=np.float32)
+    assert np.array_equal(weights, ptrace.weights)  # float32 → JSON → float32 is exact
+    assert [layer["layer"] for layer in data["layers"]] == list(range(1, model.n_layers + 1))
+    assert set(data["layers"][0]["heads"][0]) == {"head", "weights"}
+    if model.is_decoder:
+        assert [(t["text"], t["probability"]) for t in data["next_tokens"]] == [
+            (t.text, t.probability) for t in ptrace.next_tokens]
+        assert len(data["next_tokens"]) == 5
+    else:
+        assert "next_tokens" not in data
+
+
+def test_one_layer_and_head_carry_q_k_v_and_scores(capsys, tmp_path, engine_run):
+    target = tmp_path / "t.json"
+    code, _, err = run_cli(capsys, "trace", "--model", LLAMA, "--sentence", SENTENCE, "--layer", 2, "--head", 3,
+                           "-o", target)
+    assert code == 0 and err == ""
+    _, ptrace = engine_run(LLAMA)
+    layer = ptrace.layer_trace(1)
+    data = json.loads(target.read_text())
+    assert [lay["layer"] for lay in data["layers"]] == [2]
+    (head,) = data["layers"][0]["heads"]
+    assert head["head"] == 3 and head["key_value_head"] == 2  # tiny Llama: query head h reads h // 2
+    for name in ("weights", "q", "k", "v", "scores", "q_before_rope", "k_before_rope"):
+        assert np.array_equal(np.array(head[name], dtype=np.float32), getattr(layer.heads[2], name)), name
+
+
+def test_export_csv_of_a_layer_and_head_is_the_engines(capsys, tmp_path, engine_run):
+    target = tmp_path / "scores.csv"
+    code, _, _ = run_cli(capsys, "export", "--model", BERT, "--sentence", SENTENCE, "--layer", 2, "--head", 4,
+                         "--matrix", "scores", "-o", target)
+    assert code == 0
+    _, ptrace = engine_run(BERT)
+    rows = list(csv.reader(target.open()))
+    assert rows[0] == ["looking \\ looked at", *ptrace.labels]
+    values = np.array([[float(x) for x in row[1:]] for row in rows[1:]], dtype=np.float32)
+    assert np.array_equal(values, ptrace.layer_trace(1).heads[3].scores)
+
+
+def test_without_a_sentence_the_real_models_own_example_is_used(capsys, tmp_path):
+    target = tmp_path / "t.json"
+    assert run_cli(capsys, "trace", "--model", GPT2, "--layer", 1, "-o", target)[0] == 0
+    assert json.loads(target.read_text())["sentence"] == REAL_SENTENCE
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["trace", "--model", BERT, "--causal"], "--causal applies to the built-in toy models only"),
+    (["trace", "--model", LLAMA, "--heads", "2", "--no-scale"], "--scale, --heads applies to the built-in toy"),
+    (["trace", "--model", BERT, "--layer", "3"], "--layer must be between 1 and 2 for tiny-bert"),
+    (["trace", "--model", BERT, "--head", "0"], "--head must be between 1 and 4 for tiny-bert"),
+    (["export", "--model", LLAMA, "--head", "5", "-o", "x.png"], "--head must be between 1 and 4"),
+    (["export", "--model", LLAMA, "--view", "steps", "-o", "x.gif"], "write a real model's view as .png or .svg"),
+    (["trace", "--layer", "2"], "a toy model has one layer, so --layer 2 does not exist"),
+    (["trace", "--head", "1"], "--head chooses a head of a real model's trace"),
+    (["export", "--model", "cat-ate-fish", "--layer", "2", "-o", "x.csv"], "a toy model has one layer"),
+    (["trace", "--model", "nowhere.gguf"], "nowhere.gguf: no such file or folder"),
+    (["export", "--model", LLAMA, "--sentence", "", "-o", "x.png"], "no text"),
+])
+def test_mistakes_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, *argv)
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "x.png").exists() and not (tmp_path / "x.csv").exists()
+
+
+def test_a_toy_trace_accepts_layer_one(capsys):
+    code, out, _ = run_cli(capsys, "trace", "--model", "cats-chase-mice", "--layer", 1)
+    assert code == 0 and json.loads(out)["tokens"]
+
+
+def test_missing_tokenizers_says_what_to_install(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # import tokenizers now raises ImportError
+    code, _, err = run_cli(capsys, "trace", "--model", BERT)
+    assert code == 1 and err.count("\n") == 1
+    assert "pip install 'attention-explorer[real]'" in err
+
+
+def test_a_toy_trace_does_not_load_the_real_model_code():
+    code = ("import sys\nfrom attention_explorer.cli import main\n"
+            "assert main(['trace', '--model', 'cats-chase-mice', '--sentence', 'cats chase mice', '-o', '-']) == 0\n"
+            "print('pretrained' if any('engine.pretrained' in m for m in sys.modules) else 'toy only', "
+            "file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stderr.strip() == "toy only"
+
+
+@pytest.mark.parametrize("suffix, view", [(".png", "heatmap"), (".svg", "arcs"), (".png", "steps")])
+def test_images_are_written_and_exit_zero_every_time(tmp_path, suffix, view):
+    argv = [sys.executable, "-m", "attention_explorer", "export", "--model", str(LLAMA), "--sentence", SENTENCE,
+            "--layer", "2", "--head", "4", "--view", view]
+    for attempt in range(3):
+        target = tmp_path / f"{view}{attempt}{suffix}"
+        result = subprocess.run([*argv, "-o", str(target)], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+        data = target.read_bytes()
+        if suffix == ".png":
+            assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+        else:
+            assert data.lstrip().startswith(b"<?xml") and b"</svg>" in data and b"cat" in data
