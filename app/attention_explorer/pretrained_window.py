@@ -8,16 +8,11 @@ attach_pretrained once, after its own menus and docks exist.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6 import QtCore, QtWidgets
 
 from .views.model_view import QtModelView
 from .views.next_tokens import QtNextTokens
 from .views.pretrained_bar import QtPretrainedBar
-
-if TYPE_CHECKING:
-    from .app import MainWindow
 
 REAL_MODEL_NOTE = "A real model's weights are its own: open a toy model to change this"
 FOLDER_HINT = "Open a real model's folder (config.json, *.safetensors and tokenizer.json)"
@@ -26,7 +21,7 @@ FOLDER_HINT = "Open a real model's folder (config.json, *.safetensors and tokeni
 class PretrainedParts(QtCore.QObject):
     """What attach_pretrained added to the window, for the window, its tests and the tour."""
 
-    def __init__(self, window: MainWindow):
+    def __init__(self, window):  # the MainWindow (only the launcher may import its module)
         super().__init__(window)
         self.window = window
         controller = window.controller
@@ -107,5 +102,5 @@ class PretrainedParts(QtCore.QObject):
         window.model_editor_dock.setToolTip(REAL_MODEL_NOTE if real else "")
 
 
-def attach_pretrained(window: MainWindow) -> PretrainedParts:
+def attach_pretrained(window) -> PretrainedParts:
     return PretrainedParts(window)
