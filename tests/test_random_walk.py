@@ -50,6 +50,13 @@ JUNK_VALUES = ("abc", "nan", "inf", "-inf", "1e999", "", " ", "1,5", "0x10", "½
 JUNK_WORDS = ("zebra", "", "dog!", "a-b", "Cat", "the", "ca\u0301t", "🐱", "x" * 200, "new word")
 
 
+def settle() -> None:
+    """What the event loop would do next: handle posted events, and delete the objects whose
+    deleteLater() ran (outside an event loop processEvents() never deletes them)."""
+    QtWidgets.QApplication.processEvents()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+
+
 def rss_mb() -> float:
     """Resident memory of this process, from /proc (no psutil needed)."""
     with open("/proc/self/statm") as statm:
@@ -94,7 +101,7 @@ class Walk:
     def step(self) -> str:
         action = self.rng.choices(self.actions, weights=self._weights)[0][1]
         action()
-        QtWidgets.QApplication.processEvents()
+        settle()
         self.counts[action.__name__] += 1
         return action.__name__
 

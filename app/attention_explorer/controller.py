@@ -266,7 +266,8 @@ class Controller(PretrainedControls):
     # --- the one place the engine runs ----------------------------------------------------------
     def _retokenize(self) -> None:
         """The typed words of the current sentence and model; none for a sentence the engine refuses
-        for its length (a pasted megabyte would otherwise become a hundred thousand chips)."""
+        for its length (a pasted megabyte would otherwise become a hundred thousand chips, and each
+        key typed into a 5,000-word sentence would restyle 5,000 of them)."""
         if self.is_real:
             return  # set from the shown trace in _recompute
         if len(self._sentence) > engine.MAX_SENTENCE_CHARS:
@@ -275,6 +276,8 @@ class Controller(PretrainedControls):
         try:
             self._words = engine.tokenize(self._sentence, self._model.vocabulary).words
         except EngineError:  # text that is not valid Unicode: no words; the computation says why
+            self._words = ()
+        if len(self._words) > engine.MAX_SENTENCE_WORDS:
             self._words = ()
 
     def _recompute(self, *changes: tuple[QtCore.SignalInstance, object]) -> None:
