@@ -35,7 +35,7 @@ class QtHeatmap(MatrixPlot):
     """The heatmap of the matrix the controller says to show, for the selected head."""
 
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
-        super().__init__(parent, min_size=None, title_size="10pt", colormap=controller.colormap)
+        super().__init__(parent, min_size=None, title_size="10pt", colormap=controller.colormap, square_cells=True)
         self.controller = controller
         self.hover_text = ""
         self._colour_scale = "fixed"

@@ -20,8 +20,10 @@ UNLIMITED_PX = 1e6       # "no maximum size" for a graphics item
 
 
 class MatrixFrame:
-    def __init__(self, graphics: pg.GraphicsLayoutWidget, title: pg.LabelItem, plot: pg.PlotItem):
+    def __init__(self, graphics: pg.GraphicsLayoutWidget, title: pg.LabelItem, plot: pg.PlotItem,
+                 square: bool = True):
         self.graphics, self.title, self.plot = graphics, title, plot
+        self.square = square  # cells square while the whole matrix fits; else they fill the pane
         self.view = plot.getViewBox()
         self.shape = (0, 0)
         self.zoomable = False
@@ -56,7 +58,8 @@ class MatrixFrame:
     def _fit_plot(self) -> None:
         """Size the plot so that the whole matrix has square cells as large as the pane allows, with the
         labels and colour bar hugging it; when those cells would be under MIN_FIT_CELL_PX, the plot takes
-        the whole pane and the matrix zooms instead."""
+        the whole pane and the matrix zooms instead. Without `square`, cells that fit stretch to fill the
+        pane (three lesson matrices side by side would otherwise leave a band of empty pane under them)."""
         n_rows, n_cols = self.shape
         if not n_rows or not n_cols:
             return
@@ -70,7 +73,7 @@ class MatrixFrame:
         avail_h = area.height() - top - bottom - title_h - over_h - 2
         cell = min(avail_w / n_cols, avail_h / n_rows)
         self.zoomable = 0 < cell < MIN_FIT_CELL_PX
-        if self.zoomable or cell <= 0:
+        if self.zoomable or cell <= 0 or not self.square:
             size = QtCore.QSizeF(UNLIMITED_PX, UNLIMITED_PX)
         else:
             size = QtCore.QSizeF(over_w + cell * n_cols, over_h + cell * n_rows)

@@ -6,8 +6,10 @@ while the values fit their cells; and masked cells hatched and left uncoloured, 
 is not a zero (its score is −∞, its weight 0 only because it was forbidden). A masked cell may carry
 a word ("−∞", "0") saying what the engine holds there.
 
-Cells are square. When the whole matrix would give cells under MIN_FIT_CELL_PX, the plot opens
-zoomed in (wheel, drag, + / − / 0, Page Up / Down) and keeps the focused row or column in sight.
+Cells are square (the main heatmap) or stretch to fill the pane (the lessons, set side by side).
+When the whole matrix would give cells under MIN_FIT_CELL_PX, the plot opens zoomed in (wheel,
+drag, + / − / 0, Page Up / Down) and keeps the focused row or column in sight.
+
 The plot knows nothing of the controller: it is handed a matrix and its labels, so the same class
 shows weights, scores, differences, rectangular cross-attention and positional encodings.
 """
@@ -84,7 +86,7 @@ class MatrixPlot(QtWidgets.QWidget):
     framed = QtCore.Signal(bool)  # after sizing: whether the matrix is too large to show whole (zoomable)
 
     def __init__(self, parent: QtWidgets.QWidget | None = None, *, min_size: tuple[int, int] | None = (220, 200),
-                 title_size: str = "9pt", colormap: str = theme.DEFAULT_COLORMAP):
+                 title_size: str = "9pt", colormap: str = theme.DEFAULT_COLORMAP, square_cells: bool = False):
         super().__init__(parent)
         self._shown: np.ndarray | None = None
         self._masked = np.zeros((0, 0), dtype=bool)
@@ -134,7 +136,7 @@ class MatrixPlot(QtWidgets.QWidget):
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
         self.colorbar.axis.setWidth(COLOUR_BAR_TEXT_PX)
         self.colorbar.axis.setStyle(hideOverlappingLabels=False)  # a label at the very top (e.g. "row max") stays
-        self.frame = MatrixFrame(self.graphics, self.title_item, self.plot)
+        self.frame = MatrixFrame(self.graphics, self.title_item, self.plot, square=square_cells)
         self.message = message_label()
 
         layout = QtWidgets.QVBoxLayout(self)
@@ -181,7 +183,7 @@ class MatrixPlot(QtWidgets.QWidget):
         return self._focus
 
     def cell_px(self) -> float:
-        """The on-screen size of one (square) cell, in pixels."""
+        """The on-screen size of one cell (its shorter side), in pixels."""
         return self.frame.cell_px()
 
     def visible_cells(self) -> tuple[range, range]:
