@@ -3,6 +3,7 @@
 
 import csv
 import json
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -129,6 +130,7 @@ def test_without_a_sentence_the_real_models_own_example_is_used(capsys, tmp_path
     (["trace", "--head", "1"], "--head chooses a head of a real model's trace"),
     (["export", "--model", "cat-ate-fish", "--layer", "2", "-o", "x.csv"], "a toy model has one layer"),
     (["trace", "--model", "nowhere.gguf"], "nowhere.gguf: no such file or folder"),
+    (["export", "--view", "model", "-o", "x.png"], "the model view shows a real model's layers and heads"),
     (["export", "--model", LLAMA, "--sentence", "", "-o", "x.png"], "no text"),
 ])
 def test_mistakes_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
@@ -160,7 +162,8 @@ def test_a_toy_trace_does_not_load_the_real_model_code():
     assert result.stderr.strip() == "toy only"
 
 
-@pytest.mark.parametrize("suffix, view", [(".png", "heatmap"), (".svg", "arcs"), (".png", "steps")])
+@pytest.mark.parametrize("suffix, view", [(".png", "heatmap"), (".svg", "arcs"), (".png", "steps"),
+                                          (".svg", "model"), (".png", "model")])
 def test_images_are_written_and_exit_zero_every_time(tmp_path, suffix, view):
     argv = [sys.executable, "-m", "attention_explorer", "export", "--model", str(LLAMA), "--sentence", SENTENCE,
             "--layer", "2", "--head", "4", "--view", view]
@@ -170,6 +173,8 @@ def test_images_are_written_and_exit_zero_every_time(tmp_path, suffix, view):
         assert result.returncode == 0 and result.stderr == "", result.stderr
         data = target.read_bytes()
         if suffix == ".png":
-            assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+            width, height = struct.unpack(">II", data[16:24])  # the PNG header's size
+            assert data.startswith(b"\x89PNG\r\n\x1a\n") and width >= 200 and height >= 100
         else:
-            assert data.lstrip().startswith(b"<?xml") and b"</svg>" in data and b"cat" in data
+            assert data.lstrip().startswith(b"<?xml") and b"</svg>" in data
+            assert (b">L2<" in data and b">H4<" in data) if view == "model" else b"cat" in data

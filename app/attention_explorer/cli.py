@@ -82,8 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="write one matrix (CSV) or one view (PNG, SVG, GIF)")
     _add_computation_options(export)
-    export.add_argument("--view", choices=("heatmap", "arcs", "steps"), default=None,
-                        help="the view to render for an image (default: heatmap)")
+    export.add_argument("--view", choices=("heatmap", "arcs", "steps", "model"), default=None,
+                        help="the view to render for an image (default: heatmap); model: a real model's "
+                             "layers × heads")
     export.add_argument("--matrix", choices=MATRIX_CHOICES, default=None,
                         help="the matrix to write as CSV or show in the heatmap (default: weights)")
     export.add_argument("--head", type=int, default=None, metavar="K", help="which head, counting from 1")
@@ -172,6 +173,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     if is_real_source(args.model):
         return _export_real(args, kind)
     check_toy_layer(args)
+    if args.view == "model":
+        raise UsageError("the model view shows a real model's layers and heads; a toy model has one layer: "
+                         "choose --view heatmap, arcs or steps")
     check_target(args.output)  # a bad path fails now, not after rendering
     model, sentence, options = computation_inputs(args)
     trace = engine.run(model, sentence, options)  # refuses bad input before any window is built

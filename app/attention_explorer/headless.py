@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 
 from .engine import Options, ToyModel
 
-VIEW_SIZES = {"heatmap": (820, 720), "arcs": (640, 720), "steps": (1100, 640)}
+# The model view (a real model's layers × heads) takes its cell size from the width and is drawn whole.
+VIEW_SIZES = {"heatmap": (820, 720), "arcs": (640, 720), "steps": (1100, 640), "model": (900, 720)}
 
 
 def ensure_application():
@@ -43,9 +44,10 @@ def build_view(name: str, controller):
     """The same view class the window shows, sized for a figure that fits the sentence."""
     from .views.arc_diagram import QtArcDiagram
     from .views.heatmap import QtHeatmap
+    from .views.model_view import QtModelView
     from .views.step_timeline import QtStepTimeline
 
-    view = {"heatmap": QtHeatmap, "arcs": QtArcDiagram, "steps": QtStepTimeline}[name](controller)
+    view = {"heatmap": QtHeatmap, "arcs": QtArcDiagram, "steps": QtStepTimeline, "model": QtModelView}[name](controller)
     width, height = VIEW_SIZES[name]
     n = controller.trace.n if controller.trace else 0
     grow = max(0, n - 10) * 28
