@@ -15,6 +15,7 @@ from .views.next_tokens import QtNextTokens
 from .views.pretrained_bar import QtPretrainedBar
 
 REAL_MODEL_NOTE = "A real model's weights are its own: open a toy model to change this"
+DOCK_MIN_PX, DOCK_SHARE = 420, 0.36   # the model view's first width: a share of the window's
 FOLDER_HINT = "Open a real model's folder (config.json, *.safetensors and tokenizer.json)"
 
 
@@ -92,8 +93,10 @@ class PretrainedParts(QtCore.QObject):
         """Toy-only controls off (with the reason as their tooltip) while a real model is open."""
         real = model is not None
         self.toolbar.setVisible(real)
-        if real:
+        if real and not self.dock.isVisible():  # room for a row of a dozen heads' thumbnails
             self.dock.show()
+            width = max(DOCK_MIN_PX, int(self.window.width() * DOCK_SHARE))
+            self.window.resizeDocks([self.dock], [width], QtCore.Qt.Orientation.Horizontal)
         window = self.window
         editor = window.model_editor
         for action in (editor.save_action, editor.save_as_action, editor.undo_action, editor.redo_action):

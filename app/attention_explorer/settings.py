@@ -33,9 +33,15 @@ def save_settings(settings: QtCore.QSettings, controller: Controller, window: Qt
     settings.setValue("model/source", controller.model_source)
     settings.setValue("model/sentence", controller.sentence)
     for name, value in controller.options.to_dict().items():
-        settings.setValue(f"options/{name}", value)
+        if controller.is_real:  # a real model's options are its own and its head may not exist in a toy model
+            settings.remove(f"options/{name}")
+        else:
+            settings.setValue(f"options/{name}", value)
     settings.setValue("view/matrix", controller.matrix)
-    settings.setValue("view/head", controller.head)
+    if controller.is_real:
+        settings.remove("view/head")
+    else:
+        settings.setValue("view/head", controller.head)
     settings.setValue("view/colormap", controller.colormap)
     settings.sync()
 

@@ -20,7 +20,7 @@ from . import theme
 
 HEADER_PX = 22          # room for the head numbers above and the layer numbers on the left
 GAP_PX = 4
-MIN_CELL_PX, MAX_CELL_PX = 36, 120
+MIN_CELL_PX, MAX_CELL_PX = 28, 120
 
 
 def weights_image(weights: np.ndarray, lut: np.ndarray) -> QtGui.QImage:
