@@ -129,7 +129,7 @@ def forward_rows(name: str, lengths: tuple[int, ...], repeat: int, with_torch: b
     rows = []
     for n in lengths:
         text = text_of(model, n)
-        samples = repeat if n <= 128 else max(3, repeat // 3)
+        samples = repeat if n <= 128 else max(5, repeat // 2)
         if reference is None:
             ours, theirs = median_ms(lambda text=text: model.run(text), samples), None
         else:
