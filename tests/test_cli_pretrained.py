@@ -3,6 +3,7 @@
 
 import csv
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -131,6 +132,7 @@ def test_without_a_sentence_the_real_models_own_example_is_used(capsys, tmp_path
     (["export", "--model", "cat-ate-fish", "--layer", "2", "-o", "x.csv"], "a toy model has one layer"),
     (["trace", "--model", "nowhere.gguf"], "nowhere.gguf: no such file or folder"),
     (["export", "--view", "model", "-o", "x.png"], "the model view shows a real model's layers and heads"),
+    (["export", "--view", "arcs", "--step", "rope", "-o", "x.png"], "--step chooses where a PNG or SVG of --view"),
     (["export", "--model", LLAMA, "--sentence", "", "-o", "x.png"], "no text"),
 ])
 def test_mistakes_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
@@ -178,3 +180,13 @@ def test_images_are_written_and_exit_zero_every_time(tmp_path, suffix, view):
         else:
             assert data.lstrip().startswith(b"<?xml") and b"</svg>" in data
             assert (b">L2<" in data and b">H4<" in data) if view == "model" else b"cat" in data
+
+
+def test_the_steps_view_can_stand_at_the_rope_step(capsys, tmp_path, qapp):
+    target = tmp_path / "rope.svg"
+    code, _, err = run_cli(capsys, "export", "--model", LLAMA, "--sentence", SENTENCE, "--layer", 2, "--head", 4,
+                           "--view", "steps", "--step", "rope", "-o", target)
+    assert code == 0 and err == ""
+    text = " ".join(re.sub(r"<[^>]*>", " ", target.read_text()).split())  # the words, wherever lines wrap
+    assert "Step 4 of 11 · Rotary positions: turn q and k by position" in text
+    assert "query head 4 reads key/value head 2 of 2" in text and "cos θ" in text

@@ -34,6 +34,7 @@ from .cli_real import (
     trace_real,
 )
 from .engine import SQUARE_MATRICES, EngineError, Options, ToyModel, Trace
+from .engine.steps import STEP_KEYS, step_index
 from .export import (
     IMAGE_SCALES,
     MATRIX_CHOICES,
@@ -88,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--matrix", choices=MATRIX_CHOICES, default=None,
                         help="the matrix to write as CSV or show in the heatmap (default: weights)")
     export.add_argument("--head", type=int, default=None, metavar="K", help="which head, counting from 1")
+    export.add_argument("--step", choices=STEP_KEYS, default=None,
+                        help="the step the steps view stands at in a PNG or SVG (default: the last that runs)")
     export.add_argument("--image-scale", type=int, choices=IMAGE_SCALES, default=None,
                         help="pixel scale of a PNG or GIF (default 1)")
     export.add_argument("--transparent", action="store_true", help="PNG with a transparent background")
@@ -190,7 +193,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     view = args.view or "heatmap"
     export_view(model, sentence, options, view=view, matrix=args.matrix or "weights", head=head or 0,
-                path=args.output, scale=args.image_scale or 1, transparent=args.transparent)
+                path=args.output, scale=args.image_scale or 1, transparent=args.transparent, step=_step(args))
     return 0
 
 
@@ -206,8 +209,12 @@ def _export_real(args: argparse.Namespace, kind: str) -> int:
 
     export_real_view(args.model, real_sentence(args), choose=choose, view=args.view or "heatmap",
                      matrix=args.matrix or "weights", path=args.output, scale=args.image_scale or 1,
-                     transparent=args.transparent)
+                     transparent=args.transparent, step=_step(args))
     return 0
+
+
+def _step(args: argparse.Namespace) -> int | None:
+    return None if args.step is None else step_index(args.step)
 
 
 def _export_kind(args: argparse.Namespace) -> str:
@@ -228,6 +235,8 @@ def _export_kind(args: argparse.Namespace) -> str:
     if args.transparent and kind != ".png":
         raise UsageError(f"--transparent applies to PNG images, not to {kind[1:].upper()}")
     view = args.view or "heatmap"
+    if args.step is not None and (view != "steps" or kind not in (".png", ".svg")):
+        raise UsageError("--step chooses where a PNG or SVG of --view steps stands; a GIF plays every step")
     if kind in IMAGE_SUFFIXES and args.matrix is not None:
         if view != "heatmap":
             raise UsageError(f"--matrix chooses what the heatmap shows; the {view} view has no such choice")

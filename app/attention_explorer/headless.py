@@ -71,12 +71,13 @@ def destroy_now(*objects) -> None:
 
 @contextlib.contextmanager
 def offscreen_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str,
-                   head: int) -> Iterator[object]:
+                   head: int, step: int | None = None) -> Iterator[object]:
     """A controller and one view of this computation, destroyed when the block ends."""
     from .controller import Controller
 
     ensure_application()
-    with controller_view(Controller(model, sentence, options), view=view, matrix=matrix, head=head) as widget:
+    with controller_view(Controller(model, sentence, options), view=view, matrix=matrix, head=head,
+                         step=step) as widget:
         yield widget
 
 
@@ -99,10 +100,14 @@ def real_controller(source: str, sentence: str):
 
 
 @contextlib.contextmanager
-def controller_view(controller, *, view: str, matrix: str, head: int) -> Iterator[object]:
-    """One view of `controller` showing `matrix` of `head`; both destroyed when the block ends."""
+def controller_view(controller, *, view: str, matrix: str, head: int,
+                    step: int | None = None) -> Iterator[object]:
+    """One view of `controller` showing `matrix` of `head` (at `step` of engine.steps.STEPS, else the
+    finished computation); both destroyed when the block ends."""
     controller.set_matrix(matrix)
     controller.set_head(head)
+    if step is not None:
+        controller.set_step(step)
     widget = None
     try:
         widget = build_view(view, controller)
@@ -112,17 +117,17 @@ def controller_view(controller, *, view: str, matrix: str, head: int) -> Iterato
 
 
 def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str, head: int,
-                path: str, scale: int, transparent: bool,
+                path: str, scale: int, transparent: bool, step: int | None = None,
                 progress: Callable[[int, int], bool] | None = None) -> None:
     """Write `view` of this computation to `path` (.png or .svg; .gif plays the steps view through)."""
     from .image_export import export_view_file
 
-    with offscreen_view(model, sentence, options, view=view, matrix=matrix, head=head) as widget:
+    with offscreen_view(model, sentence, options, view=view, matrix=matrix, head=head, step=step) as widget:
         export_view_file(widget, path, scale, transparent, progress=progress)
 
 
 def export_real_view(source: str, sentence: str, *, choose: Callable[[object], tuple[int, int]], view: str,
-                     matrix: str, path: str, scale: int, transparent: bool) -> None:
+                     matrix: str, path: str, scale: int, transparent: bool, step: int | None = None) -> None:
     """Write `view` of a real model (list name, HF folder or .gguf file) on `sentence` to `path`;
     `choose(model)` gives the 0-based (layer, head) to show, or raises when the request does not fit."""
     from .image_export import export_view_file
@@ -134,5 +139,5 @@ def export_real_view(source: str, sentence: str, *, choose: Callable[[object], t
         destroy_now(controller)
         raise
     controller.set_layer(layer)
-    with controller_view(controller, view=view, matrix=matrix, head=head) as widget:
+    with controller_view(controller, view=view, matrix=matrix, head=head, step=step) as widget:
         export_view_file(widget, path, scale, transparent)

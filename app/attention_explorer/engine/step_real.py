@@ -31,7 +31,7 @@ def rope_skip(trace: Trace) -> str:
     if trace.rope_cos is not None:
         return ""
     if trace.layer is None:
-        return "skipped: only models with rotary positions (RoPE), such as Llama, turn q and k by position"
+        return "skipped: this model does not turn q and k by position; models with rotary positions do"
     return "skipped: this model adds learned positions to the embedding instead of turning q and k"
 
 
@@ -63,5 +63,6 @@ def rope_cell(c: StepContext, row: int, col: int, result: str | None) -> CellAri
 
 
 def rope_formula(trace: Trace) -> str:
-    return ("for j < d/2: q'[j] = q[j]·cos θ − q[j + d/2]·sin θ;  q'[j + d/2] = q[j + d/2]·cos θ + q[j]·sin θ;  "
-            "θ = position × base^(−2j/d); the same for k")
+    # No "<" here: the panel's label would take it for the start of a rich-text tag.
+    return ("q'[j] = q[j]·cos θ − q[j + d/2]·sin θ and q'[j + d/2] = q[j + d/2]·cos θ + q[j]·sin θ for j in the "
+            "first half, θ = position × base^(−2j/d); the same for k")
