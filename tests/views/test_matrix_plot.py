@@ -109,3 +109,21 @@ def test_a_long_sentence_thins_its_labels_and_keeps_the_focused_word(qtbot):
         assert 23 in drawn and len(drawn) < 40 and _no_two_overlap(axis)
     assert heatmap.row_highlight.isVisible() and not heatmap.col_highlight.isVisible()
     assert 23 in heatmap.visible_cells()[0]
+
+
+def test_a_cell_tip_names_the_row_the_column_and_the_value(qtbot):
+    heatmap = _heatmap(qtbot)
+    heatmap.show_matrix(np.array([[0.25, -np.inf]]), ["sat"], ["cat", "mat"], masked_text="−∞")
+    assert heatmap.cell_tip(0, 0) == "sat, cat: 0.25"
+    assert heatmap.cell_tip(0, 1) == "sat, mat: masked, −∞"
+
+
+def test_a_tall_narrow_matrix_zooms_its_rows_and_keeps_every_column(qtbot):
+    heatmap = _heatmap(qtbot, width=500, height=300)
+    rows = [f"word{i}" for i in range(40)]
+    heatmap.show_matrix(np.random.default_rng(0).random((40, 8)), rows, [f"h{i}" for i in range(8)])
+    QtWidgets.QApplication.processEvents()
+    visible_rows, visible_cols = heatmap.visible_cells()
+    assert heatmap.is_zoomable() and len(visible_rows) < 40 and list(visible_cols) == list(range(8))
+    width, height = heatmap.frame.cell_size()
+    assert width > height >= 12  # the columns fill the pane; the rows are readable

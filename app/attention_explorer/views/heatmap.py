@@ -35,7 +35,8 @@ class QtHeatmap(MatrixPlot):
     """The heatmap of the matrix the controller says to show, for the selected head."""
 
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
-        super().__init__(parent, min_size=None, title_size="10pt", colormap=controller.colormap, square_cells=True)
+        super().__init__(parent, min_size=None, title_size="10pt", colormap=controller.colormap, square_cells=True,
+                         cell_tips=False)  # its own tooltip and readout say more (see cell_text)
         self.controller = controller
         self.hover_text = ""
         self._colour_scale = "fixed"

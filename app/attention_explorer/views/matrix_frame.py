@@ -31,10 +31,14 @@ class MatrixFrame:
 
     # --- what is on screen ----------------------------------------------------------------------
     def cell_px(self) -> float:
-        """The on-screen size of one (square) cell, in pixels."""
+        """The on-screen size of one (square) cell, in pixels: its shorter side where not square."""
+        return min(self.cell_size())
+
+    def cell_size(self) -> tuple[float, float]:
+        """The on-screen width and height of one cell, in pixels."""
         a = self.view.mapViewToScene(QtCore.QPointF(0, 0))
         b = self.view.mapViewToScene(QtCore.QPointF(1, 1))
-        return min(abs(b.x() - a.x()), abs(b.y() - a.y()))
+        return abs(b.x() - a.x()), abs(b.y() - a.y())
 
     def visible_cells(self) -> tuple[range, range]:
         """The rows and columns (wholly or partly) on screen."""
@@ -82,12 +86,14 @@ class MatrixFrame:
             self.plot.setMaximumSize(size)
 
     def _frame(self, focus: int | None) -> None:
-        """Show the whole matrix, or open zoomed in at the top left (or on the focused word)."""
+        """Show the whole matrix, or open zoomed in at the top left (or on the focused word). Cells
+        that are not kept square zoom only along the side too crowded to read (a tall, narrow matrix
+        keeps all its columns)."""
         n_rows, n_cols = self.shape
         if not n_rows or not n_cols:
             return
         self.plot.setMouseEnabled(self.zoomable, self.zoomable)
-        self.view.setAspectLocked(self.zoomable)  # zoomed: the view fills the pane, square by its lock
+        self.view.setAspectLocked(self.zoomable and self.square)  # zoomed: the view fills the pane, square by its lock
         if not self.zoomable:
             self.view.setLimits(xMin=None, xMax=None, yMin=None, yMax=None, minXRange=None, minYRange=None)
             self.fit()
@@ -96,13 +102,16 @@ class MatrixFrame:
         # With square cells the whole matrix fills the pane in one direction only: let the view reach
         # that far beyond the matrix in the other, or Fit could not show it all.
         fit_scale = min(rect.width() / n_cols, rect.height() / n_rows)  # pixels per cell, everything shown
-        pad_x = max(0.0, rect.width() / fit_scale - n_cols) / 2
-        pad_y = max(0.0, rect.height() / fit_scale - n_rows) / 2
+        pad_x = max(0.0, rect.width() / fit_scale - n_cols) / 2 if self.square else 0.0
+        pad_y = max(0.0, rect.height() / fit_scale - n_rows) / 2 if self.square else 0.0
         self.view.setLimits(xMin=-0.5 - pad_x, xMax=n_cols - 0.5 + pad_x, yMin=-0.5 - pad_y, yMax=n_rows - 0.5 + pad_y,
                             minXRange=max(1.0, rect.width() / MAX_CELL_PX),
                             minYRange=max(1.0, rect.height() / MAX_CELL_PX))
         span_x = min(n_cols, rect.width() / ZOOMED_CELL_PX)
         span_y = min(n_rows, rect.height() / ZOOMED_CELL_PX)
+        if not self.square:
+            span_x = n_cols if rect.width() / n_cols >= MIN_FIT_CELL_PX else span_x
+            span_y = n_rows if rect.height() / n_rows >= MIN_FIT_CELL_PX else span_y
         x0 = y0 = -0.5
         if focus is not None:
             x0 = min(max(-0.5, focus - span_x / 2), n_cols - 0.5 - span_x)

@@ -16,7 +16,6 @@ shows weights, scores, differences, rectangular cross-attention and positional e
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,6 +24,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING
 from . import theme
+from .cell_image import CellImage
 from .hatch import MaskHatchItem
 from .matrix_frame import MatrixFrame
 from .message_label import message_label
@@ -38,44 +38,6 @@ MAX_WRITTEN_CELLS = 40 * 40             # larger matrices are never written: unr
 COLOUR_BAR_TEXT_PX = 64                 # one width for every span, so the plot's size holds
 
 
-class _CellImage(pg.ImageItem):
-    """An ImageItem that reports the cell under the mouse."""
-
-    def __init__(self, on_cell):
-        super().__init__(axisOrder="row-major")
-        self._on_cell = on_cell
-        self.setAcceptHoverEvents(True)
-
-    def paint(self, painter, *args):
-        if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG and self.qimage is not None:
-            self._paint_cells_as_rects(painter)
-        else:
-            super().paint(painter, *args)
-
-    def _paint_cells_as_rects(self, painter) -> None:
-        """In SVG, one rectangle per cell: an embedded n × n image would be blurred by viewers
-        that smooth scaled images. Colours come from the image pyqtgraph already mapped."""
-        painter.setPen(QtCore.Qt.PenStyle.NoPen)
-        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)  # no seams between cells
-        image = self.qimage
-        for row in range(image.height()):
-            for col in range(image.width()):
-                color = image.pixelColor(col, row)
-                if color.alpha() == 0:
-                    continue  # masked: left empty, and hatched by MaskHatchItem
-                painter.fillRect(QtCore.QRectF(col, row, 1.02, 1.02), color)  # overlap: no hairline seams
-
-    def hoverEvent(self, ev):  # noqa: N802 - pyqtgraph API
-        if ev.isExit() or self.image is None:
-            self._on_cell(None, None)
-            return
-        pos = ev.pos()
-        row, col = int(math.floor(pos.y())), int(math.floor(pos.x()))
-        rows, cols = self.image.shape[:2]
-        inside = 0 <= row < rows and 0 <= col < cols
-        self._on_cell((row, col) if inside else None, ev.screenPos() if inside else None)
-
-
 class MatrixPlot(QtWidgets.QWidget):
     """A matrix as square coloured cells with labels, a colour bar, values and hatched masked cells.
 
@@ -86,12 +48,14 @@ class MatrixPlot(QtWidgets.QWidget):
     framed = QtCore.Signal(bool)  # after sizing: whether the matrix is too large to show whole (zoomable)
 
     def __init__(self, parent: QtWidgets.QWidget | None = None, *, min_size: tuple[int, int] | None = (220, 200),
-                 title_size: str = "9pt", colormap: str = theme.DEFAULT_COLORMAP, square_cells: bool = False):
+                 title_size: str = "9pt", colormap: str = theme.DEFAULT_COLORMAP, square_cells: bool = False,
+                 cell_tips: bool = True):
         super().__init__(parent)
         self._shown: np.ndarray | None = None
         self._masked = np.zeros((0, 0), dtype=bool)
         self._written: dict[tuple[int, int], str] = {}
         self._widest_value = QtCore.QSizeF()
+        self._value_format, self._masked_text = "{:.2f}", ""
         self._colormap = colormap
         self._title_size = title_size
         self._focus: tuple[int | None, int | None] = (None, None)
@@ -120,7 +84,7 @@ class MatrixPlot(QtWidgets.QWidget):
         self.hatch = MaskHatchItem()
         self.hatch.setZValue(5)  # over the image, whose masked cells are transparent
         self.plot.addItem(self.hatch)
-        self.image = _CellImage(self.cell_hovered.emit)
+        self.image = CellImage(self.cell_hovered.emit)
         self.image.setTransform(QtGui.QTransform().translate(-0.5, -0.5))
         self.plot.addItem(self.image)
         self.values = TextLayer(anchor=(0.5, 0.5), point_size=9)
@@ -146,6 +110,8 @@ class MatrixPlot(QtWidgets.QWidget):
         layout.addWidget(self.message, 1)
         self.view.sigResized.connect(self._on_resized)
         self.view.sigRangeChanged.connect(lambda *_: self._update_value_visibility())
+        if cell_tips:
+            self.cell_hovered.connect(self._show_cell_tip)
 
     # --- what is shown --------------------------------------------------------------------------
     def shown_matrix(self) -> np.ndarray | None:
@@ -210,6 +176,7 @@ class MatrixPlot(QtWidgets.QWidget):
         colours = display if colours is None else np.where(masked, np.nan, colours)
         reshaped = self._shown is None or self._shown.shape != matrix.shape
         self._shown, self._masked = matrix, masked
+        self._value_format, self._masked_text = value_format, masked_text
         self.message.hide()
         self.graphics.show()
         background = theme.background()
@@ -276,11 +243,28 @@ class MatrixPlot(QtWidgets.QWidget):
     def _update_value_visibility(self, *_) -> None:
         if self._shown is None:
             return
-        cell = self.cell_px()
-        fits = (cell >= max(MIN_CELL_PX_FOR_VALUES[0], self._widest_value.width() + VALUE_PADDING_PX)
-                and cell >= max(MIN_CELL_PX_FOR_VALUES[1], self._widest_value.height()))
+        width, height = self.frame.cell_size()
+        fits = (width >= max(MIN_CELL_PX_FOR_VALUES[0], self._widest_value.width() + VALUE_PADDING_PX)
+                and height >= max(MIN_CELL_PX_FOR_VALUES[1], self._widest_value.height()))
         self.values.setVisible(fits)
         self.masked_values.setVisible(fits)
+
+    def cell_tip(self, row: int, col: int) -> str:
+        """A cell's row and column labels and its value, in full: the words a small cell has no room for."""
+        if self._shown is None:
+            return ""
+        if self._masked[row, col]:
+            value = f"masked, {self._masked_text}" if self._masked_text else "masked"
+        else:
+            value = self._value_format.format(self._shown[row, col])
+        return f"{self.left_axis.labels()[row]}, {self.top_axis.labels()[col]}: {value}"
+
+    def _show_cell_tip(self, cell, screen_pos) -> None:
+        if cell is None or screen_pos is None:
+            QtWidgets.QToolTip.hideText()
+        else:
+            QtWidgets.QToolTip.showText(QtCore.QPoint(int(screen_pos.x()), int(screen_pos.y())), self.cell_tip(*cell),
+                                        self.graphics)
 
     def show_message(self, text: str) -> None:
         """A line of text in place of the plot (nothing to draw, and why)."""
