@@ -69,27 +69,23 @@ def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[Tr
 def shown_weights(ptrace: PretrainedTrace, view: RealView) -> tuple[np.ndarray, list[str]]:
     """Every layer's and head's weights as the main views read them (hidden tokens, words), and the
     labels: (layers, heads, n', n'). The same arithmetic as hide_tokens and merge_words, done on all
-    cells at once with matrix products (a loop over 270 cells of a decoder took over a second).
+    cells at once (a loop over 270 cells of a decoder took over a second).
     Rollout is one matrix per layer, not per head, so the cells always show the heads."""
-    weights = ptrace.weights.astype(np.float64)
+    weights = ptrace.weights  # float32 as the forward made it; float64 once hiding or merging does arithmetic
     tokens = list(ptrace.tokens)
     words = ptrace.words
     hidden = hidden_indices(ptrace, view)
     if hidden:
         kept = np.setdiff1d(np.arange(ptrace.n), hidden)
-        weights = weights[:, :, kept][:, :, :, kept]
+        weights = weights[:, :, kept][:, :, :, kept].astype(np.float64)
         remaining = weights.sum(axis=-1, keepdims=True)
         weights = np.divide(weights, remaining, out=np.zeros_like(weights), where=remaining > 0)
         words = words_after_hiding(words, kept)
         tokens = [tokens[i] for i in kept]
     if view.merge_words:
-        n = len(tokens)
-        sums = np.zeros((n, len(words)))        # looked at: a word gets the sum over its pieces
-        means = np.zeros((len(words), n))       # looking: a word looks with the mean of its pieces
-        for w, word in enumerate(words):
-            sums[list(word), w] = 1.0
-            means[w, list(word)] = 1.0 / len(word)
-        weights = means @ weights @ sums
+        starts, sizes = _runs(words, len(tokens))
+        looked_at = np.add.reduceat(weights.astype(np.float64), starts, axis=-1)   # sum over its pieces
+        weights = np.add.reduceat(looked_at, starts, axis=-2) / sizes[:, None]      # mean over its pieces
         tokens = [_word_text(tokens, word) for word in words]
     return weights, token_labels(tokens)
 
@@ -117,17 +113,17 @@ def _hide(trace: Trace, hidden: list[int]) -> tuple[Trace, float, np.ndarray]:
 def _merge(trace: Trace, words: tuple[tuple[int, ...], ...]) -> Trace:
     """Pieces into words: weights by merge_words; the other n × n matrices and the row arrays averaged
     over each word's pieces (a mean keeps them on the scale of one piece)."""
-    groups = [list(word) for word in words]
+    starts, sizes = _runs(words, trace.n)
 
     def rows(a: np.ndarray) -> np.ndarray:
-        return np.stack([a[group].mean(axis=0) for group in groups])
+        return np.add.reduceat(a, starts, axis=0) / sizes[:, None]
 
     def blocks(a: np.ndarray) -> np.ndarray:
-        return np.array([[a[np.ix_(gi, gj)].mean() for gj in groups] for gi in groups])
+        return np.add.reduceat(np.add.reduceat(a, starts, axis=0), starts, axis=1) / np.outer(sizes, sizes)
 
     mask = None
     if trace.mask is not None:  # a word may not look at another when none of its pieces may
-        mask = np.array([[trace.mask[np.ix_(gi, gj)].all() for gj in groups] for gi in groups])
+        mask = blocks(trace.mask.astype(np.float64)) == 1.0
     heads = []
     for head in trace.heads:
         scaled = blocks(head.scaled)
@@ -136,6 +132,16 @@ def _merge(trace: Trace, words: tuple[tuple[int, ...], ...]) -> Trace:
                              scaled=scaled, masked=masked, **_row_arrays(head, rows)))
     tokens = [_word_text(trace.tokens, word) for word in words]
     return _with_rows(trace, heads, tokens, rows, mask)
+
+
+def _runs(words: tuple[tuple[int, ...], ...], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each word starts and how many pieces it has. Words are runs of neighbouring pieces that
+    cover every token (as the tokenizer and words_after_hiding give them), so sums over a word are
+    np.add.reduceat slices."""
+    flat = [i for word in words for i in word]
+    if flat != list(range(n)):
+        raise ValueError("words must be runs of neighbouring tokens covering all of them")
+    return np.array([word[0] for word in words]), np.array([len(word) for word in words], dtype=np.float64)
 
 
 def _row_arrays(head: HeadTrace, pick) -> dict[str, np.ndarray]:

@@ -21,16 +21,40 @@ from . import theme
 HEADER_PX = 22          # room for the head numbers above and the layer numbers on the left
 GAP_PX = 4
 MIN_CELL_PX, MAX_CELL_PX = 28, 120
+THUMB_PX = 128          # the most pixels a thumbnail has a side: longer texts are pooled into blocks
 
 
-def weights_image(weights: np.ndarray, lut: np.ndarray) -> QtGui.QImage:
-    """One cell's picture: each weight a pixel, coloured from 0 to the cell's largest weight."""
+def pooled(weights: np.ndarray) -> np.ndarray:
+    """Every cell at most THUMB_PX a side: past that, each block of tokens keeps its strongest weight
+    (a 500-token cell is drawn 40 pixels wide). Done on all cells at once, one axis at a time."""
+    n = weights.shape[-1]
+    step = -(-n // THUMB_PX)
+    if step == 1:
+        return weights
+    m = -(-n // step)
+    padded = np.zeros((*weights.shape[:-2], m * step, m * step), dtype=weights.dtype)
+    padded[..., :n, :n] = weights
+    rows = padded.reshape(*weights.shape[:-2], m, step, m * step).max(axis=-2)
+    return rows.reshape(*weights.shape[:-2], m, m, step).max(axis=-1)
+
+
+def weights_image(weights: np.ndarray, colors: list[int]) -> QtGui.QImage:
+    """One cell's picture: each weight a pixel, coloured from 0 to the cell's largest weight with a
+    256-colour table (one byte a pixel: cheap to make)."""
     top = float(weights.max()) if weights.size else 0.0
-    index = np.zeros(weights.shape, dtype=np.intp) if top <= 0 else np.clip(
-        (weights / top * (len(lut) - 1)).astype(np.intp), 0, len(lut) - 1)
-    rgb = np.ascontiguousarray(lut[index][:, :, :3], dtype=np.uint8)
-    height, width = weights.shape
-    return QtGui.QImage(rgb.data, width, height, 3 * width, QtGui.QImage.Format.Format_RGB888).copy()
+    scale = (len(colors) - 1) / top if top > 0 else 0.0
+    size = weights.shape[0]
+    stride = -(-size // 4) * 4  # QImage wants each line on a 4-byte boundary
+    index = np.zeros((size, stride), dtype=np.uint8)
+    index[:, :size] = np.minimum(weights * scale, len(colors) - 1)
+    image = QtGui.QImage(index.data, size, size, stride, QtGui.QImage.Format.Format_Indexed8)
+    image.setColorTable(colors)
+    return image.copy()
+
+
+def color_table(colormap: str) -> list[int]:
+    lut = pg.colormap.get(colormap).getLookupTable(nPts=256, alpha=False)
+    return [QtGui.qRgb(int(r), int(g), int(b)) for r, g, b in lut[:, :3]]
 
 
 class _Grid(QtWidgets.QWidget):
@@ -116,9 +140,9 @@ class QtModelView(QtWidgets.QWidget):
                                  "and heads here." if not self.controller.is_real else "Running the model…")
         else:
             self.weights, self.labels = shown_weights(ptrace, self.controller.real_view)
-            lut = pg.colormap.get(self.controller.colormap).getLookupTable(nPts=256, alpha=False)
+            colors, thumbs = color_table(self.controller.colormap), pooled(self.weights)
             for (layer, head) in np.ndindex(*self.weights.shape[:2]):
-                self.images[(layer, head)] = weights_image(self.weights[layer, head], lut)
+                self.images[(layer, head)] = weights_image(thumbs[layer, head], colors)
             model = self.controller.real_model
             self.caption.setText(
                 f"{model.name}: {model.n_layers} layers × {model.n_heads} heads, each coloured from 0 to its "
@@ -192,7 +216,8 @@ class QtModelView(QtWidgets.QWidget):
         c = self.controller
         for (layer, head), image in self.images.items():
             rect = self.cell_rect(layer, head)
-            painter.drawImage(rect, image)
+            shown = len(self.labels) / -(-len(self.labels) // THUMB_PX)  # pixels that cover the tokens
+            painter.drawImage(rect, image, QtCore.QRectF(0, 0, shown, shown))
             if (layer, head) in c.ablated:
                 self._paint_off(painter, rect)
         self._paint_focus(painter, len(self.labels))
