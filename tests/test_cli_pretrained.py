@@ -190,3 +190,12 @@ def test_the_steps_view_can_stand_at_the_rope_step(capsys, tmp_path, qapp):
     text = " ".join(re.sub(r"<[^>]*>", " ", target.read_text()).split())  # the words, wherever lines wrap
     assert "Step 4 of 11 · Rotary positions: turn q and k by position" in text
     assert "query head 4 reads key/value head 2 of 2" in text and "cos θ" in text
+
+
+def test_a_known_model_that_is_not_installed_says_how_to_install_it(capsys, monkeypatch):
+    from attention_explorer.engine.pretrained import catalog
+
+    monkeypatch.setattr(catalog, "model_location", lambda known: None)
+    code, out, err = run_cli(capsys, "trace", "--model", KNOWN_MODELS[1].name, "--layer", 1)
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert f"{KNOWN_MODELS[1].name} is not installed; install it with: {KNOWN_MODELS[1].install}" in err
