@@ -64,7 +64,8 @@ class PretrainedTrace:
 
     def rollout(self) -> np.ndarray:
         """Attention rollout after each layer, (layers, n, n) — see analysis.attention_rollout."""
-        return attention_rollout(self.weights)
+        with single_blas_thread():
+            return attention_rollout(self.weights)
 
     def layer_trace(self, layer: int) -> Trace:
         """Layer `layer` (0-based) as the Trace the single-layer views draw, every head with its q, k, v.
