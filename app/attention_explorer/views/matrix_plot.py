@@ -220,24 +220,28 @@ class MatrixPlot(QtWidgets.QWidget):
             low, high = self.colorbar.levels()
             fraction = np.clip((np.nan_to_num(colours, nan=low) - low) / ((high - low) or 1.0), 0.0, 1.0)
             mapped = pg.colormap.get(self._colormap).map(fraction.ravel(), mode="float")
+            light = theme.is_light_rgb(mapped[:, 0], mapped[:, 1], mapped[:, 2]).tolist()
             ink = {True: QtGui.QColor("black"), False: QtGui.QColor("white")}
+            masked_ink = theme.foreground()
             cols = display.shape[1]
-            for (row, col), value in np.ndenumerate(display):
-                if masked[row, col]:
+            # plain Python values: formatting a NumPy scalar per cell costs several times more
+            for k, (value, hidden, on_light) in enumerate(zip(display.ravel().tolist(), masked.ravel().tolist(),
+                                                             light, strict=True)):
+                row, col = divmod(k, cols)
+                if hidden:
                     if masked_text:
                         self._written[row, col] = masked_text
-                        masked_labels.append(Label(col, row, masked_text, theme.foreground()))
+                        masked_labels.append(Label(col, row, masked_text, masked_ink))
                     continue
                 text = value_format.format(value)
                 self._written[row, col] = text
-                r, g, b = mapped[row * cols + col][:3]
-                values.append(Label(col, row, text, ink[theme.is_light_rgb(r, g, b)]))
+                values.append(Label(col, row, text, ink[on_light]))
         self.values.set_labels(values)
         self.masked_values.backdrop = theme.background()
         self.masked_values.set_labels(masked_labels)
-        sizes = [label.size for label in values + masked_labels]
-        self._widest_value = QtCore.QSizeF(max((s.width() for s in sizes), default=0.0),
-                                           max((s.height() for s in sizes), default=0.0))
+        metrics = QtGui.QFontMetricsF(self.values.font)  # both layers share one font size
+        widest = max(map(metrics.horizontalAdvance, set(self._written.values())), default=0.0)
+        self._widest_value = QtCore.QSizeF(widest, metrics.height())
         self._update_value_visibility()
 
     def _update_value_visibility(self, *_) -> None:
@@ -247,7 +251,7 @@ class MatrixPlot(QtWidgets.QWidget):
         fits = (width >= max(MIN_CELL_PX_FOR_VALUES[0], self._widest_value.width() + VALUE_PADDING_PX)
                 and height >= max(MIN_CELL_PX_FOR_VALUES[1], self._widest_value.height()))
         self.values.setVisible(fits)
-        self.masked_values.setVisible(fits)
+        self.masked_values.setVisible(fits and self._masked_text != "" and bool(self._masked.any()))
 
     def cell_tip(self, row: int, col: int) -> str:
         """A cell's row and column labels and its value, in full: the words a small cell has no room for."""
