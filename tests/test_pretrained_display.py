@@ -1,0 +1,71 @@
+"""What the main views and the model view show of a real model under each reading, against the engine's
+own functions (hide_tokens, merge_words, words_after_hiding, attention_rollout) on the tiny checkpoints."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tokenizers")
+
+from attention_explorer.engine.pretrained import (  # noqa: E402
+    attention_rollout,
+    hide_tokens,
+    merge_words,
+    open_pretrained,
+    words_after_hiding,
+)
+from attention_explorer.pretrained_display import RealView, shown_trace, shown_weights  # noqa: E402
+
+DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
+
+
+@pytest.fixture(scope="module")
+def bert_trace():
+    return open_pretrained(DATA / "tiny-bert").run("the children jumped over mats and reads sleeper")
+
+
+@pytest.fixture(scope="module")
+def llama_trace():
+    return open_pretrained(DATA / "tiny-llama.gguf").run("the cat sat on the mat")
+
+
+def test_hiding_then_merging_is_the_engine_functions_one_after_the_other(bert_trace):
+    pt = bert_trace
+    assert any(len(word) > 1 for word in pt.words), "the sentence needs a word of several pieces"
+    view = RealView(merge_words=True, hide_specials=True)
+    hidden = list(np.flatnonzero(pt.special))
+    kept = hide_tokens(pt.weights[1, 2], hidden)
+    expected = merge_words(kept.weights, words_after_hiding(pt.words, kept.kept))
+    trace, note = shown_trace(pt, 1, view)
+    np.testing.assert_allclose(trace.heads[2].weights, expected, atol=1e-12)
+    weights, labels = shown_weights(pt, view)
+    np.testing.assert_allclose(weights[1, 2], expected, atol=1e-12)
+    assert labels == trace.labels and "[CLS]" not in labels
+    assert "hidden: [CLS], [SEP]" in note and "sum over its pieces" in note
+    # every array of the shown trace has one row a word
+    n = len(labels)
+    assert trace.x.shape[0] == n and trace.heads[2].q.shape[0] == n and trace.heads[2].scores.shape == (n, n)
+
+
+def test_rollout_is_the_same_matrix_for_every_head_of_the_layer(bert_trace):
+    trace, note = shown_trace(bert_trace, 1, RealView(rollout=True))
+    expected = attention_rollout(bert_trace.weights)[1]
+    for head in trace.heads:
+        np.testing.assert_allclose(head.weights, expected, atol=1e-12)
+    assert "Abnar & Zuidema" in note
+
+
+def test_a_decoder_merged_keeps_its_causal_mask_by_words(llama_trace):
+    trace, _ = shown_trace(llama_trace, 0, RealView(merge_words=True, hide_first=True))
+    n = trace.n
+    assert trace.mask is not None and trace.mask.shape == (n, n)
+    assert trace.mask[np.triu_indices(n, 1)].all() and not trace.mask[np.tril_indices(n)].any()
+    np.testing.assert_allclose(trace.heads[0].weights.sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_with_nothing_on_the_layer_is_the_forward_pass_s_own(bert_trace):
+    trace, note = shown_trace(bert_trace, 0, RealView())
+    np.testing.assert_array_equal(trace.heads[1].weights, bert_trace.weights[0, 1])
+    weights, labels = shown_weights(bert_trace, RealView())
+    assert weights is bert_trace.weights and note == "" and labels == list(bert_trace.labels)
