@@ -199,3 +199,13 @@ def test_a_known_model_that_is_not_installed_says_how_to_install_it(capsys, monk
     code, out, err = run_cli(capsys, "trace", "--model", KNOWN_MODELS[1].name, "--layer", 1)
     assert code == 1 and out == "" and err.count("\n") == 1
     assert f"{KNOWN_MODELS[1].name} is not installed; install it with: {KNOWN_MODELS[1].install}" in err
+
+
+def test_the_help_names_every_step_and_an_unknown_step_is_one_line(capsys):
+    from attention_explorer.cli import build_parser
+    from attention_explorer.engine.steps import STEP_KEYS
+
+    help_text = " ".join(build_parser()._subparsers._group_actions[0].choices["export"].format_help().split())
+    assert all(key in help_text for key in STEP_KEYS)
+    code, out, err = run_cli(capsys, "export", "--view", "steps", "--step", "alibi", "-o", "x.png")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--step 'alibi' is not a step; choose one of" in err

@@ -34,7 +34,6 @@ from .cli_real import (
     trace_real,
 )
 from .engine import SQUARE_MATRICES, EngineError, Options, ToyModel, Trace
-from .engine.steps import STEP_KEYS, step_index
 from .export import (
     IMAGE_SCALES,
     MATRIX_CHOICES,
@@ -89,8 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--matrix", choices=MATRIX_CHOICES, default=None,
                         help="the matrix to write as CSV or show in the heatmap (default: weights)")
     export.add_argument("--head", type=int, default=None, metavar="K", help="which head, counting from 1")
-    export.add_argument("--step", choices=STEP_KEYS, default=None,
-                        help="the step the steps view stands at in a PNG or SVG (default: the last that runs)")
+    export.add_argument("--step", default=None, metavar="KEY",
+                        help="where a PNG or SVG of the steps view stands: embed, q, kv, rope, scores, scaled, masked, "
+                             "softmax, output, concat or w_o (default: the last step that runs)")
     export.add_argument("--image-scale", type=int, choices=IMAGE_SCALES, default=None,
                         help="pixel scale of a PNG or GIF (default 1)")
     export.add_argument("--transparent", action="store_true", help="PNG with a transparent background")
@@ -214,7 +214,14 @@ def _export_real(args: argparse.Namespace, kind: str) -> int:
 
 
 def _step(args: argparse.Namespace) -> int | None:
-    return None if args.step is None else step_index(args.step)
+    """--step as an index into the step registry, which is imported only for it (10 ms of every start)."""
+    if args.step is None:
+        return None
+    from .engine.steps import STEP_KEYS, step_index
+
+    if args.step not in STEP_KEYS:
+        raise UsageError(f"--step {args.step!r} is not a step; choose one of {', '.join(STEP_KEYS)}")
+    return step_index(args.step)
 
 
 def _export_kind(args: argparse.Namespace) -> str:
@@ -237,6 +244,7 @@ def _export_kind(args: argparse.Namespace) -> str:
     view = args.view or "heatmap"
     if args.step is not None and (view != "steps" or kind not in (".png", ".svg")):
         raise UsageError("--step chooses where a PNG or SVG of --view steps stands; a GIF plays every step")
+    _step(args)  # an unknown step is refused before anything is computed
     if kind in IMAGE_SUFFIXES and args.matrix is not None:
         if view != "heatmap":
             raise UsageError(f"--matrix chooses what the heatmap shows; the {view} view has no such choice")
