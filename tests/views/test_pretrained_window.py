@@ -56,6 +56,7 @@ def test_a_bert_folder_opens_and_the_heatmap_shows_the_chosen_layer_and_head(rea
     c.set_layer(1)
     c.set_head(2)
     np.testing.assert_array_equal(window.heatmap.shown_matrix(), ptrace.weights[1, 2])
+    assert window.heatmap.title().endswith("layer 2, head 3 of 4")
     assert window.pretrained.bar.layer.currentIndex() == 1
     assert "layer 2 of 2" in window.status_line.text()
     # the toy-only switches are off and say why
@@ -129,6 +130,7 @@ def test_merge_hide_and_rollout_show_what_the_engine_functions_give(real_window)
     bar.hide_specials.setChecked(False)
     bar.rollout.setChecked(True)
     np.testing.assert_allclose(window.heatmap.shown_matrix(), attention_rollout(ptrace.weights)[1], atol=1e-12)
+    assert window.heatmap.title() == "attention rollout up to layer 2 (all heads)"
     bar.rollout.setChecked(False)
     bar.merge.setChecked(True)
     np.testing.assert_allclose(window.heatmap.shown_matrix(), merge_words(ptrace.weights[1, 0], ptrace.words),

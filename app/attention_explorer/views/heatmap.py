@@ -146,7 +146,11 @@ class QtHeatmap(MatrixPlot):
         self.colour_scale_box.setVisible(weights)
         self.colour_scale_label.setVisible(weights)
         colours, levels = self._colour_values(display, weights)
-        title = f"{MATRIX_TITLES[self.controller.matrix]} — head {self.controller.head + 1} of {trace.options.heads}"
+        layer = "" if trace.layer is None else f"layer {trace.layer + 1}, "  # a real model's layer
+        head = f"{layer}head {self.controller.head + 1} of {trace.options.heads}"
+        title = f"{MATRIX_TITLES[self.controller.matrix]} — {head}"
+        if weights and self.controller.is_real and self.controller.real_view.rollout:
+            title = f"attention rollout up to layer {trace.layer + 1} (all heads)"
         self.show_matrix(matrix, trace.labels, trace.labels, title=title, mask=mask, levels=levels, colours=colours,
                          colormap=self.controller.colormap)
         self._label_colour_bar(weights)
