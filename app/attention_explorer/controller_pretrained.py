@@ -110,10 +110,9 @@ class PretrainedControls(QtCore.QObject):
         text = self._sentence if sentence is None else sentence
         source = str(name_or_path)
 
-        def load(progress) -> tuple[PretrainedModel, PretrainedTrace | None, str]:
+        def load(progress) -> tuple[PretrainedModel, PretrainedTrace | None, str, float]:
             model = open_pretrained(source, lambda f, t: progress(0.8 * f, t))
-            ptrace, error = self._forward(model, text, frozenset(), lambda f, t: progress(0.8 + 0.2 * f, t))
-            return model, ptrace, error
+            return (model, *self._forward(model, text, frozenset(), lambda f, t: progress(0.8 + 0.2 * f, t)))
 
         if self._runner is None:
             self._enter_real(source, text, *load(lambda _f, _t: True))
@@ -187,21 +186,22 @@ class PretrainedControls(QtCore.QObject):
             return
         self._runner.submit("run", lambda progress: self._forward(model, text, ablated, progress),
                             lambda result: self._accept_forward(*result),
-                            lambda message: message and self._accept_forward(None, message))
+                            lambda message: message and self._accept_forward(None, message, 0.0))
 
-    def _forward(self, model, text, ablated, progress=None) -> tuple[PretrainedTrace | None, str]:
-        """One forward; bad text is an error to show, not a failure of the model."""
+    @staticmethod
+    def _forward(model, text, ablated, progress=None) -> tuple[PretrainedTrace | None, str, float]:
+        """One forward, its error and milliseconds; bad text is an error to show, not a failure of the model.
+        (It may run on the worker: it touches no state of the controller.)"""
         started = time.perf_counter()
         try:
             ptrace = model.run(text, ablated, progress)
         except EngineError as error:
-            return None, str(error)
-        self._forward_ms = (time.perf_counter() - started) * 1000
-        return ptrace, ""
+            return None, str(error), 0.0
+        return ptrace, "", (time.perf_counter() - started) * 1000
 
     def _enter_real(self, source: str, text: str, model: PretrainedModel, ptrace: PretrainedTrace | None,
-                    error: str) -> None:
-        self._real_model, self._ptrace, self._real_error = model, ptrace, error
+                    error: str, forward_ms: float) -> None:
+        self._real_model, self._ptrace, self._real_error, self._forward_ms = model, ptrace, error, forward_ms
         self._layer, self._ablated = 0, frozenset()
         self._model_source = source
         self._sentence = text
@@ -214,10 +214,8 @@ class PretrainedControls(QtCore.QObject):
         if stale:
             self._run_real()
 
-    def _accept_forward(self, ptrace: PretrainedTrace | None, error: str) -> None:
-        if ptrace is None and not error:
-            return
-        self._ptrace, self._real_error = ptrace, error
+    def _accept_forward(self, ptrace: PretrainedTrace | None, error: str, forward_ms: float) -> None:
+        self._ptrace, self._real_error, self._forward_ms = ptrace, error, forward_ms
         self._recompute((self.pretrained_trace_changed, ptrace))
 
     def _real_trace(self) -> tuple[Trace | None, str]:
