@@ -167,13 +167,14 @@ class MatrixPlot(QtWidgets.QWidget):
                     value_format: str = "{:.2f}", axis_titles: tuple[str, str] | None = None) -> None:
         """Draw `matrix` (rows × columns). Cells that are not finite, or True in `mask`, are masked:
         uncoloured, hatched, and carrying `masked_text`. The colours map `colours` when given (the
-        same shape, e.g. each row over its largest) and the values otherwise; `levels` fixes their
-        scale (e.g. (0, 1) for weights, or one scale shared by heatmaps set side by side), by default
-        the span of the finite values. `axis_titles` (rows, columns) are kept when None."""
+        same shape, e.g. each row over its largest, NaN where uncoloured) and the values otherwise;
+        `levels` fixes their scale (e.g. (0, 1) for weights, or one scale shared by heatmaps set side
+        by side), by default the span of the finite values. `axis_titles` (rows, columns) are kept
+        when None."""
         matrix = np.asarray(matrix, dtype=np.float64)
         masked = hidden_cells(matrix, mask)
-        display = np.where(masked, np.nan, matrix)
-        colours = display if colours is None else np.where(masked, np.nan, colours)
+        if colours is None:
+            colours = np.where(masked, np.nan, matrix)
         reshaped = self._shown is None or self._shown.shape != matrix.shape
         self._shown, self._masked = matrix, masked
         self._value_format, self._masked_text = value_format, masked_text
@@ -197,7 +198,7 @@ class MatrixPlot(QtWidgets.QWidget):
             self._set_axis_titles(axis_titles)
         if title != self.title_item.text:
             self.title_item.setText(title, color=theme.foreground(), size=self._title_size)
-        self._write_values(display, colours, masked, masked_text, value_format)
+        self._write_values(matrix, colours, masked, masked_text, value_format)
         self.set_outlined([])
         if reshaped:
             self._on_resized(force=True)
@@ -210,22 +211,22 @@ class MatrixPlot(QtWidgets.QWidget):
                 axis.setLabel(text)
                 axis.showLabel(bool(text))
 
-    def _write_values(self, display: np.ndarray, colours: np.ndarray, masked: np.ndarray, masked_text: str,
+    def _write_values(self, matrix: np.ndarray, colours: np.ndarray, masked: np.ndarray, masked_text: str,
                       value_format: str) -> None:
         """Each cell's value in black or white, whichever reads better on the cell's colour; masked
         cells' word in the text colour on a plain patch, so the hatching does not cross it."""
         self._written = {}
         values, masked_labels = [], []
-        if display.size <= MAX_WRITTEN_CELLS:
+        if matrix.size <= MAX_WRITTEN_CELLS:
             low, high = self.colorbar.levels()
             fraction = np.clip((np.nan_to_num(colours, nan=low) - low) / ((high - low) or 1.0), 0.0, 1.0)
             mapped = pg.colormap.get(self._colormap).map(fraction.ravel(), mode="float")
             light = theme.is_light_rgb(mapped[:, 0], mapped[:, 1], mapped[:, 2]).tolist()
             ink = {True: QtGui.QColor("black"), False: QtGui.QColor("white")}
             masked_ink = theme.foreground()
-            cols = display.shape[1]
+            cols = matrix.shape[1]
             # plain Python values: formatting a NumPy scalar per cell costs several times more
-            for k, (value, hidden, on_light) in enumerate(zip(display.ravel().tolist(), masked.ravel().tolist(),
+            for k, (value, hidden, on_light) in enumerate(zip(matrix.ravel().tolist(), masked.ravel().tolist(),
                                                              light, strict=True)):
                 row, col = divmod(k, cols)
                 if hidden:
