@@ -9,7 +9,7 @@ import threading
 
 import pytest
 import shiboken6
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from attention_explorer.crash_handler import LOG_FILE_NAME, NATIVE_CRASH_FILE_NAME, CrashHandler, default_log_dir
 from attention_explorer.views.crash_dialog import QtCrashDialog, show_crash_dialog
@@ -133,8 +133,6 @@ def test_the_default_log_folder_is_the_apps_local_data_folder():
 
 @pytest.fixture
 def make_window_for_crash(qtbot, tmp_path):
-    from PySide6 import QtCore
-
     from attention_explorer.app import MainWindow
     from attention_explorer.controller import Controller
 
@@ -142,3 +140,23 @@ def make_window_for_crash(qtbot, tmp_path):
     qtbot.addWidget(window)
     window.show()
     return window
+
+
+def test_errors_in_a_real_timer_slot_and_paint_event_reach_the_handler(handler, qtbot):
+    class BrokenPaint(QtWidgets.QWidget):
+        def paintEvent(self, event):  # noqa: N802 - Qt API
+            raise RuntimeError("paint went wrong")
+
+    def broken_slot():
+        raise LookupError("slot went wrong")
+
+    QtCore.QTimer.singleShot(0, broken_slot)
+    widget = BrokenPaint()
+    qtbot.addWidget(widget)
+    widget.show()
+    widget.repaint()
+    qtbot.waitUntil(lambda: handler.count >= 2)
+    log = (handler.log_dir / LOG_FILE_NAME).read_text()
+    assert "LookupError: slot went wrong" in log and "RuntimeError: paint went wrong" in log
+    qtbot.waitUntil(lambda: len(handler.shown) == 1)
+    assert handler.shown[0].repeats >= 1, "the second error counted in the open dialog"
