@@ -1,0 +1,56 @@
+"""The step timeline on a real Llama layer: the RoPE step's tables, a hovered cell's rotation written out
+with its inputs outlined, and the shared key/value head in the title."""
+
+from pathlib import Path
+
+import pytest
+
+from attention_explorer.controller import Controller
+from attention_explorer.engine.cell_arithmetic import fmt
+from attention_explorer.engine.steps import step_index
+from attention_explorer.views.step_timeline import QtStepTimeline
+
+pytest.importorskip("tokenizers")
+
+LLAMA = Path(__file__).parents[1] / "engine" / "pretrained" / "data" / "tiny-llama.gguf"
+
+
+@pytest.fixture
+def timeline(qtbot):
+    controller = Controller()
+    controller.open_model(str(LLAMA), "the cat sat on the mat")
+    controller.set_layer(1)
+    controller.set_head(3)
+    view = QtStepTimeline(controller)
+    qtbot.addWidget(view)
+    view.resize(1400, 700)
+    view.show()
+    return view
+
+
+def test_the_rope_step_shows_q_and_k_turned_and_writes_a_cell_out(timeline):
+    trace = timeline.controller.trace
+    head = trace.heads[3]
+    timeline.go_to(step_index("rope"))
+    title = timeline.panel.title.text()
+    assert title.startswith("Step 4 of 11 · Rotary positions") and "query head 4 reads key/value head 2 of 2" in title
+    assert list(timeline.panel.inputs()) == ["q_raw", "k_raw", "cos", "sin"]
+    assert list(timeline.panel.results()) == ["q", "k"]
+    timeline.panel.set_filled(10 ** 6, follow=False)  # every cell shown, as after the fill-in
+    # the K table lies right of the window's width here, where no mouse reaches: hover it through the panel
+    timeline.panel.hover_cell(("k", 2, 5))  # dimension 5 turns with 1 (d_head 8)
+    a = trace.labels[2]
+    text = timeline.panel.arithmetic_text()
+    assert text.startswith(f"k'_{a}[5] = k_{a}[5]·cos θ + k_{a}[1]·sin θ = ")
+    assert text.endswith(f" = {fmt(head.k[2, 5])}")
+    marks = {key: table.matrix_model.marks() for key, table in timeline.panel.inputs().items()}
+    assert marks == {"q_raw": (), "k_raw": ((2, 5), (2, 1)), "cos": ((2, 5),), "sin": ((2, 5),)}
+
+
+def test_the_kv_step_names_the_shared_head_and_a_toy_model_skips_rope(timeline):
+    timeline.go_to(step_index("kv"))
+    assert "query head 4 reads key/value head 2 of 2" in timeline.panel.title.text()
+    titles = [table.matrix_model.table.title for table in timeline.panel.results().values()]
+    assert titles == ["K (key/value head 2, shared)", "V (key/value head 2, shared)"]
+    timeline.controller.open_model("cats-chase-mice")
+    assert timeline.strip.button(step_index("rope")).property("skipped")
