@@ -111,6 +111,7 @@ def test_the_window_keeps_its_state_after_an_error(handler, qtbot, make_window_f
     assert window.controller.sentence == "the cat sat"
     assert window.sentence_box.toPlainText() == "the cat sat"
     assert window.controller.trace.tokens == ["the", "cat", "sat"]
+    assert handler.shown[0].parentWidget() is window, "over the main window, not a passing message box"
 
 
 def test_an_unwritable_log_folder_still_shows_the_dialog(qtbot, tmp_path, capsys):

@@ -82,8 +82,12 @@ class QtCrashDialog(QtWidgets.QDialog):
 
 
 def show_crash_dialog(summary: str, details: str, log_path: Path) -> QtCrashDialog:
-    """Show the dialog over the app's active window (the crash handler's `show`)."""
-    dialog = QtCrashDialog(summary, details, log_path, QtWidgets.QApplication.activeWindow())
+    """Show the dialog over the app's main window (the crash handler's `show`). Not over a message
+    box that happens to be active: that one is deleted when it closes, and its children with it."""
+    windows = [w for w in QtWidgets.QApplication.topLevelWidgets()
+               if isinstance(w, QtWidgets.QMainWindow) and w.isVisible()]
+    parent = windows[0] if windows else QtWidgets.QApplication.activeWindow()
+    dialog = QtCrashDialog(summary, details, log_path, parent)
     dialog.show()
     dialog.raise_()
     return dialog
