@@ -197,7 +197,7 @@ def _output_cell(c: StepContext, row: int, col: int, result: str | None) -> Cell
     a, h = c.trace.labels[row], c.head
     if h.index in c.trace.ablated_heads:
         return CellArithmetic(f"output of {a}, dimension {col}",
-                              f"out_{a}[{col}] = 0: head {h.index + 1} is switched off = {fmt(h.output[row, col])}",
+                              f"head {h.index + 1} is switched off: out_{a}[{col}] = {fmt(h.output[row, col])}",
                               (Used("weights", row, None),))
     return CellArithmetic(f"output of {a}, dimension {col}",
                           f"out_{a}[{col}] = {dot(h.weights[row], h.v[:, col])} = {fmt(h.output[row, col])}",

@@ -121,3 +121,12 @@ def test_bert_and_gpt2_skip_rope_and_show_their_biases(biased_layer):
         assert cell.text.endswith(f" + {'(' + bias_text + ')' if bias[3] < 0 else bias_text} = {fmt(values[2, 3])}")
     w_o = steps.cell_arithmetic(trace, "w_o", 0, 1, 2)
     assert "b_O" in steps.step_view(trace, "w_o").formula and w_o.text.endswith(f" = {fmt(trace.output[1, 2])}")
+
+
+def test_a_switched_off_heads_output_says_so():
+    from .conftest import DATA
+
+    trace = open_pretrained(DATA / "tiny-bert").run(SENTENCE, ablate=frozenset({(1, 2)})).layer_trace(1)
+    cell = steps.cell_arithmetic(trace, "output", 2, 1, 0)
+    assert cell.text == f"head 3 is switched off: out_{trace.labels[1]}[0] = 0"
+    assert steps.cell_arithmetic(trace, "output", 1, 1, 0).text.startswith(f"out_{trace.labels[1]}[0] = ")
