@@ -38,6 +38,10 @@ class TokenAxis(pg.AxisItem):
         self._labels: list[str] = []
         self._shown_texts: list[str] = []    # elided where longer than MAX_LABEL_PX
         self._sizes: list[QtCore.QSizeF] = []
+        self._widest_bold = 0.0              # the widest shown text, in bold (the focused word's font)
+        # label → (shown text, its size, its bold width): a sentence keeps most words from one edit
+        # to the next, and measuring 2 × 128 labels again on each edit was most of the heatmap's redraw
+        self._measured: dict[str, tuple[str, QtCore.QSizeF, float]] = {}
         self._focus: int | None = None
         self._hovered: int | None = None
         self._rotated = False
@@ -57,9 +61,10 @@ class TokenAxis(pg.AxisItem):
         if labels == self._labels:
             return
         self._labels = labels
-        metrics = QtGui.QFontMetricsF(self._font)
-        self._shown_texts = [metrics.elidedText(t, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX) for t in labels]
-        self._sizes = [metrics.size(0, t) for t in self._shown_texts]
+        measured = [self._measure(t) for t in labels]
+        self._shown_texts = [shown for shown, _, _ in measured]
+        self._sizes = [size for _, size, _ in measured]
+        self._widest_bold = max((bold for _, _, bold in measured), default=0.0)
         if self._focus is not None and self._focus >= len(labels):
             self._focus = None
         self._invalidate()
@@ -67,6 +72,15 @@ class TokenAxis(pg.AxisItem):
 
     def labels(self) -> list[str]:
         return list(self._labels)
+
+    def _measure(self, label: str) -> tuple[str, QtCore.QSizeF, float]:
+        if label not in self._measured:
+            if len(self._measured) > 4096:
+                self._measured.clear()
+            shown = QtGui.QFontMetricsF(self._font).elidedText(label, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX)
+            self._measured[label] = (shown, QtGui.QFontMetricsF(self._font).size(0, shown),
+                                     QtGui.QFontMetricsF(self._bold).horizontalAdvance(shown))
+        return self._measured[label]
 
     def focus(self) -> int | None:
         return self._focus
@@ -126,7 +140,7 @@ class TokenAxis(pg.AxisItem):
         if not hasattr(self, "_bold"):
             return  # pyqtgraph resizes the axis while it is still being built
         metrics = QtGui.QFontMetricsF(self._bold)
-        widest = max((metrics.horizontalAdvance(t) for t in self._shown_texts), default=0.0) + 2 * FOCUS_PAD_PX
+        widest = self._widest_bold + 2 * FOCUS_PAD_PX
         line = metrics.height()
         title = self.label.boundingRect().height() if self.label.isVisible() else 0.0
         if self._horizontal():
