@@ -204,6 +204,7 @@ class MatrixTable(QtWidgets.QTableView):
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self._fitted_labels: tuple | None = None  # the row and column labels the widths were fitted to
+        self._label_px: dict[str, int] = {}  # a row label's width: 128 words measured once, not on each edit
         self._focus: Mark = (None, None)
         self._hovered_row: int | None = None
         self.verticalHeader().setMouseTracking(True)
@@ -345,7 +346,12 @@ class MatrixTable(QtWidgets.QTableView):
         row_height = metrics.height() + 6
         vertical = self.verticalHeader()
         vertical.setDefaultSectionSize(row_height)
-        label_width = max(header_metrics.horizontalAdvance(label) for label in table.rows) + CELL_PADDING
+        if len(self._label_px) > 4096:
+            self._label_px.clear()
+        for label in table.rows:
+            if label not in self._label_px:
+                self._label_px[label] = header_metrics.horizontalAdvance(label)
+        label_width = max(self._label_px[label] for label in table.rows) + CELL_PADDING
         if vertical.width() != label_width:
             vertical.setFixedWidth(label_width)
             changed = True
