@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from attention_explorer.controller import LOOKED_AT
 from attention_explorer.labs.heads_lesson import QtHeadsLesson
 
 
@@ -40,3 +41,13 @@ def test_the_papers_sizes_are_noted(make_panel):
     panel = make_panel(QtHeadsLesson)
     texts = " ".join(label.text() for label in panel.findChildren(type(panel.split_line)))
     assert "h = 8" in texts and "d_model = 512" in texts and "64" in texts
+
+
+def test_the_focused_word_is_drawn_as_focused_on_every_side_that_lists_the_sentence(make_panel):
+    panel = make_panel(QtHeadsLesson)
+    panel.controller.set_hovered(2, LOOKED_AT)
+    for heatmap in panel.head_maps:
+        assert (heatmap.left_axis.focus(), heatmap.top_axis.focus()) == (2, 2)
+        assert heatmap.col_highlight.isVisible() and not heatmap.row_highlight.isVisible()
+    assert (panel.concat_map.left_axis.focus(), panel.concat_map.top_axis.focus()) == (2, None)  # columns: h1.1 ...
+    assert panel.concat_map.row_highlight.isVisible()
