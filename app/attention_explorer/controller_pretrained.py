@@ -21,11 +21,13 @@ from PySide6 import QtCore
 
 from .engine import EngineError, Options, Trace
 from .engine.pretrained import KNOWN_MODELS, PretrainedModel, PretrainedTrace, open_pretrained
+from .engine.steps import step_index
 from .engine.tokenizer import Word
 from .pretrained_display import RealView, shown_trace
 from .pretrained_worker import BackgroundRunner
 
 LOAD_CANCELLED = "Loading was cancelled"
+OPENING_STEP = "softmax"  # where the step timeline stands when a real model opens
 
 
 def is_real_model_source(name_or_path: str) -> bool:
@@ -207,10 +209,13 @@ class PretrainedControls(QtCore.QObject):
         self._sentence = text
         stale = ptrace is not None and ptrace.text != text
         self._options = Options(scale=True, causal=model.is_decoder, positional=False, heads=model.n_heads)
+        # The steps open on the weights: the last step's tables are n × d_model products (width 384 or
+        # 576: 150,000 cells, a second to lay out) where the toy models have a few dozen.
+        self._step = step_index(OPENING_STEP)
         self._recompute((self.real_model_changed, model), (self.model_source_changed, source),
                         (self.sentence_changed, text), (self.options_changed, self._options),
                         (self.pretrained_trace_changed, ptrace), (self.layer_changed, 0),
-                        (self.ablation_changed, self._ablated))
+                        (self.ablation_changed, self._ablated), (self.step_changed, self._step))
         if stale:
             self._run_real()
 

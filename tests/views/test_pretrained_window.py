@@ -14,6 +14,7 @@ from attention_explorer import engine  # noqa: E402
 from attention_explorer.app import MainWindow  # noqa: E402
 from attention_explorer.controller import LOOKED_AT, Controller  # noqa: E402
 from attention_explorer.engine.pretrained import attention_rollout, hide_tokens, merge_words  # noqa: E402
+from attention_explorer.engine.steps import step_index  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
 BERT, LLAMA_GGUF = str(DATA / "tiny-bert"), str(DATA / "tiny-llama.gguf")
@@ -53,6 +54,8 @@ def test_a_bert_folder_opens_and_the_heatmap_shows_the_chosen_layer_and_head(rea
     c = window.controller
     ptrace = c.pretrained_trace
     assert window.heatmap.row_labels() == ["[CLS]", "the₁", "cat", "sat", "on", "the₂", "mat", "[SEP]"]
+    # the steps open on the weights, not on the n × d_model tables of the last step
+    assert c.step == step_index("softmax") and c.matrix == "weights"
     c.set_layer(1)
     c.set_head(2)
     np.testing.assert_array_equal(window.heatmap.shown_matrix(), ptrace.weights[1, 2])
