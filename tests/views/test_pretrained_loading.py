@@ -66,3 +66,18 @@ def test_a_real_model_is_remembered_without_its_options(window, qtbot, settings)
     fresh = Controller(engine.load_builtin("cat-sat-on-mat"))  # at once, as the command line does
     assert restore_settings(settings, fresh, window) == []
     assert fresh.is_real and fresh.real_model.name == "tiny-bert" and fresh.sentence == c.sentence
+
+
+def test_a_truncated_gguf_names_the_file_and_keeps_the_model(window, qtbot, tmp_path):
+    source = Path(BERT).parent / "tiny-llama.gguf"
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(source.read_bytes()[: source.stat().st_size // 2])
+    window.open_model(str(cut))
+    qtbot.waitUntil(lambda: bool(window.messages))
+    assert "cut.gguf" in window.messages[0] and "unchanged" in window.messages[0]
+    assert not window.controller.is_real and window.controller.trace is not None
+
+
+def test_the_model_view_of_a_toy_model_is_not_exported(window, tmp_path):
+    assert not window.export_to("model", str(tmp_path / "model.png"))
+    assert "open one first" in window.messages[0] and not (tmp_path / "model.png").exists()
