@@ -16,6 +16,7 @@ from .views.pretrained_bar import QtPretrainedBar
 
 REAL_MODEL_NOTE = "A real model's weights are its own: open a toy model to change this"
 DOCK_MIN_PX, DOCK_SHARE = 420, 0.36   # the model view's first width: a share of the window's
+LESSONS_NOTE = "The lessons use the toy models: open one to start a lesson"
 FOLDER_HINT = "Open a real model's folder (config.json, *.safetensors and tokenizer.json)"
 
 
@@ -106,6 +107,12 @@ class PretrainedParts(QtCore.QObject):
             action.setEnabled(not real)
         window.model_editor_dock.setEnabled(not real)
         window.model_editor_dock.setToolTip(REAL_MODEL_NOTE if real else "")
+        # the lessons teach with the toy models' own words and switches
+        for action in window.lesson_actions.values():
+            action.setEnabled(not real)
+            action.setToolTip(LESSONS_NOTE if real else action.text())
+        if real and window.lessons_window is not None:
+            window.lessons_window.hide()
 
 
 def attach_pretrained(window) -> PretrainedParts:

@@ -198,6 +198,13 @@ def test_a_toy_model_after_a_real_one_gets_its_switches_back(real_window):
     assert window.options_bar.scale.isEnabled()
     assert window.pretrained.model_view.images == {}
     assert not window.pretrained.toolbar.isVisibleTo(window)
+    assert all(action.isEnabled() for action in window.lesson_actions.values())
+
+
+def test_the_lessons_wait_for_a_toy_model(real_window):
+    window = real_window(BERT)
+    assert not any(action.isEnabled() for action in window.lesson_actions.values())
+    assert "toy models" in next(iter(window.lesson_actions.values())).toolTip()
 
 
 def test_a_real_model_that_is_not_installed_says_what_to_install(qtbot, monkeypatch):
