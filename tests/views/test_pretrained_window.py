@@ -189,6 +189,7 @@ def test_the_model_view_exports_as_png_and_svg(real_window, tmp_path):
     assert (tmp_path / "model.png").read_bytes().startswith(b"\x89PNG")
     svg = (tmp_path / "model.svg").read_text()
     assert "<svg" in svg and "L2" in svg and "H4" in svg
+    assert "tiny-bert: 8 tokens" in svg  # the title says which model and text
 
 
 def test_a_toy_model_after_a_real_one_gets_its_switches_back(real_window):

@@ -19,6 +19,7 @@ from ..pretrained_display import shown_weights
 from . import theme
 
 HEADER_PX = 22          # room for the head numbers above and the layer numbers on the left
+TITLE_PX = 20           # the line above saying which model, text and reading (exports carry it)
 GAP_PX = 4
 MIN_CELL_PX, MAX_CELL_PX = 28, 120
 THUMB_PX = 128          # the most pixels a thumbnail has a side: longer texts are pooled into blocks
@@ -69,7 +70,7 @@ class _Grid(QtWidgets.QWidget):
     def sizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt API
         layers, heads = self.view.grid_shape()
         cell = self.view.cell_px
-        return QtCore.QSize(HEADER_PX + heads * (cell + GAP_PX), HEADER_PX + layers * (cell + GAP_PX))
+        return QtCore.QSize(HEADER_PX + heads * (cell + GAP_PX), TITLE_PX + HEADER_PX + layers * (cell + GAP_PX))
 
     def paintEvent(self, _event: QtGui.QPaintEvent) -> None:  # noqa: N802 - Qt API
         painter = QtGui.QPainter(self)
@@ -162,14 +163,28 @@ class QtModelView(QtWidgets.QWidget):
         self.cell_px = max(MIN_CELL_PX, min(MAX_CELL_PX, cell))
         self.grid.resize(self.grid.sizeHint())
 
+    def title(self) -> str:
+        """Which model and how it is read, in one line (cut with … when the grid is narrow)."""
+        c = self.controller
+        if c.real_model is None or not self.labels:
+            return ""
+        view = c.real_view
+        hidden = [name for on, name in ((view.hide_specials, "specials hidden"),
+                                        (view.hide_first, "first token hidden")) if on]
+        off = [f"{len(c.ablated)} head{'s' if len(c.ablated) != 1 else ''} off"] if c.ablated else []
+        unit = "words" if view.merge_words else "tokens"
+        text = ", ".join([f"{c.real_model.name}: {len(self.labels)} {unit}", *hidden, *off])
+        return QtGui.QFontMetrics(self.grid.font()).elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
+                                                                max(self.grid.width() - 8, 40))
+
     def cell_rect(self, layer: int, head: int) -> QtCore.QRectF:
         step = self.cell_px + GAP_PX
-        return QtCore.QRectF(HEADER_PX + head * step, HEADER_PX + layer * step, self.cell_px, self.cell_px)
+        return QtCore.QRectF(HEADER_PX + head * step, TITLE_PX + HEADER_PX + layer * step, self.cell_px, self.cell_px)
 
     def cell_at(self, point: QtCore.QPointF) -> tuple[int, int] | None:
         step = self.cell_px + GAP_PX
         layers, heads = self.grid_shape()
-        head, layer = int((point.x() - HEADER_PX) // step), int((point.y() - HEADER_PX) // step)
+        head, layer = int((point.x() - HEADER_PX) // step), int((point.y() - TITLE_PX - HEADER_PX) // step)
         if 0 <= layer < layers and 0 <= head < heads and self.cell_rect(layer, head).contains(point):
             return layer, head
         return None
@@ -205,9 +220,11 @@ class QtModelView(QtWidgets.QWidget):
         if not self.images:
             return
         painter.setPen(theme.foreground())
+        painter.drawText(QtCore.QRectF(4, 0, self.grid.width() - 8, TITLE_PX),
+                         QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter, self.title())
         for head in range(heads):
             rect = self.cell_rect(0, head)
-            painter.drawText(QtCore.QRectF(rect.left(), 0, rect.width(), HEADER_PX),
+            painter.drawText(QtCore.QRectF(rect.left(), TITLE_PX, rect.width(), HEADER_PX),
                              QtCore.Qt.AlignmentFlag.AlignCenter, f"H{head + 1}")
         for layer in range(layers):
             rect = self.cell_rect(layer, 0)
