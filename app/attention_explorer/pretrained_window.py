@@ -103,8 +103,10 @@ class PretrainedParts(QtCore.QObject):
             self.window.resizeDocks([self.dock], [width], QtCore.Qt.Orientation.Horizontal)
         window = self.window
         editor = window.model_editor
-        for action in (editor.save_action, editor.save_as_action, editor.undo_action, editor.redo_action):
+        for action in (editor.save_action, editor.save_as_action):
             action.setEnabled(not real)
+        editor.undo_action.setEnabled(not real and editor.undo_stack.canUndo())
+        editor.redo_action.setEnabled(not real and editor.undo_stack.canRedo())
         window.model_editor_dock.setEnabled(not real)
         window.model_editor_dock.setToolTip(REAL_MODEL_NOTE if real else "")
         # the lessons teach with the toy models' own words and switches

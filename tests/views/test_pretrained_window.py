@@ -200,6 +200,7 @@ def test_a_toy_model_after_a_real_one_gets_its_switches_back(real_window):
     assert window.pretrained.model_view.images == {}
     assert not window.pretrained.toolbar.isVisibleTo(window)
     assert all(action.isEnabled() for action in window.lesson_actions.values())
+    assert not window.model_editor.undo_action.isEnabled()  # nothing was edited: nothing to undo
 
 
 def test_the_lessons_wait_for_a_toy_model(real_window):
