@@ -97,8 +97,11 @@ def test_hovering_a_thumbnail_focuses_that_word_in_every_view(real_window):
     assert c.hovered == row
     assert window.heatmap.focus()[0] == row
     assert "cat →" in view.readout.text()
-    c.set_hovered(5, LOOKED_AT)
-    assert c.focus == 5 and c.focus_role == LOOKED_AT
+    QTest.keyPress(view.grid, QtCore.Qt.Key.Key_Shift, QtCore.Qt.KeyboardModifier.ShiftModifier)
+    view.hover_at(point)  # with Shift: the word looked at, the column under the mouse
+    QTest.keyRelease(view.grid, QtCore.Qt.Key.Key_Shift)
+    assert (c.hovered, c.focus_role) == (0, LOOKED_AT)
+    assert window.heatmap.focus()[1] == 0
 
 
 def test_switching_a_head_off_changes_later_layers_only(real_window, qtbot):

@@ -147,7 +147,8 @@ class QtModelView(QtWidgets.QWidget):
             model = self.controller.real_model
             self.caption.setText(
                 f"{model.name}: {model.n_layers} layers × {model.n_heads} heads, each coloured from 0 to its "
-                f"largest weight. Click a cell to open it; right-click to switch the head off or on.")
+                f"largest weight. Hover to follow a word (Shift: the word looked at); click a cell to open it; "
+                f"right-click to switch the head off or on.")
         self._fit_cells()
         self.grid.update()
 
@@ -201,7 +202,8 @@ class QtModelView(QtWidgets.QWidget):
         return (*cell, row, col)
 
     def hover_at(self, point: QtCore.QPointF | None) -> None:
-        """Hovering a cell focuses the word looking there (its row), as hovering a heatmap row does."""
+        """Hovering a cell focuses the word looking there (its row), as hovering a heatmap row does; with
+        Shift held, the word looked at (its column)."""
         spot = None if point is None else self.token_at(point)
         if spot is None:
             self.readout.setText(" ")
@@ -210,7 +212,8 @@ class QtModelView(QtWidgets.QWidget):
         layer, head, row, col = spot
         self.readout.setText(f"layer {layer + 1}, head {head + 1}: {self.labels[row]} → {self.labels[col]}  "
                              f"{self.weights[layer, head, row, col]:.3f}")
-        self.controller.set_hovered(row, LOOKING)
+        shift = QtWidgets.QApplication.keyboardModifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier
+        self.controller.set_hovered(*((col, LOOKED_AT) if shift else (row, LOOKING)))
 
     # --- painting -------------------------------------------------------------------------------
     def paint(self, painter: QtGui.QPainter, background: QtGui.QColor | None) -> None:
