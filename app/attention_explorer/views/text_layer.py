@@ -43,6 +43,7 @@ class TextLayer(pg.GraphicsObject):
 
     def set_labels(self, labels: list[Label]) -> None:
         self.prepareGeometryChange()
+        had_labels = bool(self._labels)
         self._labels = labels
         self._measure(labels)
         if labels:
@@ -50,6 +51,11 @@ class TextLayer(pg.GraphicsObject):
             self._bounds = QtCore.QRectF(min(xs) - 0.5, min(ys) - 0.5, max(xs) - min(xs) + 1, max(ys) - min(ys) + 1)
         else:
             self._bounds = QtCore.QRectF()
+        if labels and not had_labels:
+            # Qt keeps the device cache of an item first painted with no labels and never redraws it
+            # (seen on X11: the arc diagram's focused word went missing): start a fresh cache.
+            self.setCacheMode(self.CacheMode.NoCache)
+            self.setCacheMode(self.CacheMode.DeviceCoordinateCache)
         self.update()
 
     def labels(self) -> list[Label]:
