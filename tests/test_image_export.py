@@ -3,11 +3,12 @@ target checked before any frame is drawn."""
 
 import pytest
 from PIL import Image
+from PySide6 import QtWidgets
 
 from attention_explorer import engine
 from attention_explorer.export import ExportCancelled, ExportError
 from attention_explorer.headless import offscreen_view
-from attention_explorer.image_export import export_gif
+from attention_explorer.image_export import export_gif, render_image
 
 
 @pytest.fixture
@@ -64,3 +65,22 @@ def test_frames_of_different_sizes_share_one_canvas_on_the_background(steps_view
     background = theme.background()
     assert sum(abs(a - b) for a, b in zip(corner, (background.red(), background.green(), background.blue()),
                                            strict=True)) < 24
+
+
+def test_an_image_too_large_to_write_is_refused_before_it_is_drawn(qtbot):
+    """A real model's 384-column step tables would make a 21,000-pixel-wide image (over 600 MB)."""
+    class HugeView:
+        def __init__(self):
+            self.widget = QtWidgets.QWidget()
+            self.widget.resize(21_000, 8_000)
+
+        def export_widget(self):
+            return self.widget
+
+        def set_export_background(self, _color):
+            pass
+
+    view = HugeView()
+    qtbot.addWidget(view.widget)
+    with pytest.raises(ExportError, match=r"21,000 × 8,000 pixels, too large"):
+        render_image(view)

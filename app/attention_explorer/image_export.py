@@ -33,6 +33,7 @@ def render_image(view, scale: int = 1, transparent: bool = False) -> QtGui.QImag
         raise ExportError(f"image scale must be one of {', '.join(map(str, IMAGE_SCALES))}, not {scale}")
     widget = view.export_widget()
     size = widget.size()
+    _check_image_size(size.width() * scale, size.height() * scale)
     image = QtGui.QImage(size * scale, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
     image.setDevicePixelRatio(scale)
     image.fill(QtCore.Qt.GlobalColor.transparent if transparent else theme.background())
@@ -44,6 +45,18 @@ def render_image(view, scale: int = 1, transparent: bool = False) -> QtGui.QImag
         if transparent:
             view.set_export_background(theme.background())
     return image
+
+
+# Past this an image takes over 256 MB before it is encoded (a real model's 384-column step tables
+# reach 21,000 × 8,000 pixels), and Qt cannot paint past 32,767 pixels a side.
+MAX_IMAGE_PIXELS = 64_000_000
+MAX_IMAGE_SIDE = 32_767
+
+
+def _check_image_size(width: int, height: int) -> None:
+    if width > MAX_IMAGE_SIDE or height > MAX_IMAGE_SIDE or width * height > MAX_IMAGE_PIXELS:
+        raise ExportError(f"the image would be {width:,} × {height:,} pixels, too large for a picture; "
+                          "write it at a smaller scale or as .svg, or the matrix as .csv")
 
 
 def image_to_png_bytes(image: QtGui.QImage) -> bytes:
