@@ -37,6 +37,7 @@ AUTO_STRONGEST = 3
 LEFT, RIGHT = "left", "right"
 ROLE_OF_SIDE = {LEFT: LOOKING, RIGHT: LOOKED_AT}
 LABEL_OFFSET_PX = 8.0  # between a line's end and its word
+LEGEND_MARGIN_PX = 8
 DIMMED_OPACITY = 0.25  # the other words' lines while one word is focused
 X_RANGE = (-0.45, 1.45)
 Y_MARGIN = (0.7, 0.3)  # rows of room above the first word and below the last
@@ -74,6 +75,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(theme.background())
         self.legend = self.graphics.addLabel("", row=0, col=0, size="9pt")  # inside: exports show it
+        self.legend.item.document().setDefaultTextOption(QtGui.QTextOption(QtCore.Qt.AlignmentFlag.AlignHCenter))
         self.view = self.graphics.addViewBox(row=1, col=0, enableMenu=False)  # no menu built: faster start
         self.view.setMouseEnabled(False, False)
         self.view.invertY(True)
@@ -206,11 +208,25 @@ class QtArcDiagram(QtWidgets.QWidget):
         self._place_labels()
 
     def _update_legend(self, heads: list[int]) -> None:
-        spans = [f'<span style="color:{theme.head_color(h).name()}">■</span> head {h + 1}' for h in heads]
-        html = "&nbsp;&nbsp;".join(spans)
+        # entries break only between each other, so a dozen heads wrap onto a second line
+        spans = [f'<span style="color:{theme.head_color(h).name()}">■</span>&nbsp;head&nbsp;{h + 1}' for h in heads]
+        html = " &nbsp; ".join(spans)
         if (html, theme.foreground().name()) != self._legend_html:  # a new text re-lays out the scene
             self._legend_html = (html, theme.foreground().name())
+            self._fit_legend()
             self.legend.setText(html, color=theme.foreground().name())
+
+    def _fit_legend(self) -> None:
+        """The legend wraps at the view's width: unwrapped, a real model's twelve heads made the plot
+        wider than its panel and pushed the right-hand words out of sight."""
+        width = max(80.0, self.graphics.width() - 2 * LEGEND_MARGIN_PX)
+        if self.legend.item.textWidth() != width:
+            self.legend.item.setTextWidth(width)
+            self.legend.updateMin()
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self._fit_legend()
 
     # --- labels ---------------------------------------------------------------------------------
     def _place_labels(self, *_):
