@@ -15,7 +15,7 @@ from .views.next_tokens import QtNextTokens
 from .views.pretrained_bar import QtPretrainedBar
 
 REAL_MODEL_NOTE = "A real model's weights are its own: open a toy model to change this"
-DOCK_MIN_PX, DOCK_SHARE = 420, 0.36   # the model view's first width: a share of the window's
+DOCK_MIN_PX, DOCK_SHARE = 340, 0.27   # the model view's first width: a share of the window's
 LESSONS_NOTE = "The lessons use the toy models: open one to start a lesson"
 FOLDER_HINT = "Open a real model's folder (config.json, *.safetensors and tokenizer.json)"
 

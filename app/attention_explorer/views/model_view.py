@@ -21,7 +21,7 @@ from . import theme
 HEADER_PX = 22          # room for the head numbers above and the layer numbers on the left
 TITLE_PX = 20           # the line above saying which model, text and reading (exports carry it)
 GAP_PX = 4
-MIN_CELL_PX, MAX_CELL_PX = 28, 120
+MIN_CELL_PX, MAX_CELL_PX = 20, 120
 THUMB_PX = 128          # the most pixels a thumbnail has a side: longer texts are pooled into blocks
 
 
