@@ -31,6 +31,7 @@ def _start(qtbot, settings) -> MainWindow:
     window = MainWindow(Controller(), settings)
     qtbot.addWidget(window)
     window.show()
+    qtbot.wait(1)  # the note on reset settings comes once the window is on screen
     return window
 
 
@@ -63,6 +64,7 @@ def test_a_damaged_value_is_reset_and_the_rest_comes_back(qtbot, tmp_path, key, 
     if key != "view/colormap":
         _assert_the_good_keys_came_back(window.controller)
     assert window.statusBar().currentMessage() == NOTE + key
+    assert not window.status_line.isVisible(), "the note stands in the usual line's place, not over it"
     assert settings.value(key) is None, "the damaged value is dropped from the file"
 
 
@@ -163,5 +165,6 @@ def test_the_program_starts_from_a_damaged_settings_file(qtbot, tmp_path, monkey
     for window in windows:
         qtbot.addWidget(window)
     assert len(windows) == 1
+    qtbot.wait(1)
     assert windows[0].controller.sentence == "the dog was tired"
     assert windows[0].statusBar().currentMessage() == NOTE + "window/geometry, model/source, options/heads, view/head"

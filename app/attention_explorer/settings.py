@@ -17,6 +17,7 @@ from .engine import MAX_SENTENCE_CHARS, EngineError, ModelError
 from .views import theme
 
 OPTION_FLAGS = ("scale", "causal", "positional")
+RESET_NOTE_MS = 20_000  # long enough to read the list of what was reset
 
 
 class BadSetting(ValueError):
@@ -76,7 +77,10 @@ def restore_settings(settings: QtCore.QSettings, controller: Controller, window:
             settings.remove(key)
             reset.append(key)
     if reset:
-        window.statusBar().showMessage(f"Some saved settings could not be used and were reset: {', '.join(reset)}")
+        note = f"Some saved settings could not be used and were reset: {', '.join(reset)}"
+        # shown once the window is on screen: a status bar hides its usual line under a message only if
+        # that line is visible when the message comes, else the two are drawn over each other
+        QtCore.QTimer.singleShot(0, window, lambda: window.statusBar().showMessage(note, RESET_NOTE_MS))
     return reset
 
 
