@@ -127,6 +127,9 @@ class QtModelEditor(QtWidgets.QWidget):
             QtWidgets.QMessageBox.warning(self, "Name not accepted", f"{exc}.\n\nThe feature keeps its name.")
 
 
+EDITOR_MIN_PX, EDITOR_SHARE = 360, 0.3  # the editor's first width: a share of the window's
+
+
 def model_editor_dock(editor: ModelEditor, window: QtWidgets.QMainWindow) -> QtWidgets.QDockWidget:
     """The panel in a dock on the right, hidden until the View menu shows it (saveState remembers).
     The panel itself is built the first time the dock is shown: its tables cost the start 25 ms."""
@@ -138,5 +141,8 @@ def model_editor_dock(editor: ModelEditor, window: QtWidgets.QMainWindow) -> QtW
     def build_on_first_show(shown: bool) -> None:
         if shown and dock.widget() is None:
             dock.setWidget(QtModelEditor(editor, dock))
+            # room for a few feature columns and the toolbar; the tables scroll past that
+            width = max(EDITOR_MIN_PX, int(window.width() * EDITOR_SHARE))
+            window.resizeDocks([dock], [width], QtCore.Qt.Orientation.Horizontal)
     dock.visibilityChanged.connect(build_on_first_show)
     return dock
