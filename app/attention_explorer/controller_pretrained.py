@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6 import QtCore
 
 from .engine import EngineError, Options, Trace
-from .engine.pretrained import KNOWN_MODELS, PretrainedModel, PretrainedTrace, open_pretrained
+from .engine.pretrained import KNOWN_MODELS
 from .engine.steps import step_index
 from .engine.tokenizer import Word
 from .pretrained_display import RealView, shown_trace
 from .pretrained_worker import BackgroundRunner
+
+if TYPE_CHECKING:  # types only: the modules load once a real model is opened
+    from .engine.pretrained import PretrainedModel, PretrainedTrace
 
 LOAD_CANCELLED = "Loading was cancelled"
 OPENING_STEP = "softmax"  # where the step timeline stands when a real model opens
@@ -113,6 +117,8 @@ class PretrainedControls(QtCore.QObject):
         source = str(name_or_path)
 
         def load(progress) -> tuple[PretrainedModel, PretrainedTrace | None, str, float]:
+            from .engine.pretrained import open_pretrained  # the readers and the forward load here, not at start
+
             model = open_pretrained(source, lambda f, t: progress(0.8 * f, t))
             return (model, *self._forward(model, text, frozenset(), lambda f, t: progress(0.8 + 0.2 * f, t)))
 

@@ -10,12 +10,16 @@ functions (merge_words, hide_tokens, attention_rollout): nothing is recomputed h
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .engine.pretrained import CONTINUATION, PretrainedTrace, hide_tokens, merge_words, words_after_hiding
+from .engine.pretrained import CONTINUATION, hide_tokens, merge_words, words_after_hiding
 from .engine.tokenizer import token_labels
 from .engine.trace import HeadTrace, Trace
+
+if TYPE_CHECKING:  # types only: the modules load once a real model is opened
+    from .engine.pretrained import PretrainedTrace
 
 MERGE_RULE = "words: a word looks with the mean of its pieces and is looked at with the sum over its pieces"
 ROLLOUT_RULE = ("rollout: the heads averaged, the residual added and multiplied through the layers up to "

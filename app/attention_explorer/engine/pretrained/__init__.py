@@ -33,15 +33,30 @@ The API the window and the command line use:
 Loading and running take from milliseconds to a few seconds: call them off the GUI thread.
 """
 
-from .analysis import HiddenTokens, attention_rollout, hide_tokens, merge_words, words_after_hiding
-from .catalog import KNOWN_MODELS, KnownModel, installed_models, known_model_path
-from .model import PretrainedModel, open_pretrained
-from .progress import Cancelled, Progress
-from .real_trace import NextToken, PretrainedTrace
-from .tokenizing import CONTINUATION, Encoded
+import importlib
 
-__all__ = [
-    "CONTINUATION", "KNOWN_MODELS", "Cancelled", "Encoded", "HiddenTokens", "KnownModel", "NextToken",
-    "PretrainedModel", "PretrainedTrace", "Progress", "attention_rollout", "hide_tokens", "installed_models",
-    "known_model_path", "merge_words", "open_pretrained", "words_after_hiding",
-]
+# Each name is imported from its module on first use: the window lists the real models at start
+# (catalog), while the readers and the forward load only once a real model is opened.
+_HOME = {
+    "HiddenTokens": "analysis", "attention_rollout": "analysis", "hide_tokens": "analysis",
+    "merge_words": "analysis", "words_after_hiding": "analysis",
+    "KNOWN_MODELS": "catalog", "KnownModel": "catalog", "installed_models": "catalog", "known_model_path": "catalog",
+    "PretrainedModel": "model", "open_pretrained": "model",
+    "Cancelled": "progress", "Progress": "progress",
+    "NextToken": "real_trace", "PretrainedTrace": "real_trace",
+    "CONTINUATION": "tokenizing", "Encoded": "tokenizing",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])
