@@ -62,7 +62,7 @@ DRIVER = textwrap.dedent("""
 # scenario: (timed actions, when to list the open windows, what must be open then)
 SCENARIOS = {
     "every lesson visited": ("[(300 + 150 * i, lambda w, k=k: w.show_lesson(k)) for i, (k, _) in "
-                             "enumerate(__import__('attention_explorer.labs.lessons_window', fromlist=['x']).LESSONS)]"
+                             "enumerate(__import__('attention_explorer.labs.lesson_list', fromlist=['x']).LESSONS)]"
                              " + [(2200, lambda w: w.quit_action.trigger())]", 2100, ["QtLessonsWindow"]),
     "model editor and a message open": ("[(300, lambda w: w.model_editor_dock.show()), (400, lambda w: w.show_about()),"
                                         " (900, lambda w: QtWidgets.QApplication.quit())]",

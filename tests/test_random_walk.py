@@ -34,7 +34,7 @@ from attention_explorer import engine
 from attention_explorer.app import MainWindow
 from attention_explorer.controller import Controller
 from attention_explorer.crash_handler import CrashHandler
-from attention_explorer.labs.lessons_window import LESSONS
+from attention_explorer.labs.lesson_list import LESSONS
 from attention_explorer.views import theme
 
 CHECK_EVERY = 5

@@ -15,7 +15,7 @@ from .editing import ModelEditor
 from .engine import SQUARE_MATRICES, ModelError
 from .engine.steps import ARCS_FROM_STEP, STEPS, heatmap_matrix, step_index
 from .export import ExportCancelled, ExportError, write_matrix_csv, write_trace_json
-from .labs.lessons_window import LESSONS, QtLessonsWindow
+from .labs.lesson_list import LESSONS
 from .pretrained_window import attach_pretrained
 from .resources_path import resource_path
 from .settings import restore_settings, save_settings
@@ -32,6 +32,7 @@ from .views.step_timeline import QtStepTimeline
 from .views.token_chips import QtTokenChips
 
 if TYPE_CHECKING:
+    from .labs.lessons_window import QtLessonsWindow
     from .views.tour import QtTour
 
 SHORTCUTS = (
@@ -379,6 +380,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def show_lesson(self, key: str) -> None:
         """Open the lessons window on lesson `key`; it shares this window's controller."""
         if self.lessons_window is None:
+            from .labs.lessons_window import QtLessonsWindow  # the lessons load when first opened
+
             self.lessons_window = QtLessonsWindow(self.controller, self)
         self.lessons_window.show_lesson(key)
 

@@ -7,7 +7,8 @@ from PySide6 import QtCore, QtWidgets
 from attention_explorer import engine
 from attention_explorer.app import MainWindow
 from attention_explorer.controller import Controller
-from attention_explorer.labs.lessons_window import LESSONS, QtLessonsWindow
+from attention_explorer.labs.lesson_list import LESSONS
+from attention_explorer.labs.lessons_window import QtLessonsWindow
 
 
 @pytest.fixture

@@ -22,7 +22,6 @@ SHOWN = {"weights": "weights (after softmax)", "scores": "scores (before softmax
 
 
 class QtAdditiveLesson(LessonPanel):
-    title = "Additive attention"
     explanation = (
         "Before the Transformer, attention scored a query against a key with a tiny neural network: add W₁q and "
         "W₂k, squash with tanh, and read out one number with a vector v. The paper uses a plain dot product "

@@ -22,7 +22,6 @@ SWITCHES = {"scale": "scale ÷√d_k", "causal": "causal mask", "positional": "p
 
 
 class QtCompareLesson(LessonPanel):
-    title = "Compare"
     explanation = (
         "Two heatmaps side by side hide small changes; their difference shows them. Pick what to compare: the "
         "main sentence against a second one with the same number of words, two heads of the main sentence, or "

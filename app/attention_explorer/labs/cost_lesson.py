@@ -27,7 +27,6 @@ LABEL_OF = {"self_attention": "self-attention n²·d", "recurrent": "recurrent n
 
 
 class QtCostLesson(LessonPanel):
-    title = "Cost"
     explanation = (
         "Self-attention compares every word with every word: n² pairs, each a dot product of length d. A "
         "recurrent layer does n steps of d × d work instead, cheaper while the sentence is shorter than d, but "

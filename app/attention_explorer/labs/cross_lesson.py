@@ -19,7 +19,6 @@ AXIS_TITLES = ("target word (query)", "source word (key, value)")
 
 
 class QtCrossLesson(LessonPanel):
-    title = "Cross-attention"
     explanation = (
         "In a translation model the decoder's words look at the encoder's words: the queries come from the "
         "sentence being written (the target), the keys and values from the sentence being read (the source). "

@@ -21,7 +21,6 @@ PAPER_NOTE = ("In the paper: h = 8 heads, d_model = 512, d_k = d_v = 512 / 8 = 6
 
 
 class QtHeadsLesson(LessonPanel):
-    title = "Multi-head"
     explanation = (
         "One head can only ask one question per word, such as “which word is my subject?”. Multi-head attention "
         "cuts the columns of Q, K and V into h slices and runs attention on each slice separately, so each head "

@@ -18,10 +18,9 @@ ERROR_COLOR = "#E03131"  # the colour the main window's status line uses for err
 
 
 class LessonPanel(QtWidgets.QWidget):
-    """Base of the lesson panels. Subclasses set `title` and `explanation`, add their widgets to
-    `self.body`, and implement `refresh()`, which may raise EngineError to show its message."""
+    """Base of the lesson panels. Subclasses set `explanation` (titles are in lesson_list), add their
+    widgets to `self.body`, and implement `refresh()`, which may raise EngineError to show its message."""
 
-    title = ""
     explanation = ""
     follows_controller = True  # False for lessons that do not read the sentence, model or options
 

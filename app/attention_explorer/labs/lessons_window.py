@@ -9,30 +9,8 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
-from .additive_lesson import QtAdditiveLesson
-from .compare_lesson import QtCompareLesson
-from .cost_lesson import QtCostLesson
-from .cross_lesson import QtCrossLesson
-from .heads_lesson import QtHeadsLesson
+from .lesson_list import LESSON_LIST
 from .lesson_panel import LessonPanel
-from .masking_lesson import QtMaskingLesson
-from .scaling_lesson import QtScalingLesson
-from .two_matrices_lesson import QtTwoMatricesLesson
-from .word_order_lesson import QtWordOrderLesson
-
-# In teaching order: (key, panel class). The menu and the tabs both follow it.
-LESSON_CLASSES: tuple[tuple[str, type[LessonPanel]], ...] = (
-    ("scaling", QtScalingLesson),
-    ("masking", QtMaskingLesson),
-    ("heads", QtHeadsLesson),
-    ("word_order", QtWordOrderLesson),
-    ("two_matrices", QtTwoMatricesLesson),
-    ("cross", QtCrossLesson),
-    ("additive", QtAdditiveLesson),
-    ("cost", QtCostLesson),
-    ("compare", QtCompareLesson),
-)
-LESSONS: tuple[tuple[str, str], ...] = tuple((key, cls.title) for key, cls in LESSON_CLASSES)
 
 
 def _scrolling(panel: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
@@ -63,10 +41,10 @@ class QtLessonsWindow(QtWidgets.QWidget):
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
         self.panels: dict[str, LessonPanel] = {}
-        for key, cls in LESSON_CLASSES:
-            panel = cls(controller)
-            self.panels[key] = panel
-            self.tabs.addTab(_scrolling(panel), cls.title)
+        for lesson in LESSON_LIST:
+            panel = lesson.panel_class()(controller)
+            self.panels[lesson.key] = panel
+            self.tabs.addTab(_scrolling(panel), lesson.title)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
@@ -74,14 +52,14 @@ class QtLessonsWindow(QtWidgets.QWidget):
         self.resize(_fitting_size(QtCore.QSize(1320, 880)))
 
     def current_key(self) -> str:
-        return LESSON_CLASSES[self.tabs.currentIndex()][0]
+        return LESSON_LIST[self.tabs.currentIndex()].key
 
     def current_panel(self) -> LessonPanel:
         return self.panels[self.current_key()]
 
     def show_lesson(self, key: str) -> None:
-        """Open the window on lesson `key` (see LESSONS) and bring it to the front."""
-        self.tabs.setCurrentIndex([k for k, _ in LESSON_CLASSES].index(key))
+        """Open the window on lesson `key` (see lesson_list) and bring it to the front."""
+        self.tabs.setCurrentIndex([lesson.key for lesson in LESSON_LIST].index(key))
         self.show()
         self.raise_()
         self.activateWindow()

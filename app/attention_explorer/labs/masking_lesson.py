@@ -19,7 +19,6 @@ AXIS_TITLES = ("word looking", "word looked at")
 
 
 class QtMaskingLesson(LessonPanel):
-    title = "Masking"
     explanation = (
         "An encoder reads the whole sentence at once, so every word may look at every other word. A decoder "
         "writes one word at a time and must not peek at words it has not written yet: before softmax, the "

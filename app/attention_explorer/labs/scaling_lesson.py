@@ -34,7 +34,6 @@ TABLE_HEADERS = ("scaling", "spread of q·k", "theory", "mean top weight", "mean
 
 
 class QtScalingLesson(LessonPanel):
-    title = "Why √dₖ"
     follows_controller = False  # random vectors: nothing here depends on the sentence or the model
     explanation = (
         "A dot product of two random vectors with d_k entries adds up d_k products, so its spread grows "

@@ -18,7 +18,6 @@ AXIS_TITLES = ("word looking (query)", "word looked at (key)")
 
 
 class QtTwoMatricesLesson(LessonPanel):
-    title = "Why two matrices"
     explanation = (
         "Each word is turned into a query (what it looks for) with W_Q and into a key (what it offers) with W_K. "
         "Because the two differ, “sat” can look hard at “cat” while “cat” hardly looks back. Make W_K the same "

@@ -21,7 +21,6 @@ TABLE_HEADERS = ("word", "place in A", "place in B", "largest change in its outp
 
 
 class QtWordOrderLesson(LessonPanel):
-    title = "Word order"
     explanation = (
         "Self-attention compares every word with every other word, but nothing in softmax(QKᵀ/√d_k)·V says "
         "where a word stands: shuffle the sentence and each word gets exactly the same output as before, only "
