@@ -22,3 +22,20 @@ def test_values_appear_when_the_bars_grow_wide_enough(qtbot):
     assert bars.values_written()
     written = [label.text for label in bars.values.labels()]
     assert written == [f"{w:.2f}" for w in controller.trace.heads[0].weights[2]]
+
+
+def test_the_title_is_cut_to_a_narrow_pane_and_whole_again_when_it_widens(qtbot):
+    """Beside an open dock the bars' pane can be narrower than its hint: the title ends in … instead
+    of being clipped at the pane's edge."""
+    controller = Controller(engine.load_builtin("cat-sat-on-mat"), "the cat sat on the mat")
+    bars = QtRowBars(controller)
+    qtbot.addWidget(bars)
+    bars.resize(180, 300)
+    bars.show()
+    qtbot.waitExposed(bars)
+    QtWidgets.QApplication.processEvents()
+    narrow = bars.plot.titleLabel.text
+    assert narrow.endswith("…") and "Hover a word to see where it looks".startswith(narrow[:-1])
+    bars.resize(600, 300)
+    QtWidgets.QApplication.processEvents()
+    assert bars.plot.titleLabel.text == "Hover a word to see where it looks"

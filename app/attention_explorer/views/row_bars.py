@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, Controller
 from . import theme
@@ -13,6 +13,7 @@ from .plot_style import make_static
 from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
 
+TITLE_POINT_SIZE, TITLE_MARGIN_PX = 9.0, 24
 MIN_BAR_PX_FOR_VALUES = 26.0  # write each bar's weight above it while bars are at least this wide
 
 
@@ -46,7 +47,8 @@ class QtRowBars(QtWidgets.QWidget):
             signal.connect(self._redraw)
         self.plot.getViewBox().sigResized.connect(self._update_value_visibility)
         self._row: np.ndarray | None = None
-        self._title: tuple[str, int] | None = None  # (text, colour) shown above the bars
+        self._title: tuple[str, int] | None = None  # (text as shown, colour) above the bars
+        self._full_title: tuple[str, QtGui.QColor] | None = None
         self._redraw()
 
     def shown_row(self) -> np.ndarray | None:
@@ -88,10 +90,21 @@ class QtRowBars(QtWidgets.QWidget):
         self._set_title(f"{title} (head {self.controller.head + 1})", theme.foreground())
 
     def _set_title(self, text: str, color: QtGui.QColor) -> None:
-        """A new title text re-lays out the plot: skipped when the title stays (a hint between hovers)."""
-        if (text, color.rgba()) != self._title:
-            self._title = (text, color.rgba())
-            self.plot.setTitle(text, color=color, size="9pt")
+        """The title, cut with … to the pane's width (a narrow pane beside an open dock would clip it).
+        A new title text re-lays out the plot: skipped when the title stays (a hint between hovers)."""
+        self._full_title = (text, color)
+        font = QtGui.QFont()
+        font.setPointSizeF(TITLE_POINT_SIZE)
+        width = max(40, self.graphics.width() - TITLE_MARGIN_PX)
+        shown = QtGui.QFontMetrics(font).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, width)
+        if (shown, color.rgba()) != self._title:
+            self._title = (shown, color.rgba())
+            self.plot.setTitle(shown, color=color, size=f"{TITLE_POINT_SIZE:g}pt")
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        if self._full_title is not None:
+            self._set_title(*self._full_title)
 
     def _values_fit(self, trace) -> bool:
         return self.plot.getViewBox().width() / max(trace.n, 1) >= MIN_BAR_PX_FOR_VALUES
