@@ -25,8 +25,8 @@ def test_values_appear_when_the_bars_grow_wide_enough(qtbot):
 
 
 def test_the_title_is_cut_to_a_narrow_pane_and_whole_again_when_it_widens(qtbot):
-    """Beside an open dock the bars' pane can be narrower than its hint: the title ends in … instead
-    of being clipped at the pane's edge."""
+    """Beside an open dock the bars' pane can be narrower than its hint: the title ends in … and the
+    plot stays inside the pane instead of running past its edge."""
     controller = Controller(engine.load_builtin("cat-sat-on-mat"), "the cat sat on the mat")
     bars = QtRowBars(controller)
     qtbot.addWidget(bars)
@@ -34,8 +34,10 @@ def test_the_title_is_cut_to_a_narrow_pane_and_whole_again_when_it_widens(qtbot)
     bars.show()
     qtbot.waitExposed(bars)
     QtWidgets.QApplication.processEvents()
+    qtbot.wait(1)  # the plot is fitted to the pane once the layout has settled
     narrow = bars.plot.titleLabel.text
     assert narrow.endswith("…") and "Hover a word to see where it looks".startswith(narrow[:-1])
+    assert bars.graphics.centralWidget.geometry().width() <= bars.width(), "the plot reaches past the pane"
     bars.resize(600, 300)
     QtWidgets.QApplication.processEvents()
     assert bars.plot.titleLabel.text == "Hover a word to see where it looks"

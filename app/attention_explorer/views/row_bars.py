@@ -13,7 +13,7 @@ from .plot_style import make_static
 from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
 
-TITLE_POINT_SIZE, TITLE_MARGIN_PX = 9.0, 8
+TITLE_POINT_SIZE, TITLE_MARGIN_PX = 9.0, 48  # margin: the layouts' and the label's own
 MIN_BAR_PX_FOR_VALUES = 26.0  # write each bar's weight above it while bars are at least this wide
 
 
@@ -46,7 +46,6 @@ class QtRowBars(QtWidgets.QWidget):
         for signal in (controller.trace_changed, controller.head_changed, controller.focus_changed):
             signal.connect(self._redraw)
         self.plot.getViewBox().sigResized.connect(self._update_value_visibility)
-        self.plot.getViewBox().sigResized.connect(self._refit_title)
         self._row: np.ndarray | None = None
         self._title: tuple[str, int] | None = None  # (text as shown, colour) above the bars
         self._full_title: tuple[str, QtGui.QColor] | None = None
@@ -96,15 +95,22 @@ class QtRowBars(QtWidgets.QWidget):
         self._full_title = (text, color)
         font = QtGui.QFont()
         font.setPointSizeF(TITLE_POINT_SIZE)
-        width = max(40, int(self.plot.getViewBox().width()) - TITLE_MARGIN_PX)  # the title sits over the bars
+        # measured from the pane, less the axis beside the bars
+        width = max(40, self.width() - int(self.plot.getAxis("left").width()) - TITLE_MARGIN_PX)
         shown = QtGui.QFontMetrics(font).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, width)
         if (shown, color.rgba()) != self._title:
             self._title = (shown, color.rgba())
             self.plot.setTitle(shown, color=color, size=f"{TITLE_POINT_SIZE:g}pt")
 
-    def _refit_title(self, *_):
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
         if self._full_title is not None:
             self._set_title(*self._full_title)
+        # once the layout has settled: a plot laid out while a longer title held it wide keeps that width
+        QtCore.QTimer.singleShot(0, self, self._fit_plot_to_pane)
+
+    def _fit_plot_to_pane(self) -> None:
+        self.graphics.centralWidget.setGeometry(QtCore.QRectF(self.graphics.viewport().rect()))
 
     def _values_fit(self, trace) -> bool:
         return self.plot.getViewBox().width() / max(trace.n, 1) >= MIN_BAR_PX_FOR_VALUES
