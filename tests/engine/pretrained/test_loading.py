@@ -1,6 +1,7 @@
 """Opening the tiny checkpoints: architecture, tokens, labels, words, progress, and every kind of bad file."""
 
 import json
+import os
 import shutil
 
 import numpy as np
@@ -199,3 +200,20 @@ def test_an_untied_decoder_needs_its_output_matrix(data, tmp_path):
 def test_a_character_split_into_byte_pieces_shows_its_bytes(data):
     trace = open_pretrained(data / "tiny-llama.gguf").run("Ü cat")
     assert trace.tokens[:2] == ["\\xc3", "·\\x9c"] and trace.words[0] == (0, 1)
+
+
+def test_a_config_that_is_not_a_regular_file_is_refused_without_reading_it(data, tmp_path):
+    """config.json goes through the toy models' reader: a named pipe would otherwise block the open forever."""
+    folder = _broken_copy(data, tmp_path)
+    (folder / "config.json").unlink()
+    os.mkfifo(folder / "config.json")
+    with pytest.raises(ModelError, match="config.json: is not a regular file"):
+        open_pretrained(folder)
+
+
+def test_a_config_with_a_key_twice_is_refused(data, tmp_path):
+    folder = _broken_copy(data, tmp_path)
+    text = (folder / "config.json").read_text()
+    (folder / "config.json").write_text(text.replace("{", '{"model_type": "bert", ', 1))
+    with pytest.raises(ModelError, match="config.json: .*'model_type' appears twice"):
+        open_pretrained(folder)

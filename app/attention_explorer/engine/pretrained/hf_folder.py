@@ -6,10 +6,10 @@ Supported families: BERT (keys with or without the `bert.` prefix), GPT-2 (Conv1
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..errors import ModelError
+from ..safe_read import parse_json, read_user_text
 from .progress import Progress, report
 from .safetensors_reader import read_safetensors
 from .weights import FAMILIES, Architecture, LayerWeights, ModelWeights, TensorSource, check_size
@@ -20,13 +20,12 @@ _ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "g
 
 def read_config(folder: Path) -> dict:
     path = folder / "config.json"
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
+    if not path.exists():
         raise ModelError(f"{folder}: no config.json; a model folder needs config.json, *.safetensors and "
-                         f"tokenizer.json") from error
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ModelError(f"config.json: cannot read it ({error})") from error
+                         f"tokenizer.json")
+    # the toy models' reader: a regular file of bounded size and nesting, never a FIFO or a device
+    config = parse_json(read_user_text(path, "config.json", error=ModelError), "config.json", "config.json",
+                        error=ModelError)
     if not isinstance(config, dict):
         raise ModelError("config.json: not a JSON object")
     return config
