@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from attention_explorer.cli import main
-from attention_explorer.cli_real import REAL_SENTENCE, is_real_source
+from attention_explorer.cli_real import REAL_SENTENCE
+from attention_explorer.engine.catalog import is_pretrained_source
 
 pytest.importorskip("tokenizers")
 from attention_explorer.engine.pretrained import KNOWN_MODELS, open_pretrained  # noqa: E402
@@ -43,8 +44,9 @@ def engine_run():
 
 
 def test_real_sources_are_told_from_toy_models():
-    assert is_real_source(KNOWN_MODELS[0].name) and is_real_source(str(BERT)) and is_real_source(str(LLAMA))
-    assert not is_real_source("cats-chase-mice") and not is_real_source("my-model.json")
+    assert is_pretrained_source(KNOWN_MODELS[0].name)
+    assert is_pretrained_source(str(BERT)) and is_pretrained_source(str(LLAMA))
+    assert not is_pretrained_source("cats-chase-mice") and not is_pretrained_source("my-model.json")
 
 
 def test_models_lists_the_real_models_and_how_to_install_missing_ones(capsys, monkeypatch):

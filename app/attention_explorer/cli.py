@@ -28,7 +28,6 @@ from .cli_real import (
     check_toy_layer,
     chosen_layer_head,
     export_real_csv,
-    is_real_source,
     print_real_models,
     real_sentence,
     trace_real,
@@ -158,7 +157,7 @@ def cmd_models(_args: argparse.Namespace) -> int:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     check_sentence(args.sentence)
-    if is_real_source(args.model):
+    if engine.catalog.is_pretrained_source(args.model):
         return trace_real(args)
     check_toy_layer(args)
     if args.head is not None:
@@ -173,7 +172,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     check_sentence(args.sentence)
     kind = _export_kind(args)
-    if is_real_source(args.model):
+    if engine.catalog.is_pretrained_source(args.model):
         return _export_real(args, kind)
     check_toy_layer(args)
     if args.view == "model":

@@ -10,9 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-from pathlib import Path
 
-from . import engine
 from .export import check_target, write_matrix_csv
 
 PROG = "attention-explorer"
@@ -23,22 +21,6 @@ TOY_ONLY_OPTIONS = ("causal", "scale", "positional", "heads")
 
 class RealUsageError(Exception):
     """Arguments that do not fit a real model (the command line turns it into one line)."""
-
-
-def is_real_source(name_or_path: str) -> bool:
-    """A real model's list name, an HF folder or a .gguf file; built-in toy names and .json files are not.
-
-    Decided without importing engine.pretrained unless the name is neither a toy model nor a path."""
-    if name_or_path in engine.builtin_model_names():
-        return False
-    path = Path(name_or_path)
-    if path.suffix.lower() == ".gguf" or path.is_dir():
-        return True
-    if path.suffix.lower() == ".json" or path.exists():
-        return False
-    from .engine.pretrained import KNOWN_MODELS
-
-    return name_or_path in {m.name for m in KNOWN_MODELS}
 
 
 def print_real_models() -> None:

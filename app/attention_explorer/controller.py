@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6 import QtCore
 
 from . import engine
-from .controller_pretrained import PretrainedControls, is_real_model_source
+from .controller_pretrained import PretrainedControls
 from .engine import SQUARE_MATRICES, EngineError, ModelError, Options, ToyModel, Trace
 from .engine.steps import LAST_STEP, STEPS, skip_reason
 from .engine.threads import blas_threads_for, largest_product
@@ -167,7 +167,7 @@ class Controller(PretrainedControls):
     def open_model(self, name_or_path: str, sentence: str | None = None) -> None:
         """Load a built-in model by name or a model file, or a real model (its list name, an HF folder or a
         .gguf file: see open_pretrained); ModelError leaves the current model as it was."""
-        if is_real_model_source(name_or_path):
+        if engine.catalog.is_pretrained_source(name_or_path):
             self.open_pretrained(name_or_path, sentence)
             return
         model = engine.resolve_model(name_or_path)

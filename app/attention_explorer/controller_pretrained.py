@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from PySide6 import QtCore
 
 from .engine import EngineError, Options, Trace
-from .engine.pretrained import KNOWN_MODELS
 from .engine.steps import step_index
 from .engine.tokenizer import Word
 from .pretrained_display import RealView, shown_trace
@@ -32,14 +31,6 @@ if TYPE_CHECKING:  # types only: the modules load once a real model is opened
 
 LOAD_CANCELLED = "Loading was cancelled"
 OPENING_STEP = "softmax"  # where the step timeline stands when a real model opens
-
-
-def is_real_model_source(name_or_path: str) -> bool:
-    """A real model's list name, an HF folder or a .gguf file (a toy model is a name or a .json file)."""
-    if name_or_path in {m.name for m in KNOWN_MODELS}:
-        return True
-    path = Path(name_or_path)
-    return path.suffix.lower() == ".gguf" or path.is_dir()
 
 
 class PretrainedControls(QtCore.QObject):

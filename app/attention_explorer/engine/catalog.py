@@ -36,3 +36,21 @@ def resolve_model(name_or_file: str) -> ToyModel:
         return load_model(path)
     raise ModelError(f"no built-in model or file called {name_or_file!r}; "
                      f"the built-in models are {', '.join(BUILTIN_MODELS)}")
+
+
+def is_pretrained_source(name_or_path: str) -> bool:
+    """A real model's list name, an HF folder or a .gguf file; built-in toy names and .json files are not.
+
+    The one test the command line and the window use to choose which kind of model to open. The
+    real-model code is imported only when the name is neither a toy model nor a path, so a toy
+    model's start never loads it."""
+    if name_or_path in BUILTIN_MODELS:
+        return False
+    path = Path(name_or_path)
+    if path.suffix.lower() == ".gguf" or path.is_dir():
+        return True
+    if path.suffix.lower() == ".json" or path.exists():
+        return False
+    from .pretrained import KNOWN_MODELS
+
+    return name_or_path in {m.name for m in KNOWN_MODELS}
