@@ -24,10 +24,10 @@ from .engine import EngineError, Options, Trace
 from .engine.steps import step_index
 from .engine.tokenizer import Word
 from .pretrained_display import RealView, shown_trace
-from .pretrained_worker import BackgroundRunner
 
 if TYPE_CHECKING:  # types only: the modules load once a real model is opened
     from .engine.pretrained import PretrainedModel, PretrainedTrace
+    from .pretrained_worker import BackgroundRunner
 
 LOAD_CANCELLED = "Loading was cancelled"
 OPENING_STEP = "softmax"  # where the step timeline stands when a real model opens
@@ -54,11 +54,8 @@ class PretrainedControls(QtCore.QObject):
         self._layer = 0
         self._ablated: frozenset[tuple[int, int]] = frozenset()
         self._real_view = RealView()
-        self._runner: BackgroundRunner | None = None
-        if background:
-            self._runner = BackgroundRunner(self)
-            self._runner.busy_changed.connect(self.busy_changed)
-            self._runner.progress_changed.connect(self.progress_changed)
+        self._background = background
+        self._runner: BackgroundRunner | None = None  # made by _worker() when a real model is first opened
 
     # --- read-only state -------------------------------------------------------------------------
     @property
@@ -113,12 +110,13 @@ class PretrainedControls(QtCore.QObject):
             model = open_pretrained(source, lambda f, t: progress(0.8 * f, t))
             return (model, *self._forward(model, text, frozenset(), lambda f, t: progress(0.8 + 0.2 * f, t)))
 
-        if self._runner is None:
+        runner = self._worker()
+        if runner is None:
             self._enter_real(source, text, *load(lambda _f, _t: True))
             return
         before = self._sentence
         # typed while it loaded: the newest sentence wins, and runs once the model is in
-        self._runner.submit("load", load, lambda result: self._enter_real(
+        runner.submit("load", load, lambda result: self._enter_real(
                                 source, text if self._sentence == before else self._sentence, *result),
                             lambda message: self.load_failed.emit(self._load_message(source, message)))
 
@@ -167,6 +165,17 @@ class PretrainedControls(QtCore.QObject):
         return self._runner is None or self._runner.wait(msecs)
 
     # --- the controller's hooks ---------------------------------------------------------------------
+    def _worker(self) -> BackgroundRunner | None:
+        """The worker thread's runner for a background controller, made on first use so that a start
+        on a toy model creates no thread; None for a controller that works in the caller's thread."""
+        if self._background and self._runner is None:
+            from .pretrained_worker import BackgroundRunner
+
+            self._runner = BackgroundRunner(self)
+            self._runner.busy_changed.connect(self.busy_changed)
+            self._runner.progress_changed.connect(self.progress_changed)
+        return self._runner
+
     def _leave_real(self) -> None:
         """A toy model replaces the real one."""
         if self._real_model is None:
@@ -180,10 +189,11 @@ class PretrainedControls(QtCore.QObject):
         """Run the current sentence through the real model again (after an edit or an ablation)."""
         model, text, ablated = self._real_model, self._sentence, self._ablated
 
-        if self._runner is None:
+        runner = self._worker()
+        if runner is None:
             self._accept_forward(*self._forward(model, text, ablated))
             return
-        self._runner.submit("run", lambda progress: self._forward(model, text, ablated, progress),
+        runner.submit("run", lambda progress: self._forward(model, text, ablated, progress),
                             lambda result: self._accept_forward(*result),
                             lambda message: message and self._accept_forward(None, message, 0.0))
 

@@ -14,6 +14,7 @@ from PySide6 import QtCore
 
 from .engine import EngineError, ModelError
 from .engine.pretrained import Cancelled
+from .gui_thread_gc import collect_on_gui_thread_only
 
 Work = Callable[[Callable[[float, str], bool]], Any]   # work(progress) -> result
 
@@ -62,6 +63,7 @@ class BackgroundRunner(QtCore.QObject):
 
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)
+        collect_on_gui_thread_only()  # the worker must never be the thread that frees the GUI's garbage
         self._pool = QtCore.QThreadPool(self)
         self._pool.setMaxThreadCount(1)  # one forward at a time: the machine's cores go to its products
         self._relay = _Relay(self)
