@@ -101,7 +101,8 @@ class LayerWeights:
         self.w_o, self.w_up, self.w_down = (np.ascontiguousarray(w) for w in (self.w_o, self.w_up, self.w_down))
         if self.w_gate is not None:
             self.w_gate = np.ascontiguousarray(self.w_gate)
-        self.w_qkv = np.concatenate([self.w_q, self.w_k, self.w_v], axis=1)
+        # np.concatenate keeps its inputs' column order (the files' transposed views): C order is asked for
+        self.w_qkv = np.ascontiguousarray(np.concatenate([self.w_q, self.w_k, self.w_v], axis=1))
         q_end, k_end = self.w_q.shape[1], self.w_q.shape[1] + self.w_k.shape[1]
         self.w_q, self.w_k, self.w_v = self.w_qkv[:, :q_end], self.w_qkv[:, q_end:k_end], self.w_qkv[:, k_end:]
         self.b_qkv = None
