@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .engine.pretrained import CONTINUATION, hide_tokens, merge_words, words_after_hiding
+from .engine import pretrained  # its analysis loads on first use, once a real model is open
 from .engine.tokenizer import token_labels
 from .engine.trace import HeadTrace, Trace
 
@@ -61,7 +61,7 @@ def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[Tr
     words = ptrace.words
     if hidden:
         trace, removed, kept = _hide(trace, hidden)
-        words = words_after_hiding(words, kept)
+        words = pretrained.words_after_hiding(words, kept)
         names = ", ".join(dict.fromkeys(ptrace.labels[i] for i in hidden))
         notes.append(f"hidden: {names} — they had {removed:.0%} of the weight on average; rows renormalised")
     if view.merge_words:
@@ -84,7 +84,7 @@ def shown_weights(ptrace: PretrainedTrace, view: RealView) -> tuple[np.ndarray, 
         weights = weights[:, :, kept][:, :, :, kept].astype(np.float64)
         remaining = weights.sum(axis=-1, keepdims=True)
         weights = np.divide(weights, remaining, out=np.zeros_like(weights), where=remaining > 0)
-        words = words_after_hiding(words, kept)
+        words = pretrained.words_after_hiding(words, kept)
         tokens = [tokens[i] for i in kept]
     if view.merge_words:
         starts, sizes = _runs(words, len(tokens))
@@ -95,7 +95,7 @@ def shown_weights(ptrace: PretrainedTrace, view: RealView) -> tuple[np.ndarray, 
 
 
 def _word_text(tokens: list[str], word: tuple[int, ...]) -> str:
-    return "".join(tokens[i].removeprefix(CONTINUATION) for i in word)
+    return "".join(tokens[i].removeprefix(pretrained.CONTINUATION) for i in word)
 
 
 def _hide(trace: Trace, hidden: list[int]) -> tuple[Trace, float, np.ndarray]:
@@ -104,7 +104,7 @@ def _hide(trace: Trace, hidden: list[int]) -> tuple[Trace, float, np.ndarray]:
     removed = []
     heads = []
     for head in trace.heads:
-        result = hide_tokens(head.weights, hidden)
+        result = pretrained.hide_tokens(head.weights, hidden)
         removed.append(float(result.removed.mean()) if len(result.removed) else 0.0)
         square = {name: getattr(head, name)[np.ix_(kept, kept)] for name in ("scores", "scaled", "masked")}
         rows = _row_arrays(head, lambda a: a[kept])
@@ -132,7 +132,7 @@ def _merge(trace: Trace, words: tuple[tuple[int, ...], ...]) -> Trace:
     for head in trace.heads:
         scaled = blocks(head.scaled)
         masked = scaled.copy() if mask is None else np.where(mask, -np.inf, scaled)
-        heads.append(replace(head, weights=merge_words(head.weights, words), scores=blocks(head.scores),
+        heads.append(replace(head, weights=pretrained.merge_words(head.weights, words), scores=blocks(head.scores),
                              scaled=scaled, masked=masked, **_row_arrays(head, rows)))
     tokens = [_word_text(trace.tokens, word) for word in words]
     return _with_rows(trace, heads, tokens, rows, mask)

@@ -1,50 +1,9 @@
 """The numerical core: pure NumPy (float64), no Qt. A model and a sentence in, a Trace out."""
 
-from .additive import (
-    AdditiveComparison,
-    AdditiveParams,
-    additive_attention,
-    compare_with_dot_product,
-    default_additive_params,
-)
 from .attention import head_columns, multi_head_attention, run, scaled_dot_product_attention
 from .catalog import builtin_model_names, load_builtin, resolve_model
-from .compare import WeightsDifference, compare_heads, compare_options, compare_sentences, weights_difference
-from .cost import (
-    LAYER_KEYS,
-    TABLE_1,
-    LayerType,
-    attention_matrix_bytes,
-    maximum_path_length,
-    operation_counts,
-    sequential_operations,
-)
-from .cross import CrossTrace, cross_attention
 from .errors import ComparisonError, EngineError, ModelError, OptionsError, SentenceError
-from .lesson_scaling import (
-    SCALING_MODES,
-    ModeStats,
-    ScalingExperiment,
-    check_scaling_settings,
-    mode_divisor,
-    scaling_experiment,
-)
-from .lesson_two_matrices import (
-    OneSidedPair,
-    TiedComparison,
-    asymmetry,
-    compare_tied,
-    most_one_sided_pair,
-    tie_keys_to_queries,
-)
-from .lesson_word_order import (
-    Shuffled,
-    WordOrderComparison,
-    compare_same_words,
-    compare_word_orders,
-    order_between,
-    shuffle_words,
-)
+from .lazy_exports import lazy_exports
 from .limits import (
     MAX_FEATURES,
     MAX_FILE_BYTES,
@@ -69,13 +28,22 @@ __all__ = [
     "nearest_words", "resolve_model", "run", "save_model", "scaled_dot_product_attention",
     "sinusoidal_encoding", "softmax", "token_labels", "tokenize",
 ]
-# The lessons' maths (scaling, word order, two matrices, cross-attention, additive, cost, compare).
-__all__ += [
-    "LAYER_KEYS", "SCALING_MODES", "TABLE_1", "AdditiveComparison", "AdditiveParams", "ComparisonError",
-    "CrossTrace", "LayerType", "ModeStats", "OneSidedPair", "ScalingExperiment", "Shuffled", "TiedComparison",
-    "WeightsDifference", "WordOrderComparison", "additive_attention", "asymmetry", "attention_matrix_bytes",
-    "check_scaling_settings", "compare_heads", "compare_options", "compare_same_words", "compare_sentences",
-    "compare_tied", "compare_with_dot_product", "compare_word_orders", "cross_attention", "default_additive_params",
-    "maximum_path_length", "mode_divisor", "most_one_sided_pair", "operation_counts", "order_between",
-    "scaling_experiment", "sequential_operations", "shuffle_words", "tie_keys_to_queries", "weights_difference",
-]
+# The lessons' maths (scaling, word order, two matrices, cross-attention, additive, cost, compare),
+# imported on first use: the window opens without them.
+_LESSON_HOME = {
+    **dict.fromkeys(["AdditiveComparison", "AdditiveParams", "additive_attention", "compare_with_dot_product",
+                     "default_additive_params"], "additive"),
+    **dict.fromkeys(["WeightsDifference", "compare_heads", "compare_options", "compare_sentences",
+                     "weights_difference"], "compare"),
+    **dict.fromkeys(["LAYER_KEYS", "TABLE_1", "LayerType", "attention_matrix_bytes", "maximum_path_length",
+                     "operation_counts", "sequential_operations"], "cost"),
+    **dict.fromkeys(["CrossTrace", "cross_attention"], "cross"),
+    **dict.fromkeys(["SCALING_MODES", "ModeStats", "ScalingExperiment", "check_scaling_settings", "mode_divisor",
+                     "scaling_experiment"], "lesson_scaling"),
+    **dict.fromkeys(["OneSidedPair", "TiedComparison", "asymmetry", "compare_tied", "most_one_sided_pair",
+                     "tie_keys_to_queries"], "lesson_two_matrices"),
+    **dict.fromkeys(["Shuffled", "WordOrderComparison", "compare_same_words", "compare_word_orders",
+                     "order_between", "shuffle_words"], "lesson_word_order"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LESSON_HOME)
+__all__ += ["ComparisonError", *sorted(_LESSON_HOME)]

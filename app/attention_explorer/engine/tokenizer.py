@@ -7,7 +7,6 @@ each word still point into the text as typed, which is what the sentence box sho
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from collections import Counter
@@ -96,6 +95,8 @@ def nearest_words(word: str, vocabulary: Iterable[str], count: int = 3) -> list[
     """The known words spelled most like `word`, best first (for "did you mean" hints). Ranked by
     spelling only, so a hint must say so; the bar of 0.6 keeps a lone shared pair of letters from
     suggesting an unrelated word ("zebra" and "ran" share only "ra")."""
+    import difflib  # loaded at the first unknown word, not at every start (with heapq, 2 ms)
+
     return difflib.get_close_matches(canonical(word), list(vocabulary), n=count, cutoff=0.6)
 
 

@@ -33,7 +33,7 @@ The API the window and the command line use:
 Loading and running take from milliseconds to a few seconds: call them off the GUI thread.
 """
 
-import importlib
+from ..lazy_exports import lazy_exports
 
 # Each name is imported from its module on first use: the window lists the real models at start
 # (catalog), while the readers and the forward load only once a real model is opened.
@@ -50,13 +50,4 @@ _HOME = {
 __all__ = sorted(_HOME)
 
 
-def __getattr__(name: str):
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME])
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _HOME)
