@@ -377,3 +377,17 @@ def test_the_export_menu_writes_the_steps_as_gif_and_the_step_as_png(tmp_path, m
     assert window.export_to("steps", str(tmp_path / "step.png"), scale=1)
     with Image.open(tmp_path / "step.png") as png:
         assert png.size == (window.timeline.panel.width(), window.timeline.panel.height())
+
+
+def test_folded_tables_are_drawn_when_unfolded_and_show_the_step_then_current(make_timeline):
+    timeline = make_timeline()
+    timeline.set_tables_shown(False)
+    timeline.controller.set_step(step_index("scores"))
+    timeline.controller.set_sentence("cats chase mice")
+    # folded, the tables wait: what they would show has changed twice, nothing was drawn
+    assert timeline._panel.title.text() != "" and not timeline._panel.title.text().startswith("Step 5 ")
+    timeline.set_tables_shown(True)
+    assert timeline._panel.title.text().startswith("Step 5 of 11")
+    scores = timeline.controller.trace.heads[timeline.controller.head].scores
+    labels_ = timeline.controller.trace.labels
+    assert_table_shows(timeline._panel.results()["scores"], scores, labels_, labels_)

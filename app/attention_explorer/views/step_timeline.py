@@ -54,7 +54,8 @@ class QtStepTimeline(QtWidgets.QWidget):
         self.controller = controller
         self._playing = False
         self._advancing = False  # the step changes because play moved on (so it starts empty)
-        self._stale = True       # the panel is behind the controller (it is only drawn while visible)
+        self._stale = True       # the strip is behind the controller (it is only drawn while visible)
+        self._panel_stale = False  # the tables are behind it: folded away, they are drawn when next read
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
 
         style = self.style()
@@ -120,9 +121,9 @@ class QtStepTimeline(QtWidgets.QWidget):
         grid.addLayout(scrub_row, 1, 1)
         grid.setColumnStretch(1, 1)
 
-        self.panel = QtMatrixPanel()
+        self._panel = QtMatrixPanel()
         self.scroll = QtWidgets.QScrollArea()
-        self.scroll.setWidget(self.panel)
+        self.scroll.setWidget(self._panel)
         self.scroll.setWidgetResizable(False)  # the panel keeps its natural size: the figure it exports
         self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.scroll.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
@@ -156,6 +157,14 @@ class QtStepTimeline(QtWidgets.QWidget):
         controller.focus_changed.connect(self._show_focus)
         self._refresh()
 
+    @property
+    def panel(self) -> QtMatrixPanel:
+        """The current step's tables, drawn first if they were folded away when the step last changed
+        (so a window that starts with them folded paints without building them)."""
+        if self._panel_stale:
+            self._draw_panel()
+        return self._panel
+
     def wanted_height(self) -> int:
         """The height that shows the controls and the current step's tables without scrolling."""
         controls = self.layout().itemAt(0).sizeHint().height() + self.layout().spacing()
@@ -173,6 +182,8 @@ class QtStepTimeline(QtWidgets.QWidget):
         if shown == self.tables_shown():
             return
         self.scroll.setVisible(shown)
+        if shown and self._panel_stale:
+            self._draw_panel()
         self.setMaximumHeight(UNLIMITED_PX if shown else self.sizeHint().height())
         self.tables_shown_changed.emit(shown)
 
@@ -278,11 +289,11 @@ class QtStepTimeline(QtWidgets.QWidget):
         if not self.isVisible():
             self._stale = True
             return
-        filled, units = self.panel.filled(), self.panel.unit_count()
+        filled, units = self._panel.filled(), self._panel.unit_count()
         finished = filled >= units
         self._show_step()
-        if self.controller.trace is not None and not finished:
-            self.panel.set_filled(min(filled, self.panel.unit_count()))
+        if self.controller.trace is not None and not finished and not self._panel_stale:
+            self._panel.set_filled(min(filled, self._panel.unit_count()))
 
     def _show_step(self) -> None:
         if not self.isVisible():
@@ -295,10 +306,19 @@ class QtStepTimeline(QtWidgets.QWidget):
         self.strip.button(step).setChecked(True)
         if trace is None:
             self.pause()
-            self.panel.show_message(self.controller.error or "Type a sentence to see its steps.")
-        else:
-            self.panel.show_step(trace, step, self.controller.head, self.controller.colormap)
         self._style_strip()
+        if self.tables_shown():
+            self._draw_panel()
+        else:
+            self._panel_stale = True
+
+    def _draw_panel(self) -> None:
+        self._panel_stale = False
+        trace = self.controller.trace
+        if trace is None:
+            self._panel.show_message(self.controller.error or "Type a sentence to see its steps.")
+        else:
+            self._panel.show_step(trace, self.controller.step, self.controller.head, self.controller.colormap)
         self._show_focus()
 
     # --- the focus in the tables ----------------------------------------------------------------
@@ -309,6 +329,8 @@ class QtStepTimeline(QtWidgets.QWidget):
         """Frame the focused word in every table that has a row or column per word: in the n × n
         tables (scores, weights) its row when it is the word looking, its column when looked at; in
         the others its row (or, in Kᵀ, its column)."""
+        if self._panel_stale:
+            return  # drawn with the tables
         trace, focus = self.controller.trace, self.controller.focus
         words = tuple(trace.labels) if trace is not None else ()
         looked_at = self.controller.focus_role == LOOKED_AT
