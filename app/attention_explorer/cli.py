@@ -191,7 +191,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from .headless import export_view  # Qt, pyqtgraph and the views load only for images
 
     view = args.view or "heatmap"
-    export_view(model, sentence, options, view=view, matrix=args.matrix or "weights", head=head or 0,
+    export_view(model, sentence, options, view=view, matrix=args.matrix or "weights", head=head,
                 path=args.output, scale=args.image_scale or 1, transparent=args.transparent, step=_step(args))
     return 0
 
@@ -202,9 +202,9 @@ def _export_real(args: argparse.Namespace, kind: str) -> int:
         return 0
     from .headless import export_real_view  # Qt, pyqtgraph and the views load only for images
 
-    def choose(model) -> tuple[int, int]:
+    def choose(model) -> tuple[int, int | None]:
         layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
-        return layer or 0, head or 0
+        return layer or 0, head
 
     export_real_view(args.model, real_sentence(args), choose=choose, view=args.view or "heatmap",
                      matrix=args.matrix or "weights", path=args.output, scale=args.image_scale or 1,

@@ -71,7 +71,7 @@ def destroy_now(*objects) -> None:
 
 @contextlib.contextmanager
 def offscreen_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str,
-                   head: int, step: int | None = None) -> Iterator[object]:
+                   head: int | None, step: int | None = None) -> Iterator[object]:
     """A controller and one view of this computation, destroyed when the block ends."""
     from .controller import Controller
 
@@ -100,23 +100,26 @@ def real_controller(source: str, sentence: str):
 
 
 @contextlib.contextmanager
-def controller_view(controller, *, view: str, matrix: str, head: int,
+def controller_view(controller, *, view: str, matrix: str, head: int | None,
                     step: int | None = None) -> Iterator[object]:
     """One view of `controller` showing `matrix` of `head` (at `step` of engine.steps.STEPS, else the
-    finished computation); both destroyed when the block ends."""
+    finished computation); both destroyed when the block ends. With no head chosen the views show
+    head 1, and the arcs every head, as the window opens; a chosen head is the only one in the arcs."""
     controller.set_matrix(matrix)
-    controller.set_head(head)
+    controller.set_head(head or 0)
     if step is not None:
         controller.set_step(step)
     widget = None
     try:
         widget = build_view(view, controller)
+        if view == "arcs" and head is not None:
+            widget.all_heads.setChecked(False)
         yield widget
     finally:
         destroy_now(*(obj for obj in (widget, controller) if obj is not None))
 
 
-def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str, head: int,
+def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str, head: int | None,
                 path: str, scale: int, transparent: bool, step: int | None = None,
                 progress: Callable[[int, int], bool] | None = None) -> None:
     """Write `view` of this computation to `path` (.png or .svg; .gif plays the steps view through)."""
@@ -126,10 +129,11 @@ def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, 
         export_view_file(widget, path, scale, transparent, progress=progress)
 
 
-def export_real_view(source: str, sentence: str, *, choose: Callable[[object], tuple[int, int]], view: str,
+def export_real_view(source: str, sentence: str, *, choose: Callable[[object], tuple[int, int | None]], view: str,
                      matrix: str, path: str, scale: int, transparent: bool, step: int | None = None) -> None:
     """Write `view` of a real model (list name, HF folder or .gguf file) on `sentence` to `path`;
-    `choose(model)` gives the 0-based (layer, head) to show, or raises when the request does not fit."""
+    `choose(model)` gives the 0-based (layer, head) to show (head None: none chosen), or raises when the
+    request does not fit."""
     from .image_export import export_view_file
 
     controller = real_controller(source, sentence)
