@@ -406,7 +406,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_color_scheme_changed(self, *_):
         for graphics in (self.heatmap.graphics, self.row_bars.graphics, self.arcs.graphics):
-            graphics.setBackground(theme.background())
+            if graphics is not None:  # the bars' plot is built after the first paint
+                graphics.setBackground(theme.background())
         self.controller.refresh()
 
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 - Qt API

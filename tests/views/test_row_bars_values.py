@@ -1,10 +1,11 @@
 """The bars' values are written only while they fit, and appear once the bars grow wide enough."""
 
+import numpy as np
 from PySide6 import QtWidgets
 
 from attention_explorer import engine
 from attention_explorer.controller import Controller
-from attention_explorer.views.row_bars import QtRowBars
+from attention_explorer.views.row_bars import HINT, QtRowBars
 
 
 def test_values_appear_when_the_bars_grow_wide_enough(qtbot):
@@ -33,6 +34,8 @@ def test_the_title_is_cut_to_a_narrow_pane_and_whole_again_when_it_widens(qtbot)
     bars.resize(180, 300)
     bars.show()
     qtbot.waitExposed(bars)
+    controller.set_hovered(2)
+    controller.set_hovered(None)  # the plot, built at the first focus, holds the hint again
     QtWidgets.QApplication.processEvents()
     qtbot.wait(1)  # the plot is fitted to the pane once the layout has settled
     narrow = bars.plot.titleLabel.text
@@ -41,3 +44,29 @@ def test_the_title_is_cut_to_a_narrow_pane_and_whole_again_when_it_widens(qtbot)
     bars.resize(600, 300)
     QtWidgets.QApplication.processEvents()
     assert bars.plot.titleLabel.text == "Hover a word to see where it looks"
+
+
+def test_the_pane_starts_as_a_hint_and_builds_its_plot_while_idle_then_shows_it_at_the_first_focus(qtbot):
+    controller = Controller(engine.load_builtin("cat-sat-on-mat"), "the cat sat on the mat")
+    bars = QtRowBars(controller)
+    qtbot.addWidget(bars)
+    bars.resize(500, 300)
+    bars.show()
+    assert bars.currentWidget() is bars.hint and bars.hint.text() == HINT
+    assert bars.graphics is None  # not built for the first paint
+    qtbot.waitUntil(lambda: bars.graphics is not None, timeout=2000)  # built while idle ...
+    assert bars.currentWidget() is bars.hint  # ... and not shown until a word is focused
+    controller.set_hovered(1)
+    assert bars.currentWidget() is bars.graphics
+    np.testing.assert_array_equal(bars.shown_row(), controller.trace.heads[0].weights[1])
+    assert bars.plot.titleLabel.text == "where “cat” looks (head 1)"
+
+
+def test_the_first_focus_builds_the_plot_at_once_when_it_comes_before_the_idle_build(qtbot):
+    controller = Controller(engine.load_builtin("cat-sat-on-mat"), "the cat sat on the mat")
+    bars = QtRowBars(controller)
+    qtbot.addWidget(bars)
+    bars.resize(500, 300)
+    bars.show()
+    controller.set_hovered(2)
+    assert bars.currentWidget() is bars.graphics and bars.plot.titleLabel.text == "where “sat” looks (head 1)"

@@ -17,13 +17,50 @@ TITLE_POINT_SIZE, TITLE_MARGIN_PX = 9.0, 48  # margin: the layouts' and the labe
 MIN_BAR_PX_FOR_VALUES = 26.0  # write each bar's weight above it while bars are at least this wide
 
 
-class QtRowBars(QtWidgets.QWidget):
+HINT = "Hover a word to see where it looks"
+IDLE_BUILD_MS = 300  # the plot is built this long after the window first shows, before anyone hovers
+PLOT_SIZE_HINT = QtCore.QSize(600, 480)  # what a pyqtgraph view asks for: the pane's share, built or not
+
+
+class QtRowBars(QtWidgets.QStackedWidget):
     """Bars of the focused word's weights (its row, or its column when it is the word looked at),
-    each written above its bar while they fit; a hint when no word is in focus."""
+    each written above its bar while they fit; a hint when no word is in focus.
+
+    Until a word is first focused the pane holds only the hint: its pyqtgraph plot is built while the
+    app is idle after its first paint (or at that first focus), which takes it off the start."""
 
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
+        self.hint = QtWidgets.QLabel(HINT)
+        self.hint.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        self.hint.setWordWrap(True)
+        self._colour_hint()
+        self.addWidget(self.hint)
+        self.setMinimumWidth(180)  # beside the heatmap, which keeps the height
+        self.graphics: pg.GraphicsLayoutWidget | None = None  # the plot and its parts: see _build_plot
+        self._row: np.ndarray | None = None
+        self._title: tuple[str, int] | None = None  # (text as shown, colour) above the bars
+        self._full_title: tuple[str, QtGui.QColor] | None = None
+        for signal in (controller.trace_changed, controller.head_changed, controller.focus_changed):
+            signal.connect(self._redraw)
+
+    def sizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt API
+        return PLOT_SIZE_HINT
+
+    def _colour_hint(self) -> None:
+        """Muted text on the plots' background, as the plot's own hint, in the scheme of the moment."""
+        palette = self.hint.palette()
+        role = QtGui.QPalette.ColorRole
+        if (palette.color(role.WindowText), palette.color(role.Window)) != (theme.muted(), theme.background()):
+            palette.setColor(role.WindowText, theme.muted())
+            palette.setColor(role.Window, theme.background())
+            self.hint.setPalette(palette)
+            self.hint.setAutoFillBackground(True)
+
+    def _build_plot(self) -> None:
+        if self.graphics is not None:
+            return
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(theme.background())
         self.axis = TokenAxis("bottom", upright_allowed=False)
@@ -37,30 +74,36 @@ class QtRowBars(QtWidgets.QWidget):
         self.plot.addItem(self.bars)
         self.values = TextLayer(anchor=(0.5, 1.0), point_size=8)
         self.plot.addItem(self.values)
-        self.setMinimumWidth(180)  # beside the heatmap, which keeps the height
-        layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.graphics)
-        self.axis.token_hovered.connect(controller.set_hovered)
-        self.axis.token_clicked.connect(controller.toggle_pinned)
-        for signal in (controller.trace_changed, controller.head_changed, controller.focus_changed):
-            signal.connect(self._redraw)
+        self.addWidget(self.graphics)
+        self.axis.token_hovered.connect(self.controller.set_hovered)
+        self.axis.token_clicked.connect(self.controller.toggle_pinned)
         self.plot.getViewBox().sigResized.connect(self._update_value_visibility)
-        self._row: np.ndarray | None = None
-        self._title: tuple[str, int] | None = None  # (text as shown, colour) above the bars
-        self._full_title: tuple[str, QtGui.QColor] | None = None
-        self._redraw()
+        self.plot.getViewBox().sigResized.connect(self._refit_title)  # a plot built late is laid out after
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)
+        if self.graphics is None:
+            QtCore.QTimer.singleShot(IDLE_BUILD_MS, self, self._build_plot)
 
     def shown_row(self) -> np.ndarray | None:
         """The weights drawn as bars, or None when no word is in focus."""
         return self._row
 
     def values_written(self) -> bool:
-        return bool(self.values.labels()) and self.values.isVisible()
+        return self.graphics is not None and bool(self.values.labels()) and self.values.isVisible()
 
     def _redraw(self, *_):
         trace, focus = self.controller.trace, self.controller.focus
         self._row = None
+        if self.graphics is None or self.currentWidget() is self.hint:
+            if trace is None or focus is None or focus >= trace.n:
+                self._colour_hint()
+                return  # the hint stays until a word is first focused
+            self._build_plot()
+            self.setCurrentWidget(self.graphics)
+            if self.isVisible():  # laid out now, so the title below is cut to the real width
+                self.graphics.resize(self.size())
+                self.graphics.ci.layout.activate()
         if trace is not None:
             self.axis.set_tokens(trace.labels)
             self.plot.setXRange(-0.6, trace.n - 0.4, padding=0)
@@ -68,7 +111,7 @@ class QtRowBars(QtWidgets.QWidget):
             self.bars.setOpts(x=[], height=[])
             self.values.set_labels([])
             self.axis.set_focus(None)
-            self._set_title("Hover a word to see where it looks", theme.muted())
+            self._set_title(HINT, theme.muted())
             return
         weights = trace.heads[self.controller.head].weights
         looked_at = self.controller.focus_role == LOOKED_AT
@@ -104,10 +147,15 @@ class QtRowBars(QtWidgets.QWidget):
 
     def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)
-        if self._full_title is not None:
-            self._set_title(*self._full_title)
+        if self.graphics is None:
+            return
+        self._refit_title()
         # once the layout has settled: a plot laid out while a longer title held it wide keeps that width
         QtCore.QTimer.singleShot(0, self, self._fit_plot_to_pane)
+
+    def _refit_title(self, *_):
+        if self._full_title is not None:
+            self._set_title(*self._full_title)
 
     def _fit_plot_to_pane(self) -> None:
         self.graphics.centralWidget.setGeometry(QtCore.QRectF(self.graphics.viewport().rect()))
@@ -117,7 +165,7 @@ class QtRowBars(QtWidgets.QWidget):
 
     def _update_value_visibility(self, *_):
         trace = self.controller.trace
-        if trace is None:
+        if trace is None or self.currentWidget() is self.hint:
             return
         fits = self._values_fit(trace)
         if fits and self._row is not None and not self.values.labels():
