@@ -25,6 +25,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..controller import LOOKED_AT, LOOKING
 from . import theme
 from .cell_image import CellImage
+from .colour_bar import ColourBar
 from .hatch import MaskHatchItem
 from .matrix_frame import MatrixFrame
 from .message_label import message_label
@@ -96,8 +97,8 @@ class MatrixPlot(QtWidgets.QWidget):
         self.row_highlight = self._highlight_rect()
         self.col_highlight = self._highlight_rect()
         self._outline_rects: list[QtWidgets.QGraphicsRectItem] = []
-        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get(colormap), interactive=False, width=16)
-        self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        self.colorbar = ColourBar(self.image, pg.colormap.get(colormap), width=16)
+        self.colorbar.insert_into(self.plot)
         self.colorbar.axis.setWidth(COLOUR_BAR_TEXT_PX)
         self.colorbar.axis.setStyle(hideOverlappingLabels=False)  # a label at the very top (e.g. "row max") stays
         self.frame = MatrixFrame(self.graphics, self.title_item, self.plot, square=square_cells)

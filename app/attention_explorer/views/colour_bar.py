@@ -1,0 +1,76 @@
+"""The colour scale beside a matrix: the colour map as a bar, and an axis of the values it spans.
+
+pyqtgraph's ColorBarItem is a whole PlotItem (a view box, four axes, a context menu's widgets) for
+a bar that is never panned or dragged here; it cost about 8 ms of every heatmap's construction, the
+window's start included. This one is a gradient and one axis in a two-cell layout, and it keeps
+ColorBarItem's contract with the image: the same lookup table and levels are set on both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+
+class _Gradient(pg.GraphicsWidget):
+    """The colour map from the low level (bottom) to the high one (top), framed like an axis."""
+
+    def __init__(self, width: float):
+        super().__init__()
+        self.setFixedWidth(width)
+        self._image = QtGui.QImage()
+        self.pen = QtGui.QPen()
+
+    def set_table(self, lut: np.ndarray) -> None:
+        """`lut`: 256 RGBA rows, low to high."""
+        rows = np.ascontiguousarray(lut[::-1, None, :], dtype=np.uint8)  # top row = the high end
+        self._image = QtGui.QImage(rows.data, 1, len(rows), 4, QtGui.QImage.Format.Format_RGBA8888).copy()
+        self.update()
+
+    def paint(self, painter: QtGui.QPainter, *_):
+        rect = self.rect()
+        painter.drawImage(rect, self._image)
+        painter.setPen(self.pen)
+        painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        painter.drawRect(rect)
+
+
+class ColourBar(pg.GraphicsWidget):
+    """A vertical colour bar that colours `image` (a pyqtgraph ImageItem) with its colour map and levels.
+    insert_into(plot) puts it right of the plot's matrix, where ColorBarItem goes."""
+
+    def __init__(self, image: pg.ImageItem, colormap: pg.ColorMap, *, width: float = 16):
+        super().__init__()
+        self._image = image
+        self._levels = (0.0, 1.0)
+        self.bar = _Gradient(width)
+        self.axis = pg.AxisItem("right")
+        self.axis.setRange(*self._levels)
+        self.bar.pen = QtGui.QPen(self.axis.pen())
+        self.bar.pen.setCosmetic(True)
+        layout = QtWidgets.QGraphicsGridLayout()
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addItem(self.bar, 0, 0)
+        layout.addItem(self.axis, 0, 1)
+        self.setLayout(layout)
+        self.setColorMap(colormap)
+        self.setLevels(self._levels)
+
+    def insert_into(self, plot: pg.PlotItem) -> None:
+        plot.layout.addItem(self, 2, 5)  # the view box's row, after the right-hand axis
+        plot.layout.setColumnFixedWidth(4, 5)  # a gap between the matrix and the bar
+
+    def levels(self) -> tuple[float, float]:
+        return self._levels
+
+    def setLevels(self, levels: tuple[float, float]) -> None:  # noqa: N802 - the name ColorBarItem has
+        low, high = (float(x) for x in levels)
+        self._levels = (low, high)
+        self.axis.setRange(low, high)
+        self._image.setLevels(self._levels)
+
+    def setColorMap(self, colormap: pg.ColorMap) -> None:  # noqa: N802 - the name ColorBarItem has
+        self.bar.set_table(colormap.getLookupTable(nPts=256, alpha=True))
+        self._image.setColorMap(colormap)
