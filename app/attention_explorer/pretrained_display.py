@@ -106,12 +106,13 @@ def _hide(trace: Trace, hidden: list[int]) -> tuple[Trace, float, np.ndarray]:
     for head in trace.heads:
         result = pretrained.hide_tokens(head.weights, hidden)
         removed.append(float(result.removed.mean()) if len(result.removed) else 0.0)
-        square = {name: getattr(head, name)[np.ix_(kept, kept)] for name in ("scores", "scaled", "masked")}
+        block = pretrained.kept_block(kept)
+        square = {name: getattr(head, name)[block] for name in ("scores", "scaled", "masked")}
         rows = _row_arrays(head, lambda a: a[kept])
         heads.append(replace(head, weights=result.weights, **square, **rows))
     tokens = [trace.tokens[i] for i in kept]
-    return _with_rows(trace, heads, tokens, lambda a: a[kept],
-                      None if trace.mask is None else trace.mask[np.ix_(kept, kept)]), float(np.mean(removed)), kept
+    mask = None if trace.mask is None else trace.mask[pretrained.kept_block(kept)]
+    return _with_rows(trace, heads, tokens, lambda a: a[kept], mask), float(np.mean(removed)), kept
 
 
 def _merge(trace: Trace, words: tuple[tuple[int, ...], ...]) -> Trace:

@@ -86,3 +86,33 @@ def test_every_view_of_the_weights_keeps_rows_summing_to_one(case):
     np.testing.assert_allclose(attention_rollout(np.stack([weights[None]] * 2))[-1].sum(axis=1), 1.0, atol=1e-12)
     if n > 1:
         np.testing.assert_allclose(hide_tokens(weights, [0]).weights.sum(axis=1), 1.0, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 7).flatmap(lambda n: st.tuples(_row_stochastic(n), st.lists(st.integers(1, 3), min_size=1))),
+       st.data())
+def test_words_in_order_and_words_in_any_order_merge_by_the_same_rule(case, data):
+    # pieces in order take the fast path (sums over slices); the same words listed out of order take
+    # the general one: both give the same matrix, its rows and columns in the words' new order
+    weights, sizes = case
+    n = weights.shape[0]
+    words, start = [], 0
+    for size in sizes + [n]:
+        if start < n:
+            words.append(tuple(range(start, min(start + size, n))))
+            start += size
+    order = data.draw(st.permutations(range(len(words))))
+    shuffled = [words[i] for i in order]
+    np.testing.assert_allclose(merge_words(weights, shuffled), merge_words(weights, words)[np.ix_(order, order)],
+                               atol=1e-12)
+
+
+def test_hiding_the_ends_or_a_middle_token_gives_the_same_rule():
+    weights = np.arange(1.0, 17.0).reshape(4, 4)
+    weights /= weights.sum(axis=1, keepdims=True)
+    ends = hide_tokens(weights, [0, 3])       # one run kept: taken as a slice
+    middle = hide_tokens(weights, [1])        # two runs kept: taken by index
+    kept = weights[1:3, 1:3]
+    np.testing.assert_allclose(ends.weights, kept / kept.sum(axis=1, keepdims=True), atol=1e-15)
+    kept = weights[np.ix_([0, 2, 3], [0, 2, 3])]
+    np.testing.assert_allclose(middle.weights, kept / kept.sum(axis=1, keepdims=True), atol=1e-15)

@@ -39,8 +39,20 @@ def merge_words(weights: np.ndarray, words: Sequence[Sequence[int]]) -> np.ndarr
     pieces (each piece looks once). Rows still sum to 1.
     """
     weights = np.asarray(weights, dtype=np.float64)
+    starts = _run_starts(words, weights.shape[0])
+    if starts is not None:  # the usual case, pieces in order: sums over slices, 512 tokens in a millisecond
+        sizes = np.array([len(word) for word in words], dtype=np.float64)
+        return np.add.reduceat(np.add.reduceat(weights, starts, axis=1), starts, axis=0) / sizes[:, None]
     looked_at = np.stack([weights[:, list(word)].sum(axis=1) for word in words], axis=1)   # (n, words)
     return np.stack([looked_at[list(word)].mean(axis=0) for word in words], axis=0)       # (words, words)
+
+
+def _run_starts(words: Sequence[Sequence[int]], n: int) -> np.ndarray | None:
+    """Where each word starts when the words are runs of neighbouring tokens covering 0 … n−1 in
+    order (as the tokenizer gives them), else None."""
+    if any(len(word) == 0 for word in words) or [i for word in words for i in word] != list(range(n)):
+        return None
+    return np.array([word[0] for word in words], dtype=np.intp)
 
 
 @dataclass(frozen=True)
@@ -59,12 +71,21 @@ def hide_tokens(weights: np.ndarray, hidden: Sequence[int]) -> HiddenTokens:
     """
     weights = np.asarray(weights, dtype=np.float64)
     keep = np.setdiff1d(np.arange(weights.shape[0]), np.asarray(hidden, dtype=int))
-    shown = weights[np.ix_(keep, keep)]
+    shown = weights[kept_block(keep)]
     remaining = shown.sum(axis=1, keepdims=True)
     renormalised = np.divide(shown, remaining, out=np.zeros_like(shown), where=remaining > 0)
     totals = weights[keep].sum(axis=1)
     removed = np.divide(totals - remaining[:, 0], totals, out=np.zeros_like(totals), where=totals > 0)
     return HiddenTokens(renormalised, keep, removed)
+
+
+def kept_block(keep: np.ndarray) -> tuple:
+    """The index that takes rows and columns `keep` (sorted) of a square matrix: a slice, so no copy,
+    when they are one run (specials at the ends, a first-token sink), else np.ix_."""
+    if len(keep) and keep[-1] - keep[0] == len(keep) - 1:
+        run = slice(int(keep[0]), int(keep[-1]) + 1)
+        return run, run
+    return np.ix_(keep, keep)
 
 
 def words_after_hiding(words: Sequence[Sequence[int]], kept: Sequence[int]) -> tuple[tuple[int, ...], ...]:
