@@ -19,6 +19,8 @@ from pathlib import Path
 FIRST_PAINT_APP = """
 import os, time
 t0 = time.perf_counter()
+from attention_explorer.gc_policy import pause_for_start
+pause_for_start()  # as the command line does before it starts the window
 from attention_explorer.application import create_application, show_splash
 app = create_application()
 splash = show_splash()

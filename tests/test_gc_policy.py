@@ -1,6 +1,6 @@
-"""Python's cycle collector runs on the GUI thread only once the window has a model worker: a
-collection on the worker would destroy the GUI's garbage (closed windows and plots) off the GUI
-thread, which deadlocked the worker against the event loop."""
+"""Python's cycle collector: paused while the window starts, and run on the GUI thread only once the
+window has a model worker (a collection on the worker would destroy the GUI's garbage, closed
+windows and plots, off the GUI thread)."""
 
 import gc
 import threading
@@ -9,9 +9,9 @@ import weakref
 import pytest
 from PySide6 import QtCore
 
-from attention_explorer import engine
+from attention_explorer import engine, gc_policy
 from attention_explorer.controller import Controller
-from attention_explorer.gui_thread_gc import collect_on_gui_thread_only
+from attention_explorer.gc_policy import collect_on_gui_thread_only
 
 pytest.importorskip("tokenizers")
 
@@ -65,3 +65,38 @@ def test_it_must_be_started_from_the_gui_thread(qapp):
     worker.start()
     worker.join()
     assert errors == ["collect_on_gui_thread_only() must be called on the GUI thread"]
+
+
+@pytest.fixture
+def gc_state(monkeypatch):
+    """gc's switch as it was, put back after the test (a real model opened by an earlier test may
+    have handed collection to the GUI thread's timer)."""
+    was_enabled = gc.isenabled()
+    yield
+    (gc.enable if was_enabled else gc.disable)()
+
+
+def test_collection_is_paused_while_the_window_starts_and_resumed_after(gc_state, monkeypatch):
+    monkeypatch.setattr(gc_policy, "_collector", None)
+    gc.enable()
+    gc_policy.pause_for_start()
+    assert not gc.isenabled()
+    gc_policy.resume_after_start()
+    assert gc.isenabled()
+
+
+def test_a_worker_started_during_the_start_keeps_collection_on_the_gui_thread(gc_state, monkeypatch):
+    monkeypatch.setattr(gc_policy, "_collector", None)
+    gc.enable()
+    gc_policy.pause_for_start()
+    monkeypatch.setattr(gc_policy, "_collector", object())  # a real model opened while the window started
+    gc_policy.resume_after_start()
+    assert not gc.isenabled()  # the GUI thread's timer collects, not whichever thread allocates
+
+
+def test_the_pause_leaves_collection_off_when_someone_else_had_switched_it_off(gc_state, monkeypatch):
+    monkeypatch.setattr(gc_policy, "_collector", None)
+    gc.disable()
+    gc_policy.pause_for_start()
+    gc_policy.resume_after_start()
+    assert not gc.isenabled()

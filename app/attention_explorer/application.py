@@ -14,6 +14,7 @@ from . import __version__
 from .resources_path import resource_path
 
 APP_NAME = "Attention Explorer"
+RESUME_COLLECTION_MS = 1000  # cycle collection comes back on this long after the window is shown: painted by then
 
 
 def create_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
@@ -57,6 +58,7 @@ def run_window(model: str | None = None, sentence: str | None = None) -> int:
     from .app import MainWindow  # pyqtgraph and the views: the slow part of a start
     from .controller import Controller
     from .crash_handler import CrashHandler, default_log_dir
+    from .gc_policy import resume_after_start
     from .settings import open_settings
     from .views.crash_dialog import show_crash_dialog
 
@@ -72,6 +74,7 @@ def run_window(model: str | None = None, sentence: str | None = None) -> int:
     finally:
         splash.close()
     window.show()
+    QtCore.QTimer.singleShot(RESUME_COLLECTION_MS, resume_after_start)
     try:
         return app.exec()
     finally:

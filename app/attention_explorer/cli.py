@@ -278,6 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:
             check_sentence(args.gui_sentence)
+            from .gc_policy import pause_for_start
+
+            pause_for_start()  # no cycle collection while Qt loads and the window builds (run_window resumes it)
             from .application import run_window  # Qt widgets load only for the window
 
             return run_window(model=args.gui_model, sentence=args.gui_sentence)

@@ -14,7 +14,7 @@ from PySide6 import QtCore
 
 from .engine import EngineError, ModelError
 from .engine.pretrained import Cancelled
-from .gui_thread_gc import collect_on_gui_thread_only
+from .gc_policy import collect_on_gui_thread_only
 
 Work = Callable[[Callable[[float, str], bool]], Any]   # work(progress) -> result
 
