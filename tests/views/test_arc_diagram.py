@@ -181,3 +181,40 @@ def _inherited_size(root, text) -> float:
             return float(re.sub("[a-z]+$", "", node.get("font-size")))
         node = parents.get(node)
     raise AssertionError("an SVG text without a font size")
+
+
+def test_a_narrowed_pane_keeps_the_legend_and_the_right_hand_words_in_sight(qtbot):
+    """Eight heads' legend in a pane narrowed after it was drawn (a dock opening beside it): the
+    legend wraps and the plot shrinks back to the pane, so no right-hand word is cut off."""
+    model = engine.load_builtin("cat-sat-on-mat")
+    controller = Controller(model, "the cat sat on the mat", engine.Options(heads=8))
+    arcs = QtArcDiagram(controller)
+    qtbot.addWidget(arcs)
+    arcs.resize(700, 600)
+    arcs.show()
+    qtbot.waitExposed(arcs)
+    arcs.resize(250, 600)
+    QtWidgets.QApplication.processEvents()
+    qtbot.wait(1)  # the plot is refitted once the layout has settled
+    visible = arcs.graphics.viewport().width()
+    assert arcs.graphics.centralWidget.geometry().width() <= visible
+    rights = [rect.right() for _, rect in arcs.drawn_labels(RIGHT)]
+    assert rights and max(rights) <= visible, f"a right-hand word reaches {max(rights):.0f} px of {visible}"
+    lefts = [rect.left() for _, rect in arcs.drawn_labels(LEFT)]
+    assert lefts and min(lefts) >= 0, f"a left-hand word starts at {min(lefts):.0f} px"
+
+
+def test_the_longest_words_fit_beside_the_lines_in_a_narrow_pane(qtbot):
+    source = engine.model_to_dict(engine.load_builtin("cat-sat-on-mat"))
+    source["vocabulary"]["interminably"] = source["vocabulary"]["sat"]  # a word as wide as the room allows
+    controller = Controller(engine.model_from_dict(source), "the cat sat interminably on the mat")
+    arcs = QtArcDiagram(controller)
+    qtbot.addWidget(arcs)
+    arcs.resize(230, 600)
+    arcs.show()
+    qtbot.waitExposed(arcs)
+    QtWidgets.QApplication.processEvents()
+    visible = arcs.graphics.viewport().width()
+    for side in (LEFT, RIGHT):
+        rects = [rect for _, rect in arcs.drawn_labels(side)]
+        assert min(r.left() for r in rects) >= 0 and max(r.right() for r in rects) <= visible, side

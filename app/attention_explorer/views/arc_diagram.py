@@ -29,6 +29,7 @@ from .arc_lines import (
     strongest_first,
 )
 from .message_label import message_label
+from .plot_style import refit_scene_after_layout
 from .text_layer import Label, TextLayer
 from .token_axis import GAP_PX, MAX_LABEL_PX
 
@@ -37,9 +38,9 @@ AUTO_STRONGEST = 3
 LEFT, RIGHT = "left", "right"
 ROLE_OF_SIDE = {LEFT: LOOKING, RIGHT: LOOKED_AT}
 LABEL_OFFSET_PX = 8.0  # between a line's end and its word
-LEGEND_MARGIN_PX = 8
 DIMMED_OPACITY = 0.25  # the other words' lines while one word is focused
-X_RANGE = (-0.45, 1.45)
+X_MARGIN = 0.45  # room for the words on each side, in widths of the lines' span: more in a narrow pane
+LINES_LEAST_PX = 40.0  # the lines keep at least this width when the words take the rest
 Y_MARGIN = (0.7, 0.3)  # rows of room above the first word and below the last
 
 
@@ -54,6 +55,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self._selection: list[HeadArcs] = []  # the chosen lines of each head shown
         self._drawn: list[tuple[int, int, int, float]] = []  # (head, looking, looked at, weight)
         self._texts: list[str] = []  # the words as the regular labels show them (long ones shortened)
+        self._label_px = 0.0  # the widest of them, bold, with its gap to the lines
         self._legend_html: tuple[str, str] | None = None  # (text, colour) the legend shows
 
         self.all_heads = QtWidgets.QCheckBox("All heads")
@@ -100,6 +102,9 @@ class QtArcDiagram(QtWidgets.QWidget):
         esc.activated.connect(lambda: controller.set_pinned(None))
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.graphics.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        # the legend wraps to the plot's own new size (this widget's resize comes before the plot's)
+        self.graphics.sigDeviceRangeChanged.connect(lambda *_: self._fit_legend())
+        self.view.sigResized.connect(self._fit_x_range)
         self.view.sigResized.connect(self._place_labels)
         self.all_heads.toggled.connect(self._draw_lines)
         self.strongest.valueChanged.connect(self._draw_lines)
@@ -167,9 +172,11 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.graphics.show()
         size = 10 if trace.n <= 20 else 8
         self._texts = [_shortened(text, size) for text in trace.labels]
+        self._label_px = max(_bold_width(text, size) for text in self._texts) + LABEL_OFFSET_PX
         for layer in (*self.labels.values(), *self.focus_labels.values()):
             layer.set_point_size(size)
-        self.view.setRange(xRange=X_RANGE, yRange=(-Y_MARGIN[0], trace.n - Y_MARGIN[1]), padding=0)
+        self.view.setYRange(-Y_MARGIN[0], trace.n - Y_MARGIN[1], padding=0)
+        self._fit_x_range()
         if trace.n > AUTO_LIMIT_ABOVE and self.strongest.value() == 0:
             self.strongest.setValue(AUTO_STRONGEST)  # draws the lines through its signal
         else:
@@ -219,16 +226,25 @@ class QtArcDiagram(QtWidgets.QWidget):
     def _fit_legend(self) -> None:
         """The legend wraps at the view's width: unwrapped, a real model's twelve heads made the plot
         wider than its panel and pushed the right-hand words out of sight."""
-        width = max(80.0, self.graphics.width() - 2 * LEGEND_MARGIN_PX)
+        left, _top, right, _bottom = self.graphics.ci.layout.getContentsMargins()
+        width = max(80.0, self.graphics.viewport().width() - left - right)
         if self.legend.item.textWidth() != width:
             self.legend.item.setTextWidth(width)
             self.legend.updateMin()
-
-    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt API
-        super().resizeEvent(event)
-        self._fit_legend()
+            refit_scene_after_layout(self.graphics)  # the wider legend had widened the plot past the pane
 
     # --- labels ---------------------------------------------------------------------------------
+    def _fit_x_range(self, *_):
+        """Lines from 0 to 1 with room on each side for the widest word (bold, as when focused): a
+        fixed share of the width left "because" cut in a pane beside the model view."""
+        width = self.view.width()
+        margin = X_MARGIN
+        if width > 2 * self._label_px:
+            margin = max(X_MARGIN, self._label_px / max(width - 2 * self._label_px, LINES_LEAST_PX))
+        if self.view.viewRange()[0] != [-margin, 1 + margin]:
+            self.view.setXRange(-margin, 1 + margin, padding=0)
+            self.view.updateMatrix()  # now, not at the next paint: the labels are placed from it next
+
     def _place_labels(self, *_):
         """Regular labels every `stride` words, as many as fit without touching; the focused word in
         full, bold, in its own layer, with the regular labels it would touch left out."""
@@ -255,7 +271,8 @@ class QtArcDiagram(QtWidgets.QWidget):
             return None
         point = self.view.mapSceneToView(scene_pos)
         index = math.floor(point.y() + 0.5)
-        px_per_unit = self.view.width() / (X_RANGE[1] - X_RANGE[0])
+        left, right = self.view.viewRange()[0]
+        px_per_unit = self.view.width() / (right - left)
         reach = (LABEL_OFFSET_PX + MAX_LABEL_PX) / max(px_per_unit, 1e-6)
         if not 0 <= index < n:
             return None
@@ -293,6 +310,14 @@ def _shortened(text: str, point_size: float) -> str:
     font = QtGui.QFont()
     font.setPointSizeF(point_size)
     return QtGui.QFontMetricsF(font).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX)
+
+
+@functools.lru_cache(maxsize=4096)
+def _bold_width(text: str, point_size: float) -> float:
+    font = QtGui.QFont()
+    font.setPointSizeF(point_size)
+    font.setBold(True)
+    return QtGui.QFontMetricsF(font).horizontalAdvance(text)
 
 
 def _set_labels_if_changed(layer: TextLayer, labels: list[Label]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6 import QtCore
 
 
 def make_static(plot: pg.PlotItem) -> None:
@@ -22,3 +23,16 @@ def make_matrix(plot: pg.PlotItem) -> None:
     plot.invertY(True)
     plot.setDefaultPadding(0.0)
     make_static(plot)
+
+
+def refit_scene_after_layout(graphics: pg.GraphicsLayoutWidget) -> None:
+    """Give the scene's layout exactly the visible size again, now and once the layout has settled.
+
+    pyqtgraph sizes its layout to the view only when the view is resized; a layout that was held
+    wider for a moment (an unwrapped legend, a long title) keeps that width after its text has
+    shrunk, and its right-hand side stays out of sight."""
+    def refit():
+        graphics.centralWidget.setGeometry(QtCore.QRectF(graphics.viewport().rect()))
+
+    refit()
+    QtCore.QTimer.singleShot(0, graphics, refit)

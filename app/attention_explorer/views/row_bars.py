@@ -9,7 +9,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, Controller
 from . import theme
-from .plot_style import make_static
+from .plot_style import make_static, refit_scene_after_layout
 from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
 
@@ -150,15 +150,11 @@ class QtRowBars(QtWidgets.QStackedWidget):
         if self.graphics is None:
             return
         self._refit_title()
-        # once the layout has settled: a plot laid out while a longer title held it wide keeps that width
-        QtCore.QTimer.singleShot(0, self, self._fit_plot_to_pane)
+        refit_scene_after_layout(self.graphics)  # a plot laid out while a longer title held it wide kept that width
 
     def _refit_title(self, *_):
         if self._full_title is not None:
             self._set_title(*self._full_title)
-
-    def _fit_plot_to_pane(self) -> None:
-        self.graphics.centralWidget.setGeometry(QtCore.QRectF(self.graphics.viewport().rect()))
 
     def _values_fit(self, trace) -> bool:
         return self.plot.getViewBox().width() / max(trace.n, 1) >= MIN_BAR_PX_FOR_VALUES
