@@ -127,3 +127,15 @@ def test_a_tall_narrow_matrix_zooms_its_rows_and_keeps_every_column(qtbot):
     assert heatmap.is_zoomable() and len(visible_rows) < 40 and list(visible_cols) == list(range(8))
     width, height = heatmap.frame.cell_size()
     assert width > height >= 12  # the columns fill the pane; the rows are readable
+
+
+def test_a_title_longer_than_the_pane_ends_in_an_ellipsis_and_is_whole_again_when_it_widens(qtbot):
+    title = "attention weights softmax(QKᵀ/√d_k) — MiniLM-L6 (encoder), layer 1, head 1 of 12"
+    heatmap = _heatmap(qtbot, width=300)
+    heatmap.show_matrix(np.eye(3), ["a", "b", "c"], ["a", "b", "c"], title=title)
+    QtWidgets.QApplication.processEvents()
+    shown = heatmap.title_item.text
+    assert heatmap.title() == title and shown.endswith("…") and title.startswith(shown[:-1])
+    assert heatmap.title_item.geometry().right() <= heatmap.graphics.viewport().width()
+    heatmap.resize(1000, 500)
+    qtbot.waitUntil(lambda: heatmap.title_item.text == title)

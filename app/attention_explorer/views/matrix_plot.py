@@ -37,6 +37,7 @@ MIN_CELL_PX_FOR_VALUES = (30.0, 16.0)  # write values in cells at least this wid
 VALUE_PADDING_PX = 4.0                  # ... and wider than the widest value by this much
 MAX_WRITTEN_CELLS = 40 * 40             # larger matrices are never written: unreadable, and slow to lay out
 COLOUR_BAR_TEXT_PX = 64                 # one width for every span, so the plot's size holds
+TITLE_SLACK_PX = 8                      # the title label's own margins
 
 
 class MatrixPlot(QtWidgets.QWidget):
@@ -59,6 +60,7 @@ class MatrixPlot(QtWidgets.QWidget):
         self._value_format, self._masked_text = "{:.2f}", ""
         self._colormap = colormap
         self._title_size = title_size
+        self._title = ""
         self._focus: tuple[int | None, int | None] = (None, None)
         self._focused_words: tuple[int | None, int | None] = (None, None)  # drawn as focused on (left, top)
         self._outlined: list[tuple[int, int]] = []
@@ -126,7 +128,8 @@ class MatrixPlot(QtWidgets.QWidget):
         return self.top_axis.labels()
 
     def title(self) -> str:
-        return self.title_item.text
+        """The whole title (on screen it ends in … where the pane is narrower)."""
+        return self._title
 
     def levels(self) -> tuple[float, float]:
         return tuple(float(x) for x in self.colorbar.levels())
@@ -197,8 +200,9 @@ class MatrixPlot(QtWidgets.QWidget):
         self.top_axis.set_tokens(column_labels)
         if axis_titles is not None:
             self._set_axis_titles(axis_titles)
-        if title != self.title_item.text:
-            self.title_item.setText(title, color=theme.foreground(), size=self._title_size)
+        if title != self._title:
+            self._title = title
+            self._fit_title()
         self._write_values(matrix, colours, masked, masked_text, value_format)
         self.set_outlined([])
         if reshaped:
@@ -334,7 +338,19 @@ class MatrixPlot(QtWidgets.QWidget):
         return rect
 
     # --- zoom and pan ---------------------------------------------------------------------------
+    def _fit_title(self) -> None:
+        """The title in one line, cut with … to the pane: a real model's long title ran past the
+        edge of a heatmap beside the model view."""
+        font = QtGui.QFont()
+        font.setPointSizeF(float(self._title_size.removesuffix("pt")))
+        left, _top, right, _bottom = self.graphics.ci.layout.getContentsMargins()
+        width = max(40, int(self.graphics.viewport().width() - left - right - TITLE_SLACK_PX))
+        shown = QtGui.QFontMetrics(font).elidedText(self._title, QtCore.Qt.TextElideMode.ElideRight, width)
+        if shown != self.title_item.text:  # a new text re-lays out the scene
+            self.title_item.setText(shown, color=theme.foreground(), size=self._title_size)
+
     def _on_resized(self, *_, force: bool = False) -> None:
+        self._fit_title()
         row, col = self._focus
         self.frame.update(self._shown.shape if self._shown is not None else (0, 0),
                           row if row is not None else col, force)
