@@ -23,18 +23,21 @@ def sentence_of(n: int, model: engine.ToyModel) -> str:
     return " ".join(words[(7 * i) % len(words)] for i in range(n))
 
 
+def shown_arcs(qtbot, controller: Controller, size=(520, 720)) -> QtArcDiagram:
+    arcs = QtArcDiagram(controller)
+    qtbot.addWidget(arcs)
+    arcs.resize(*size)
+    arcs.show()
+    qtbot.waitExposed(arcs)
+    QtWidgets.QApplication.processEvents()
+    return arcs
+
+
 @pytest.fixture
 def make_arcs(qtbot):
     def make(n: int | None = None, size=(520, 720)) -> QtArcDiagram:
         model = engine.load_builtin("cat-sat-on-mat")
-        controller = Controller(model, None if n is None else sentence_of(n, model))
-        arcs = QtArcDiagram(controller)
-        qtbot.addWidget(arcs)
-        arcs.resize(*size)
-        arcs.show()
-        qtbot.waitExposed(arcs)
-        QtWidgets.QApplication.processEvents()
-        return arcs
+        return shown_arcs(qtbot, Controller(model, None if n is None else sentence_of(n, model)), size)
     return make
 
 
@@ -187,12 +190,7 @@ def test_a_narrowed_pane_keeps_the_legend_and_the_right_hand_words_in_sight(qtbo
     """Eight heads' legend in a pane narrowed after it was drawn (a dock opening beside it): the
     legend wraps and the plot shrinks back to the pane, so no right-hand word is cut off."""
     model = engine.load_builtin("cat-sat-on-mat")
-    controller = Controller(model, "the cat sat on the mat", engine.Options(heads=8))
-    arcs = QtArcDiagram(controller)
-    qtbot.addWidget(arcs)
-    arcs.resize(700, 600)
-    arcs.show()
-    qtbot.waitExposed(arcs)
+    arcs = shown_arcs(qtbot, Controller(model, "the cat sat on the mat", engine.Options(heads=8)), (700, 600))
     arcs.resize(250, 600)
     QtWidgets.QApplication.processEvents()
     qtbot.wait(1)  # the plot is refitted once the layout has settled
@@ -207,13 +205,8 @@ def test_a_narrowed_pane_keeps_the_legend_and_the_right_hand_words_in_sight(qtbo
 def test_the_longest_words_fit_beside_the_lines_in_a_narrow_pane(qtbot):
     source = engine.model_to_dict(engine.load_builtin("cat-sat-on-mat"))
     source["vocabulary"]["interminably"] = source["vocabulary"]["sat"]  # a word as wide as the room allows
-    controller = Controller(engine.model_from_dict(source), "the cat sat interminably on the mat")
-    arcs = QtArcDiagram(controller)
-    qtbot.addWidget(arcs)
-    arcs.resize(230, 600)
-    arcs.show()
-    qtbot.waitExposed(arcs)
-    QtWidgets.QApplication.processEvents()
+    arcs = shown_arcs(qtbot, Controller(engine.model_from_dict(source), "the cat sat interminably on the mat"),
+                      (230, 600))
     visible = arcs.graphics.viewport().width()
     for side in (LEFT, RIGHT):
         rects = [rect for _, rect in arcs.drawn_labels(side)]

@@ -1,4 +1,5 @@
-"""The bars' values are written only while they fit, and appear once the bars grow wide enough."""
+"""The row bars: a hint until a word is first focused, values written only while they fit, and a
+title cut to a narrow pane."""
 
 import numpy as np
 from PySide6 import QtWidgets
@@ -8,16 +9,21 @@ from attention_explorer.controller import Controller
 from attention_explorer.views.row_bars import HINT, QtRowBars
 
 
-def test_values_appear_when_the_bars_grow_wide_enough(qtbot):
-    controller = Controller(engine.load_builtin("cat-sat-on-mat"), " ".join(["the cat sat on the mat"] * 5))
-    bars = QtRowBars(controller)
+def shown_bars(qtbot, size: tuple[int, int], sentence: str = "the cat sat on the mat") -> QtRowBars:
+    bars = QtRowBars(Controller(engine.load_builtin("cat-sat-on-mat"), sentence))
     qtbot.addWidget(bars)
-    bars.resize(400, 300)  # thirty bars of about 12 px: no room for "0.25"
+    bars.resize(*size)
     bars.show()
+    return bars
+
+
+def test_values_appear_when_the_bars_grow_wide_enough(qtbot):
+    bars = shown_bars(qtbot, (400, 300), " ".join(["the cat sat on the mat"] * 5))  # 30 bars of 12 px
+    controller = bars.controller
     qtbot.waitExposed(bars)
     controller.set_hovered(2)
     QtWidgets.QApplication.processEvents()
-    assert not bars.values_written()
+    assert not bars.values_written()  # no room for "0.25"
     bars.resize(1800, 300)
     QtWidgets.QApplication.processEvents()
     assert bars.values_written()
@@ -28,45 +34,33 @@ def test_values_appear_when_the_bars_grow_wide_enough(qtbot):
 def test_the_title_is_cut_to_a_narrow_pane_and_whole_again_when_it_widens(qtbot):
     """Beside an open dock the bars' pane can be narrower than its hint: the title ends in … and the
     plot stays inside the pane instead of running past its edge."""
-    controller = Controller(engine.load_builtin("cat-sat-on-mat"), "the cat sat on the mat")
-    bars = QtRowBars(controller)
-    qtbot.addWidget(bars)
-    bars.resize(180, 300)
-    bars.show()
+    bars = shown_bars(qtbot, (180, 300))
     qtbot.waitExposed(bars)
-    controller.set_hovered(2)
-    controller.set_hovered(None)  # the plot, built at the first focus, holds the hint again
+    bars.controller.set_hovered(2)
+    bars.controller.set_hovered(None)  # the plot, built at the first focus, holds the hint again
     QtWidgets.QApplication.processEvents()
     qtbot.wait(1)  # the plot is fitted to the pane once the layout has settled
     narrow = bars.plot.titleLabel.text
-    assert narrow.endswith("…") and "Hover a word to see where it looks".startswith(narrow[:-1])
+    assert narrow.endswith("…") and HINT.startswith(narrow[:-1])
     assert bars.graphics.centralWidget.geometry().width() <= bars.width(), "the plot reaches past the pane"
     bars.resize(600, 300)
     QtWidgets.QApplication.processEvents()
-    assert bars.plot.titleLabel.text == "Hover a word to see where it looks"
+    assert bars.plot.titleLabel.text == HINT
 
 
 def test_the_pane_starts_as_a_hint_and_builds_its_plot_while_idle_then_shows_it_at_the_first_focus(qtbot):
-    controller = Controller(engine.load_builtin("cat-sat-on-mat"), "the cat sat on the mat")
-    bars = QtRowBars(controller)
-    qtbot.addWidget(bars)
-    bars.resize(500, 300)
-    bars.show()
+    bars = shown_bars(qtbot, (500, 300))
     assert bars.currentWidget() is bars.hint and bars.hint.text() == HINT
     assert bars.graphics is None  # not built for the first paint
     qtbot.waitUntil(lambda: bars.graphics is not None, timeout=2000)  # built while idle ...
     assert bars.currentWidget() is bars.hint  # ... and not shown until a word is focused
-    controller.set_hovered(1)
+    bars.controller.set_hovered(1)
     assert bars.currentWidget() is bars.graphics
-    np.testing.assert_array_equal(bars.shown_row(), controller.trace.heads[0].weights[1])
+    np.testing.assert_array_equal(bars.shown_row(), bars.controller.trace.heads[0].weights[1])
     assert bars.plot.titleLabel.text == "where “cat” looks (head 1)"
 
 
 def test_the_first_focus_builds_the_plot_at_once_when_it_comes_before_the_idle_build(qtbot):
-    controller = Controller(engine.load_builtin("cat-sat-on-mat"), "the cat sat on the mat")
-    bars = QtRowBars(controller)
-    qtbot.addWidget(bars)
-    bars.resize(500, 300)
-    bars.show()
-    controller.set_hovered(2)
+    bars = shown_bars(qtbot, (500, 300))
+    bars.controller.set_hovered(2)
     assert bars.currentWidget() is bars.graphics and bars.plot.titleLabel.text == "where “sat” looks (head 1)"
