@@ -140,13 +140,11 @@ def _merge(trace: Trace, words: tuple[tuple[int, ...], ...]) -> Trace:
 
 
 def _runs(words: tuple[tuple[int, ...], ...], n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Where each word starts and how many pieces it has. Words are runs of neighbouring pieces that
-    cover every token (as the tokenizer and words_after_hiding give them), so sums over a word are
-    np.add.reduceat slices."""
-    flat = [i for word in words for i in word]
-    if flat != list(range(n)):
+    """Where each word starts and how many pieces it has: a real model's words are always runs."""
+    runs = pretrained.word_runs(words, n)
+    if runs is None:
         raise ValueError("words must be runs of neighbouring tokens covering all of them")
-    return np.array([word[0] for word in words]), np.array([len(word) for word in words], dtype=np.float64)
+    return runs
 
 
 def _row_arrays(head: HeadTrace, pick) -> dict[str, np.ndarray]:

@@ -39,20 +39,22 @@ def merge_words(weights: np.ndarray, words: Sequence[Sequence[int]]) -> np.ndarr
     pieces (each piece looks once). Rows still sum to 1.
     """
     weights = np.asarray(weights, dtype=np.float64)
-    starts = _run_starts(words, weights.shape[0])
-    if starts is not None:  # the usual case, pieces in order: sums over slices, 512 tokens in a millisecond
-        sizes = np.array([len(word) for word in words], dtype=np.float64)
+    runs = word_runs(words, weights.shape[0])
+    if runs is not None:  # the usual case, pieces in order: sums over slices, 512 tokens in a millisecond
+        starts, sizes = runs
         return np.add.reduceat(np.add.reduceat(weights, starts, axis=1), starts, axis=0) / sizes[:, None]
     looked_at = np.stack([weights[:, list(word)].sum(axis=1) for word in words], axis=1)   # (n, words)
     return np.stack([looked_at[list(word)].mean(axis=0) for word in words], axis=0)       # (words, words)
 
 
-def _run_starts(words: Sequence[Sequence[int]], n: int) -> np.ndarray | None:
-    """Where each word starts when the words are runs of neighbouring tokens covering 0 … n−1 in
-    order (as the tokenizer gives them), else None."""
+def word_runs(words: Sequence[Sequence[int]], n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where each word starts and how many pieces it has (as floats, to divide by), when the words
+    are runs of neighbouring tokens covering 0 … n−1 in order (as the tokenizer and
+    words_after_hiding give them), so sums over a word are np.add.reduceat slices; else None."""
     if any(len(word) == 0 for word in words) or [i for word in words for i in word] != list(range(n)):
         return None
-    return np.array([word[0] for word in words], dtype=np.intp)
+    return (np.array([word[0] for word in words], dtype=np.intp),
+            np.array([len(word) for word in words], dtype=np.float64))
 
 
 @dataclass(frozen=True)
