@@ -40,9 +40,10 @@ def test_a_window_controller_starts_no_worker_until_a_real_model_opens_then_coll
     weakref.finalize(garbage, lambda: freed_on.append(threading.current_thread()))
     del garbage
 
+    kept = []  # alive until the end: freed objects would take the collector's count back down
+
     def allocate():  # what a forward on the worker does: far past every collection threshold
-        for _ in range(200):
-            _ = [[] for _ in range(1000)]
+        kept.extend([] for _ in range(20_000))
 
     worker = threading.Thread(target=allocate)
     worker.start()
