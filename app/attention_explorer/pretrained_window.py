@@ -72,6 +72,7 @@ class PretrainedParts(QtCore.QObject):
         if app is not None:  # quitting stops a load at its next step instead of waiting for it to finish
             app.aboutToQuit.connect(controller.cancel)
         window.views["model"] = self.model_view
+        self._editor_was_open = False
         self._on_real_model_changed(controller.real_model)
 
     def open_folder_dialog(self) -> None:
@@ -107,14 +108,27 @@ class PretrainedParts(QtCore.QObject):
             action.setEnabled(not real)
         editor.undo_action.setEnabled(not real and editor.undo_stack.canUndo())
         editor.redo_action.setEnabled(not real and editor.undo_stack.canRedo())
-        window.model_editor_dock.setEnabled(not real)
-        window.model_editor_dock.setToolTip(REAL_MODEL_NOTE if real else "")
+        self._put_editor_away(real)
         # the lessons teach with the toy models' own words and switches
         for action in window.lesson_actions.values():
             action.setEnabled(not real)
             action.setToolTip(LESSONS_NOTE if real else action.text())
         if real and window.lessons_window is not None:
             window.lessons_window.hide()
+
+
+    def _put_editor_away(self, real: bool) -> None:
+        """The model editor edits toy models: beside a real model its dock goes (it took a third of the
+        window from the model view) and its menu entry says why; it comes back with a toy model."""
+        dock, toggle = self.window.model_editor_dock, self.window.model_editor_dock.toggleViewAction()
+        if real and toggle.isEnabled():
+            self._editor_was_open = dock.isVisible()
+            dock.hide()
+        elif not real and not toggle.isEnabled() and self._editor_was_open:
+            dock.show()
+        toggle.setEnabled(not real)
+        toggle.setToolTip(REAL_MODEL_NOTE if real else toggle.text())
+        toggle.setStatusTip(REAL_MODEL_NOTE if real else "")
 
 
 def attach_pretrained(window) -> PretrainedParts:

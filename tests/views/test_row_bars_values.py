@@ -1,5 +1,5 @@
-"""The row bars: a hint until a word is first focused, values written only while they fit, and a
-title cut to a narrow pane."""
+"""The row bars: a hint while no word is focused, values written only while they fit, and a title cut
+to a narrow pane."""
 
 import numpy as np
 from PySide6 import QtWidgets
@@ -32,20 +32,30 @@ def test_values_appear_when_the_bars_grow_wide_enough(qtbot):
 
 
 def test_the_title_is_cut_to_a_narrow_pane_and_whole_again_when_it_widens(qtbot):
-    """Beside an open dock the bars' pane can be narrower than its hint: the title ends in … and the
+    """Beside an open dock the bars' pane can be narrower than its title: the title ends in … and the
     plot stays inside the pane instead of running past its edge."""
     bars = shown_bars(qtbot, (180, 300))
     qtbot.waitExposed(bars)
     bars.controller.set_hovered(2)
-    bars.controller.set_hovered(None)  # the plot, built at the first focus, holds the hint again
     QtWidgets.QApplication.processEvents()
     qtbot.wait(1)  # the plot is fitted to the pane once the layout has settled
+    whole = "where “sat” looks (head 1)"
     narrow = bars.plot.titleLabel.text
-    assert narrow.endswith("…") and HINT.startswith(narrow[:-1])
+    assert narrow.endswith("…") and whole.startswith(narrow[:-1])
     assert bars.graphics.centralWidget.geometry().width() <= bars.width(), "the plot reaches past the pane"
     bars.resize(600, 300)
     QtWidgets.QApplication.processEvents()
-    assert bars.plot.titleLabel.text == HINT
+    assert bars.plot.titleLabel.text == whole
+
+
+def test_the_hint_comes_back_when_the_focus_goes(qtbot):
+    """A pane with no word in focus looks as it does when the window opens: the hint, not empty bars."""
+    bars = shown_bars(qtbot, (500, 300))
+    qtbot.waitExposed(bars)
+    bars.controller.set_hovered(2)
+    assert bars.currentWidget() is bars.graphics
+    bars.controller.set_hovered(None)
+    assert bars.currentWidget() is bars.hint and bars.shown_row() is None
 
 
 def test_the_pane_starts_as_a_hint_and_builds_its_plot_while_idle_then_shows_it_at_the_first_focus(qtbot):

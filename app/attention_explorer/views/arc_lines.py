@@ -10,15 +10,16 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from . import theme
+from .pixel_padded import PixelPaddedItem
 
 BUCKETS = 10
 MIN_WEIGHT_DRAWN = 0.005
 FEW_PER_ROW = 8  # up to this many strongest per row are found by argmax passes, more by sorting
 LAYERED_WIDTH_PX = 1.0  # lines at least this wide go through an opaque layer (see ArcLinesItem)
+PEN_REACH_PX = 8  # how far a line's stroke may reach past its ends: the widest pen is 7.6 px
 
 # (pen, pairs): pairs is an (m, 2) array of (looking word, looked-at word)
 Batch = tuple[QtGui.QPen, np.ndarray]
@@ -103,7 +104,7 @@ def batches_of(arcs: list[HeadArcs]) -> list[Batch]:
     return batches
 
 
-class ArcLinesItem(pg.GraphicsObject):
+class ArcLinesItem(PixelPaddedItem):
     """Straight lines from (0, i) to (1, j), drawn in batches, one pen per batch, and kept as an image
     until the lines or the view change: dimming the lines (setOpacity) while a word is focused then
     costs one blit, not thousands of strokes.
@@ -137,7 +138,8 @@ class ArcLinesItem(pg.GraphicsObject):
         return self._batches
 
     def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 - Qt API
-        return self._rect
+        # the pens' widths and round caps reach past the lines' ends, in pixels
+        return self.padded(self._rect, PEN_REACH_PX, PEN_REACH_PX)
 
     def paint(self, painter, *_):
         if not self._batches:
@@ -175,7 +177,8 @@ class ArcLinesItem(pg.GraphicsObject):
         return batches
 
     def _render(self, to_device: QtGui.QTransform, ratio: float) -> tuple[QtCore.QPoint, QtGui.QImage]:
-        area = to_device.mapRect(self._rect).toAlignedRect().adjusted(-8, -8, 8, 8)  # room for the widest pen
+        reach = PEN_REACH_PX
+        area = to_device.mapRect(self._rect).toAlignedRect().adjusted(-reach, -reach, reach, reach)
         image = _transparent_image(area.size(), ratio)
         layer = None
         painter = _antialiased_painter(image)

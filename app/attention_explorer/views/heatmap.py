@@ -39,6 +39,7 @@ class QtHeatmap(MatrixPlot):
                          cell_tips=False)  # its own tooltip and readout say more (see cell_text)
         self.controller = controller
         self.hover_text = ""
+        self._readout_cell: tuple[int, int] | None = None  # the cell under the mouse, read out below
         self._colour_scale = "fixed"
         self._colour_scale_chosen = False  # until the reader picks one, it follows the sentence's length
         self.plot.setLabel("left", "word looking")
@@ -108,6 +109,24 @@ class QtHeatmap(MatrixPlot):
     def colour_scale(self) -> str:
         return self._colour_scale
 
+    def colour_scale_chosen(self) -> bool:
+        """Whether the reader picked the span (else it follows the sentence's length)."""
+        return self._colour_scale_chosen
+
+    def readout_cell(self) -> tuple[int, int] | None:
+        return self._readout_cell
+
+    def show_readout(self, cell: tuple[int, int] | None) -> None:
+        """Read out `cell` under the heatmap, from the trace shown now: a readout is redrawn with the
+        matrix, so it never keeps the numbers of an earlier sentence or setting."""
+        trace = self.controller.trace
+        if cell is not None and (trace is None or max(cell) >= trace.n):
+            cell = None
+        self._readout_cell = cell
+        self.hover_text = "" if cell is None else self.cell_text(*cell)
+        self.readout.setText(self.hover_text or " ")
+        self.readout.setToolTip(self.hover_text)
+
     def set_colour_scale(self, key: str) -> None:
         """"fixed" (0–1), "data" (the shown weights' span) or "row" (each row from 0 to its largest).
         A choice made here stays; before one is made, see _follow_length."""
@@ -134,7 +153,7 @@ class QtHeatmap(MatrixPlot):
         trace = self.controller.trace
         if trace is None:
             self.show_message(self.controller.error or "Type a sentence to see its attention.")
-            self.readout.setText(" ")
+            self.show_readout(None)
             return
         matrix = trace.matrix(self.controller.matrix, self.controller.head)
         # Masked cells are left empty (NaN, transparent) and hatched: the trace holds −∞ in the
@@ -154,6 +173,7 @@ class QtHeatmap(MatrixPlot):
         self.show_matrix(matrix, trace.labels, trace.labels, title=title, mask=mask, levels=levels, colours=colours,
                          colormap=self.controller.colormap)
         self._label_colour_bar(weights)
+        self.show_readout(self._readout_cell)
         self._on_focus_changed(self.controller.focus)
 
     def _colour_values(self, display: np.ndarray, weights: bool) -> tuple[np.ndarray, tuple[float, float]]:
@@ -174,15 +194,12 @@ class QtHeatmap(MatrixPlot):
 
     # --- hover and highlight --------------------------------------------------------------------
     def _on_cell_hovered(self, cell, screen_pos) -> None:
+        self.show_readout(cell)
         if cell is None:
-            self.hover_text = ""
-            self.readout.setText(" ")
             QtWidgets.QToolTip.hideText()
             self.controller.set_hovered(None)
             return
-        row, col = cell
-        self.hover_text = self.cell_text(row, col)
-        self.readout.setText(self.hover_text)
+        row, _col = cell
         if screen_pos is not None:
             QtWidgets.QToolTip.showText(QtCore.QPoint(int(screen_pos.x()), int(screen_pos.y())), self.hover_text,
                                         self.graphics)

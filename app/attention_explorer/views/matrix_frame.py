@@ -67,6 +67,9 @@ class MatrixFrame:
         n_rows, n_cols = self.shape
         if not n_rows or not n_cols:
             return
+        # the axes may just have been given new widths for new words: measure them laid out, or the
+        # plot keeps the old words' room and the matrix sits off-centre (or is cut) until a resize
+        self.graphics.ci.layout.activate()
         over_w = self.plot.width() - self.view.width()    # axes and colour bar: fixed sizes
         over_h = self.plot.height() - self.view.height()
         layout = self.graphics.ci.layout

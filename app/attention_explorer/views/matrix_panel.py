@@ -174,6 +174,14 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self._pinned = None if self._pinned == cell else cell
         self._update_arithmetic()
 
+    def chosen_cells(self) -> tuple[Cell | None, Cell | None]:
+        """The result cells under the mouse and clicked (a view's own state, kept across redraws of the step)."""
+        return self._hovered, self._pinned
+
+    def restore_cells(self, hovered: Cell | None, pinned: Cell | None) -> None:
+        self._hovered, self._pinned = hovered, pinned
+        self._update_arithmetic()
+
     def shown_cell(self) -> Cell | None:
         """The cell written out: hovered, else pinned, else (while playing) the one filled last."""
         for cell in (self._hovered, self._pinned):

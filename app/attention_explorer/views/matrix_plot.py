@@ -29,7 +29,7 @@ from .colour_bar import ColourBar
 from .hatch import MaskHatchItem
 from .matrix_frame import MatrixFrame
 from .message_label import message_label
-from .plot_style import make_matrix
+from .plot_style import make_matrix, refit_scene_after_layout
 from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
 
@@ -348,6 +348,7 @@ class MatrixPlot(QtWidgets.QWidget):
         shown = QtGui.QFontMetrics(font).elidedText(self._title, QtCore.Qt.TextElideMode.ElideRight, width)
         if shown != self.title_item.text:  # a new text re-lays out the scene
             self.title_item.setText(shown, color=theme.foreground(), size=self._title_size)
+            refit_scene_after_layout(self.graphics)  # a longer title before this one held the scene too wide
 
     def _on_resized(self, *_, force: bool = False) -> None:
         self._fit_title()

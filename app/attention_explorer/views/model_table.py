@@ -57,6 +57,8 @@ class QtModelTable(QtCore.QAbstractTableModel):
 
     # --- model → table --------------------------------------------------------------------------
     def _reload(self, *_) -> None:
+        if self.controller.is_real:
+            return  # the controller's options describe the real model now; the toy model waits unchanged
         model = self.controller.model
         values = model_edits.values(model, self.field) if self.available else np.zeros((0, 0))
         heads = self.controller.options.heads

@@ -118,6 +118,7 @@ class QtModelView(QtWidgets.QWidget):
         layout.addWidget(self.caption)
         layout.addWidget(self.scroll, 1)
         layout.addWidget(self.readout)
+        self.scroll.viewport().installEventFilter(self)
         for signal in (controller.pretrained_trace_changed, controller.real_view_changed,
                        controller.colormap_changed, controller.real_model_changed):
             signal.connect(self.rebuild)
@@ -152,9 +153,12 @@ class QtModelView(QtWidgets.QWidget):
         self._fit_cells()
         self.grid.update()
 
-    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt API
-        super().resizeEvent(event)
-        self._fit_cells()
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt API
+        # the scroll area's own viewport, once laid out: this widget's resize comes before it, when
+        # the viewport still has its old width (a view built at its size then drew cells too large)
+        if watched is self.scroll.viewport() and event.type() == QtCore.QEvent.Type.Resize:
+            self._fit_cells()
+        return False
 
     def _fit_cells(self) -> None:
         """Cells as large as the width allows, within limits; the height scrolls."""

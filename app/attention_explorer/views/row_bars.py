@@ -44,6 +44,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self._full_title: tuple[str, QtGui.QColor] | None = None
         for signal in (controller.trace_changed, controller.head_changed, controller.focus_changed):
             signal.connect(self._redraw)
+        self._redraw()
 
     def sizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt API
         return PLOT_SIZE_HINT
@@ -95,24 +96,18 @@ class QtRowBars(QtWidgets.QStackedWidget):
     def _redraw(self, *_):
         trace, focus = self.controller.trace, self.controller.focus
         self._row = None
+        if trace is None or focus is None or focus >= trace.n:
+            self._colour_hint()
+            self.setCurrentWidget(self.hint)  # no word in focus: the hint, as in a pane built now
+            return
         if self.graphics is None or self.currentWidget() is self.hint:
-            if trace is None or focus is None or focus >= trace.n:
-                self._colour_hint()
-                return  # the hint stays until a word is first focused
             self._build_plot()
             self.setCurrentWidget(self.graphics)
             if self.isVisible():  # laid out now, so the title below is cut to the real width
                 self.graphics.resize(self.size())
                 self.graphics.ci.layout.activate()
-        if trace is not None:
-            self.axis.set_tokens(trace.labels)
-            self.plot.setXRange(-0.6, trace.n - 0.4, padding=0)
-        if trace is None or focus is None or focus >= trace.n:
-            self.bars.setOpts(x=[], height=[])
-            self.values.set_labels([])
-            self.axis.set_focus(None)
-            self._set_title(HINT, theme.muted())
-            return
+        self.axis.set_tokens(trace.labels)
+        self.plot.setXRange(-0.6, trace.n - 0.4, padding=0)
         weights = trace.heads[self.controller.head].weights
         looked_at = self.controller.focus_role == LOOKED_AT
         self._row = weights[:, focus] if looked_at else weights[focus]

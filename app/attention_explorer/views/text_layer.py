@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
+
+from .pixel_padded import PixelPaddedItem
 
 # where the anchor point sits on the text's box: (0, 0.5) = left middle, (0.5, 0.5) = centre ...
 Anchor = tuple[float, float]
@@ -27,7 +28,7 @@ class Label:
     size: QtCore.QSizeF | None = None  # measured once by the layer, not on every paint
 
 
-class TextLayer(pg.GraphicsObject):
+class TextLayer(PixelPaddedItem):
     def __init__(self, anchor: Anchor = (0.5, 0.5), point_size: float = 10.0, offset_px: float = 0.0):
         super().__init__()
         self.anchor = anchor
@@ -36,26 +37,21 @@ class TextLayer(pg.GraphicsObject):
         self.font = QtGui.QFont()
         self.font.setPointSizeF(point_size)
         self._labels: list[Label] = []
-        self._bounds = QtCore.QRectF()
-        # Drawn once into a pixmap and blitted until the labels or the view change: a hover that
-        # only moves a highlight elsewhere then costs nothing here.
-        self.setCacheMode(self.CacheMode.DeviceCoordinateCache)
+        self._bounds = QtCore.QRectF()      # the anchors, in data coordinates
+        self._reach = QtCore.QSizeF()       # how far a text may reach from its anchor, in pixels
+        # No device cache: Qt reuses such an item's cached pixmap, shifted, when only its bounding
+        # rectangle moves, so a new set of labels one row lower was drawn as the old one moved down
+        # (the arc diagram's "the₁, the₁, dog, …"). A paint draws only the labels in the exposed part.
 
     def set_labels(self, labels: list[Label]) -> None:
         self.prepareGeometryChange()
-        had_labels = bool(self._labels)
         self._labels = labels
         self._measure(labels)
         if labels:
             xs, ys = [lab.x for lab in labels], [lab.y for lab in labels]
-            self._bounds = QtCore.QRectF(min(xs) - 0.5, min(ys) - 0.5, max(xs) - min(xs) + 1, max(ys) - min(ys) + 1)
+            self._bounds = QtCore.QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
         else:
             self._bounds = QtCore.QRectF()
-        if labels and not had_labels:
-            # Qt keeps the device cache of an item first painted with no labels and never redraws it
-            # (seen on X11: the arc diagram's focused word went missing): start a fresh cache.
-            self.setCacheMode(self.CacheMode.NoCache)
-            self.setCacheMode(self.CacheMode.DeviceCoordinateCache)
         self.update()
 
     def labels(self) -> list[Label]:
@@ -80,6 +76,12 @@ class TextLayer(pg.GraphicsObject):
         metrics = {False: QtGui.QFontMetricsF(self.font), True: QtGui.QFontMetricsF(self._bold_font())}
         for label in labels:
             label.size = metrics[label.bold].size(0, label.text)
+        widest = max((lab.size.width() for lab in self._labels), default=0.0)
+        tallest = max((lab.size.height() for lab in self._labels), default=0.0)
+        reach = QtCore.QSizeF(widest + abs(self.offset_px) + 2, tallest + 2)
+        if reach != self._reach:
+            self.prepareGeometryChange()
+            self._reach = reach
 
     def _bold_font(self) -> QtGui.QFont:
         bold = QtGui.QFont(self.font)
@@ -92,8 +94,9 @@ class TextLayer(pg.GraphicsObject):
         return self._box(self.mapToScene(QtCore.QPointF(label.x, label.y)), label)
 
     def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 - Qt API
-        # generous: texts extend beyond their anchors by a size in pixels, not in data units
-        return self._bounds.adjusted(-2, -1, 2, 1)
+        if not self._labels:
+            return QtCore.QRectF()
+        return self.padded(self._bounds, self._reach.width(), self._reach.height())
 
     def paint(self, painter, *_):
         if not self._labels:
@@ -101,15 +104,18 @@ class TextLayer(pg.GraphicsObject):
         to_device = painter.transform()
         painter.save()
         painter.resetTransform()
+        exposed = painter.clipBoundingRect() if painter.hasClipping() else QtCore.QRectF()
         painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
         fonts = {False: self.font, True: self._bold_font()}
         current = (None, None)
         for label in self._labels:
+            box = self._box(to_device.map(QtCore.QPointF(label.x, label.y)), label)
+            if not exposed.isEmpty() and not exposed.intersects(box.adjusted(-2, 0, 2, 0)):
+                continue  # a partial repaint (a hover elsewhere) draws only the labels it uncovers
             if current != (label.bold, label.color.rgba()):  # labels mostly share a style: switch rarely
                 painter.setFont(fonts[label.bold])
                 painter.setPen(label.color)
                 current = (label.bold, label.color.rgba())
-            box = self._box(to_device.map(QtCore.QPointF(label.x, label.y)), label)
             if self.backdrop is not None:
                 painter.fillRect(box.adjusted(-2, 0, 2, 0), self.backdrop)
             painter.drawText(box, QtCore.Qt.AlignmentFlag.AlignCenter, label.text)

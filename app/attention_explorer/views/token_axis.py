@@ -206,6 +206,16 @@ class TokenAxis(pg.AxisItem):
         return self._rect_for(self._focus, QtCore.QSizeF(size.width() + 2 * pad, size.height()))
 
     # --- pyqtgraph hooks ------------------------------------------------------------------------
+    def linkToView(self, view):  # noqa: N802 - pyqtgraph API
+        super().linkToView(view)
+        # pyqtgraph's own link listens to the view's X or Y range signal, which a view with a locked
+        # aspect does not send when the aspect correction moved that side (Fit on a long sentence
+        # then left the rows labelled for the zoomed view): follow every range change.
+        view.sigRangeChanged.connect(self._on_view_range_changed)
+
+    def _on_view_range_changed(self, view, _ranges, _changed) -> None:
+        self.linkedViewChanged(view)
+
     def linkedViewChanged(self, view, newRange=None):  # noqa: N802 - pyqtgraph API
         super().linkedViewChanged(view, newRange)
         self._update_extent()

@@ -1,0 +1,141 @@
+"""Two oracles for what the user sees, for tests and the random walk.
+
+`widget.grab()` repaints a widget from scratch, so a view whose labels, caches or pools fell out of
+step with the controller, or one that repainted too small a region, still looks right to it. These
+compare pictures instead:
+
+- the backing store against a full repaint: `window.screen().grabWindow(window.winId())` returns what
+  the history of partial repaints actually left on screen (Qt's offscreen platform keeps a real
+  backing store, as X11 does), `window.grab()` what a full repaint draws now;
+- a view after its history of updates against the same view built fresh on the same controller and
+  given the same view state (zoom, scroll, fold, its own check boxes): every cache, label pool and
+  "unchanged, left alone" shortcut must leave the picture a fresh view draws (see view_twins.py).
+
+Both are rendered by the same raster engine at the same size from the same state, so they should be
+the same to the pixel. A channel may differ by at most CHANNEL_TOLERANCE (a cached pixmap blitted at a
+fractional offset rounds differently from a direct paint of the same antialiased edge). Beyond that,
+a lone pixel off by at most LONE_PIXEL_TOLERANCE is let pass: Qt's styles draw a frame's antialiased
+corner twice when a resize repaints it in two strips, leaving that one pixel up to 12 levels darker;
+a stale word, number or line is never one pixel. Any other pixel beyond CHANNEL_TOLERANCE is a
+difference. On failure a picture of the two and their difference is written to SCREEN_DIFF_DIR
+(default: the system's temporary folder) and named in the message.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+CHANNEL_TOLERANCE = 2
+LONE_PIXEL_TOLERANCE = 32
+
+
+@dataclass(frozen=True)
+class Difference:
+    pixels: int                 # pixels differing by more than CHANNEL_TOLERANCE in some channel
+    largest: int                # the largest channel difference
+    box: tuple[int, int, int, int] | None  # x, y, width, height of the differing pixels
+    size_mismatch: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.pixels or self.size_mismatch)
+
+    def __str__(self) -> str:
+        if self.size_mismatch:
+            return self.size_mismatch
+        return f"{self.pixels} pixels differ (by up to {self.largest}) within x, y, w, h = {self.box}"
+
+
+def _pixels(image: QtGui.QImage) -> np.ndarray:
+    image = image.convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+    return rows[:, :image.width() * 4].reshape(image.height(), image.width(), 4)[..., :3].astype(np.int16)
+
+
+def difference(shown: QtGui.QImage, expected: QtGui.QImage) -> Difference:
+    if shown.size() != expected.size():
+        return Difference(0, 0, None, f"sizes differ: {shown.width()}×{shown.height()} shown, "
+                                      f"{expected.width()}×{expected.height()} expected")
+    delta = np.abs(_pixels(shown) - _pixels(expected)).max(axis=2)
+    bad = _differing(delta)
+    if not bad.any():
+        return Difference(0, int(delta.max(initial=0)), None)
+    ys, xs = np.nonzero(bad)
+    box = (int(xs.min()), int(ys.min()), int(xs.max() - xs.min() + 1), int(ys.max() - ys.min() + 1))
+    return Difference(int(bad.sum()), int(delta.max()), box)
+
+
+def _differing(delta: np.ndarray) -> np.ndarray:
+    """The pixels that count as different (see the module's docstring)."""
+    off = delta > CHANNEL_TOLERANCE
+    padded = np.pad(off, 1)
+    neighbours = sum(padded[1 + dy:padded.shape[0] - 1 + dy, 1 + dx:padded.shape[1] - 1 + dx]
+                     for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx)
+    return off & ((neighbours > 0) | (delta > LONE_PIXEL_TOLERANCE))
+
+
+def write_picture(shown: QtGui.QImage, expected: QtGui.QImage, name: str) -> Path:
+    """Shown | expected | the differing pixels in red over a faded copy of the expected picture."""
+    folder = Path(os.environ.get("SCREEN_DIFF_DIR") or tempfile.gettempdir())
+    folder.mkdir(parents=True, exist_ok=True)
+    width, height = max(shown.width(), expected.width()), max(shown.height(), expected.height())
+    sheet = QtGui.QImage(width * 3 + 20, height, QtGui.QImage.Format.Format_RGB32)
+    sheet.fill(QtGui.QColor("white"))
+    painter = QtGui.QPainter(sheet)
+    painter.drawImage(0, 0, shown)
+    painter.drawImage(width + 10, 0, expected)
+    painter.setOpacity(0.3)
+    painter.drawImage(2 * width + 20, 0, expected)
+    painter.setOpacity(1.0)
+    if shown.size() == expected.size():
+        bad = _differing(np.abs(_pixels(shown) - _pixels(expected)).max(axis=2))
+        painter.setPen(QtGui.QColor("red"))
+        for y, x in zip(*np.nonzero(bad), strict=True):
+            painter.drawPoint(2 * width + 20 + int(x), int(y))
+    painter.end()
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:80]
+    path = folder / f"screen-diff-{safe}-{os.getpid()}.png"
+    sheet.save(str(path))
+    return path
+
+
+def settle() -> None:
+    """Let every queued event, deferred delete and pending repaint reach the backing store."""
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+        QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+    QtWidgets.QApplication.processEvents()
+
+
+def hide_tooltips() -> None:
+    """Tooltips are windows of their own, over the window in neither picture."""
+    QtWidgets.QToolTip.hideText()
+    settle()
+
+
+def backing_store(window: QtWidgets.QWidget) -> QtGui.QImage:
+    return window.screen().grabWindow(window.winId()).toImage()
+
+
+def check_backing_store(window: QtWidgets.QWidget, where: str) -> None:
+    """The window as its partial repaints left it equals a full repaint of it now."""
+    hide_tooltips()
+    shown, expected = backing_store(window), window.grab().toImage()
+    found = difference(shown, expected)
+    if found:
+        path = write_picture(shown, expected, f"backing-{where}")
+        raise AssertionError(f"after {where}, the screen differs from a full repaint: {found}; see {path}")
+
+
+def check_same_picture(shown_widget: QtWidgets.QWidget, expected_widget: QtWidgets.QWidget, where: str) -> None:
+    shown, expected = shown_widget.grab().toImage(), expected_widget.grab().toImage()
+    found = difference(shown, expected)
+    if found:
+        path = write_picture(shown, expected, where)
+        raise AssertionError(f"{where}: the view after its updates differs from one built fresh: {found}; "
+                             f"see {path}")
