@@ -53,13 +53,19 @@ def _copy_chips(shown: QtTokenChips, twin: QtTokenChips) -> None:
     twin.resize(shown.size())
 
 
+def _copy_model_view(shown: QtModelView, twin: QtModelView) -> None:
+    twin.show_readout(shown.readout_spot())
+    twin.scroll.verticalScrollBar().setValue(shown.scroll.verticalScrollBar().value())
+    twin.scroll.horizontalScrollBar().setValue(shown.scroll.horizontalScrollBar().value())
+
+
 def _nothing(_shown, _twin) -> None:
     pass
 
 
 TWINS: dict[type, Callable] = {
     QtHeatmap: _copy_heatmap, QtArcDiagram: _copy_arcs, QtRowBars: _nothing, QtStepTimeline: _copy_timeline,
-    QtTokenChips: _copy_chips, QtNextTokens: _nothing, QtModelView: _nothing,
+    QtTokenChips: _copy_chips, QtNextTokens: _nothing, QtModelView: _copy_model_view,
 }
 
 

@@ -252,14 +252,16 @@ class MainWindow(QtWidgets.QMainWindow):
                 widget.scene().sigMouseClicked.connect(lambda event, n=name: self._on_view_clicked(n, event))
             else:  # a plain widget (the step panel): Qt's own context-menu request
                 widget.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
-                widget.customContextMenuRequested.connect(
-                    lambda _pos, n=name: self.view_context_menu(n).exec(QtGui.QCursor.pos()))
+                widget.customContextMenuRequested.connect(lambda _pos, n=name: self.pop_up(self.view_context_menu(n)))
 
     def _on_view_clicked(self, name: str, event) -> None:
         if event.button() != QtCore.Qt.MouseButton.RightButton:
             return
         event.accept()
-        menu = self.view_context_menu(name)
+        self.pop_up(self.view_context_menu(name))
+
+    def pop_up(self, menu: QtWidgets.QMenu) -> None:
+        """Every context menu of the window opens here, at the pointer (and tests choose from it here)."""
         menu.exec(QtGui.QCursor.pos())
 
     def view_context_menu(self, name: str) -> QtWidgets.QMenu:

@@ -105,6 +105,7 @@ class QtModelView(QtWidgets.QWidget):
         self.images: dict[tuple[int, int], QtGui.QImage] = {}
         self.weights = np.zeros((0, 0, 0, 0))
         self.labels: list[str] = []
+        self._readout_spot: tuple[int, int, int, int] | None = None  # under the mouse: (layer, head, row, col)
         self.grid = _Grid(self)
         self.scroll = QtWidgets.QScrollArea()
         self.scroll.setWidget(self.grid)
@@ -151,6 +152,7 @@ class QtModelView(QtWidgets.QWidget):
                 f"largest weight. Hover to follow a word (Shift: the word looked at); click a cell to open it; "
                 f"right-click to switch the head off or on.")
         self._fit_cells()
+        self.show_readout(self._readout_spot)
         self.grid.update()
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt API
@@ -209,15 +211,31 @@ class QtModelView(QtWidgets.QWidget):
         """Hovering a cell focuses the word looking there (its row), as hovering a heatmap row does; with
         Shift held, the word looked at (its column)."""
         spot = None if point is None else self.token_at(point)
+        self.show_readout(spot)
+        if spot is None:
+            self.controller.set_hovered(None)
+            return
+        _layer, _head, row, col = spot
+        shift = QtWidgets.QApplication.keyboardModifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier
+        self.controller.set_hovered(*((col, LOOKED_AT) if shift else (row, LOOKING)))
+
+    def readout_spot(self) -> tuple[int, int, int, int] | None:
+        return self._readout_spot
+
+    def show_readout(self, spot: tuple[int, int, int, int] | None) -> None:
+        """Read out the weight at (layer, head, row, column) under the grid, from the weights shown now:
+        redrawn with every rebuild, so a new reading or forward never leaves the old number."""
+        layers, heads = self.grid_shape()
+        n = len(self.labels)
+        if spot is not None and not (spot[0] < layers and spot[1] < heads and max(spot[2:]) < n and self.images):
+            spot = None
+        self._readout_spot = spot
         if spot is None:
             self.readout.setText(" ")
-            self.controller.set_hovered(None)
             return
         layer, head, row, col = spot
         self.readout.setText(f"layer {layer + 1}, head {head + 1}: {self.labels[row]} → {self.labels[col]}  "
                              f"{self.weights[layer, head, row, col]:.3f}")
-        shift = QtWidgets.QApplication.keyboardModifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier
-        self.controller.set_hovered(*((col, LOOKED_AT) if shift else (row, LOOKING)))
 
     # --- painting -------------------------------------------------------------------------------
     def paint(self, painter: QtGui.QPainter, background: QtGui.QColor | None) -> None:

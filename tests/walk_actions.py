@@ -1,0 +1,434 @@
+"""The random walk's actions: what a user (or a cat on the keyboard) can do in the window, done the way
+they do it — picking from a combo box (which sends `activated`), ticking boxes, the menus, the mouse
+over chips, heatmap cells, arc ends and the model view's thumbnails, right-clicks, the docks — on the
+toy models and on real ones (the tiny committed checkpoints always; MiniLM and SmolLM2 when installed).
+
+Dialogs answer at once (see quiet_dialogs): a file dialog names a file of the walk's own, a message
+box is dismissed, a context menu picks one of its entries, a modal dialog is cancelled.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import random
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtTest import QTest
+
+from attention_explorer import engine
+from attention_explorer.app import MainWindow
+from attention_explorer.engine.pretrained import installed_models
+from attention_explorer.labs.lesson_list import LESSONS
+from attention_explorer.views import theme
+from attention_explorer.views.arc_diagram import LEFT, RIGHT
+
+DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
+TINY_FOLDERS = [DATA / "tiny-bert", DATA / "tiny-gpt2", DATA / "tiny-llama"]
+TINY_GGUF = DATA / "tiny-llama.gguf"
+LOAD_WAIT_MS = 60_000
+
+ODD_TEXTS = (
+    "the cat sat on the mat", "🐱 the cat zebra 🐶", "THE CAT SAT", "straße the dog", "the ca\u0301t sat",
+    "שלום the cat עולם", "مرحبا the mat", "the  cat\tsat\non the mat", "", "   ", "!!! ??? ...",
+    "the 👩‍👩‍👧 cat", "it's the cat's mat", "the cat \udcff sat", "ǅ the ﬁsh", "the cat\u200b sat",
+    "a" * 300, "the " * 60, "x" * 40_000, "The animal didn't cross the street because it was too tired.",
+)
+JUNK_VALUES = ("abc", "nan", "inf", "-inf", "1e999", "", " ", "1,5", "0x10", "½", "0.5", "-2", "3", "1e-300")
+JUNK_WORDS = ("zebra", "", "dog!", "a-b", "Cat", "the", "ca\u0301t", "🐱", "x" * 200, "new word")
+
+
+class Answers:
+    """What the walk's dialogs answer next (set by the action that opens one)."""
+
+    def __init__(self):
+        self.directory = ""
+        self.open_file = ""
+        self.menu_choice: random.Random | None = None
+
+
+def quiet_dialogs(patch, answers: Answers) -> None:
+    """Message boxes answer at once (the walk checks state, not wording); file dialogs name the file the
+    action chose; a context menu picks one of its entries at random; any other modal dialog is cancelled.
+    (Patched on the Python side: PySide cannot replace a method such as QMenu.exec of Qt's own classes.)"""
+    buttons = QtWidgets.QMessageBox.StandardButton
+    patch(QtWidgets.QMessageBox, "warning", lambda *a, **k: buttons.Ok)
+    patch(QtWidgets.QMessageBox, "information", lambda *a, **k: buttons.Ok)
+    patch(QtWidgets.QMessageBox, "question", lambda *a, **k: buttons.Discard)
+    patch(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: ("", ""))
+    patch(QtWidgets.QFileDialog, "getExistingDirectory", lambda *a, **k: answers.directory)
+    patch(QtWidgets.QFileDialog, "getOpenFileName", lambda *a, **k: (answers.open_file, ""))
+    patch(QtWidgets.QDialog, "exec", lambda self: QtWidgets.QDialog.DialogCode.Rejected)
+
+    def pick(_window, menu):
+        actions = [a for a in menu.actions() if a.isEnabled() and not a.isSeparator()]
+        if actions and answers.menu_choice is not None:
+            answers.menu_choice.choice(actions).trigger()
+    patch(MainWindow, "pop_up", pick)  # PySide cannot patch QMenu.exec itself
+
+
+def settle() -> None:
+    """What the event loop would do next: handle posted events, and delete the objects whose
+    deleteLater() ran (outside an event loop processEvents() never deletes them)."""
+    QtWidgets.QApplication.processEvents()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+
+
+def wait_idle(controller, ms: int = LOAD_WAIT_MS) -> None:
+    """Until the worker has delivered its last load or forward (real models run on it)."""
+    deadline = QtCore.QDeadlineTimer(ms)
+    while controller.busy and not deadline.hasExpired():
+        QTest.qWait(5)
+    assert not controller.busy, f"the window was still busy after {ms} ms"
+    settle()
+
+
+class Walk:
+    """One walk: `step()` does one random action and lets the window settle."""
+
+    def __init__(self, window, folder: Path, seed: int, answers: Answers):
+        self.window = window
+        self.controller = window.controller
+        self.folder = folder
+        self.rng = random.Random(seed)
+        self.answers = answers
+        answers.menu_choice = self.rng
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.expected_errors = 0
+        self.good_model = folder / "good.json"
+        self.good_model.write_text(json.dumps(engine.model_to_dict(engine.load_builtin("cats-chase-mice"))))
+        self.bad_models = self._bad_model_files()
+        self.installed = list(installed_models())  # MiniLM and SmolLM2 where their packages are installed
+        self.actions = [(weight, getattr(self, name)) for name, weight in (
+            ("set_text", 8), ("type_keys", 4), ("option_box", 8), ("option_check", 6), ("hover", 6),
+            ("mouse_over_chip", 2), ("mouse_over_heatmap", 4), ("mouse_over_arcs", 3), ("pin", 5), ("steps", 6),
+            ("lesson", 2), ("edit_value", 5), ("add_word", 2), ("rename_feature", 1), ("undo_redo", 5),
+            ("open_model_file", 2), ("builtin_model", 3), ("export", 2), ("colormap_menu", 3), ("reset_model", 1),
+            ("long_sentence", 0.05), ("gif", 0.1), ("real_model", 3), ("real_bar", 8), ("model_view_mouse", 4),
+            ("context_menu", 1), ("dock", 2), ("cancel_load", 0.5), ("switch_during_forward", 0.5),
+            ("heatmap_controls", 2),
+        )]
+        self._weights = [w for w, _ in self.actions]
+
+    def _bad_model_files(self) -> list[Path]:
+        bad = {"broken.json": "{ not json", "deep.json": "[" * 1500 + "]" * 1500, "empty.json": "",
+               "list.json": "[1, 2]", "nan.json": '{"vocabulary": NaN}', "bom.json": "\ufeff{}"}
+        paths = []
+        for name, text in bad.items():
+            (self.folder / name).write_text(text)
+            paths.append(self.folder / name)
+        paths += [self.folder / "missing.json", self.folder]
+        if hasattr(os, "mkfifo"):
+            os.mkfifo(self.folder / "pipe.json")
+            paths.append(self.folder / "pipe.json")
+        return paths
+
+    # --- running --------------------------------------------------------------------------------
+    def step(self) -> str:
+        action = self.rng.choices(self.actions, weights=self._weights)[0][1]
+        action()
+        settle()
+        wait_idle(self.controller)
+        self.counts[action.__name__] += 1
+        return action.__name__
+
+    def _choose(self, box: QtWidgets.QComboBox) -> None:
+        """Pick an entry as a user does: the index changes, then `activated` is sent."""
+        items = [i for i in range(box.count()) if box.itemData(i, QtCore.Qt.ItemDataRole.AccessibleDescriptionRole)
+                 != "separator" and box.model().item(i) is not None and box.model().item(i).isEnabled()]
+        if not items or not box.isEnabled():
+            return
+        index = self.rng.choice(items)
+        box.setCurrentIndex(index)
+        box.activated.emit(index)
+        box.textActivated.emit(box.itemText(index))
+
+    def _mouse_to(self, widget: QtWidgets.QWidget, point: QtCore.QPoint) -> None:
+        """Arrive at `point` from a neighbouring pixel, a hand's pace after the last move (pyqtgraph drops
+        moves less than 10 ms apart)."""
+        QTest.qWait(12)
+        QTest.mouseMove(widget, point + QtCore.QPoint(2, 1))
+        QTest.qWait(12)
+        QTest.mouseMove(widget, point)
+
+    # --- text -----------------------------------------------------------------------------------
+    def set_text(self):
+        text = self.rng.choice(ODD_TEXTS)
+        if self.rng.random() < 0.5:
+            self.window.sentence_box.setPlainText(text)  # as a paste: through the box
+        else:
+            self.controller.set_sentence(text)
+
+    def type_keys(self):
+        box = self.window.sentence_box
+        box.setFocus()
+        keys = "".join(self.rng.choice("the cat sat on mat  ") for _ in range(self.rng.randint(1, 6)))
+        QTest.keyClicks(box, keys)
+        if self.rng.random() < 0.3:
+            QTest.keyClick(box, QtCore.Qt.Key.Key_Backspace)
+        if self.rng.random() < 0.2:
+            QTest.keyClick(box, QtCore.Qt.Key.Key_Escape)
+
+    def long_sentence(self):
+        if self.controller.is_real:
+            return
+        words = sorted(self.controller.model.vocabulary)
+        self.controller.set_sentence(" ".join(self.rng.choice(words) for _ in range(5000)))
+
+    # --- the toolbar ----------------------------------------------------------------------------
+    def option_box(self):
+        bar = self.window.options_bar
+        self._choose(self.rng.choice([bar.model_box, bar.heads, bar.head, bar.matrix]))
+
+    def option_check(self):
+        checks = [c for c in self.window.options_bar.findChildren(QtWidgets.QCheckBox) if c.isEnabled()]
+        if checks:
+            self.rng.choice(checks).click()
+
+    def builtin_model(self):
+        bar = self.window.options_bar
+        index = bar.model_box.findData(self.rng.choice(engine.builtin_model_names()))
+        bar.model_box.setCurrentIndex(index)
+        bar.model_box.activated.emit(index)
+
+    def real_model(self):
+        """A real model, as a user opens one: from the model list (the installed ones), File ▸ Open model
+        folder, or File ▸ Open on a .gguf."""
+        way = self.rng.random()
+        if self.installed and way < 0.3:
+            bar = self.window.options_bar
+            index = bar.model_box.findData(self.rng.choice(self.installed))
+            bar.model_box.setCurrentIndex(index)
+            bar.model_box.activated.emit(index)
+        elif way < 0.75:
+            self.answers.directory = str(self.rng.choice(TINY_FOLDERS))
+            self.window.pretrained.open_folder_action.trigger()
+        else:
+            self.answers.open_file = str(TINY_GGUF)
+            self.window.open_action.trigger()
+
+    def real_bar(self):
+        """The real model's own controls: its layer, the readings, the shown head off, all heads on."""
+        bar = self.window.pretrained.bar
+        if not self.controller.is_real:
+            return
+        choice = self.rng.random()
+        if choice < 0.3:
+            self._choose(bar.layer)
+        elif choice < 0.45:
+            self._choose(self.window.options_bar.head)
+        elif choice < 0.9:
+            self.rng.choice([bar.merge, bar.hide_specials, bar.hide_first, bar.rollout, bar.ablate]).click()
+        elif bar.heads_on.isEnabled():
+            bar.heads_on.click()
+
+    def heatmap_controls(self):
+        heatmap = self.window.heatmap
+        choice = self.rng.random()
+        if choice < 0.4:
+            self._choose(heatmap.colour_scale_box)
+        elif choice < 0.7:
+            self._choose(heatmap.colormap_box)
+        elif heatmap.fit_button.isVisible():
+            heatmap.fit_button.click()
+        else:
+            heatmap.graphics.setFocus()
+            QTest.keyClick(heatmap.graphics, self.rng.choice([QtCore.Qt.Key.Key_Plus, QtCore.Qt.Key.Key_Minus,
+                                                              QtCore.Qt.Key.Key_PageDown, QtCore.Qt.Key.Key_0]))
+
+    def colormap_menu(self):
+        self.window.colormap_actions[self.rng.choice(theme.COLORMAPS)].trigger()
+
+    # --- the mouse ------------------------------------------------------------------------------
+    def hover(self):
+        n = self.controller.trace.n if self.controller.trace else 0
+        index = self.rng.choice([None, -1, n, n + 3, *range(max(n, 1))])
+        self.controller.set_hovered(index, self.rng.choice(["looking", "looked_at"]))
+
+    def mouse_over_chip(self):
+        chips = [c for c in self.window.chips.chips if c.isVisible()]
+        if chips:
+            chip = self.rng.choice(chips)
+            self._mouse_to(chip, chip.rect().center() + QtCore.QPoint(self.rng.randint(-2, 2), 0))
+            if self.rng.random() < 0.3:
+                QTest.mouseClick(chip, QtCore.Qt.MouseButton.LeftButton)
+
+    def mouse_over_heatmap(self):
+        heatmap = self.window.heatmap
+        trace = self.controller.trace
+        if trace is None or not heatmap.graphics.isVisible():
+            return
+        rows, cols = heatmap.visible_cells()
+        if not rows or not cols:
+            return
+        row, col = self.rng.choice(rows), self.rng.choice(cols)
+        target = self.rng.random()
+        view = heatmap.plot.getViewBox()
+        if target < 0.6:  # a cell
+            scene = view.mapViewToScene(QtCore.QPointF(col, row))
+        elif target < 0.8:  # its row's label, left of the matrix
+            scene = view.mapViewToScene(QtCore.QPointF(-0.5, row)) - QtCore.QPointF(12, 0)
+        else:  # its column's label, above the matrix
+            scene = view.mapViewToScene(QtCore.QPointF(col, -0.5)) - QtCore.QPointF(0, 10)
+        point = heatmap.graphics.mapFromScene(scene)
+        self._mouse_to(heatmap.graphics.viewport(), point)
+        if self.rng.random() < 0.2:
+            QTest.mouseClick(heatmap.graphics.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=point)
+
+    def mouse_over_arcs(self):
+        arcs = self.window.arcs
+        drawn = arcs.drawn_labels(self.rng.choice([LEFT, RIGHT])) if arcs.graphics.isVisible() else []
+        if not drawn:
+            return
+        _index, rect = self.rng.choice(drawn)
+        point = arcs.graphics.mapFromScene(rect.center())
+        self._mouse_to(arcs.graphics.viewport(), point)
+        if self.rng.random() < 0.3:
+            QTest.mouseClick(arcs.graphics.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=point)
+        elif self.rng.random() < 0.3:
+            self._mouse_to(arcs.graphics.viewport(), QtCore.QPoint(arcs.graphics.width() // 2, 3))  # away
+
+    def model_view_mouse(self):
+        view = self.window.pretrained.model_view
+        layers, heads = view.grid_shape()
+        if not layers or not view.isVisible():
+            return
+        layer, head = self.rng.randrange(layers), self.rng.randrange(heads)
+        rect = view.cell_rect(layer, head)
+        point = QtCore.QPoint(int(rect.left() + self.rng.random() * rect.width()),
+                              int(rect.top() + self.rng.random() * rect.height()))
+        view.scroll.ensureVisible(point.x(), point.y())
+        self._mouse_to(view.grid, point)
+        choice = self.rng.random()
+        if choice < 0.25:
+            QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.LeftButton, pos=point)
+        elif choice < 0.4:
+            QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=point)  # a head off or on
+
+    def context_menu(self):
+        """Right-click a view: its menu picks one entry (export image, copy, CSV)."""
+        name = self.rng.choice(["heatmap", "arcs"])
+        widget = self.window.views[name].export_widget()
+        if widget.isVisible():
+            QTest.mouseClick(widget.viewport(), QtCore.Qt.MouseButton.RightButton,
+                             pos=QtCore.QPoint(widget.width() // 2, widget.height() // 2))
+
+    def pin(self):
+        n = self.controller.trace.n if self.controller.trace else 0
+        if self.rng.random() < 0.3:
+            QTest.keyClick(self.window, QtCore.Qt.Key.Key_Escape)
+        elif n:
+            self.controller.toggle_pinned(self.rng.randrange(n))
+
+    # --- steps, lessons, docks ------------------------------------------------------------------
+    def steps(self):
+        choice = self.rng.random()
+        if choice < 0.3:
+            self.controller.set_step(self.rng.randint(-3, 20))
+        elif choice < 0.5:
+            buttons = self.window.timeline.strip.buttons()
+            self.rng.choice(buttons).click()
+        elif choice < 0.6:
+            self.window.timeline.tables_button.click()
+        else:
+            key = self.rng.choice([QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_Left, QtCore.Qt.Key.Key_Home,
+                                   QtCore.Qt.Key.Key_End])
+            QTest.keyClick(self.window, key)
+
+    def lesson(self):
+        if self.window.lessons_window is not None and self.rng.random() < 0.3:
+            self.window.lessons_window.close()
+        else:
+            self.window.lesson_actions[self.rng.choice(LESSONS)[0]].trigger()
+
+    def dock(self):
+        """View menu: the model editor, the steps, the model view, shown or put away."""
+        docks = [self.window.model_editor_dock, self.window.steps_dock, self.window.pretrained.dock]
+        action = self.rng.choice(docks).toggleViewAction()
+        if action.isEnabled():
+            action.trigger()
+
+    # --- the model editor -----------------------------------------------------------------------
+    def edit_value(self):
+        if self.controller.is_real:
+            return
+        model = self.controller.model
+        field = self.rng.choice(["embedding", "w_q", "w_k", "w_v"])
+        rows = len(model.vocabulary) if field == "embedding" else model.d_model
+        cols = model.d_model if field == "embedding" else model.d_proj
+        self._expect_refusal(lambda: self.window.model_editor.set_value(
+            field, self.rng.randrange(rows), self.rng.randrange(cols), self.rng.choice(JUNK_VALUES)))
+
+    def add_word(self):
+        if self.controller.is_real:
+            return
+        row = [self.rng.choice(JUNK_VALUES) for _ in range(self.controller.model.d_model)]
+        self._expect_refusal(lambda: self.window.model_editor.add_word(self.rng.choice(JUNK_WORDS), row))
+
+    def rename_feature(self):
+        if self.controller.is_real:
+            return
+        index = self.rng.randrange(self.controller.model.d_model)
+        self._expect_refusal(lambda: self.window.model_editor.rename_feature(index, self.rng.choice(JUNK_WORDS)))
+
+    def undo_redo(self):
+        editor = self.window.model_editor
+        (editor.undo_action if self.rng.random() < 0.6 else editor.redo_action).trigger()
+
+    def reset_model(self):
+        if not self.controller.is_real:
+            self.window.model_editor.reset()
+
+    def _expect_refusal(self, edit):
+        try:
+            edit()
+        except (engine.EngineError, ValueError):
+            self.expected_errors += 1
+
+    # --- files ----------------------------------------------------------------------------------
+    def open_model_file(self):
+        path = self.good_model if self.rng.random() < 0.4 else self.rng.choice(self.bad_models)
+        before = (self.controller.model, self.controller.sentence, self.controller.real_model)
+        if self.rng.random() < 0.5:
+            self.answers.open_file = str(path)
+            self.window.open_action.trigger()
+            opened = self.controller.model_source == str(path)
+        else:
+            opened = self.window.open_model(str(path))
+        if not opened:
+            after = (self.controller.model, self.controller.sentence, self.controller.real_model)
+            assert after == before, f"{path.name} changed the state"
+
+    def export(self):
+        kind = self.rng.choice(["heatmap", "arcs", "csv", "json", "steps", "model"])
+        suffix = {"csv": ".csv", "json": ".json"}.get(kind, self.rng.choice([".png", ".svg"]))
+        target = self.rng.choice([self.folder / f"out{suffix}", self.folder / "no-such-folder" / f"x{suffix}",
+                                  self.good_model / f"x{suffix}", self.folder])
+        before = self.good_model.read_bytes()
+        self.window.export_to(kind, str(target), self.rng.choice([1, 2]), self.rng.random() < 0.2)
+        assert self.good_model.read_bytes() == before, "an export target inside a file changed that file"
+
+    def gif(self):
+        if self.controller.trace is not None and self.controller.trace.n <= 8 and not self.controller.is_real:
+            self.window.export_to("steps", str(self.folder / "steps.gif"))
+
+    # --- races ----------------------------------------------------------------------------------
+    def cancel_load(self):
+        """Open a real model and press Cancel while it loads: the current model stays."""
+        self.answers.directory = str(self.rng.choice(TINY_FOLDERS))
+        self.window.pretrained.open_folder_action.trigger()
+        QTest.qWait(self.rng.randint(0, 20))
+        if self.window.pretrained.cancel_button.isVisible():
+            self.window.pretrained.cancel_button.click()
+
+    def switch_during_forward(self):
+        """A new text for the real model, then at once a toy model: the last choice wins."""
+        if not self.controller.is_real:
+            return
+        self.window.sentence_box.setPlainText(self.rng.choice(ODD_TEXTS[:8]))
+        QTest.qWait(self.rng.randint(0, 15))
+        self.builtin_model()
+        wait_idle(self.controller)
+        assert not self.controller.is_real, "a toy model chosen during a forward lost to the forward"

@@ -1,0 +1,66 @@
+"""What the random walk checks after its actions: the trace is what a fresh engine run of the controller's
+state gives, the views show what the controller holds, and (the screen oracles) the window's backing
+store equals a full repaint and every view draws what its fresh twin draws."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attention_explorer import engine
+from attention_explorer.pretrained_display import shown_trace
+from screen_oracle import check_backing_store
+from view_twins import check_twin
+
+
+def check_state(window) -> None:
+    c = window.controller
+    if c.is_real:
+        _check_real(c)
+    else:
+        _check_toy(c)
+    assert len(window.chips.chips) == len(c.words), "one chip per typed word"
+    known = [chip.token_index for chip in window.chips.chips if chip.token_index is not None]
+    assert known == list(range(c.trace.n if c.trace else 0)), "the chips number the known words in order"
+    if "\udcff" not in c.sentence:  # Qt cannot hold a lone surrogate: the box shows the text without it
+        assert window.sentence_box.toPlainText() == c.sentence
+    if c.trace is not None:
+        assert window.heatmap.shown_matrix().shape == (c.trace.n, c.trace.n)
+        assert 0 <= c.head < c.options.heads
+    for index in (c.hovered, c.pinned):
+        assert index is None or 0 <= index < (c.trace.n if c.trace else 0), "a focus past the last word"
+
+
+def _check_toy(c) -> None:
+    try:
+        fresh = engine.run(c.model, c.sentence, c.options)
+    except engine.EngineError as exc:
+        assert c.trace is None and c.error == str(exc), "the window shows a trace the engine refuses"
+        return
+    assert c.trace is not None, f"no trace shown, but the engine computes one ({c.error})"
+    assert c.trace.tokens == fresh.tokens and c.trace.options == fresh.options
+    for shown, expected in zip(c.trace.heads, fresh.heads, strict=True):
+        np.testing.assert_array_equal(shown.weights, expected.weights)
+    np.testing.assert_array_equal(c.trace.output, fresh.output)
+
+
+def _check_real(c) -> None:
+    try:
+        fresh = c.real_model.run(c.sentence, c.ablated)
+    except engine.EngineError as exc:
+        assert c.trace is None and c.error == str(exc), "the window shows a trace the model refuses"
+        return
+    ptrace = c.pretrained_trace
+    assert ptrace is not None and ptrace.text == c.sentence and ptrace.ablated == c.ablated
+    for layer in range(c.real_model.n_layers):
+        np.testing.assert_array_equal(ptrace.weights[layer], fresh.weights[layer])
+    expected, _note = shown_trace(fresh, c.layer, c.real_view)
+    assert c.trace.tokens == expected.tokens
+    np.testing.assert_array_equal(c.trace.heads[c.head].weights, expected.heads[c.head].weights)
+
+
+def check_screen(window, where: str) -> None:
+    """Both screen oracles over the whole window and each of its views."""
+    check_backing_store(window, where)
+    for view in (window.heatmap, window.arcs, window.row_bars, window.timeline, window.chips,
+                 window.pretrained.model_view, window.pretrained.next_tokens):
+        check_twin(view, where)
