@@ -44,13 +44,17 @@ def user_models_folder() -> Path:
 
 
 def program_models_folder() -> Path | None:
-    """The standalone app's `models` folder beside the program (beside "Attention Explorer.app" on
-    macOS, not inside it); None when running from Python, where the program is the interpreter."""
-    if not running_frozen():
-        return None
-    program = Path(sys.executable).resolve().parent
-    bundle = next((folder for folder in (program, *program.parents) if folder.suffix == ".app"), None)
-    return (bundle.parent if bundle else program) / MODELS
+    """The standalone app's `models` folder beside the program; None when running from Python, where
+    the program is the interpreter."""
+    return models_folder_beside(Path(sys.executable)) if running_frozen() else None
+
+
+def models_folder_beside(program: Path) -> Path:
+    """The `models` folder beside the standalone `program` (beside "Attention Explorer.app" on macOS,
+    not inside it); links to the program are followed to where it really is."""
+    folder = Path(program).resolve().parent
+    bundle = next((parent for parent in (folder, *folder.parents) if parent.suffix == ".app"), None)
+    return (bundle.parent if bundle else folder) / MODELS
 
 
 def models_folders() -> list[Path]:
