@@ -93,9 +93,13 @@ def test_the_standalone_app_says_what_to_download_and_where_to_put_it_without_pi
         assert model.source in box.download.text()
         for file in model.files:
             assert model.download_url(file) in box.download.text() and file in box.download.text()
-    assert str(no_models / MINILM.entry) in dialog.models[MINILM.name].place.text()
-    assert f"models folder: <tt>{no_models / SMOLLM.entry}</tt>" in dialog.models[SMOLLM.name].place.text()
-    assert str(no_models) in dialog.folders.text() and str(standalone.parent / "models") in dialog.folders.text()
+        assert not box.found_at.isVisibleTo(dialog)
+    assert dialog.models[MINILM.name].place.text() == \
+        "Put them in a folder named <b>all-MiniLM-L6-v2</b> in the models folder:"
+    assert dialog.models[MINILM.name].place_path.text() == str(no_models / MINILM.entry)
+    assert dialog.models[SMOLLM.name].place.text() == "Put it in the models folder:"
+    assert dialog.models[SMOLLM.name].place_path.text() == str(no_models / SMOLLM.entry)
+    assert [field.text() for field in dialog.folder_fields] == [str(no_models), str(standalone.parent / "models")]
 
 
 def test_installed_from_python_it_also_gives_the_pip_command(no_models, make_window):
@@ -122,8 +126,9 @@ def test_files_put_in_the_opened_models_folder_are_found_and_open_from_the_model
 
     shutil.copytree(DATA / "tiny-bert", no_models / MINILM.entry)  # the tiny BERT stands in for MiniLM's files
     QTest.mouseClick(dialog.look_again_button, QtCore.Qt.MouseButton.LeftButton)
-    assert dialog.models[MINILM.name].status.text().endswith(f"<tt>{no_models / MINILM.entry}</tt>")
-    assert "✓ Found" in dialog.models[MINILM.name].status.text()
+    found = dialog.models[MINILM.name]
+    assert "✓ Found" in found.status.text() and found.found_at.isVisibleTo(dialog)
+    assert found.found_at.text() == str(no_models / MINILM.entry)
     assert "Not found yet" in dialog.models[SMOLLM.name].status.text()
     assert dialog.message.text() == "Found MiniLM-L6 (encoder): choose it in the model list."
     assert model_row(window, MINILM) == ("MiniLM-L6 (encoder)", "A real pretrained model")

@@ -39,30 +39,45 @@ def _link(url: str, text: str | None = None) -> str:
 def _download_text(model: KnownModel) -> str:
     files = [_link(model.download_url(file), file) for file in model.files]
     listed = files[0] if len(files) == 1 else f"{', '.join(files[:-1])} and {files[-1]}"
-    return f"Download {listed} (about {model.download_mb} MB) from {_link(model.source)}"
+    # the page on a line of its own: a label wrapping at a long address can be measured one line short and cut
+    return f"Download {listed} (about {model.download_mb} MB) from<br>{_link(model.source)}"
 
 
 def _place_text(model: KnownModel) -> str:
-    place = html.escape(str(where_to_put(model)))
     if model.is_folder:
-        return f"Put them in a folder named <b>{html.escape(model.entry)}</b> in the models folder:<br><tt>{place}</tt>"
-    return f"Put it in the models folder: <tt>{place}</tt>"
+        return f"Put them in a folder named <b>{html.escape(model.entry)}</b> in the models folder:"
+    return "Put it in the models folder:"
+
+
+def path_field(path: Path | None = None) -> QtWidgets.QLineEdit:
+    """A path to read and copy whole: a long one scrolls in its box instead of being cut by a wrapped label."""
+    field = QtWidgets.QLineEdit(str(path) if path else "")
+    field.setReadOnly(True)
+    field.setCursorPosition(0)
+    field.setToolTip(field.text())
+    return field
 
 
 class QtModelHelp(QtWidgets.QGroupBox):
-    """One catalog model: found or not, what to download, where to put it."""
+    """One catalog model: found or not (and where), what to download, where to put it."""
 
     def __init__(self, model: KnownModel, parent: QtWidgets.QWidget | None = None):
         super().__init__(model.name, parent)
         self.model = model
         self.status = QtWidgets.QLabel()
+        self.found_at = path_field()
         self.download = QtWidgets.QLabel(_download_text(model))
+        self.download.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Minimum)
+        self.download.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextBrowserInteraction)
         self.place = QtWidgets.QLabel(_place_text(model))
+        self.place_path = path_field(where_to_put(model))
         layout = QtWidgets.QVBoxLayout(self)
-        for label in (self.status, self.download, self.place):
-            label.setWordWrap(True)
-            label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextBrowserInteraction)
-            layout.addWidget(label)
+        status_row = QtWidgets.QHBoxLayout()
+        status_row.addWidget(self.status)
+        status_row.addWidget(self.found_at, 1)
+        layout.addLayout(status_row)
+        for widget in (self.download, self.place, self.place_path):
+            layout.addWidget(widget)
         self.pip = None
         if not running_frozen():  # from Python there is a shorter way
             self.pip = QtWidgets.QLabel(f"Or, with Python: <tt>{html.escape(model.install)}</tt>")
@@ -70,11 +85,14 @@ class QtModelHelp(QtWidgets.QGroupBox):
             layout.addWidget(self.pip)
 
     def show_location(self, location: Path | None) -> None:
+        self.found_at.setVisible(location is not None)
         if location is None:
             self.status.setText(f'<span style="color:{MISSING_COLOUR}">Not found yet.</span>')
         else:
-            self.status.setText(f'<span style="color:{FOUND_COLOUR}">✓ Found:</span> '
-                                f"<tt>{html.escape(str(location))}</tt>")
+            self.status.setText(f'<span style="color:{FOUND_COLOUR}">✓ Found:</span>')
+            self.found_at.setText(str(location))
+            self.found_at.setCursorPosition(0)
+            self.found_at.setToolTip(str(location))
 
 
 class QtGetModelsDialog(QtWidgets.QDialog):
@@ -95,10 +113,8 @@ class QtGetModelsDialog(QtWidgets.QDialog):
                 label.linkActivated.connect(self._open_link)
         folders = models_folders()
         where = "these folders" if len(folders) > 1 else "the models folder"
-        listed = "<br>".join(f"<tt>{html.escape(str(folder))}</tt>" for folder in folders)
-        self.folders = QtWidgets.QLabel(f"The app looks in {where}, then in the models' Python packages:<br>{listed}")
-        self.folders.setWordWrap(True)
-        self.folders.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.folders = QtWidgets.QLabel(f"The app looks in {where}, then in the models' Python packages:")
+        self.folder_fields = [path_field(folder) for folder in folders]
         others = QtWidgets.QLabel(OTHER_MODELS)
         others.setWordWrap(True)
         self.message = QtWidgets.QLabel()
@@ -120,11 +136,15 @@ class QtGetModelsDialog(QtWidgets.QDialog):
         layout.addWidget(intro)
         for help_box in self.models.values():
             layout.addWidget(help_box)
-        for label in (self.folders, others, self.message):
-            layout.addWidget(label)
+        for widget in (self.folders, *self.folder_fields, others, self.message):
+            layout.addWidget(widget)
         layout.addWidget(buttons)
-        self.setMinimumWidth(560)
+        width = 720  # a models folder's usual path fits its box whole
+        self.setMinimumWidth(width)
         self._show_found()
+        # the height the texts need at that width: left to itself the dialog may open at its minimum
+        # height, where the two-line download texts are squeezed into one
+        self.resize(width, layout.totalHeightForWidth(width))
 
     def look_again(self) -> None:
         """Look for the files again, show what was found and have the window's model list show it too."""
