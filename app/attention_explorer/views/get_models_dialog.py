@@ -67,7 +67,6 @@ class QtModelHelp(QtWidgets.QGroupBox):
         self.status = QtWidgets.QLabel()
         self.found_at = path_field()
         self.download = QtWidgets.QLabel(_download_text(model))
-        self.download.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Minimum)
         self.download.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextBrowserInteraction)
         self.place = QtWidgets.QLabel(_place_text(model))
         self.place_path = path_field(where_to_put(model))
@@ -124,9 +123,9 @@ class QtGetModelsDialog(QtWidgets.QDialog):
 
         buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
         action = QtWidgets.QDialogButtonBox.ButtonRole.ActionRole
-        self.open_folder_button = buttons.addButton("Open models folder", action)
+        self.open_folder_button = buttons.addButton("&Open models folder", action)
         self.open_folder_button.setToolTip("Make the models folder if needed and show it in the file manager")
-        self.look_again_button = buttons.addButton("Look again", action)
+        self.look_again_button = buttons.addButton("&Look again", action)
         self.look_again_button.setToolTip("Look for the models' files again and update the model list")
         self.open_folder_button.clicked.connect(self.open_models_folder)
         self.look_again_button.clicked.connect(self.look_again)
@@ -139,12 +138,8 @@ class QtGetModelsDialog(QtWidgets.QDialog):
         for widget in (self.folders, *self.folder_fields, others, self.message):
             layout.addWidget(widget)
         layout.addWidget(buttons)
-        width = 720  # a models folder's usual path fits its box whole
-        self.setMinimumWidth(width)
+        self.setMinimumWidth(720)  # a models folder's usual path fits its box whole
         self._show_found()
-        # the height the texts need at that width: left to itself the dialog may open at its minimum
-        # height, where the two-line download texts are squeezed into one
-        self.resize(width, layout.totalHeightForWidth(width))
 
     def look_again(self) -> None:
         """Look for the files again, show what was found and have the window's model list show it too."""
@@ -154,10 +149,10 @@ class QtGetModelsDialog(QtWidgets.QDialog):
         new = [name for name in self.found if name not in before]
         gone = [name for name in before if name not in self.found]
         if new:
-            self.message.setText(f"Found {' and '.join(new)}: choose {'it' if len(new) == 1 else 'them'} "
+            self._say(f"Found {' and '.join(new)}: choose {'it' if len(new) == 1 else 'them'} "
                                  f"in the model list.")
         elif gone:
-            self.message.setText(f"{' and '.join(gone)}: the files are no longer where they were.")
+            self._say(f"{' and '.join(gone)}: the files are no longer where they were.")
 
     def open_models_folder(self) -> None:
         """Show the user's models folder in the file manager, making it first."""
@@ -167,24 +162,37 @@ class QtGetModelsDialog(QtWidgets.QDialog):
         except OSError as error:
             reason = "something that is not a folder is in the way" if isinstance(error, FileExistsError) \
                 else (error.strerror or str(error))
-            self.message.setText(f"Cannot make the models folder {folder}: {reason}.")
+            self._say(f"Cannot make the models folder {folder}: {reason}.")
             return
         if not folder.is_dir():
-            self.message.setText(f"Cannot make the models folder {folder}: something that is not a folder is "
+            self._say(f"Cannot make the models folder {folder}: something that is not a folder is "
                                  f"in the way.")
             return
         if open_with_desktop(QtCore.QUrl.fromLocalFile(str(folder))):
-            self.message.setText(f"Opened {folder}: put the files there, then come back here.")
+            self._say(f"Opened {folder}: put the files there, then come back here.")
         else:
-            self.message.setText(f"No file manager could be started; the models folder is {folder}")
+            self._say(f"No file manager could be started; the models folder is {folder}")
 
     def _open_link(self, url: str) -> None:
         if not open_with_desktop(QtCore.QUrl(url)):
-            self.message.setText(f"No web browser could be started; the address is {url}")
+            self._say(f"No web browser could be started; the address is {url}")
 
     def _show_found(self) -> None:
         for name, help_box in self.models.items():
             help_box.show_location(self.found.get(name))
+        self._fit_height()
+
+    def _say(self, text: str) -> None:
+        self.message.setText(text)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Grow to the height the texts need at the present width. Left to itself the dialog may open, or
+        stay after a line is added, at its minimum height, where the two-line download texts are
+        squeezed into one."""
+        needed = self.layout().totalHeightForWidth(max(self.width(), self.minimumWidth()))
+        if self.height() < needed:
+            self.resize(max(self.width(), self.minimumWidth()), needed)
 
     def event(self, event: QtCore.QEvent) -> bool:
         if event.type() == QtCore.QEvent.Type.WindowActivate:  # back from the file manager
