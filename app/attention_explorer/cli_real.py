@@ -24,9 +24,9 @@ class RealUsageError(Exception):
 
 
 def print_real_models() -> None:
-    """The known real models: where each is installed, or the command that installs it."""
+    """The known real models: where the files of each were found, or how to get them."""
     from .engine.pretrained import KNOWN_MODELS
-    from .engine.pretrained.catalog import model_location
+    from .engine.pretrained.catalog import missing_model_text, model_location
     from .engine.pretrained.dependencies import INSTALL_REAL
 
     print()
@@ -34,7 +34,7 @@ def print_real_models() -> None:
     for known in KNOWN_MODELS:
         location = model_location(known)
         print(known.name)
-        print(f"  installed at {location}" if location else f"  not installed; install it with: {known.install}")
+        print(f"  found at {location}" if location else f"  {missing_model_text(known)}")
     if importlib.util.find_spec("tokenizers") is None:
         print(f"Real models need the tokenizers package: {INSTALL_REAL}")
 

@@ -13,6 +13,7 @@ from .. import engine
 from ..controller import Controller
 from ..engine import SQUARE_MATRICES
 from ..engine.pretrained import KNOWN_MODELS, installed_models
+from .get_models_dialog import not_found_tip
 
 REAL_MODEL_TIP = "A real model's scaling, mask, positions and heads are its own: open a toy model to change them"
 MATRIX_NAMES = {"weights": "weights (softmax)", "scores": "scores QKᵀ", "scaled": "scaled ÷√d_k",
@@ -34,7 +35,7 @@ class QtOptionsBar(QtWidgets.QWidget):
         self.controller = controller
         self.model_box = QtWidgets.QComboBox()
         self.model_box.setToolTip("The model: a toy one (its words, features and weights) or a real one")
-        self._installed = installed_models()  # looked up once: packages are not installed while the app runs
+        self._installed = installed_models()  # looked up again only when asked: refresh_real_models
         self.model_box.setMinimumContentsLength(14)
         self.scale = QtWidgets.QCheckBox("Scale ÷√d_k")
         self.scale.setToolTip("Divide the scores by √d_k before softmax, as the paper does")
@@ -80,6 +81,11 @@ class QtOptionsBar(QtWidgets.QWidget):
         self._toy_tips = {w: w.toolTip() for w in (self.scale, self.causal, self.positional, self.heads)}
         self._sync()
 
+    def refresh_real_models(self) -> None:
+        """Look for the real models' files again: the user may have put them in the models folder."""
+        self._installed = installed_models()
+        self._sync()
+
     def _on_model_chosen(self, index: int) -> None:
         source = self.model_box.itemData(index)
         if source != self.controller.model_source:
@@ -97,7 +103,7 @@ class QtOptionsBar(QtWidgets.QWidget):
         for known in KNOWN_MODELS:
             installed = known.name in self._installed
             self.model_box.addItem(known.name if installed else f"{known.name} — not installed", known.name)
-            tip = "A real pretrained model" if installed else f"Install it with: {known.install}"
+            tip = "A real pretrained model" if installed else not_found_tip(known)
             self.model_box.setItemData(self.model_box.count() - 1, tip, QtCore.Qt.ItemDataRole.ToolTipRole)
         if self.model_box.findData(c.model_source) < 0:
             name = c.real_model.name if c.is_real else c.model.name

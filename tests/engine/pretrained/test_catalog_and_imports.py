@@ -10,6 +10,12 @@ from attention_explorer.engine.errors import ModelError
 from attention_explorer.engine.pretrained import catalog
 
 
+@pytest.fixture(autouse=True)
+def empty_models_folder(tmp_path, monkeypatch):
+    """Models put in the user's own models folder must not change what these tests find."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+
+
 def test_installed_packages_are_listed_by_their_display_names(monkeypatch, tmp_path):
     (tmp_path / "model").mkdir()
     spec = types.SimpleNamespace(submodule_search_locations=[str(tmp_path)])
