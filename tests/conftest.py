@@ -1,6 +1,9 @@
 """Test set-up shared by every test: Qt runs offscreen and never touches the user's settings."""
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths
@@ -13,3 +16,7 @@ if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
 
 # Paths the app writes to (the crash log's folder) go to Qt's test locations, not the user's.
 QStandardPaths.setTestModeEnabled(True)
+# The real-model catalog looks in the user's models folder (under the data home) before the installed
+# packages: tests see only what they put there, in a data home of their own.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="attention-explorer-tests-")
+atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], ignore_errors=True)

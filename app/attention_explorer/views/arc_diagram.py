@@ -227,10 +227,12 @@ class QtArcDiagram(QtWidgets.QWidget):
         """The legend wraps at the view's width: unwrapped, a real model's twelve heads made the plot
         wider than its panel and pushed the right-hand words out of sight."""
         left, _top, right, _bottom = self.graphics.ci.layout.getContentsMargins()
-        width = max(80.0, self.graphics.viewport().width() - left - right)
+        # the view's own width (it has no frame): its viewport takes the new size only after this resize
+        width = max(80.0, self.graphics.width() - left - right)
         if self.legend.item.textWidth() != width:
             self.legend.item.setTextWidth(width)
             self.legend.updateMin()
+            self.legend.resizeEvent(None)  # pyqtgraph centres the text only when the label itself resizes
             refit_scene_after_layout(self.graphics)  # the wider legend had widened the plot past the pane
 
     # --- labels ---------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from .pixel_grid import steady_rect
+
 
 class _Gradient(pg.GraphicsWidget):
     """The colour map from the low level (bottom) to the high one (top), framed like an axis."""
@@ -29,11 +31,14 @@ class _Gradient(pg.GraphicsWidget):
         self.update()
 
     def paint(self, painter: QtGui.QPainter, *_):
-        rect = self.rect()
+        rect = steady_rect(painter.transform().mapRect(self.rect()))  # in device pixels: see pixel_grid
+        painter.save()
+        painter.resetTransform()
         painter.drawImage(rect, self._image)
         painter.setPen(self.pen)
         painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
         painter.drawRect(rect)
+        painter.restore()
 
 
 class ColourBar(pg.GraphicsWidget):

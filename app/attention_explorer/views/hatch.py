@@ -10,6 +10,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from .pixel_grid import steady_rect
+
 SPACING_PX = 7.0
 
 
@@ -58,7 +60,7 @@ class MaskHatchItem(pg.GraphicsObject):
         painter.setPen(QtGui.QPen(self.color, 1.0))
         lines = []
         for rect in self._rects:
-            lines.extend(_diagonals(to_device.mapRect(rect)))
+            lines.extend(_diagonals(steady_rect(to_device.mapRect(rect))))  # see pixel_grid
         painter.drawLines(lines)
         painter.restore()
 

@@ -12,6 +12,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore
 
 from ..controller import LOOKED_AT, LOOKING
+from .pixel_grid import steady
 
 MIN_FIT_CELL_PX = 12.0   # below this, the whole matrix would be unreadable: open zoomed in
 ZOOMED_CELL_PX = 18.0    # the cell size a long sentence opens at
@@ -82,8 +83,8 @@ class MatrixFrame:
         self.zoomable = 0 < cell < MIN_FIT_CELL_PX
         if self.zoomable or cell <= 0 or not self.square:
             size = QtCore.QSizeF(UNLIMITED_PX, UNLIMITED_PX)
-        else:
-            size = QtCore.QSizeF(over_w + cell * n_cols, over_h + cell * n_rows)
+        else:  # on a steady grid: the same pane must give the same layout whatever history led to it
+            size = QtCore.QSizeF(steady(over_w + cell * n_cols), steady(over_h + cell * n_rows))
         current = self.plot.maximumSize()
         if abs(current.width() - size.width()) > 0.5 or abs(current.height() - size.height()) > 0.5:
             self.plot.setMaximumSize(size)

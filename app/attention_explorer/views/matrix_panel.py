@@ -83,6 +83,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self.row_layout = QtWidgets.QHBoxLayout(self.row)
         self.row_layout.setContentsMargins(0, 4, 0, 4)
         self.row_layout.setSpacing(10)
+        self.row.installEventFilter(self)
         # Above the tables, always the same height, so hovering never moves them: the hovered cell's
         # arithmetic, else the rule every cell follows, else why the step is skipped.
         self.arithmetic_label = QtWidgets.QLabel()
@@ -313,6 +314,12 @@ class QtMatrixPanel(QtWidgets.QWidget):
             self.toggle_pinned((key, index.row(), index.column()))
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt API
+        if watched is self.row:
+            if event.type() == QtCore.QEvent.Type.LayoutRequest and self._view is not None:
+                # the tables settled on their sizes after the step was shown: wrap the texts to them
+                # (texts wrapped for the tables of an earlier sentence kept that width)
+                QtCore.QTimer.singleShot(0, self, self._fit_texts)
+            return False
         if event.type() == QtCore.QEvent.Type.Leave:
             self.hover_cell(None)
         return False

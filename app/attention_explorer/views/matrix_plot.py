@@ -282,6 +282,8 @@ class MatrixPlot(QtWidgets.QWidget):
         self.message.setText(text)
         self.message.show()
         self.graphics.hide()
+        self.frame.zoomable = False
+        self.framed.emit(False)  # nothing to zoom: no Fit button left from the last matrix
 
     # --- focus and outlines ---------------------------------------------------------------------
     def set_focus(self, row: int | None = None, col: int | None = None, *,

@@ -203,7 +203,6 @@ class MatrixTable(QtWidgets.QTableView):
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
-        self._fitted_labels: tuple | None = None  # the row and column labels the widths were fitted to
         self._label_px: dict[str, int] = {}  # a row label's width: 128 words measured once, not on each edit
         self._focus: Mark = (None, None)
         self._hovered_row: int | None = None
@@ -323,23 +322,21 @@ class MatrixTable(QtWidgets.QTableView):
                         painter.drawLine(QtCore.QLineF(start, end))
 
     def _fit(self, table: StepTable) -> None:
-        """Column widths from the widest text a column will ever hold, so filling never resizes it.
+        """Column widths from the widest text the table holds (every cell, filled or not), so filling
+        never resizes it; one width for every column's values, each column widened only for its label.
 
-        While the table keeps its labels (the user edits a number, a word's values change) columns
-        only grow: a table that shrinks and grows with every keystroke makes the whole window
-        re-lay itself out and repaint, and jitters under the reader's eye.
+        A function of the table alone, as a table built now would be: columns that had only grown
+        while the labels stayed kept the width of numbers long gone. One width for the whole table
+        changes only when its widest number does, so an edit rarely re-lays out the window.
         """
         metrics = QtGui.QFontMetrics(self.font())
         header_metrics = QtGui.QFontMetrics(self.horizontalHeader().font())
         texts = self.matrix_model.texts()
-        labels = (tuple(table.rows), tuple(table.cols))
-        same_labels = labels == self._fitted_labels
-        self._fitted_labels = labels
+        longest = sorted((t for row in texts for t in row), key=len)[-3:]  # widths follow lengths closely
+        widest_value = max((metrics.horizontalAdvance(t) for t in longest), default=0)
         changed = False
         for col, label in enumerate(table.cols):
-            longest = sorted((row[col] for row in texts), key=len)[-3:]  # widths follow lengths closely
-            widest = max([header_metrics.horizontalAdvance(label)] + [metrics.horizontalAdvance(t) for t in longest])
-            width = max(widest + CELL_PADDING, self.columnWidth(col)) if same_labels else widest + CELL_PADDING
+            width = max(widest_value, header_metrics.horizontalAdvance(label)) + CELL_PADDING
             if self.columnWidth(col) != width:
                 self.setColumnWidth(col, width)
                 changed = True

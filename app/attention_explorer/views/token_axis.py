@@ -234,6 +234,10 @@ class TokenAxis(pg.AxisItem):
         if self.linkedView() is None or not self._labels:
             return
         self._ensure_layout()
+        # Only inside the axis' own bounds: for a paint between a change of the words' extent and the
+        # layout giving the axis its new size, an upright word reached past them, where no later
+        # partial repaint cleared it (a piece of "dig" stayed under the heatmap's title).
+        p.setClipRect(self.boundingRect(), QtCore.Qt.ClipOperation.IntersectClip)
         focus_rect = self._focus_rect()
         covered = tuple(i for i, rect in self._placed
                         if focus_rect is not None and i != self._focus and rect.intersects(focus_rect))
