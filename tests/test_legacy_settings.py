@@ -134,3 +134,22 @@ def test_a_fifo_in_place_of_the_old_file_is_not_waited_on(tmp_path):
 def test_any_text_at_all_gives_values_and_never_an_error(text):
     values, refused = read_qt_ini(text)
     assert all(isinstance(key, str) for key in [*values, *refused])
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and links as on POSIX")
+def test_what_qt_must_not_read_is_named(tmp_path):
+    from attention_explorer.legacy_settings import unusable_qt_ini
+
+    good = _legacy(tmp_path, "[FileDialog]\nhistory=file:///tmp\ntreeViewHeader=@ByteArray(\\0\\xff)\n")
+    assert unusable_qt_ini(good, 1 << 20) is None
+    assert unusable_qt_ini(tmp_path / "none.conf", 1 << 20) is None
+    typed = tmp_path / "typed.conf"
+    typed.write_text(f"[FileDialog]\nviewMode={BAD_ALLOC}\n")
+    assert unusable_qt_ini(typed, 1 << 20) == "it holds values Qt would decode blindly: FileDialog/viewMode"
+    link = tmp_path / "link.conf"
+    link.symlink_to(good)
+    assert unusable_qt_ini(link, 1 << 20) == "it is a link, which Qt would write through"
+    pipe = tmp_path / "pipe.conf"
+    os.mkfifo(pipe)
+    assert unusable_qt_ini(pipe, 1 << 20) == "it is a named pipe (FIFO), not a regular file"
+    assert "a settings file may be at most" in unusable_qt_ini(good, 10)

@@ -25,6 +25,7 @@ RUNS = 3 if os.environ.get("CI") == "true" else 1
 BAD_ALLOC = "@Variant(\\0\\0\\0\\v\\x7f\\xff\\xff\\xff)"
 
 QUIT_WHEN_SHOWN = textwrap.dedent("""
+    import os
     import sys
     from PySide6 import QtCore, QtWidgets
     import attention_explorer.application as application
@@ -40,7 +41,16 @@ QUIT_WHEN_SHOWN = textwrap.dedent("""
             return
         def report_and_close():
             print("note:", window.statusBar().currentMessage(), flush=True)
-            window.close()
+            if not os.environ.get("OPEN_A_FILE_DIALOG"):
+                window.close()
+                return
+            dialog = QtWidgets.QFileDialog(window, "Open model")  # Qt reads its own settings here
+            dialog.open()
+            def close_both():
+                dialog.reject()
+                dialog.deleteLater()  # and saves them as the dialog goes
+                QtCore.QTimer.singleShot(100, window.close)
+            QtCore.QTimer.singleShot(300, close_both)
         QtCore.QTimer.singleShot(700, report_and_close)
 
     real_create = application.create_application
@@ -67,13 +77,16 @@ def folders(tmp_path):
     return config, new / "settings.json", config / "attention-explorer" / "Attention Explorer.conf"
 
 
-def start_and_quit(tmp_path) -> str:
-    """Run the program once; return the status bar's message."""
+def start_and_quit(tmp_path, open_a_file_dialog: bool = False) -> str:
+    """Run the program once (opening a file dialog before quitting, if asked); return the status
+    bar's message."""
     hook = tmp_path / "hook"
     hook.mkdir(exist_ok=True)
     (hook / "sitecustomize.py").write_text(QUIT_WHEN_SHOWN)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path), "PYTHONPATH": str(hook),
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    if open_a_file_dialog:
+        env["OPEN_A_FILE_DIALOG"] = "1"
     result = subprocess.run(program(), env=env, capture_output=True, text=True, timeout=90)
     assert result.returncode == 0, f"exit {result.returncode} (134 is an abort)\n{result.stderr[-2000:]}"
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
@@ -152,3 +165,28 @@ def test_a_settings_file_that_cannot_be_used_is_moved_aside_named_and_replaced(t
             assert stat.S_ISFIFO(os.lstat(os.readlink(aside)).st_mode), "the FIFO it pointed at is untouched"
             os.unlink(os.readlink(aside))
         path.unlink()
+
+
+def test_qt_settings_shared_by_every_qt_program_are_not_read_by_the_file_dialog(tmp_path):
+    config, path, _legacy = folders(tmp_path)
+    shared = config / "QtProject.conf"  # where Qt's file dialog keeps its history for every Qt program
+    shared.write_text(f"[FileDialog]\nviewMode={BAD_ALLOC}\n")
+    before = shared.read_bytes()
+    for _ in range(RUNS):
+        assert start_and_quit(tmp_path, open_a_file_dialog=True) == ""
+    assert shared.read_bytes() == before, "another program's file is neither read nor written"
+    own = path.parent / "qt" / "QtProject.conf"
+    assert "[FileDialog]" in own.read_text(), "the dialog keeps its history beside the app's settings"
+
+
+def test_a_damaged_file_dialog_settings_file_is_moved_aside_before_qt_reads_it(tmp_path):
+    _config, path, _legacy = folders(tmp_path)
+    own = path.parent / "qt" / "QtProject.conf"
+    own.parent.mkdir()
+    own.write_text(f"[FileDialog]\nviewMode={BAD_ALLOC}\nhistory=file:///tmp\n")
+    note = start_and_quit(tmp_path, open_a_file_dialog=True)
+    [aside] = damaged_copies(own)
+    assert note == ("Qt's settings file QtProject.conf could not be used (it holds values Qt would decode "
+                    f"blindly: FileDialog/viewMode); it was moved to {aside}.")
+    assert BAD_ALLOC in aside.read_text() and "@Variant" not in own.read_text()
+    assert start_and_quit(tmp_path, open_a_file_dialog=True) == ""

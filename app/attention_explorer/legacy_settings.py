@@ -11,9 +11,20 @@ rules for lines, sections, keys, quotes, escapes and lists, and only plain value
 - `@Variant(...)`, `@DateTime(...)` and the other typed forms are refused: never decoded, only named.
 
 Nothing is ever written back to that file.
+
+Qt keeps settings of its own too (the file dialog's history and layout, QtProject.conf) and reads
+them with the same QSettings code when a dialog opens; `unusable_qt_ini` says whether such a file
+holds anything QSettings must not read.
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .engine.atomic_write import not_regular_reason
+from .engine.errors import EngineError
+from .engine.safe_read import read_user_text
 
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
             '"': '"', "?": "?", "'": "'", "\\": "\\"}
@@ -50,6 +61,28 @@ def read_qt_ini(text: str) -> tuple[dict[str, object], list[str]]:
 
 
 _REFUSED = object()
+
+
+def unusable_qt_ini(path: Path, max_bytes: int) -> str | None:
+    """Why QSettings must not read the INI file at `path`: not a regular file, unreadable, or
+    holding a typed value it would deserialise; or a link, which Qt's writer would follow
+    wherever it points. None when it is safe, or when there is none."""
+    if os.path.islink(path):
+        return "it is a link, which Qt would write through"
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    reason = not_regular_reason(info.st_mode)
+    if reason is not None:
+        return reason
+    try:
+        _values, refused = read_qt_ini(read_user_text(path, "settings file", max_bytes=max_bytes))
+    except EngineError as exc:
+        return str(exc)
+    return f"it holds values Qt would decode blindly: {', '.join(refused)}" if refused else None
 
 
 def _lines(text: str):

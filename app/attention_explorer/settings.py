@@ -17,12 +17,14 @@ from PySide6 import QtCore, QtWidgets
 
 from .controller import Controller
 from .engine import MAX_SENTENCE_CHARS, EngineError, ModelError
-from .settings_store import SettingsStore
+from .legacy_settings import unusable_qt_ini
+from .settings_store import DAMAGED_MARK, MAX_SETTINGS_BYTES, SettingsStore, move_aside
 from .views import theme
 
 OPTION_FLAGS = ("scale", "causal", "positional")
 RESET_NOTE_MS = 20_000  # long enough to read the list of what was reset
 SETTINGS_FILE_NAME = "settings.json"
+QT_SETTINGS_FOLDER = "qt"  # Qt's own settings (the file dialog's), beside ours
 ORGANIZATION, APPLICATION = "attention-explorer", "Attention Explorer"
 
 
@@ -33,8 +35,43 @@ class BadSetting(ValueError):
 def open_settings() -> SettingsStore:
     """The user's settings: settings.json in the app's config folder (on Linux
     ~/.config/attention-explorer/Attention Explorer/), started from an earlier version's values
-    the first time."""
-    return SettingsStore(settings_path(), legacy_settings_path())
+    the first time. Qt's own settings are kept beside it, checked (see keep_qt_settings_in)."""
+    path = settings_path()
+    store = SettingsStore(path, legacy_settings_path())
+    qt_note = keep_qt_settings_in(path.parent / QT_SETTINGS_FOLDER)
+    store.note = " ".join(note for note in (store.note, qt_note) if note)
+    return store
+
+
+def keep_qt_settings_in(folder: Path) -> str:
+    """Point the settings Qt keeps for itself at `folder`, after checking what is there.
+
+    Qt's file dialog reads and writes its history with QSettings (QtProject.conf, shared by every
+    Qt program in the user's config folder), and a damaged typed value there aborted the app as
+    soon as a dialog opened, as our own file once did at every start. In a folder of the app's own,
+    each file is checked before Qt can read it, and one QSettings must not read is moved aside;
+    the system-wide fallbacks (/etc/xdg) are not read at all. Returns a note for the status bar,
+    or "" when all is well.
+    """
+    _point_qt_settings_at(folder)
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:  # no folder yet: Qt makes it when it first saves
+        return ""
+    notes = []
+    for path in entries:
+        read_by_qt = path.suffix in (".conf", ".ini") and DAMAGED_MARK not in path.name
+        reason = unusable_qt_ini(path, MAX_SETTINGS_BYTES) if read_by_qt else None
+        if reason is None:
+            continue
+        try:
+            notes.append(f"Qt's settings file {path.name} could not be used ({reason}); "
+                         f"it was moved to {move_aside(path)}.")
+        except OSError as exc:
+            _point_qt_settings_at(folder / "fresh")  # Qt must not read what is left there
+            notes.append(f"Qt's settings file {path} could not be used ({reason}) nor moved aside "
+                         f"({exc.strerror or exc}); the file dialogs start afresh.")
+    return " ".join(notes)
 
 
 def settings_path() -> Path:
@@ -50,6 +87,12 @@ def legacy_settings_path() -> Path | None:
         return None
     folder = QtCore.QStandardPaths.writableLocation(QtCore.QStandardPaths.StandardLocation.GenericConfigLocation)
     return Path(folder) / ORGANIZATION / f"{APPLICATION}.conf" if folder else None
+
+
+def _point_qt_settings_at(folder: Path) -> None:
+    for file_format in (QtCore.QSettings.Format.NativeFormat, QtCore.QSettings.Format.IniFormat):
+        QtCore.QSettings.setPath(file_format, QtCore.QSettings.Scope.UserScope, str(folder))
+        QtCore.QSettings.setPath(file_format, QtCore.QSettings.Scope.SystemScope, str(folder / "none"))
 
 
 def save_settings(settings: SettingsStore, controller: Controller, window: QtWidgets.QMainWindow) -> None:

@@ -40,6 +40,7 @@ from .legacy_settings import read_qt_ini
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 MAX_SETTINGS_DEPTH = 8   # the object, a value, a value's {"base64": ...}: a few levels at most
 _BYTES_KEY = "base64"    # how bytes (window layouts) are written: {"base64": "..."}
+DAMAGED_MARK = ".damaged-"  # in the name of a file moved aside: settings.damaged-20251201-204300.json
 
 logger = logging.getLogger("attention_explorer")
 
@@ -114,9 +115,8 @@ class SettingsStore:
             self._bring_over(legacy_ini)
 
     def _move_aside(self, reason: str) -> None:
-        aside = _free_name(self.path)
         try:
-            os.rename(self.path, aside)  # renames a link or a pipe itself: nothing is opened or followed
+            aside = move_aside(self.path)
         except OSError as exc:
             self._writable = False  # what is there stays as it is, and is not written over either
             self.note = (f"The settings file {self.path} could not be used ({reason}) nor moved aside "
@@ -198,11 +198,19 @@ def _storable(key: str, value: object) -> object:
     raise TypeError(f"setting {key}: a {type(value).__name__} cannot be saved; give text, a number or bytes")
 
 
+def move_aside(path: Path) -> Path:
+    """Rename what stands at `path` to a free name beside it, and return that name. A link or a
+    pipe is renamed itself: nothing is opened or followed. OSError if it cannot be renamed."""
+    aside = _free_name(path)
+    os.rename(path, aside)
+    return aside
+
+
 def _free_name(path: Path) -> Path:
     """settings.damaged-20251201-204300.json beside `path`, with -2, -3... if that is taken."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for number in itertools.count(1):
         suffix = "" if number == 1 else f"-{number}"
-        aside = path.with_name(f"{path.stem}.damaged-{stamp}{suffix}{path.suffix}")
+        aside = path.with_name(f"{path.stem}{DAMAGED_MARK}{stamp}{suffix}{path.suffix}")
         if not os.path.lexists(aside):
             return aside
