@@ -125,7 +125,7 @@ def test_a_fifo_in_place_of_the_old_file_is_not_waited_on(tmp_path):
     os.mkfifo(legacy)
     store = SettingsStore(tmp_path / "settings.json", legacy)  # the read would block forever if it opened it
     assert store.allKeys() == []
-    assert store.note.startswith("The settings of an earlier version could not be read (")
+    assert store.note.startswith("Settings of an earlier version unreadable (")
     assert os.path.exists(legacy), "the old file is never moved or written"
 
 

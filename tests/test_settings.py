@@ -14,7 +14,7 @@ from attention_explorer.app import MainWindow
 from attention_explorer.controller import Controller
 from attention_explorer.engine import MAX_SENTENCE_CHARS
 from attention_explorer.settings import restore_settings
-from attention_explorer.settings_store import SettingsStore
+from attention_explorer.settings_store import SettingsStore, shown_path
 
 NOTE = "Some saved settings could not be used and were reset: "
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and sockets as on POSIX")
@@ -219,8 +219,8 @@ def test_a_settings_file_that_is_a_fifo_is_moved_aside_and_the_status_bar_says_w
     window = _start(qtbot, SettingsStore(path))
     [aside] = [p for p in tmp_path.iterdir() if ".damaged-" in p.name]
     assert window.statusBar().currentMessage() == (
-        "The settings file could not be used (it is a named pipe (FIFO), not a regular file); "
-        f"it was moved to {aside} and the defaults are used.")
+        "Settings unreadable (it is a named pipe (FIFO), not a regular file): "
+        f"moved to {shown_path(aside)}; the defaults are used.")
     assert window.controller.model.name == "cat-sat-on-mat"
     window.close()
     assert json.loads(path.read_text())["model/source"] == "cat-sat-on-mat"

@@ -155,8 +155,8 @@ def test_a_settings_file_that_cannot_be_used_is_moved_aside_named_and_replaced(t
         kind = stat.S_IFMT(os.lstat(path).st_mode)
         note = start_and_quit(tmp_path)
         aside = damaged_copies(path)[-1]
-        assert note == (f"The settings file could not be used ({reason}); it was moved to {aside} "
-                        "and the defaults are used.")
+        shown = f"~/{aside.relative_to(tmp_path)}"  # the home folder (tmp_path here) as ~
+        assert note == f"Settings unreadable ({reason}): moved to {shown}; the defaults are used."
         assert stat.S_IFMT(aside.lstat().st_mode) == kind, "moved as it was: not opened, read or replaced"
         assert_a_good_settings_file(path)
         assert start_and_quit(tmp_path) == "", "the next start reads the good file"
@@ -186,7 +186,7 @@ def test_a_damaged_file_dialog_settings_file_is_moved_aside_before_qt_reads_it(t
     own.write_text(f"[FileDialog]\nviewMode={BAD_ALLOC}\nhistory=file:///tmp\n")
     note = start_and_quit(tmp_path, open_a_file_dialog=True)
     [aside] = damaged_copies(own)
-    assert note == ("Qt's settings file QtProject.conf could not be used (it holds values Qt would decode "
-                    f"blindly: FileDialog/viewMode); it was moved to {aside}.")
+    assert note == ("File dialog settings unreadable (it holds values Qt would decode blindly: "
+                    f"FileDialog/viewMode): moved to ~/{aside.relative_to(tmp_path)}.")
     assert BAD_ALLOC in aside.read_text() and "@Variant" not in own.read_text()
     assert start_and_quit(tmp_path, open_a_file_dialog=True) == ""

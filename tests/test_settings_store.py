@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from attention_explorer.settings_store import MAX_SETTINGS_BYTES, SettingsStore
+from attention_explorer.settings_store import MAX_SETTINGS_BYTES, SettingsStore, shown_path
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, sockets and links as on POSIX")
 
@@ -106,8 +106,8 @@ def test_a_damaged_file_is_moved_aside_named_and_replaced_by_a_good_one(tmp_path
     [aside] = moved_aside(tmp_path)
     assert aside.read_bytes() == content, "the damaged file is kept as it was, for a look"
     assert aside.name.startswith("settings.damaged-") and aside.suffix == ".json"
-    assert store.note.startswith("The settings file could not be used (")
-    assert f"it was moved to {aside} and the defaults are used." in store.note
+    assert store.note.startswith("Settings unreadable (")
+    assert store.note.endswith(f"): moved to {shown_path(aside)}; the defaults are used.")
     store.setValue("view/colormap", "magma")
     assert store.sync()
     assert json.loads(path.read_text()) == {"view/colormap": "magma"}
@@ -136,7 +136,7 @@ def test_something_other_than_a_file_is_never_opened_only_moved_aside(tmp_path, 
     path = make(tmp_path / "settings.json")
     kind = stat.S_IFMT(path.lstat().st_mode)
     store = open_store(path)
-    assert store.note.startswith(f"The settings file could not be used ({reason}); it was moved to")
+    assert store.note.startswith(f"Settings unreadable ({reason}): moved to ")
     [aside] = moved_aside(tmp_path)
     assert stat.S_IFMT(aside.lstat().st_mode) == kind, "moved as it is, not read or replaced"
     store.setValue("view/colormap", "magma")
@@ -193,7 +193,9 @@ def test_a_file_that_cannot_be_moved_aside_is_left_alone_and_never_written(tmp_p
 
     monkeypatch.setattr(os, "rename", refuse)
     store = open_store(path)
-    assert "nor moved aside (Permission denied); the defaults are used and will not be saved." in store.note
+    assert store.note == (f"Settings unreadable (settings.json: not valid JSON (line 1, column 2: Expecting "
+                          f"property name enclosed in double quotes)) and not movable from {shown_path(path)} "
+                          "(Permission denied): the defaults are used and not saved.")
     store.setValue("view/colormap", "magma")
     assert store.sync() is False
     assert path.read_bytes() == b"{damaged"

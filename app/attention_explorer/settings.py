@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtWidgets
 from .controller import Controller
 from .engine import MAX_SENTENCE_CHARS, EngineError, ModelError
 from .legacy_settings import unusable_qt_ini
-from .settings_store import DAMAGED_MARK, MAX_SETTINGS_BYTES, SettingsStore, move_aside
+from .settings_store import DAMAGED_MARK, MAX_SETTINGS_BYTES, SettingsStore, move_aside, shown_path
 from .views import theme
 
 OPTION_FLAGS = ("scale", "causal", "positional")
@@ -65,12 +65,11 @@ def keep_qt_settings_in(folder: Path) -> str:
         if reason is None:
             continue
         try:
-            notes.append(f"Qt's settings file {path.name} could not be used ({reason}); "
-                         f"it was moved to {move_aside(path)}.")
+            notes.append(f"File dialog settings unreadable ({reason}): moved to {shown_path(move_aside(path))}.")
         except OSError as exc:
             _point_qt_settings_at(folder / "fresh")  # Qt must not read what is left there
-            notes.append(f"Qt's settings file {path} could not be used ({reason}) nor moved aside "
-                         f"({exc.strerror or exc}); the file dialogs start afresh.")
+            notes.append(f"File dialog settings unreadable ({reason}) and not movable from {shown_path(path)} "
+                         f"({exc.strerror or exc}): the file dialogs start afresh.")
     return " ".join(notes)
 
 

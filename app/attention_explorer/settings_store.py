@@ -119,11 +119,10 @@ class SettingsStore:
             aside = move_aside(self.path)
         except OSError as exc:
             self._writable = False  # what is there stays as it is, and is not written over either
-            self.note = (f"The settings file {self.path} could not be used ({reason}) nor moved aside "
-                         f"({exc.strerror or exc}); the defaults are used and will not be saved.")
+            self.note = (f"Settings unreadable ({reason}) and not movable from {shown_path(self.path)} "
+                         f"({exc.strerror or exc}): the defaults are used and not saved.")
             return
-        self.note = (f"The settings file could not be used ({reason}); it was moved to {aside} "
-                     "and the defaults are used.")
+        self.note = f"Settings unreadable ({reason}): moved to {shown_path(aside)}; the defaults are used."
 
     def _bring_over(self, legacy_ini: Path) -> None:
         try:
@@ -132,7 +131,7 @@ class SettingsStore:
             values, self.refused_keys = read_qt_ini(
                 read_user_text(legacy_ini, "settings file", max_bytes=MAX_SETTINGS_BYTES, error=UnusableSettings))
         except (UnusableSettings, OSError, ValueError) as exc:
-            self.note = f"The settings of an earlier version could not be read ({exc}); the defaults are used."
+            self.note = f"Settings of an earlier version unreadable ({exc}); the defaults are used."
             return
         self._values = values
         self._dirty = bool(values)
@@ -196,6 +195,12 @@ def _storable(key: str, value: object) -> object:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     raise TypeError(f"setting {key}: a {type(value).__name__} cannot be saved; give text, a number or bytes")
+
+
+def shown_path(path: Path) -> str:
+    """A path as the status bar shows it: the home folder as ~, so that the file's own name fits."""
+    home = Path.home()
+    return f"~{os.sep}{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
 
 
 def move_aside(path: Path) -> Path:
