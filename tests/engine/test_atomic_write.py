@@ -241,12 +241,15 @@ def test_a_temporary_left_by_a_killed_save_is_removed_by_the_next_save(tmp_path)
     running.write_text("being written")
     other_file = tmp_path / f".other.json.abcd_123.{_dead_pid()}.tmp"  # another file's: its own save clears it
     other_file.write_text("another file's")
-    mine = tmp_path / ".model.json.notes.tmp"  # not a name the app makes
-    mine.write_text("the user's")
+    mine = tmp_path / ".model.json.notes.tmp"  # not names the app makes
+    also_mine = tmp_path / ".model.json.abcd_123.draft.tmp"
+    for path in (mine, also_mine):
+        path.write_text("the user's")
+        os.utime(path, (0, 0))  # however old
     write_text_atomically(target, "new")
     assert target.read_text() == "new"
     assert not stale.exists()
-    assert running.exists() and other_file.exists() and mine.exists()
+    assert running.exists() and other_file.exists() and mine.exists() and also_mine.exists()
 
 
 def test_an_unnumbered_temporary_of_an_earlier_version_goes_once_it_is_an_hour_old(tmp_path):

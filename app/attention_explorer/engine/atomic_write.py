@@ -45,8 +45,8 @@ _NOT_REGULAR = (
     (stat.S_ISBLK, errno.EINVAL, "it is a device, not a regular file"),
     (stat.S_ISSOCK, errno.EINVAL, "it is a socket, not a regular file"),
 )
-# temporaries written before they carried a process number: removed once this old, when no save of
-# the same file can still be running
+# temporaries whose process cannot be asked about (written before they carried its number, or on
+# Windows): removed once this old, when no save of the same file can still be running
 _UNNUMBERED_STALE_SECONDS = 3600
 _MKSTEMP_RANDOM = re.compile(r"[a-z0-9_]{8}")
 
@@ -159,9 +159,10 @@ def _temporary_prefix(target: Path) -> str:
 def _is_stale(middle: str, entry: os.DirEntry) -> bool:
     """`middle` is RANDOM.PID for temporaries of this version, RANDOM alone for older ones."""
     random_part, _, pid = middle.rpartition(".")
-    if _MKSTEMP_RANDOM.fullmatch(random_part) and pid.isdigit() and sys.platform != "win32":
+    numbered = bool(_MKSTEMP_RANDOM.fullmatch(random_part)) and pid.isdigit()
+    if numbered and sys.platform != "win32":  # on Windows, os.kill(pid, 0) would signal the process
         return not _process_alive(int(pid))
-    if _MKSTEMP_RANDOM.fullmatch(middle) or _MKSTEMP_RANDOM.fullmatch(random_part):
+    if numbered or _MKSTEMP_RANDOM.fullmatch(middle):
         return time.time() - entry.stat(follow_symlinks=False).st_mtime > _UNNUMBERED_STALE_SECONDS
     return False
 
