@@ -94,11 +94,13 @@ def test_an_earlier_versions_settings_are_brought_over_once_and_its_file_is_left
     legacy = tmp_path / "old.conf"
     written_by_qsettings(legacy, {"model/source": "it-was-tired", "model/sentence": "the dog was tired",
                                   "options/causal": True, "options/heads": 1,
-                                  "window/geometry": QtCore.QByteArray(b"\x01\xd9\xd0\xcb")})
+                                  "window/geometry": QtCore.QByteArray(b"\x01\xd9\xd0\xcb"),
+                                  "window/state": QtCore.QByteArray(b"\0\0\0\xff")})
     before = legacy.read_bytes()
     store = SettingsStore(tmp_path / "new" / "settings.json", legacy)
     assert store.value("model/source") == "it-was-tired" and store.value("options/causal") == "true"
     assert store.value("window/geometry") == b"\x01\xd9\xd0\xcb" and store.note == ""
+    assert not store.contains("window/state"), "a dock layout without a digest is never handed to Qt"
     assert store.sync(), "brought-over values are saved in the new file at once"
     assert legacy.read_bytes() == before
     again = SettingsStore(store.path, _legacy(tmp_path, "[view]\ncolormap=viridis\n"))

@@ -55,6 +55,7 @@ def _assert_the_good_keys_came_back(controller: Controller) -> None:
     ("window/geometry", {"base64": "Z2FyYmFnZQ=="}),
     ("window/state", {"base64": "AAD/"}),
     ("window/state", {"base64": "not base64!"}),
+    ("window/state", {"base64": "AAAA/w==", "sha256": "0" * 64}),  # bytes that are not what was saved
     ("options/heads", 3),
     ("options/heads", "many"),
     ("options/heads", [1]),
@@ -183,7 +184,7 @@ def test_everything_comes_back_after_a_restart_from_the_file(qtbot, tmp_path):
     window.close()
 
     saved = json.loads(path.read_text())
-    assert set(saved["window/geometry"]) == {"base64"}, "the layout is kept as base64 text"
+    assert set(saved["window/geometry"]) == {"base64", "sha256"}, "the layout is kept as base64 text, with its digest"
     again = _start(qtbot, SettingsStore(path))
     assert again.tour is None, "the tour was seen"
     _assert_the_good_keys_came_back(again.controller)

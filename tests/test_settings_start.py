@@ -97,7 +97,7 @@ def start_and_quit(tmp_path, open_a_file_dialog: bool = False) -> str:
 def assert_a_good_settings_file(path) -> dict:
     assert stat.S_ISREG(path.lstat().st_mode), "the settings were saved as a regular file"
     saved = json.loads(path.read_text())
-    assert set(saved["window/geometry"]) == {"base64"} and saved["model/source"] == "cat-sat-on-mat"
+    assert set(saved["window/geometry"]) == {"base64", "sha256"} and saved["model/source"] == "cat-sat-on-mat"
     return saved
 
 
@@ -190,3 +190,26 @@ def test_a_damaged_file_dialog_settings_file_is_moved_aside_before_qt_reads_it(t
                     f"FileDialog/viewMode): moved to ~/{aside.relative_to(tmp_path)}.")
     assert BAD_ALLOC in aside.read_text() and "@Variant" not in own.read_text()
     assert start_and_quit(tmp_path, open_a_file_dialog=True) == ""
+
+
+# A window layout damaged in a way that made Qt's restoreState crash (segmentation fault) at every
+# start, found by mutating a real saveState(): the dock counts became 0x7fffffff.
+CRASHING_LAYOUT = bytes.fromhex(
+    "000000ff00000000fd0000007fffffff010000000000000000fc0200000002fb0000001e006d006f00640065006c0045"
+    "006400690074006f00720044006f0063006b0000000000ffffffff0000001000fffffffb0000001a006d006f0064"
+    "0065006c00560069006500770044006f0063006b0000000000ffffffff000000a0007fffffff0000030000000000"
+    "000000fc0100000001fb00000012007300740065007000730044006f0063006b01f8000000ffffffff0000032a00"
+    "ffffff000000000000000000000004000000040000000800000008")
+
+
+def test_a_damaged_window_layout_is_reset_not_handed_to_qt(tmp_path):
+    import base64
+    import hashlib
+
+    _config, path, _legacy = folders(tmp_path)
+    intact = CRASHING_LAYOUT.replace(bytes.fromhex("7fffffff"), bytes(4))  # what was saved, before the damage
+    path.write_text(json.dumps({"tour/seen": True, "view/colormap": "magma", "window/state": {
+        "base64": base64.b64encode(CRASHING_LAYOUT).decode(), "sha256": hashlib.sha256(intact).hexdigest()}}))
+    assert start_and_quit(tmp_path) == "Some saved settings could not be used and were reset: window/state"
+    saved = assert_a_good_settings_file(path)
+    assert saved["view/colormap"] == "magma" and base64.b64decode(saved["window/state"]["base64"]) != CRASHING_LAYOUT

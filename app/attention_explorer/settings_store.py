@@ -8,6 +8,9 @@ over a file that is:
 
 - read only through engine.safe_read: looked at with stat before it is opened, never waited on,
   at most MAX_SETTINGS_BYTES, strict UTF-8 JSON; values are plain JSON (window layouts as base64);
+- holding bytes (window layouts) only with their SHA-256: Qt's restoreState crashes the app
+  (segmentation fault) on some damaged layouts, so bytes that are not exactly what was saved are
+  never given back as bytes, and the key is reset like any other unusable value;
 - moved aside when it cannot be used — damaged, or not a file at all (a named pipe, device, socket,
   folder or link to nothing stands at its path) — so the next save starts a good one; `note` then
   says where it went, for the status bar;
@@ -22,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import hashlib
 import itertools
 import json
 import logging
@@ -39,7 +43,7 @@ from .legacy_settings import read_qt_ini
 # A window layout is a few kilobytes and a sentence at most tens; a file far larger is not ours.
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 MAX_SETTINGS_DEPTH = 8   # the object, a value, a value's {"base64": ...}: a few levels at most
-_BYTES_KEY = "base64"    # how bytes (window layouts) are written: {"base64": "..."}
+_BYTES_KEY, _DIGEST_KEY = "base64", "sha256"  # how bytes are written: {"base64": "...", "sha256": "..."}
 DAMAGED_MARK = ".damaged-"  # in the name of a file moved aside: settings.damaged-20251201-204300.json
 
 logger = logging.getLogger("attention_explorer")
@@ -133,11 +137,14 @@ class SettingsStore:
         except (UnusableSettings, OSError, ValueError) as exc:
             self.note = f"Settings of an earlier version unreadable ({exc}); the defaults are used."
             return
+        # A window layout of Qt's own format is given to restoreState, which may crash on damaged
+        # bytes; an earlier version's carries no digest to tell, so the docks start as they are.
+        values.pop("window/state", None)
         self._values = values
         self._dirty = bool(values)
 
     def _to_json(self) -> str:
-        encoded = {key: {_BYTES_KEY: base64.b64encode(value).decode("ascii")} if isinstance(value, bytes) else value
+        encoded = {key: _encoded_bytes(value) if isinstance(value, bytes) else value
                    for key, value in sorted(self._values.items())}
         # ASCII: a text holding a lone surrogate (which UTF-8 cannot encode) is written as \udXXXX
         return json.dumps(encoded, indent=1, allow_nan=False) + "\n"
@@ -166,12 +173,20 @@ def _read_settings_file(path: Path) -> dict[str, object] | None:
     return {key: _decoded(value) for key, value in data.items() if _finite(value)}
 
 
+def _encoded_bytes(value: bytes) -> dict[str, str]:
+    return {_BYTES_KEY: base64.b64encode(value).decode("ascii"), _DIGEST_KEY: hashlib.sha256(value).hexdigest()}
+
+
 def _decoded(value: object) -> object:
-    """Bytes come back from {"base64": ...}; anything else as JSON gave it (each key is checked by
-    the one who reads it, so a wrong type resets that key alone)."""
-    if isinstance(value, dict) and set(value) == {_BYTES_KEY} and isinstance(value[_BYTES_KEY], str):
+    """Bytes come back from {"base64": ..., "sha256": ...} when the digest matches; anything else
+    as JSON gave it (each key is checked by the one who reads it, so a wrong type or damaged bytes
+    reset that key alone)."""
+    if isinstance(value, dict) and set(value) == {_BYTES_KEY, _DIGEST_KEY} and all(
+            isinstance(part, str) for part in value.values()):
         with contextlib.suppress(binascii.Error, ValueError):
-            return base64.b64decode(value[_BYTES_KEY], validate=True)
+            data = base64.b64decode(value[_BYTES_KEY], validate=True)
+            if hashlib.sha256(data).hexdigest() == value[_DIGEST_KEY]:
+                return data
     return value
 
 
