@@ -4,6 +4,7 @@ pytest-qt captures exceptions raised inside Qt during a test, so the handler is 
 with a real exception, as sys.excepthook and threading.excepthook would call it.
 """
 
+import os
 import sys
 import threading
 
@@ -161,3 +162,98 @@ def test_errors_in_a_real_timer_slot_and_paint_event_reach_the_handler(handler, 
     assert "LookupError: slot went wrong" in log and "RuntimeError: paint went wrong" in log
     qtbot.waitUntil(lambda: len(handler.shown) == 1)
     assert handler.shown[0].repeats >= 1, "the second error counted in the open dialog"
+
+
+def _fifo(path):
+    import os
+
+    os.mkfifo(path)
+    return path
+
+
+def _link_to_fifo(path):
+    target = _fifo(path.with_name("pipe-elsewhere"))
+    path.symlink_to(target)
+    return path
+
+
+def _socket(path):
+    import socket
+
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.close()
+    return path
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and sockets as on POSIX")
+@pytest.mark.parametrize("name", [LOG_FILE_NAME, NATIVE_CRASH_FILE_NAME])
+@pytest.mark.parametrize("make", [_fifo, _link_to_fifo, _socket], ids=["FIFO", "link to a FIFO", "socket"])
+def test_a_log_that_is_not_a_regular_file_is_never_opened_and_errors_are_still_shown(qtbot, tmp_path, capsys,
+                                                                                      name, make):
+    import stat
+    import threading as threads
+
+    folder = tmp_path / "log"
+    folder.mkdir()
+    special = make(folder / name)
+    shown = []
+    crash = CrashHandler(folder, lambda *a: shown.append(a) or QtCrashDialog(*a))
+    # opening a FIFO for writing would block until a reader came: install on a thread, with a limit
+    thread = threads.Thread(target=crash.install, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), f"installing the log blocked on {make.__name__}"
+    try:
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"attention-explorer: cannot write the log in {folder}: it is a")
+        crash.handle(*_raised(ValueError("still shown")))
+        qtbot.waitUntil(lambda: len(shown) == 1)
+        assert shown[0][0] == "ValueError: still shown"
+    finally:
+        crash.uninstall()
+    mode = os.lstat(os.path.realpath(special)).st_mode
+    assert stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode), "left as it was"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs as on POSIX")
+def test_a_fifo_put_where_the_log_reopens_after_rotation_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    import stat
+
+    from attention_explorer import crash_handler
+
+    monkeypatch.setattr(crash_handler, "LOG_MAX_BYTES", 200)
+    folder = tmp_path / "log"
+    crash = CrashHandler(folder).install()
+
+    def rotate_then_plant_a_fifo(source, dest):  # something puts a FIFO at the name as the log rotates
+        os.rename(source, dest)
+        os.mkfifo(source)
+
+    crash._file_handler.rotator = rotate_then_plant_a_fifo
+    try:
+        crash_handler.logger.info("x" * 150)
+        crash_handler.logger.info("y" * 150)  # rotates: the new log would be opened at the FIFO
+        err = capsys.readouterr().err
+    finally:
+        crash.uninstall()
+    assert "Traceback" not in err and "--- Logging error ---" not in err
+    assert err.strip() == (f"attention-explorer: cannot write the log {folder / LOG_FILE_NAME}: "
+                           "it is a named pipe (FIFO), not a regular file")
+    assert stat.S_ISFIFO((folder / LOG_FILE_NAME).lstat().st_mode)
+    assert "x" * 150 in (folder / f"{LOG_FILE_NAME}.1").read_text()
+
+
+def test_the_log_rotates_into_numbered_files(tmp_path, monkeypatch):
+    from attention_explorer import crash_handler
+
+    monkeypatch.setattr(crash_handler, "LOG_MAX_BYTES", 300)
+    crash = CrashHandler(tmp_path).install()
+    try:
+        for number in range(12):
+            crash_handler.logger.info("record %d %s", number, "x" * 100)
+    finally:
+        crash.uninstall()
+    names = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(LOG_FILE_NAME))
+    assert names == [LOG_FILE_NAME] + [f"{LOG_FILE_NAME}.{n}" for n in (1, 2, 3)]
+    assert "record 11" in (tmp_path / LOG_FILE_NAME).read_text()

@@ -1,30 +1,30 @@
 """Saved settings that are stale or damaged: each bad key falls back to its default, with a note, and
-the window always starts with the rest of what was saved."""
+the window always starts with the rest of what was saved. The settings are the app's own file
+(settings_store), written here by hand as a damaged file on disk would be."""
 
 import json
 import os
+import socket
 import sys
 
 import pytest
-from PySide6 import QtCore
 
+from attention_explorer import engine
 from attention_explorer.app import MainWindow
 from attention_explorer.controller import Controller
 from attention_explorer.engine import MAX_SENTENCE_CHARS
 from attention_explorer.settings import restore_settings
+from attention_explorer.settings_store import SettingsStore, shown_path
 
 NOTE = "Some saved settings could not be used and were reset: "
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and sockets as on POSIX")
 
 
-def _settings(tmp_path, values: dict) -> QtCore.QSettings:
-    """An INI file written by hand, as a damaged file on disk would be (QSettings would quote values)."""
-    lines = []
-    for section in sorted({key.split("/")[0] for key in values}):
-        lines.append(f"[{section}]")
-        lines += [f"{key.split('/')[1]}={value}" for key, value in values.items() if key.startswith(section + "/")]
-    path = tmp_path / "settings.ini"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat)
+def _settings(tmp_path, values: dict) -> SettingsStore:
+    """A settings file written by hand; bytes as the store writes them ({"base64": ...})."""
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps(values), encoding="utf-8")
+    return SettingsStore(path)
 
 
 def _start(qtbot, settings) -> MainWindow:
@@ -35,8 +35,8 @@ def _start(qtbot, settings) -> MainWindow:
     return window
 
 
-GOOD = {"model/source": "it-was-tired", "model/sentence": "the dog was tired", "options/causal": "true",
-        "view/matrix": "scaled", "view/colormap": "magma"}
+GOOD = {"model/source": "it-was-tired", "model/sentence": "the dog was tired", "options/causal": True,
+        "view/matrix": "scaled", "view/colormap": "magma", "tour/seen": True}
 
 
 def _assert_the_good_keys_came_back(controller: Controller) -> None:
@@ -49,23 +49,34 @@ def _assert_the_good_keys_came_back(controller: Controller) -> None:
 
 @pytest.mark.parametrize(("key", "value"), [
     ("view/head", "abc"),
-    ("view/head", "7"),
+    ("view/head", 7),
+    ("view/head", 0.5),
     ("window/geometry", "garbage"),
-    ("window/geometry", "@ByteArray(garbage)"),
-    ("window/state", "@ByteArray(\\0\\0\\xff)"),
-    ("options/heads", "3"),
+    ("window/geometry", {"base64": "Z2FyYmFnZQ=="}),
+    ("window/state", {"base64": "AAD/"}),
+    ("window/state", {"base64": "not base64!"}),
+    ("window/state", {"base64": "AAAA/w==", "sha256": "0" * 64}),  # bytes that are not what was saved
+    ("options/heads", 3),
     ("options/heads", "many"),
+    ("options/heads", [1]),
     ("options/positional", "maybe"),
+    ("options/positional", None),
     ("view/colormap", "rainbow"),
+    ("view/colormap", {"name": "magma"}),
 ])
 def test_a_damaged_value_is_reset_and_the_rest_comes_back(qtbot, tmp_path, key, value):
     settings = _settings(tmp_path, {**GOOD, key: value})
     window = _start(qtbot, settings)
     if key != "view/colormap":
         _assert_the_good_keys_came_back(window.controller)
+    if value is None:  # a key saved as nothing is as good as absent
+        assert window.statusBar().currentMessage() == ""
+        return
     assert window.statusBar().currentMessage() == NOTE + key
     assert not window.status_line.isVisible(), "the note stands in the usual line's place, not over it"
-    assert settings.value(key) is None, "the damaged value is dropped from the file"
+    assert settings.value(key) is None, "the damaged value is dropped"
+    window.close()
+    assert json.loads(settings.path.read_text()).get(key) != value, "the file holds what the window had instead"
 
 
 def test_an_unknown_matrix_is_reset(qtbot, tmp_path):
@@ -91,14 +102,26 @@ def _fifo(path):
     return path
 
 
+def _socket(path):
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.close()  # the socket file stays
+    return path
+
+
+def _link_to_fifo(tmp):
+    link = tmp / "link.json"
+    link.symlink_to(_fifo(tmp / "pipe-behind.json"))
+    return link
+
+
 @pytest.mark.parametrize("make_source", [
     pytest.param(lambda tmp: _deep_json(tmp / "deep.json"), id="1500-deep JSON"),
     pytest.param(lambda tmp: tmp / "gone.json", id="missing file"),
     pytest.param(lambda tmp: tmp, id="a folder"),
-    pytest.param(lambda tmp: "/dev/zero", id="/dev/zero",
-                 marks=pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")),
-    pytest.param(lambda tmp: _fifo(tmp / "pipe.json"), id="FIFO",
-                 marks=pytest.mark.skipif(sys.platform == "win32", reason="no FIFOs")),
+    pytest.param(lambda tmp: _fifo(tmp / "pipe.json"), id="FIFO", marks=posix_only),
+    pytest.param(lambda tmp: _socket(tmp / "socket.json"), id="socket", marks=posix_only),
+    pytest.param(_link_to_fifo, id="a link to a FIFO", marks=posix_only),
     pytest.param(lambda tmp: "x" * 5000, id="a 5,000-character name"),
 ])
 def test_a_remembered_model_that_cannot_be_read_falls_back_to_the_default(qtbot, tmp_path, make_source):
@@ -110,8 +133,6 @@ def test_a_remembered_model_that_cannot_be_read_falls_back_to_the_default(qtbot,
 
 
 def test_a_remembered_model_file_opens_again(qtbot, tmp_path):
-    from attention_explorer import engine
-
     path = tmp_path / "mine.json"
     path.write_text(json.dumps(engine.model_to_dict(engine.load_builtin("cats-chase-mice"))))
     window = _start(qtbot, _settings(tmp_path, {"model/source": str(path)}))
@@ -121,23 +142,22 @@ def test_a_remembered_model_file_opens_again(qtbot, tmp_path):
 
 def test_a_remembered_sentence_of_a_megabyte_is_not_restored(qtbot, tmp_path):
     huge = "the cat " * (2**20 // 8)
-    settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
-    settings.setValue("model/sentence", huge)
-    settings.sync()
+    settings = _settings(tmp_path, {"model/sentence": huge})
     window = _start(qtbot, settings)
     assert window.controller.sentence == "the cat sat on the mat"
     assert window.statusBar().currentMessage() == NOTE + "model/sentence"
     assert len(huge) > MAX_SENTENCE_CHARS
 
 
-def test_a_sentence_that_is_not_text_is_reset(qtbot, tmp_path):
-    window = _start(qtbot, _settings(tmp_path, {"model/sentence": "the, cat, sat"}))  # INI reads a list
+@pytest.mark.parametrize("value", [["the", "cat", "sat"], 3, True])
+def test_a_sentence_that_is_not_text_is_reset(qtbot, tmp_path, value):
+    window = _start(qtbot, _settings(tmp_path, {"model/sentence": value}))
     assert window.controller.sentence == "the cat sat on the mat"
     assert window.statusBar().currentMessage() == NOTE + "model/sentence"
 
 
 def test_restore_returns_nothing_for_settings_it_saved_itself(qtbot, tmp_path):
-    settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
+    settings = SettingsStore(tmp_path / "settings.json")
     first = _start(qtbot, settings)
     first.controller.open_model("cats-chase-mice")
     first.controller.update_options(heads=1, positional=True)
@@ -145,8 +165,32 @@ def test_restore_returns_nothing_for_settings_it_saved_itself(qtbot, tmp_path):
     again = Controller()
     window = MainWindow(again, None)
     qtbot.addWidget(window)
-    assert restore_settings(settings, again, window) == []
+    assert restore_settings(SettingsStore(settings.path), again, window) == []
     assert again.model.name == "cats-chase-mice" and again.options.heads == 1 and again.options.positional
+
+
+def test_everything_comes_back_after_a_restart_from_the_file(qtbot, tmp_path):
+    path = tmp_path / "settings.json"
+    window = _start(qtbot, SettingsStore(path))
+    assert window._tour_pending is False and window.tour is not None, "a first start opens the tour"
+    window.tour.stop()
+    controller = window.controller
+    controller.open_model("it-was-tired")
+    controller.set_sentence("the dog was tired")
+    controller.update_options(causal=True, positional=True)
+    controller.set_matrix("scaled")
+    controller.set_colormap("magma")
+    window.resize(1203, 801)
+    window.close()
+
+    saved = json.loads(path.read_text())
+    assert set(saved["window/geometry"]) == {"base64", "sha256"}, "the layout is kept as base64 text, with its digest"
+    again = _start(qtbot, SettingsStore(path))
+    assert again.tour is None, "the tour was seen"
+    _assert_the_good_keys_came_back(again.controller)
+    assert again.controller.options.positional
+    assert (again.width(), again.height()) == (1203, 801)
+    assert again.statusBar().currentMessage() == ""
 
 
 def test_the_program_starts_from_a_damaged_settings_file(qtbot, tmp_path, monkeypatch):
@@ -168,3 +212,16 @@ def test_the_program_starts_from_a_damaged_settings_file(qtbot, tmp_path, monkey
     qtbot.wait(1)
     assert windows[0].controller.sentence == "the dog was tired"
     assert windows[0].statusBar().currentMessage() == NOTE + "window/geometry, model/source, options/heads, view/head"
+
+
+@posix_only
+def test_a_settings_file_that_is_a_fifo_is_moved_aside_and_the_status_bar_says_where(qtbot, tmp_path):
+    path = _fifo(tmp_path / "settings.json")
+    window = _start(qtbot, SettingsStore(path))
+    [aside] = [p for p in tmp_path.iterdir() if ".damaged-" in p.name]
+    assert window.statusBar().currentMessage() == (
+        "Settings unreadable (it is a named pipe (FIFO), not a regular file): "
+        f"moved to {shown_path(aside)}; the defaults are used.")
+    assert window.controller.model.name == "cat-sat-on-mat"
+    window.close()
+    assert json.loads(path.read_text())["model/source"] == "cat-sat-on-mat"

@@ -5,6 +5,10 @@ Qt calls Python slots, paint events and timers from its event loop; an exception
 worker threads) so such an error is written, with its whole traceback, to a rotating log file in the
 user's log folder and shown in one dialog, instead of only scrolling past on a terminal nobody sees.
 `faulthandler` writes native crashes (a segfault inside Qt) to the same folder.
+
+Both files are opened through the app's checked writer (engine.atomic_write.open_for_append): a
+link, named pipe, device or socket put where a log belongs is refused with one line on stderr, never
+opened for writing, and the app goes on without a log.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from types import TracebackType
 from PySide6 import QtCore
 
 from . import __version__
+from .engine.atomic_write import open_for_append
 
 LOG_FILE_NAME = "attention-explorer.log"
 NATIVE_CRASH_FILE_NAME = "native-crashes.log"
@@ -54,6 +59,25 @@ def details_of(exc_type: type[BaseException], exc: BaseException, tb: TracebackT
     return header + "".join(traceback.format_exception(exc_type, exc, tb))
 
 
+class CheckedRotatingLog(logging.handlers.RotatingFileHandler):
+    """The log file, kept to LOG_BACKUPS + 1 files of LOG_MAX_BYTES, opened (at the start and after
+    each rotation) only through the checked writer; a problem while logging is one line on stderr."""
+
+    def __init__(self, path: Path):
+        super().__init__(path, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
+        self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+
+    def _open(self):  # the one place logging opens the file
+        return open(open_for_append(self.baseFilename), "a", encoding=self.encoding,  # noqa: SIM115
+                    errors=self.errors)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging API
+        """logging would print a traceback of its own; one line says the same."""
+        exc = sys.exc_info()[1]
+        reason = getattr(exc, "strerror", None) or exc
+        print(f"attention-explorer: cannot write the log {self.baseFilename}: {reason}", file=sys.stderr)
+
+
 class CrashHandler(QtCore.QObject):
     """Receives every uncaught exception; logs it and asks `show` (on the GUI thread) to tell the user.
 
@@ -82,15 +106,15 @@ class CrashHandler(QtCore.QObject):
         """Open the log, take over sys.excepthook and threading.excepthook, and start faulthandler."""
         try:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            self._file_handler = logging.handlers.RotatingFileHandler(
-                self.log_path, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
-            self._file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+            self._file_handler = CheckedRotatingLog(self.log_path)
             logger.addHandler(self._file_handler)
             logger.setLevel(logging.INFO)
-            self._native_file = (self.log_dir / NATIVE_CRASH_FILE_NAME).open("a", encoding="utf-8")
+            self._native_file = open(open_for_append(self.log_dir / NATIVE_CRASH_FILE_NAME), "a",  # noqa: SIM115
+                                     encoding="utf-8")
             faulthandler.enable(self._native_file)
         except OSError as exc:  # no writable log folder: errors are still shown, only not kept
-            print(f"attention-explorer: cannot write the log in {self.log_dir}: {exc}", file=sys.stderr)
+            print(f"attention-explorer: cannot write the log in {self.log_dir}: {exc.strerror or exc}",
+                  file=sys.stderr)
         self._previous_hooks = (sys.excepthook, threading.excepthook)
         sys.excepthook = self.handle
         threading.excepthook = self._handle_thread

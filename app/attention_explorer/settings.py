@@ -1,36 +1,102 @@
-"""What the app remembers between runs (QSettings): window geometry, model, sentence, options, colours.
+"""What the app remembers between runs: window geometry, model, sentence, options, colours.
 
 Saved settings come from a file anyone (or a crash, or an older version) may have changed, so each
 key is read on its own: a value that cannot be used falls back to its default, the key is dropped
 from the file, and the window's status bar says which ones. Nothing in the file can stop the app
-from starting.
+from starting: the file is the app's own (settings_store), never read by QSettings, and a file
+that cannot be used at all is moved aside, which the status bar says too.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
 from .controller import Controller
 from .engine import MAX_SENTENCE_CHARS, EngineError, ModelError
+from .legacy_settings import unusable_qt_ini
+from .settings_store import DAMAGED_MARK, MAX_SETTINGS_BYTES, SettingsStore, move_aside, shown_path
 from .views import theme
 
 OPTION_FLAGS = ("scale", "causal", "positional")
 RESET_NOTE_MS = 20_000  # long enough to read the list of what was reset
+SETTINGS_FILE_NAME = "settings.json"
+QT_SETTINGS_FOLDER = "qt"  # Qt's own settings (the file dialog's), beside ours
+ORGANIZATION, APPLICATION = "attention-explorer", "Attention Explorer"
 
 
 class BadSetting(ValueError):
     """A saved value that cannot be used; the message says why, for the status note."""
 
 
-def open_settings() -> QtCore.QSettings:
-    return QtCore.QSettings("attention-explorer", "Attention Explorer")
+def open_settings() -> SettingsStore:
+    """The user's settings: settings.json in the app's config folder (on Linux
+    ~/.config/attention-explorer/Attention Explorer/), started from an earlier version's values
+    the first time. Qt's own settings are kept beside it, checked (see keep_qt_settings_in)."""
+    path = settings_path()
+    store = SettingsStore(path, legacy_settings_path())
+    qt_note = keep_qt_settings_in(path.parent / QT_SETTINGS_FOLDER)
+    store.note = " ".join(note for note in (store.note, qt_note) if note)
+    return store
 
 
-def save_settings(settings: QtCore.QSettings, controller: Controller, window: QtWidgets.QMainWindow) -> None:
-    settings.setValue("window/geometry", window.saveGeometry())
-    settings.setValue("window/state", window.saveState())
+def keep_qt_settings_in(folder: Path) -> str:
+    """Point the settings Qt keeps for itself at `folder`, after checking what is there.
+
+    Qt's file dialog reads and writes its history with QSettings (QtProject.conf, shared by every
+    Qt program in the user's config folder), and a damaged typed value there aborted the app as
+    soon as a dialog opened, as our own file once did at every start. In a folder of the app's own,
+    each file is checked before Qt can read it, and one QSettings must not read is moved aside;
+    the system-wide fallbacks (/etc/xdg) are not read at all. Returns a note for the status bar,
+    or "" when all is well.
+    """
+    _point_qt_settings_at(folder)
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:  # no folder yet: Qt makes it when it first saves
+        return ""
+    notes = []
+    for path in entries:
+        read_by_qt = path.suffix in (".conf", ".ini") and DAMAGED_MARK not in path.name
+        reason = unusable_qt_ini(path, MAX_SETTINGS_BYTES) if read_by_qt else None
+        if reason is None:
+            continue
+        try:
+            notes.append(f"File dialog settings unreadable ({reason}): moved to {shown_path(move_aside(path))}.")
+        except OSError as exc:
+            _point_qt_settings_at(folder / "fresh")  # Qt must not read what is left there
+            notes.append(f"File dialog settings unreadable ({reason}) and not movable from {shown_path(path)} "
+                         f"({exc.strerror or exc}): the file dialogs start afresh.")
+    return " ".join(notes)
+
+
+def settings_path() -> Path:
+    folder = QtCore.QStandardPaths.writableLocation(QtCore.QStandardPaths.StandardLocation.AppConfigLocation)
+    return Path(folder or Path.home() / ".attention-explorer") / SETTINGS_FILE_NAME
+
+
+def legacy_settings_path() -> Path | None:
+    """Where QSettings kept an earlier version's settings, when that was an INI file (Linux and
+    other Unix systems; macOS and Windows kept them in a property list or the registry, which are
+    not brought over)."""
+    if sys.platform in ("darwin", "win32"):
+        return None
+    folder = QtCore.QStandardPaths.writableLocation(QtCore.QStandardPaths.StandardLocation.GenericConfigLocation)
+    return Path(folder) / ORGANIZATION / f"{APPLICATION}.conf" if folder else None
+
+
+def _point_qt_settings_at(folder: Path) -> None:
+    for file_format in (QtCore.QSettings.Format.NativeFormat, QtCore.QSettings.Format.IniFormat):
+        QtCore.QSettings.setPath(file_format, QtCore.QSettings.Scope.UserScope, str(folder))
+        QtCore.QSettings.setPath(file_format, QtCore.QSettings.Scope.SystemScope, str(folder / "none"))
+
+
+def save_settings(settings: SettingsStore, controller: Controller, window: QtWidgets.QMainWindow) -> None:
+    settings.setValue("window/geometry", window.saveGeometry().data())
+    settings.setValue("window/state", window.saveState().data())
     settings.setValue("model/source", controller.model_source)
     settings.setValue("model/sentence", controller.sentence)
     for name, value in controller.options.to_dict().items():
@@ -47,9 +113,10 @@ def save_settings(settings: QtCore.QSettings, controller: Controller, window: Qt
     settings.sync()
 
 
-def restore_settings(settings: QtCore.QSettings, controller: Controller, window: QtWidgets.QMainWindow) -> list[str]:
+def restore_settings(settings: SettingsStore, controller: Controller, window: QtWidgets.QMainWindow) -> list[str]:
     """Bring back the last session, key by key; return the keys that were reset (also noted in the
-    window's status bar). The model comes first: the sentence, options and head are read against it."""
+    window's status bar, with what happened to a settings file that could not be used). The model
+    comes first: the sentence, options and head are read against it."""
     readers: list[tuple[str, Callable[[object], None]]] = [
         ("window/geometry", lambda v: _restore_bytes(window.restoreGeometry, v)),
         ("window/state", lambda v: _restore_bytes(window.restoreState, v)),
@@ -64,7 +131,8 @@ def restore_settings(settings: QtCore.QSettings, controller: Controller, window:
         ("view/head", lambda v: _set_head(controller, _int(v))),
         ("view/colormap", lambda v: _set_colormap(controller, _text(v))),
     ]
-    reset = []
+    store_note = settings.note if isinstance(settings, SettingsStore) else ""  # a QSettings (tests) has none
+    reset = list(settings.refused_keys) if isinstance(settings, SettingsStore) else []
     for key, restore in readers:
         try:
             value = settings.value(key)
@@ -76,8 +144,11 @@ def restore_settings(settings: QtCore.QSettings, controller: Controller, window:
             # each key alone: a damaged one is dropped and the rest still come back
             settings.remove(key)
             reset.append(key)
+    notes = [store_note] if store_note else []
     if reset:
-        note = f"Some saved settings could not be used and were reset: {', '.join(reset)}"
+        notes.append(f"Some saved settings could not be used and were reset: {', '.join(reset)}")
+    if notes:
+        note = " ".join(notes)
         # shown once the window is on screen: a status bar hides its usual line under a message only if
         # that line is visible when the message comes, else the two are drawn over each other
         QtCore.QTimer.singleShot(0, window, lambda: window.statusBar().showMessage(note, RESET_NOTE_MS))

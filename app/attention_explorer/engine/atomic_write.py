@@ -1,16 +1,22 @@
 """Writing files so that a failure never leaves a half-written file or destroys what was there.
 
-Every file the app writes goes through `atomic_file`: the bytes go to a temporary file beside the
-target, which is renamed over it only once complete. Around that rename the target is treated with care:
+Every file the app writes goes through here: exports, model files and settings through
+`atomic_file`, the log through `open_for_append`. The bytes go to a temporary file beside the target,
+which is renamed over it only once complete. Around that rename the target is treated with care:
 
 - only a regular file (or a new name) is written: a folder, device, named pipe or socket at the path is
-  refused, so `-o /dev/null` run as root can never replace the system's device with a file;
-- a symbolic link is followed and its target replaced, so the link keeps pointing at the new content;
+  refused, looked at with stat before anything is opened, so `-o /dev/null` run as root can never
+  replace the system's device with a file;
+- a symbolic link is followed only to a regular file, which is replaced, so the link keeps pointing
+  at the new content; a link to nothing is refused (writing would create a file wherever it points);
 - an existing file keeps its permission bits (600 stays 600) and, where allowed, its owner;
 - a file without write permission (444) is refused, not silently replaced, even for root;
-- a file with other hard links is updated in place once the new content is complete, so every name
-  sees it (a rename would leave the other names on the old content). Only that last copy is not
-  atomic: the content is fully written beforehand, so a failure while rendering never touches it.
+- a file with other hard links gets its new content copied into it once that content is complete,
+  so every name sees it (a rename would leave the other names on the old content); the copy is
+  made so that killing the app cannot tear it (see in_place_update).
+
+A temporary file carries the number of the process writing it (`.name.RANDOM.PID.tmp`), so one
+left by a process that was killed is recognised and removed by the next save of the same file.
 
 `check_writable_target` runs the same checks alone, so a caller can refuse a bad path before
 spending time on rendering anything.
@@ -21,12 +27,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
+import re
 import stat
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+from .in_place_update import update_in_place
 
 _NOT_REGULAR = (
     (stat.S_ISDIR, errno.EISDIR, "it is a folder, not a file"),
@@ -35,6 +45,18 @@ _NOT_REGULAR = (
     (stat.S_ISBLK, errno.EINVAL, "it is a device, not a regular file"),
     (stat.S_ISSOCK, errno.EINVAL, "it is a socket, not a regular file"),
 )
+# temporaries whose process cannot be asked about (written before they carried its number, or on
+# Windows): removed once this old, when no save of the same file can still be running
+_UNNUMBERED_STALE_SECONDS = 3600
+_MKSTEMP_RANDOM = re.compile(r"[a-z0-9_]{8}")
+
+
+def not_regular_reason(mode: int) -> str | None:
+    """Why a file of this stat mode must not be written or read as a file, or None for a regular one."""
+    for test, _code, reason in _NOT_REGULAR:
+        if test(mode):
+            return reason
+    return None if stat.S_ISREG(mode) else "it is not a regular file"
 
 
 def check_writable_target(path: str | os.PathLike) -> Path:
@@ -56,6 +78,8 @@ def check_writable_target(path: str | os.PathLike) -> Path:
             raise OSError(errno.EACCES, "the file is read-only", str(path))
         if not os.access(target, os.W_OK):
             raise OSError(errno.EACCES, "you have no permission to change this file", str(path))
+    elif given.is_symlink():
+        raise OSError(errno.ENOENT, f"it is a link to {target}, which does not exist", str(path))
     _check_folder(target.parent, str(path))
     return target
 
@@ -75,15 +99,16 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
     without an exception, and is thrown away otherwise."""
     target = check_writable_target(path)
     old = _stat_or_none(target)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    remove_stale_temporaries(target)
+    fd, tmp_name = tempfile.mkstemp(prefix=_temporary_prefix(target), suffix=f".{os.getpid()}.tmp",
+                                    dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         if old is not None and old.st_nlink > 1:
-            _copy_into(tmp_name, target)
-            os.unlink(tmp_name)
+            update_in_place(tmp_name, target, old)
             return
         _take_over_metadata(tmp_name, old)
         os.replace(tmp_name, target)
@@ -92,13 +117,66 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
         raise
 
 
-def _copy_into(source: str, target: Path) -> None:
-    """Overwrite `target`'s content in place (its inode, mode and links stay)."""
-    with open(source, "rb") as src, open(target, "r+b") as dst:
-        shutil.copyfileobj(src, dst)
-        dst.truncate()
-        dst.flush()
-        os.fsync(dst.fileno())
+def open_for_append(path: str | os.PathLike) -> int:
+    """A descriptor that appends to `path` (created if new), for a log: checked as `atomic_file`
+    checks its target, before it is opened. A log is appended to in place, since it is read while
+    it grows; a kill can cut only its last line."""
+    target = check_writable_target(path)
+    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    fd = os.open(target, flags, 0o666)
+    reason = not_regular_reason(os.fstat(fd).st_mode)  # something else may have been put there meanwhile
+    if reason is not None:
+        os.close(fd)
+        raise OSError(errno.EINVAL, reason, str(path))
+    return fd
+
+
+def remove_stale_temporaries(target: Path) -> list[str]:
+    """Remove the temporary files that saves of `target` left beside it when they were killed;
+    return their names. A temporary of a save still running (its process alive) is left alone."""
+    prefix = _temporary_prefix(target)
+    removed = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_file(follow_symlinks=False) and _is_stale(name[len(prefix):-len(".tmp")], entry):
+                os.unlink(entry.path)
+                removed.append(name)
+    return removed
+
+
+def _temporary_prefix(target: Path) -> str:
+    return f".{target.name}."
+
+
+def _is_stale(middle: str, entry: os.DirEntry) -> bool:
+    """`middle` is RANDOM.PID for temporaries of this version, RANDOM alone for older ones."""
+    random_part, _, pid = middle.rpartition(".")
+    numbered = bool(_MKSTEMP_RANDOM.fullmatch(random_part)) and pid.isdigit()
+    if numbered and sys.platform != "win32":  # on Windows, os.kill(pid, 0) would signal the process
+        return not _process_alive(int(pid))
+    if numbered or _MKSTEMP_RANDOM.fullmatch(middle):
+        return time.time() - entry.stat(follow_symlinks=False).st_mtime > _UNNUMBERED_STALE_SECONDS
+    return False
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # another save of this app, on another thread
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, and belongs to someone else
+    return True
 
 
 def _take_over_metadata(tmp_name: str, old: os.stat_result | None) -> None:
