@@ -15,6 +15,9 @@ from ..errors import ModelError
 from ..limits import MAX_NORM_EPS
 
 _MISSING = object()
+# No size of a model a laptop can hold comes near 2³¹ (a vocabulary, a width, a layer count, a context
+# length); a larger number is damage, and refusing it here keeps later arithmetic in range.
+MAX_COUNT = 2 ** 31 - 1
 
 
 class Fields:
@@ -39,29 +42,28 @@ class Fields:
         return value
 
     def count(self, *names: str, default=_MISSING, minimum: int = 1) -> int:
-        """A whole number of at least `minimum` (a JSON true is not 1, "12" is not 12)."""
+        """A whole number from `minimum` to MAX_COUNT (a JSON true is not 1, "12" is not 12)."""
         value = self.raw(*names, default=default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
             wanted = "a positive whole number" if minimum == 1 else f"a whole number of at least {minimum}"
-            raise self.wrong(names, f"must be {wanted}", value)
+            raise self.wrong(names, f"must be {wanted} (at most {MAX_COUNT:,})", value)
         return value
 
     def number(self, *names: str, default=_MISSING, low: float = 0.0, high: float = math.inf) -> float:
         """A finite number above `low` and at most `high`."""
-        value = self.raw(*names, default=default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not low < value <= high:
+        value = _finite(self.raw(*names, default=default))
+        if value is None or not low < value <= high:
             limit = f"at most {high:g}" if math.isfinite(high) else "finite"
-            raise self.wrong(names, f"must be a number above {low:g} and {limit}", value)
-        return float(value)
+            raise self.wrong(names, f"must be a number above {low:g} and {limit}", self.raw(*names, default=default))
+        return value
 
     def epsilon(self, *names: str) -> float:
         """A normalisation's epsilon: a small positive number (see limits.MAX_NORM_EPS)."""
-        value = self.raw(*names)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not 0 < value <= MAX_NORM_EPS:
-            raise self.wrong(names, f"must be a small positive number (above 0, at most {MAX_NORM_EPS:g})", value)
-        return float(value)
+        value = _finite(self.raw(*names))
+        if value is None or not 0 < value <= MAX_NORM_EPS:
+            raise self.wrong(names, f"must be a small positive number (above 0, at most {MAX_NORM_EPS:g})",
+                             self.raw(*names))
+        return value
 
     def text(self, *names: str, default=_MISSING, choices: Iterable[str] | None = None) -> str:
         value = self.raw(*names, default=default)
@@ -86,6 +88,17 @@ class Fields:
 
     def wrong(self, names: tuple[str, ...], must: str, value) -> ModelError:
         return ModelError(f"{self.file_name}: {self.kind} {self.name_of(*names)!r} {must}, not {shown(value)}")
+
+
+def _finite(value) -> float | None:
+    """`value` as a finite float, or None for anything else (text, true, NaN, a 400-digit number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 _SHORT = reprlib.Repr()

@@ -86,7 +86,8 @@ class PretrainedModel:
                 raise OptionsError(f"no head {head + 1} in layer {layer + 1}: {self.name} has {self.n_layers} "
                                    f"layers of {self.n_heads} heads")
         encoded = self.tokenizer.encode(text)
-        with single_blas_thread():
+        # damaged weights may overflow: the result is checked, so NumPy's warnings would only add noise
+        with single_blas_thread(), np.errstate(all="ignore"):
             result = forward(self.weights, encoded.ids, ablate, progress)
         _check_finite(self.name, result)
         return PretrainedTrace(

@@ -25,6 +25,7 @@ CONTINUATION = "·"  # marks a piece that continues the word before it: "play", 
 _WORD_START = ("Ġ", "▁")
 _SHOWN_WHITESPACE = {"\n": "↵", "\t": "⇥", "\r": "↵"}
 _CONTROL_TOKEN = 3  # tokenizer.ggml.token_type of a special token
+_DETAIL_CHARS = 160  # of the library's own message, quoted in ours
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,9 @@ def guarded(source: str, what: str, call, *args, **kwargs):
         raise
     except BaseException as error:  # noqa: BLE001 - PanicException is a BaseException
         detail = " ".join(str(error).split()) or type(error).__name__
-        raise ModelError(f"{source}: {what} ({shown(detail)})") from None
+        if len(detail) > _DETAIL_CHARS:
+            detail = detail[:_DETAIL_CHARS - 1] + "…"
+        raise ModelError(f"{source}: {what} ({detail})") from None
 
 
 class TextTokenizer:

@@ -158,10 +158,12 @@ class TensorSource:
         if self.shape(name) != tuple(shape):
             raise ModelError(f"{self.file_name}: tensor {name!r} has shape {self.shape(name)}, expected "
                              f"{tuple(shape)} from the model's configuration")
-        array = self._load(name)
-        array = array if array.dtype == np.float32 else array.astype(np.float32)
-        # a float64 sum of float32 values cannot overflow, and a NaN or infinity anywhere carries through
-        if not np.isfinite(array.sum(dtype=np.float64)):
+        with np.errstate(all="ignore"):  # a damaged block may dequantise to inf · 0: checked just below
+            array = self._load(name)
+            array = array if array.dtype == np.float32 else array.astype(np.float32)
+            # a float64 sum of float32 values cannot overflow, and a NaN or infinity anywhere carries through
+            finite = np.isfinite(array.sum(dtype=np.float64))
+        if not finite:
             raise ModelError(f"{self.file_name}: tensor {name!r} holds values that are not numbers (NaN) or "
                              f"infinite; the file is damaged, download it again")
         return array
