@@ -95,6 +95,11 @@ class PretrainedControls(QtCore.QObject):
     def busy(self) -> bool:
         return self._runner is not None and self._runner.busy
 
+    @property
+    def loading(self) -> bool:
+        """A real model is being opened on the worker (the current model stays until it is in)."""
+        return self._runner is not None and self._runner.has_job("load")
+
     # --- setters --------------------------------------------------------------------------------
     def open_pretrained(self, name_or_path: str, sentence: str | None = None) -> None:
         """Open a real model (list name, HF folder or .gguf file) and run the sentence through it.

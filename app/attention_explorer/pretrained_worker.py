@@ -63,6 +63,11 @@ class BackgroundRunner(QtCore.QObject):
     def busy(self) -> bool:
         return bool(self._callbacks)
 
+    def has_job(self, lane: str) -> bool:
+        """A job of `lane` is queued, running, or done and not yet delivered."""
+        with self._lock:
+            return lane in self._current
+
     def is_current(self, job_id: int) -> bool:
         with self._lock:
             return job_id in self._current.values()
