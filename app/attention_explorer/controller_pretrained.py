@@ -261,7 +261,10 @@ class PretrainedControls(QtCore.QObject):
             return None, self._real_error or "Running the model…"
         if self._real_error:  # the newest text failed (e.g. nothing typed): say why, draw nothing
             return None, self._real_error
-        trace, self._real_note = shown_trace(self._ptrace, self._layer, self._real_view)
+        try:
+            trace, self._real_note = shown_trace(self._ptrace, self._layer, self._real_view)
+        except ModelError as error:  # this layer overflowed (damaged weights): say so in its place
+            return None, str(error)
         return trace, ""
 
     def _real_words(self, trace: Trace | None) -> tuple[Word, ...]:

@@ -309,3 +309,22 @@ def test_a_gguf_tokenizer_that_is_not_text_is_named(data, tmp_path):
     path = write_gguf_with(data, tmp_path, "tokenizer.ggml.model", BOOL, True)
     assert refusal(path) == ("tiny-llama.gguf: 'tokenizer.ggml.model' is True; only byte-level BPE ('gpt2') "
                              "tokenizers are supported in GGUF files")
+
+
+def test_a_layer_whose_recomputed_scores_overflow_is_refused_where_it_is_shown(data, tmp_path):
+    """One weight of W_Q made huge: the forward (which scales q before q·k) stays finite, but the layer's
+    unscaled scores, √d_head times larger, overflow when the views ask for that layer."""
+    folder = copy_of(data, tmp_path, "tiny-gpt2")
+    header, blob = split_safetensors((folder / "model.safetensors").read_bytes())
+    begin, _ = header["transformer.h.0.attn.c_attn.weight"]["data_offsets"]
+    blob = bytearray(blob)
+    for row in range(32):  # column 0 of W_Q (q's first feature) in every row: 3e37
+        at = begin + 4 * 96 * row
+        blob[at:at + 4] = struct.pack("<f", 3e37)
+    (folder / "model.safetensors").write_bytes(join_safetensors(header, bytes(blob)))
+    trace = open_pretrained(folder).run("the cat sat on the mat")
+    assert np.isfinite(trace.weights).all()
+    with pytest.raises(ModelError, match=r"^tiny-gpt2: the model's numbers overflow on this text \(not a number or "
+                                         r"infinite in layer 1's queries, keys, values or scores\)"):
+        trace.layer_trace(0)
+    assert np.isfinite(trace.layer_trace(1).heads[0].scores).all()

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import ModelError, OptionsError
 from ..threads import single_blas_thread
+from ..trace import Trace
 from .catalog import KNOWN_MODELS, known_model_path
 from .dependencies import require
 from .forward import ForwardResult, forward
@@ -90,7 +91,7 @@ class PretrainedModel:
         with single_blas_thread(), np.errstate(all="ignore"):
             result = forward(self.weights, encoded.ids, ablate, progress)
         _check_finite(self.name, result)
-        return PretrainedTrace(
+        return CheckedTrace(
             model_name=self.name, text=text, encoded=encoded, labels=make_labels(encoded), weights=result.weights,
             ablated=ablate, next_tokens=self._next_tokens(result.next_logits), model=self.weights,
             forward_result=result,
@@ -142,10 +143,32 @@ def _check_finite(name: str, result: ForwardResult) -> None:
     """No NaN or infinity may reach a trace, a view or a file: a forward that overflowed is refused.
     (Each weight is finite once loaded, but products of damaged, huge ones can still overflow.)"""
     for index, x in enumerate(result.attn_inputs):
-        if not np.isfinite(x).all() or not np.isfinite(result.weights[index].sum(dtype=np.float64)):
+        with np.errstate(all="ignore"):
+            finite = np.isfinite(x).all() and np.isfinite(result.weights[index].sum(dtype=np.float64))
+        if not finite:
             raise _overflowed(name, f"layer {index + 1}")
     if result.next_logits is not None and not np.isfinite(result.next_logits).all():
         raise _overflowed(name, "the next-token scores")
+
+
+class CheckedTrace(PretrainedTrace):
+    """A PretrainedTrace whose layers are checked as they are made for the views and the files.
+
+    A layer's q, k, v and scores are recomputed from the layer's input (see real_trace); products of
+    damaged, huge weights can overflow there (the unscaled scores are √d_head times the forward's)
+    even when the forward's own numbers stayed finite, so a layer that holds a NaN or an infinity is
+    refused rather than drawn or written."""
+
+    def layer_trace(self, layer: int) -> Trace:
+        with np.errstate(all="ignore"):  # an overflow is refused just below, not warned about
+            trace = super().layer_trace(layer)
+            arrays = [trace.x, trace.concat, trace.output]
+            for head in trace.heads:
+                arrays += [head.q, head.k, head.v, head.scores, head.scaled, head.weights, head.output]
+            finite = all(np.isfinite(a.sum(dtype=np.float64)) for a in arrays)
+        if not finite:
+            raise _overflowed(self.model_name, f"layer {layer + 1}'s queries, keys, values or scores")
+        return trace
 
 
 def _overflowed(name: str, where: str) -> ModelError:
