@@ -218,8 +218,8 @@ def test_a_cut_text_says_which_tokens_were_kept_on_stderr_and_in_the_json(capsys
     target = tmp_path / "cut.json"
     code, _, err = run_cli(capsys, "trace", "--model", GPT2, "--sentence", text, "--layer", 1, "-o", target)
     assert code == 0
-    assert err == ("attention-explorer: note: the text is 294 tokens; kept the last 64, from character 310 on, so "
-                   "the next tokens follow its end (tiny-gpt2 reads at most 64)\n")
+    assert err == ("attention-explorer: note: the text was cut (tiny-gpt2 reads at most 64 tokens): kept the last "
+                   "64 of 294 tokens (from character 310), so the next tokens follow its end\n")
     data = json.loads(target.read_text())
     assert data["truncated"] is True
     assert data["cut"] == {"tokens": 294, "kept": 64, "keeps": "end", "characters": [309, len(text)]}

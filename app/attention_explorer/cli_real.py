@@ -66,8 +66,8 @@ def open_and_run(args: argparse.Namespace):
         model = open_pretrained(args.model)
         ptrace = model.run(real_sentence(args))
     if ptrace.encoded.cut is not None:
-        print(f"{PROG}: note: {ptrace.encoded.cut.describe()} ({model.name} reads at most {model.max_tokens})",
-              file=sys.stderr)
+        print(f"{PROG}: note: the text was cut ({model.name} reads at most {model.max_tokens} tokens): "
+              f"{ptrace.encoded.cut.describe()}", file=sys.stderr)
     return model, ptrace
 
 

@@ -282,8 +282,7 @@ class PretrainedControls(QtCore.QObject):
             parts.append(f"{len(self._ablated)} head{'s' if len(self._ablated) != 1 else ''} off")
         text = " · ".join(parts) + f" — forward in {self._forward_ms:.0f} ms"
         if ptrace.encoded.cut is not None:
-            cut = ptrace.encoded.cut.describe()
-            text += f". {cut[0].upper()}{cut[1:]} ({model.name} reads at most {model.max_tokens})"
+            text += f". Text cut: {ptrace.encoded.cut.describe()}"
         return text
 
     @staticmethod

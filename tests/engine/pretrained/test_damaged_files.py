@@ -293,15 +293,14 @@ def test_a_decoder_keeps_the_end_of_a_long_text_and_says_which_tokens(data):
     assert (cut.total_tokens, cut.kept_tokens, cut.keeps) == (len(whole.ids), 64, "end")
     assert trace.encoded.ids.tolist() == whole.ids[-64:]   # the last 64: the next tokens follow the text
     assert text[cut.first_char:].startswith(" w80") and cut.end_char == len(text)
-    assert cut.describe() == ("the text is 294 tokens; kept the last 64, from character 310 on, so the next "
-                              "tokens follow its end")
+    assert cut.describe() == "kept the last 64 of 294 tokens (from character 310), so the next tokens follow its end"
 
 
 def test_an_encoder_keeps_the_start_of_a_long_text(data):
     text = " ".join(["the cat sat on the mat"] * 20)
     cut = open_pretrained(data / "tiny-bert").run(text).encoded.cut
     assert (cut.total_tokens, cut.kept_tokens, cut.keeps, cut.first_char) == (122, 64, "start", 0)
-    assert cut.describe() == f"the text is 122 tokens; kept the first 64, up to character {cut.end_char:,}"
+    assert cut.describe() == f"kept the first 64 of 122 tokens (up to character {cut.end_char:,})"
     assert text[:cut.end_char].split()[-1] in {"the", "cat", "sat", "on", "mat"}
 
 

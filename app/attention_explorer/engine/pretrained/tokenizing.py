@@ -43,10 +43,10 @@ class Cut:
 
     def describe(self) -> str:
         if self.keeps == "end":
-            return (f"the text is {self.total_tokens:,} tokens; kept the last {self.kept_tokens:,}, from "
-                    f"character {self.first_char + 1:,} on, so the next tokens follow its end")
-        return (f"the text is {self.total_tokens:,} tokens; kept the first {self.kept_tokens:,}, up to "
-                f"character {self.end_char:,}")
+            return (f"kept the last {self.kept_tokens:,} of {self.total_tokens:,} tokens (from character "
+                    f"{self.first_char + 1:,}), so the next tokens follow its end")
+        return (f"kept the first {self.kept_tokens:,} of {self.total_tokens:,} tokens (up to character "
+                f"{self.end_char:,})")
 
     def to_dict(self) -> dict:
         return {"tokens": self.total_tokens, "kept": self.kept_tokens, "keeps": self.keeps,
