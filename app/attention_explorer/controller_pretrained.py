@@ -177,6 +177,12 @@ class PretrainedControls(QtCore.QObject):
         if self._runner is not None:
             self._runner.cancel()
 
+    def abandon(self) -> None:
+        """Forget every running load and forward without a word: the app is quitting, and a message
+        opened now would hold the quit up."""
+        if self._runner is not None:
+            self._runner.drop_all()
+
     def wait_idle(self, msecs: int = -1) -> bool:
         """Block until the worker is idle (closing the window; tests)."""
         return self._runner is None or self._runner.wait(msecs)

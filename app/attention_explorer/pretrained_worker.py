@@ -1,8 +1,11 @@
 """Loading a real model and running a text through it on a worker thread, so the window keeps answering.
 
 Two lanes, "load" and "run": a new job supersedes the older one of its lane (only the latest result is
-delivered; the older job is told to stop at its next progress report), `cancel()` stops both and
-`drop(lane)` forgets a lane's job without a word (another model was chosen meanwhile).
+delivered; the older job is told to stop at its next progress report), `cancel()` stops both at once
+(their callers hear so now, not when the work reaches its next report), `drop(lane)` forgets a lane's
+job without a word (another model was chosen meanwhile) and `drop_all()` every job (quitting). A job
+left behind inside a long step does not hold up the next one: that starts on a fresh thread, and the
+old one ends when its step does.
 
 Why a plain Python thread and a timer rather than Qt's thread pool: the worker never touches Qt. It
 hands each outcome to a queue that a timer on the GUI thread empties, so nothing the worker does can
@@ -51,6 +54,8 @@ class BackgroundRunner(QtCore.QObject):
         self._progress: tuple[int, float, str] | None = None  # the latest report, written by the worker
         self._shown_progress: tuple[int, float, str] | None = None
         self._thread: threading.Thread | None = None
+        self._generation = 0                               # of the thread that takes the next job
+        self._running: int | None = None                   # the job that thread is running
         self._unfinished = 0                               # jobs queued or running on the worker
         self._next_id = 0
         self._current: dict[str, int] = {}                 # lane -> its latest job
@@ -80,12 +85,18 @@ class BackgroundRunner(QtCore.QObject):
         with self._lock:
             self._next_id += 1
             job_id = self._next_id
+            superseded = self._current.get(lane)
             self._current[lane] = job_id
             self._unfinished += 1
             self._jobs.put((job_id, work))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._serve, name="real-model worker", daemon=True)
+            abandoned = self._running is not None and self._running not in self._current.values()
+            if self._thread is None or abandoned:  # none yet, or the one there is stuck in a job left behind
+                self._generation += 1
+                self._running = None
+                self._thread = threading.Thread(target=self._serve, args=(self._generation,),
+                                                name="real-model worker", daemon=True)
                 self._thread.start()
+        self._callbacks.pop(superseded, None)  # never delivered: the newer job answers
         self._callbacks[job_id] = (lane, on_done, on_failed)
         self._timer.start()
         if not was_busy:
@@ -93,9 +104,9 @@ class BackgroundRunner(QtCore.QObject):
         return job_id
 
     def cancel(self) -> None:
-        """Stop every job; each one's on_failed hears "" once it has stopped."""
-        with self._lock:
-            self._current.clear()
+        """Stop every job; each one's on_failed hears "" now (the work stops at its next progress report)."""
+        for entry in self.drop_all():
+            entry[2]("")
 
     def drop(self, lane: str) -> None:
         """Forget the job of `lane`: it stops at its next progress report and nobody hears of it."""
@@ -104,6 +115,13 @@ class BackgroundRunner(QtCore.QObject):
         if job_id is not None:
             self._take(job_id)
 
+    def drop_all(self) -> list[tuple[str, Callable, Callable]]:
+        """Forget every job without a word (quitting: no message may open then); their callbacks."""
+        with self._lock:
+            jobs = list(self._current.values())
+            self._current.clear()
+        return [entry for job_id in jobs if (entry := self._take(job_id)) is not None]
+
     def wait(self, msecs: int = -1) -> bool:
         """Block until the worker has no job left (for tests and for closing); False if `msecs` ran out.
         The outcomes are delivered by the GUI thread's timer afterwards."""
@@ -111,21 +129,29 @@ class BackgroundRunner(QtCore.QObject):
             return self._lock.wait_for(lambda: self._unfinished == 0, None if msecs < 0 else msecs / 1000)
 
     # --- the worker thread ---------------------------------------------------------------------------
-    def _serve(self) -> None:
+    def _serve(self, generation: int) -> None:
         while True:
             try:
                 job_id, work = self._jobs.get(timeout=IDLE_EXIT_S)
             except queue.Empty:
                 with self._lock:
-                    if self._jobs.empty():
+                    if self._jobs.empty() and generation == self._generation:
                         self._thread = None
                         return
                 continue
+            with self._lock:
+                if generation != self._generation:  # a fresh thread took over while this one was stuck
+                    self._jobs.put((job_id, work))
+                    return
+                self._running = job_id
             outcome = self._run(job_id, work)
             self._outcomes.put(outcome)
             with self._lock:
                 self._unfinished -= 1
                 self._lock.notify_all()
+                if generation != self._generation:
+                    return
+                self._running = None
 
     def _run(self, job_id: int, work: Work) -> tuple[int, bool, object]:
         def progress(fraction: float, text: str) -> bool:
@@ -173,18 +199,11 @@ class BackgroundRunner(QtCore.QObject):
         return entry
 
     def _settle(self, job_id: int, done: bool, result: object) -> None:
-        with self._lock:
-            lane_job = {job: lane for lane, job in self._current.items()}
-            current = job_id in lane_job
-            if current:
-                del self._current[lane_job[job_id]]
         entry = self._take(job_id)
-        if entry is None:  # dropped
+        if entry is None:  # superseded, cancelled or dropped: its callers have heard all they will
             return
         lane, on_done, on_failed = entry
         with self._lock:
-            newer = lane in self._current
-        if current:
-            (on_done if done else on_failed)(result)
-        elif not newer:  # cancelled by the user (perhaps after its work was done): say so once
-            on_failed("")
+            if self._current.get(lane) == job_id:
+                del self._current[lane]
+        (on_done if done else on_failed)(result)

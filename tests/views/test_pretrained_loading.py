@@ -1,5 +1,8 @@
 """Loading a real model in the window: cancel, a missing dependency, and what the app remembers."""
 
+import os
+import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -173,11 +176,8 @@ def test_a_gguf_with_no_layers_leaves_the_window_on_its_model(window, qtbot, tmp
     assert not window.pretrained.toolbar.isVisibleTo(window)
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 def test_a_fifo_as_the_weights_is_refused_at_once_and_the_next_load_is_not_queued_behind_it(window, qtbot, tmp_path):
-    import os
-    import shutil
-
     folder = tmp_path / "piped"
     shutil.copytree(BERT, folder)
     (folder / "model.safetensors").unlink()
@@ -189,3 +189,34 @@ def test_a_fifo_as_the_weights_is_refused_at_once_and_the_next_load_is_not_queue
     window.open_model(BERT)
     qtbot.waitUntil(lambda: c.is_real and not c.busy, timeout=20_000)
     assert c.real_model.name == "tiny-bert"
+
+
+def test_cancel_answers_at_once_even_when_the_load_is_stuck_and_the_next_load_does_not_wait(
+        window, qtbot, monkeypatch, tmp_path):
+    """A load inside a long step that reports no progress (a slow disk, a huge tokenizer): Cancel clears
+    busy, progress and the button now, and the next model opens on a fresh thread meanwhile."""
+    from attention_explorer.engine.pretrained import model as model_module
+
+    real_read, stuck, release = model_module.read_hf_folder, threading.Event(), threading.Event()
+
+    def slow_read(folder, progress=None):
+        if "slow" in str(folder):
+            stuck.set()
+            release.wait(20)
+        return real_read(folder, progress)
+
+    monkeypatch.setattr(model_module, "read_hf_folder", slow_read)
+    slow = tmp_path / "slow-bert"
+    shutil.copytree(BERT, slow)
+    c = window.controller
+    window.open_model(str(slow))
+    assert stuck.wait(10) and c.busy
+    window.pretrained.cancel_button.click()
+    assert not c.busy and not window.pretrained.cancel_button.isVisibleTo(window)
+    assert window.messages == ["Loading was cancelled: slow-bert was not opened\n\nThe current model is unchanged."]
+    window.open_model(BERT)  # not queued behind the stuck load
+    qtbot.waitUntil(lambda: c.is_real and not c.busy, timeout=10_000)
+    assert c.real_model.name == "tiny-bert"
+    release.set()
+    qtbot.wait(300)  # the stuck load ends in its own time and is not delivered
+    assert c.real_model.name == "tiny-bert" and len(window.messages) == 1
