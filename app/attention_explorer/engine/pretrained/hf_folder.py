@@ -101,6 +101,7 @@ def read_hf_folder(folder: Path, progress: Progress | None = None) -> ModelWeigh
     if not files:
         raise ModelError(f"{folder}: no *.safetensors file (only the safetensors format is read)")
     with ExitStack() as stack:
+        report(progress, 0.1, f"checking {files[0].name}" if len(files) == 1 else f"checking {len(files)} files")
         shards = [stack.enter_context(open_safetensors(path)) for path in files]  # every header checked first
         source = _tensor_source(shards, arch.family, folder)
         source.check_layer_count(_LAYER_NAMES[arch.family], arch.n_layers,
@@ -142,7 +143,7 @@ def _bert(arch: Architecture, src: TensorSource, progress: Progress | None) -> M
     d, f = arch.d_model, arch.d_ff
     layers = []
     for i in range(arch.n_layers):
-        report(progress, 0.5 + 0.5 * i / arch.n_layers, f"checking layer {i + 1} of {arch.n_layers}")
+        report(progress, 0.15 + 0.85 * i / arch.n_layers, f"reading layer {i + 1} of {arch.n_layers}")
         p = f"encoder.layer.{i}."
         layers.append(LayerWeights(
             w_q=src.get(p + "attention.self.query.weight", (d, d)).T,
@@ -181,7 +182,7 @@ def _gpt2(arch: Architecture, src: TensorSource, progress: Progress | None) -> M
     d, f = arch.d_model, arch.d_ff
     layers = []
     for i in range(arch.n_layers):
-        report(progress, 0.5 + 0.5 * i / arch.n_layers, f"checking layer {i + 1} of {arch.n_layers}")
+        report(progress, 0.15 + 0.85 * i / arch.n_layers, f"reading layer {i + 1} of {arch.n_layers}")
         p = f"h.{i}."
         qkv = src.get(p + "attn.c_attn.weight", (d, 3 * d))  # Conv1D: (in, out), q | k | v along out
         qkv_bias = src.get(p + "attn.c_attn.bias", (3 * d,))
@@ -208,7 +209,7 @@ def _llama(arch: Architecture, src: TensorSource, progress: Progress | None) -> 
     dq, dkv = arch.n_heads * arch.d_head, arch.n_kv_heads * arch.d_head
     layers = []
     for i in range(arch.n_layers):
-        report(progress, 0.5 + 0.5 * i / arch.n_layers, f"checking layer {i + 1} of {arch.n_layers}")
+        report(progress, 0.15 + 0.85 * i / arch.n_layers, f"reading layer {i + 1} of {arch.n_layers}")
         p = f"layers.{i}."
         layers.append(LayerWeights(
             w_q=src.get(p + "self_attn.q_proj.weight", (dq, d)).T, b_q=src.optional(p + "self_attn.q_proj.bias", (dq,)),
