@@ -49,12 +49,11 @@ class Fields:
             raise self.wrong(names, f"must be {wanted} (at most {MAX_COUNT:,})", value)
         return value
 
-    def number(self, *names: str, default=_MISSING, low: float = 0.0, high: float = math.inf) -> float:
-        """A finite number above `low` and at most `high`."""
+    def positive_number(self, *names: str, default=_MISSING) -> float:
+        """A finite number above 0 (a rotary base, say)."""
         value = _finite(self.raw(*names, default=default))
-        if value is None or not low < value <= high:
-            limit = f"at most {high:g}" if math.isfinite(high) else "finite"
-            raise self.wrong(names, f"must be a number above {low:g} and {limit}", self.raw(*names, default=default))
+        if value is None or value <= 0:
+            raise self.wrong(names, "must be a finite number above 0", self.raw(*names, default=default))
         return value
 
     def epsilon(self, *names: str) -> float:

@@ -56,7 +56,7 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
         d_model=d_model, d_head=d_head, d_ff=meta.count("llama.feed_forward_length"), vocab_size=vocab,
         norm_eps=meta.epsilon("llama.attention.layer_norm_rms_epsilon"),
         max_positions=meta.count("llama.context_length"), activation="silu",
-        rope_theta=meta.number("llama.rope.freq_base", default=10000.0),
+        rope_theta=meta.positive_number("llama.rope.freq_base", default=10000.0),
     )
 
 

@@ -49,13 +49,13 @@ def architecture_from_config(config: dict) -> Architecture:
     _refuse_variants(config)
     rope_theta, d_head = 0.0, d_model // n_heads
     if family == "llama":
-        rope_theta = fields.number("rope_theta", default=10000.0)
+        rope_theta = fields.positive_number("rope_theta", default=10000.0)
         for rope_name in ("rope_scaling", "rope_parameters"):  # older files say rope_scaling, newer rope_parameters
             rope = Fields(fields.mapping(rope_name), f"config.json: {rope_name}")
             if rope.text("rope_type", "type", default="default") != "default":
                 raise ModelError(f"config.json: rope type {rope.raw('rope_type', 'type')!r} is not "
                                  f"supported; only plain RoPE")
-            rope_theta = rope.number("rope_theta", default=rope_theta)
+            rope_theta = rope.positive_number("rope_theta", default=rope_theta)
         d_head = fields.count("head_dim", default=d_head)
         if d_head % 2:  # RoPE turns the two halves of each head against each other
             raise fields.wrong(("head_dim",), "must be even (rotary positions pair its halves)", d_head)

@@ -140,7 +140,8 @@ def _entry(file_name: str, name: str, info, data_start: int, data_len: int) -> T
 
 
 def _whole(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """A whole number NumPy can take as a size or an offset (a JSON true is not 1)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 63
 
 
 def _check_disjoint(file_name: str, entries: dict[str, TensorEntry]) -> None:
