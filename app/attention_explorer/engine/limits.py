@@ -17,3 +17,22 @@ MAX_JSON_DEPTH = 64
 # by its length in characters before it is split into words.
 MAX_SENTENCE_WORDS = 1024
 MAX_SENTENCE_CHARS = 32_000
+
+# Texts for real models: a decoder keeps 256 tokens and an encoder 512, a few thousand characters of
+# ordinary text; a 10-million-character paste took 2 GB and 7 s to tokenise before any of it was cut.
+# 64,000 characters leave room for a model that reads 8,192 tokens of text written one character a
+# token (Chinese, say), and tokenise in about a tenth of a second (MiniLM's and SmolLM2's tokenizers).
+MAX_REAL_TEXT_CHARS = 64_000
+
+# Real-model files. A tokenizer.json is a few MB (those of 250,000-token vocabularies some 30 MB); a
+# safetensors header lists each tensor in about 150 bytes, so a checkpoint of 100,000 tensors fits in 16 MB.
+MAX_TOKENIZER_BYTES = 64 * 1024 * 1024
+MAX_SAFETENSORS_HEADER_BYTES = 16 * 1024 * 1024
+# A normalisation's epsilon keeps a division away from zero: real models use 1e-12 to 1e-5. A large one
+# changes what the model computes, a negative or zero one can divide by zero (NaN).
+MAX_NORM_EPS = 0.1
+# GGUF: llama.cpp aligns tensor data to a power of two (32 by default), its files nest metadata arrays
+# two deep at most (an array of arrays: 4 levels are allowed here), and tensors have at most 4 dimensions.
+MAX_GGUF_ALIGNMENT = 1 << 20
+MAX_GGUF_ARRAY_DEPTH = 4
+MAX_GGUF_DIMS = 4

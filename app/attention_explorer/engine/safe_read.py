@@ -9,10 +9,14 @@ goes through here, so the limits of engine.limits hold everywhere.
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -27,28 +31,19 @@ _BRACKET_STEP[list(b"]}")] = -1
 
 
 def read_user_text(path: str | os.PathLike, kind: str = "model file", *, max_bytes: int = MAX_FILE_BYTES,
-                   error: type[EngineError] = EngineError) -> str:
+                   error: type[EngineError] = EngineError, advice: str | None = None) -> str:
     """The UTF-8 text of a regular file of at most `max_bytes` (a leading BOM is dropped).
 
-    Anything else raises `error` with one line naming the file. The file is looked at with stat
-    before it is opened and opened without blocking, so a FIFO or a device is refused, never read.
+    Anything else raises `error` with one line naming the file (`advice` says what to do instead of
+    "choose a {kind}"). The file is opened through open_regular_file, so a FIFO or a device is
+    refused, never read.
     """
     path = Path(path)
-    if "\0" in str(path):  # no file system accepts the null character, and os.stat would raise ValueError
-        raise error(f"{str(path)!r}: not a usable file name; choose a {kind}")
-    try:
-        _check_regular(path, os.stat(path), kind, max_bytes, error)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-                     | getattr(os, "O_BINARY", 0))
+    with open_regular_file(path, kind, max_bytes=max_bytes, error=error, advice=advice) as (handle, _size):
         try:
-            _check_regular(path, os.fstat(fd), kind, max_bytes, error)  # it may have been swapped meanwhile
-            data = _read_at_most(fd, max_bytes + 1)
-        finally:
-            os.close(fd)
-    except FileNotFoundError:
-        raise error(f"{path}: no such file") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot be read ({exc.strerror or exc}); check the path and its permissions") from None
+            data = _read_at_most(handle.fileno(), max_bytes + 1)
+        except OSError as exc:
+            raise error(_unreadable(path, exc)) from None
     if len(data) > max_bytes:
         raise error(_too_large(path, len(data), kind, max_bytes))
     try:
@@ -56,6 +51,37 @@ def read_user_text(path: str | os.PathLike, kind: str = "model file", *, max_byt
     except UnicodeDecodeError as exc:
         raise error(f"{path.name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
                     f"save the {kind} as UTF-8") from None
+
+
+@contextmanager
+def open_regular_file(path: str | os.PathLike, kind: str, *, max_bytes: int | None = None,
+                      error: type[EngineError] = EngineError,
+                      advice: str | None = None) -> Iterator[tuple[io.FileIO, int]]:
+    """The open file (unbuffered, binary) and its size, for a regular file only; closed on leaving.
+
+    The one door every file the app reads on the user's behalf comes through: the path is looked at
+    with stat before it is opened, and opened without blocking, so a FIFO that never gets a writer,
+    a device, a socket, a folder or a loop of links is refused with one line naming it, never read.
+    The open file is looked at again (it may have been swapped meanwhile).
+    """
+    path = Path(path)
+    advice = advice or f"choose a {kind}"
+    if "\0" in str(path):  # no file system accepts the null character, and os.stat would raise ValueError
+        raise error(f"{str(path)!r}: not a usable file name; {advice}")
+    try:
+        _check_regular(path, os.stat(path), kind, max_bytes, error, advice)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise error(_unreadable(path, exc)) from None
+    handle = io.FileIO(fd, "rb", closefd=True)
+    with handle:
+        try:
+            info = os.fstat(fd)
+        except OSError as exc:
+            raise error(_unreadable(path, exc)) from None
+        _check_regular(path, info, kind, max_bytes, error, advice)
+        yield handle, info.st_size
 
 
 def parse_json(text: str, name: str, kind: str = "model file", *, max_depth: int = MAX_JSON_DEPTH,
@@ -115,14 +141,22 @@ def _find_duplicated(value: object, place: str) -> str | None:
     return None
 
 
-def _check_regular(path: Path, info: os.stat_result, kind: str, max_bytes: int,
-                   error: type[EngineError]) -> None:
+def _check_regular(path: Path, info: os.stat_result, kind: str, max_bytes: int | None,
+                   error: type[EngineError], advice: str) -> None:
     if stat.S_ISDIR(info.st_mode):
-        raise error(f"{path}: is a folder; choose a {kind} inside it")
+        raise error(f"{path}: is a folder; {advice}" + (" inside it" if advice.startswith("choose") else ""))
     if not stat.S_ISREG(info.st_mode):
-        raise error(f"{path}: is not a regular file (a device, pipe or socket); choose a {kind}")
-    if info.st_size > max_bytes:
+        raise error(f"{path}: is not a regular file (a device, pipe or socket); {advice}")
+    if max_bytes is not None and info.st_size > max_bytes:
         raise error(_too_large(path, info.st_size, kind, max_bytes))
+
+
+def _unreadable(path: Path, exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return f"{path}: no such file"
+    if exc.errno == errno.ELOOP:
+        return f"{path}: is a symbolic link that leads round in a loop; point it at the file itself"
+    return f"{path}: cannot be read ({exc.strerror or exc}); check the path and its permissions"
 
 
 def _too_large(path: Path, size: int, kind: str, max_bytes: int) -> str:

@@ -88,7 +88,7 @@ class QtOptionsBar(QtWidgets.QWidget):
 
     def _on_model_chosen(self, index: int) -> None:
         source = self.model_box.itemData(index)
-        if source != self.controller.model_source:
+        if source != self.controller.model_source or self.controller.loading:  # the model shown, chosen back
             self.model_requested.emit(source)
             self._sync()  # declined or failed: show the model that is still there
 

@@ -9,7 +9,8 @@ The API the window and the command line use:
     names = installed_models()                  # {"MiniLM-L6 (encoder)": path, ...} for installed packages
     model = open_pretrained(name_or_path, progress=None)   # known name, HF folder, or .gguf file
         # progress(fraction, text) -> bool: called while loading; return False to cancel (raises Cancelled).
-        # Any unusable file raises ModelError naming the file and the field.
+        # Any unusable file raises ModelError naming the file and the field; a text is at most
+        # engine.limits.MAX_REAL_TEXT_CHARS characters (SentenceError beyond).
     model.name, model.family ("bert" | "gpt2" | "llama"), model.kind ("encoder" | "decoder"),
     model.n_layers, model.n_heads, model.n_kv_heads, model.d_model, model.is_decoder, model.max_tokens
 
@@ -17,7 +18,8 @@ The API the window and the command line use:
         # 0-based; ablated heads output zero; progress hears of every layer and may cancel
     trace.tokens       # tidy pieces ("play", "·ing", "[CLS]"); trace.labels: the same told apart ("the₁")
     trace.special      # bool per token;  trace.words: token indices of each word
-    trace.encoded.truncated  # the text was cut at model.max_tokens
+    trace.encoded.cut  # None, or Cut: the text was longer than model.max_tokens; which tokens were kept
+        # (an encoder keeps the start, a decoder the end), cut.describe() says so in a sentence
     trace.weights      # (layers, heads, n, n) float32, rows sum to 1 (causal for decoders)
     trace.next_tokens  # decoders: top 5 NextToken(token_id, text, label, probability); encoders: ()
     trace.rollout()    # (layers, n, n) attention rollout after each layer

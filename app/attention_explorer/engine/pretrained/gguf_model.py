@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError
+from .fields import Fields, shown
 from .gguf_reader import GGUFFile
 from .progress import Progress, report
 from .weights import Architecture, LayerWeights, ModelWeights, TensorSource, check_size
@@ -21,55 +22,50 @@ def unpermute(weight: np.ndarray, heads: int) -> np.ndarray:
     return weight.reshape(heads, rows // heads // 2, 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
 
 
-def _meta(gguf: GGUFFile, key: str, default=None):
-    value = gguf.metadata.get(key, default)
-    if value is None:
-        raise ModelError(f"{gguf.name}: metadata field {key!r} is missing")
-    return value
-
-
 def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
-    family = _meta(gguf, "general.architecture")
+    """The sizes and switches of the Llama model in `gguf`, every field type- and range-checked."""
+    meta = Fields(gguf.metadata, gguf.name, "metadata field")
+    family = meta.text("general.architecture")
     if family != "llama":
-        raise ModelError(f"{gguf.name}: 'general.architecture' is {family!r}; only 'llama' GGUF files are supported")
-    d_model = int(_meta(gguf, "llama.embedding_length"))
-    n_heads = int(_meta(gguf, "llama.attention.head_count"))
-    n_kv_heads = int(_meta(gguf, "llama.attention.head_count_kv", n_heads))
-    if n_heads < 1 or n_kv_heads < 1 or d_model % n_heads or n_heads % n_kv_heads:
+        raise ModelError(f"{gguf.name}: 'general.architecture' is {shown(family)}; only 'llama' GGUF files are "
+                         f"supported")
+    d_model = meta.count("llama.embedding_length")
+    n_heads = meta.count("llama.attention.head_count")
+    n_kv_heads = meta.count("llama.attention.head_count_kv", default=n_heads)
+    if d_model % n_heads or n_heads % n_kv_heads:
         raise ModelError(f"{gguf.name}: {n_heads} heads and {n_kv_heads} key/value heads do not split "
                          f"'llama.embedding_length' {d_model}")
-    if "rope_freqs.weight" in gguf.tensors or gguf.metadata.get("llama.rope.scaling.type", "none") != "none":
+    d_head = meta.count("llama.attention.key_length", default=d_model // n_heads)
+    if d_head % 2:  # RoPE turns the two halves of each head against each other
+        raise meta.wrong(("llama.attention.key_length",), "must be even (rotary positions pair its halves)", d_head)
+    for name in ("llama.attention.value_length", "llama.rope.dimension_count"):
+        if meta.count(name, default=d_head) != d_head:  # a value width or a partial RoPE of their own
+            raise meta.wrong((name,), f"differs from the head width {d_head}, which is not supported",
+                             gguf.metadata[name])
+    if "rope_freqs.weight" in gguf.tensors or meta.text("llama.rope.scaling.type", default="none") != "none":
         raise ModelError(f"{gguf.name}: scaled RoPE is not supported; only plain RoPE")
-    vocab = gguf.metadata.get("llama.vocab_size") or len(_meta(gguf, "tokenizer.ggml.tokens"))
+    tokens = meta.raw("tokenizer.ggml.tokens")
+    if not isinstance(tokens, list) or not tokens:
+        raise meta.wrong(("tokenizer.ggml.tokens",), "must be a list of the tokens' texts", tokens)
+    vocab = meta.count("llama.vocab_size", default=len(tokens))
+    if vocab < len(tokens):
+        raise ModelError(f"{gguf.name}: metadata field 'llama.vocab_size' is {vocab:,} but the tokenizer has "
+                         f"{len(tokens):,} tokens; every token needs a row of the embedding")
     return Architecture(
-        family="llama", n_layers=int(_meta(gguf, "llama.block_count")), n_heads=n_heads, n_kv_heads=n_kv_heads,
-        d_model=d_model, d_head=int(gguf.metadata.get("llama.attention.key_length", d_model // n_heads)),
-        d_ff=int(_meta(gguf, "llama.feed_forward_length")), vocab_size=int(vocab),
-        norm_eps=float(_meta(gguf, "llama.attention.layer_norm_rms_epsilon")),
-        max_positions=int(_meta(gguf, "llama.context_length")), activation="silu",
-        rope_theta=float(gguf.metadata.get("llama.rope.freq_base", 10000.0)),
+        family="llama", n_layers=meta.count("llama.block_count"), n_heads=n_heads, n_kv_heads=n_kv_heads,
+        d_model=d_model, d_head=d_head, d_ff=meta.count("llama.feed_forward_length"), vocab_size=vocab,
+        norm_eps=meta.epsilon("llama.attention.layer_norm_rms_epsilon"),
+        max_positions=meta.count("llama.context_length"), activation="silu",
+        rope_theta=meta.positive_number("llama.rope.freq_base", default=10000.0),
     )
-
-
-class _LazyTensors(dict):
-    """Tensors dequantised on first access, so TensorSource checks names and shapes as for HF files."""
-
-    def __init__(self, gguf: GGUFFile):
-        super().__init__()
-        self.gguf = gguf
-
-    def __contains__(self, name) -> bool:
-        return name in self.gguf.tensors
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.gguf.tensor(name)
 
 
 def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None) -> ModelWeights:
     """Every weight of the Llama model in `gguf`, float32, with the q/k rows in HF order."""
     arch = architecture_from_gguf(gguf)
     check_size(arch, gguf.name)
-    src = TensorSource(gguf.name, _LazyTensors(gguf))
+    src = TensorSource(gguf.name, {name: info.shape for name, info in gguf.tensors.items()}, gguf.tensor)
+    src.check_layer_count(r"blk\.(\d+)\.", arch.n_layers, "metadata field 'llama.block_count'")
     d, f = arch.d_model, arch.d_ff
     dq, dkv = arch.n_heads * arch.d_head, arch.n_kv_heads * arch.d_head
     report(progress, 0.1, "reading the embeddings")

@@ -4,10 +4,18 @@ Why our own: the `gguf` package's reader took 6.8 s to open SmolLM2's file; pars
 a memory map takes a fraction of a second, and tensors are read (and dequantised) only when asked.
 Layout: magic "GGUF", version, tensor count, metadata count, metadata (key, type, value), tensor
 infos (name, dims innermost first, type, offset), then the data, aligned to `general.alignment`.
+
+Nothing in the header is trusted: every count, length and array is checked against the bytes that
+are left before it is read (a count of 2⁶³ entries is refused at once, not looped over), the
+alignment must be a power of two, and every tensor's range must lie inside the file, on the
+alignment and apart from the others. Numeric metadata arrays stay views of the map, so the memory a
+header takes stays within a small multiple of the file's size. Any damage is one ModelError naming
+the file (and the key or tensor).
 """
 
 from __future__ import annotations
 
+import math
 import mmap
 import struct
 from dataclasses import dataclass
@@ -16,6 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError
+from ..limits import MAX_GGUF_ALIGNMENT, MAX_GGUF_ARRAY_DEPTH, MAX_GGUF_DIMS
+from ..safe_read import open_regular_file
+from .fields import shown
 
 # Metadata value types: struct format of the scalar ones; 8 is a string, 9 an array.
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
@@ -23,10 +34,22 @@ _NUMPY = {0: np.uint8, 1: np.int8, 2: np.uint16, 3: np.int16, 4: np.uint32, 5: n
           7: np.bool_, 10: np.uint64, 11: np.int64, 12: np.float64}
 _STRING, _ARRAY = 8, 9
 _U64 = struct.Struct("<Q")
+# The fewest bytes a metadata entry (key length, type, a one-byte value) and a tensor info (name
+# length, dimension count, type, offset) can take: how many of them the bytes left can hold.
+_MIN_ENTRY_BYTES, _MIN_TENSOR_INFO_BYTES = 13, 24
+DEFAULT_ALIGNMENT = 32
 
 # Tensor types we can turn into float32: name, elements per block, bytes per block.
 TENSOR_TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
                 8: ("Q8_0", 32, 34), 30: ("BF16", 1, 2)}
+# The sizes of llama.cpp's other types, so their ranges can be checked too (they are refused only if used).
+_OTHER_SIZES = {6: (32, 22), 7: (32, 24), 9: (32, 36), 10: (256, 84), 11: (256, 110), 12: (256, 144),
+                13: (256, 176), 14: (256, 210), 15: (256, 292), 24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8),
+                28: (1, 8)}
+
+
+class _Damaged(Exception):
+    """The header does not hold what it says; the message says where."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +58,7 @@ class TensorInfo:
     shape: tuple[int, ...]  # NumPy order (outermost first): GGUF's dims reversed
     type_id: int
     offset: int             # absolute byte offset in the file
-    nbytes: int
+    nbytes: int             # 0 for a type whose size we do not know
 
 
 class GGUFFile:
@@ -44,17 +67,19 @@ class GGUFFile:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.name = self.path.name
-        try:
-            with self.path.open("rb") as handle:
+        with open_regular_file(self.path, ".gguf file", error=ModelError) as (handle, size):
+            if size == 0:
+                raise ModelError(f"{self.name}: the file is empty; download it again")
+            try:
                 self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError) as error:  # ValueError: an empty file cannot be mapped
-            raise ModelError(f"{self.name}: cannot open it ({error or 'the file is empty'})") from error
+            except (OSError, ValueError) as error:
+                raise ModelError(f"{self.name}: cannot open it ({error})") from error
         self._pos = 0
         try:
             self._read_header()
-        except (struct.error, ValueError, IndexError) as error:
+        except _Damaged as error:
             raise ModelError(f"{self.name}: the GGUF header is truncated or damaged ({error}); "
-                             f"download the file again") from error
+                             f"download the file again") from None
 
     # --- header -------------------------------------------------------------------------------
     def _read_header(self) -> None:
@@ -65,63 +90,122 @@ class GGUFFile:
         if version not in (2, 3):
             raise ModelError(f"{self.name}: GGUF version {version} is not supported (only 2 and 3)")
         n_tensors, n_meta = self._scalar("<Q"), self._scalar("<Q")
+        self._check_count(n_meta, _MIN_ENTRY_BYTES, "metadata entries")
         self.metadata = {}
         for _ in range(n_meta):
             key = self._string()
-            self.metadata[key] = self._value(self._scalar("<I"))
+            if key in self.metadata:
+                raise ModelError(f"{self.name}: the metadata key {shown(key)} appears twice; the header is damaged")
+            self.metadata[key] = self._value(self._scalar("<I"), key, 0)
+        self._check_count(n_tensors, _MIN_TENSOR_INFO_BYTES, "tensors")
         infos = []
         for _ in range(n_tensors):
             name = self._string()
-            dims = [self._scalar("<Q") for _ in range(self._scalar("<I"))]
+            n_dims = self._scalar("<I")
+            if n_dims > MAX_GGUF_DIMS:
+                raise ModelError(f"{self.name}: tensor {shown(name)} has {n_dims:,} dimensions; GGUF tensors have "
+                                 f"at most {MAX_GGUF_DIMS}")
+            dims = [self._scalar("<Q") for _ in range(n_dims)]
             infos.append((name, tuple(reversed(dims)), self._scalar("<I"), self._scalar("<Q")))
-        alignment = int(self.metadata.get("general.alignment", 32))
+        alignment = self._alignment()
         data_start = -(-self._pos // alignment) * alignment
         self.tensors = {}
         for name, shape, type_id, offset in infos:
-            count = int(np.prod(shape))
-            _, per_block, block_bytes = TENSOR_TYPES.get(type_id, ("?", 1, 0))
-            self.tensors[name] = TensorInfo(name, shape, type_id, data_start + offset, count // per_block * block_bytes)
+            if name in self.tensors:
+                raise ModelError(f"{self.name}: tensor {shown(name)} appears twice; the header is damaged")
+            self.tensors[name] = self._tensor_info(name, shape, type_id, offset, data_start, alignment)
+        self._check_disjoint()
+
+    def _check_count(self, count: int, min_bytes: int, what: str) -> None:
+        if count > (len(self._map) - self._pos) // min_bytes:
+            raise _Damaged(f"it lists {count:,} {what}, more than the {len(self._map):,} bytes of the file can hold")
+
+    def _alignment(self) -> int:
+        alignment = self.metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+        if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment < 1 \
+                or alignment & (alignment - 1) or alignment > MAX_GGUF_ALIGNMENT:
+            raise ModelError(f"{self.name}: metadata field 'general.alignment' must be a power of two up to "
+                             f"{MAX_GGUF_ALIGNMENT:,}, not {shown(alignment)}")
+        return alignment
+
+    def _tensor_info(self, name: str, shape: tuple[int, ...], type_id: int, offset: int, data_start: int,
+                     alignment: int) -> TensorInfo:
+        known = TENSOR_TYPES.get(type_id)
+        per_block, block_bytes = (known[1], known[2]) if known else _OTHER_SIZES.get(type_id, (1, 0))
+        if shape and shape[-1] % per_block:
+            raise ModelError(f"{self.name}: tensor {shown(name)} has rows of {shape[-1]:,} values, not whole "
+                             f"blocks of {per_block}")
+        if offset % alignment:
+            raise ModelError(f"{self.name}: tensor {shown(name)} starts at offset {offset:,}, not on the file's "
+                             f"alignment of {alignment}; the header is damaged")
+        nbytes = math.prod(shape) // per_block * block_bytes  # Python integers: no overflow
+        end = data_start + offset + nbytes
+        if end > len(self._map):
+            raise ModelError(f"{self.name}: tensor {shown(name)} ends at byte {end:,} but the file has "
+                             f"{len(self._map):,}; the file is truncated, download it again")
+        return TensorInfo(name, shape, type_id, data_start + offset, nbytes)
+
+    def _check_disjoint(self) -> None:
+        previous = None
+        for info in sorted((t for t in self.tensors.values() if t.nbytes), key=lambda t: t.offset):
+            if previous is not None and info.offset < previous.offset + previous.nbytes:
+                raise ModelError(f"{self.name}: tensors {shown(previous.name)} and {shown(info.name)} claim the "
+                                 f"same bytes (from {info.offset:,}); the header is damaged")
+            previous = info
+
+    def _need(self, count: int, what: str) -> None:
+        if count > len(self._map) - self._pos:
+            raise _Damaged(f"{what} of {count:,} bytes runs past the end of the file")
 
     def _scalar(self, fmt: str):
+        size = struct.calcsize(fmt)
+        if self._pos + size > len(self._map):
+            raise _Damaged(f"it ends at byte {len(self._map):,}, inside the header")
         (value,) = struct.unpack_from(fmt, self._map, self._pos)
-        self._pos += struct.calcsize(fmt)
+        self._pos += size
         return value
 
     def _string(self) -> str:
         length = self._scalar("<Q")
-        if self._pos + length > len(self._map):
-            raise ValueError("a string runs past the end of the file")
+        self._need(length, "a text")
         text = self._map[self._pos:self._pos + length].decode("utf-8", errors="replace")
         self._pos += length
         return text
 
     def _strings(self, count: int) -> list[str]:
-        unpack, data, pos, strings = _U64.unpack_from, self._map, self._pos, []
+        unpack, data, pos, strings, size = _U64.unpack_from, self._map, self._pos, [], len(self._map)
         for _ in range(count):
+            if pos + 8 > size:
+                raise _Damaged(f"it ends at byte {size:,}, inside the header")
             (length,) = unpack(data, pos)
             pos += 8
+            if length > size - pos:
+                raise _Damaged(f"a text of {length:,} bytes runs past the end of the file")
             strings.append(data[pos:pos + length].decode("utf-8", errors="replace"))
             pos += length
-        if pos > len(data):
-            raise ValueError("a string runs past the end of the file")
         self._pos = pos
         return strings
 
-    def _value(self, type_id: int):
+    def _value(self, type_id: int, key: str, depth: int):
         if type_id in _SCALARS:
             return self._scalar(_SCALARS[type_id])
         if type_id == _STRING:
             return self._string()
         if type_id == _ARRAY:
+            if depth >= MAX_GGUF_ARRAY_DEPTH:
+                raise _Damaged(f"{shown(key)} nests arrays more than {MAX_GGUF_ARRAY_DEPTH} deep")
             item_type, count = self._scalar("<I"), self._scalar("<Q")
-            if item_type in _NUMPY:  # numbers: one read for the whole array
+            if item_type in _NUMPY:  # numbers: a view of the map, read in one go
+                itemsize = np.dtype(_NUMPY[item_type]).itemsize
+                self._need(count * itemsize, f"the array {shown(key)}")
                 values = np.frombuffer(self._map, dtype=_NUMPY[item_type], count=count, offset=self._pos)
                 self._pos += values.nbytes
-                return values.tolist()
+                return values
+            self._need(count * 8, f"the array {shown(key)}")  # every text or array takes 8 bytes or more
             if item_type == _STRING:  # the vocabulary: ~50,000 strings, read in one tight loop
                 return self._strings(count)
-            return [self._value(item_type) for _ in range(count)]
-        raise ValueError(f"unknown metadata value type {type_id}")
+            return [self._value(item_type, key, depth + 1) for _ in range(count)]
+        raise _Damaged(f"{shown(key)} has the unknown value type {type_id}")
 
     # --- tensors ------------------------------------------------------------------------------
     def tensor(self, name: str) -> np.ndarray:
@@ -132,13 +216,9 @@ class GGUFFile:
         if info.type_id not in TENSOR_TYPES:
             raise ModelError(f"{self.name}: tensor {name!r} uses GGUF type {info.type_id}, which is not supported; "
                              f"supported: {', '.join(t[0] for t in TENSOR_TYPES.values())}")
-        kind, per_block, _ = TENSOR_TYPES[info.type_id]
-        if info.shape and info.shape[-1] % per_block:
-            raise ModelError(f"{self.name}: tensor {name!r} has rows of {info.shape[-1]} values, not whole "
-                             f"blocks of {per_block}")
-        if info.offset + info.nbytes > len(self._map):
-            raise ModelError(f"{self.name}: tensor {name!r} ends at byte {info.offset + info.nbytes} but the file "
-                             f"has {len(self._map)}; the file is truncated, download it again")
+        kind = TENSOR_TYPES[info.type_id][0]
+        if info.nbytes == 0:
+            return np.zeros(info.shape, dtype=np.float32)
         raw = np.frombuffer(self._map, dtype=np.uint8, count=info.nbytes, offset=info.offset)
         return dequantize(kind, raw).reshape(info.shape)
 

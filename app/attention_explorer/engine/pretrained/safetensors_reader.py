@@ -4,68 +4,152 @@ Why our own: the `safetensors` library's NumPy API took 0.47–0.74 s for MiniLM
 each tensor straight into its own array takes 0.04–0.14 s. Own arrays rather than views of a
 memory map: the loaders replace many tensors by re-laid-out copies, and an array of its own is
 freed when its copy is made, while a mapped file stays counted in resident memory.
+
+The header is checked whole before any tensor is read: every entry's type, shape and byte range
+against the others and the file's length (no range past the end, no two ranges sharing bytes), so
+what is read is at most the file itself; a damaged header is one ModelError naming the file and the
+tensor. The file is opened through the same door as every file the user names (engine.safe_read).
 """
 
 from __future__ import annotations
 
-import json
+import math
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
 from ..errors import ModelError
+from ..limits import MAX_SAFETENSORS_HEADER_BYTES
+from ..safe_read import open_regular_file, parse_json
+from .fields import shown
 
 _DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "F64": np.float64,
            "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
 _FLOATS = ("F32", "F16", "BF16", "F64")
+_MAX_DIMS = 8
+
+
+@dataclass(frozen=True)
+class TensorEntry:
+    """One tensor of the header, checked: its type, shape and where its bytes are in the file."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    start: int   # absolute offset in the file
+    nbytes: int
+
+
+class SafetensorsFile:
+    """One open safetensors file: `entries` (name → TensorEntry, checked) and `read(name)`."""
+
+    def __init__(self, path: Path, handle: BinaryIO, size: int):
+        self.path, self.name, self._handle = Path(path), Path(path).name, handle
+        self.entries = _read_header(self.name, handle, size)
+
+    def read(self, name: str) -> np.ndarray:
+        """Tensor `name` as a new array; the floating-point ones as float32."""
+        entry = self.entries[name]
+        array = np.empty(entry.shape, dtype=_DTYPES[entry.dtype])
+        try:
+            self._handle.seek(entry.start)
+            got = self._handle.readinto(memoryview(array).cast("B")) if entry.nbytes else 0
+        except OSError as error:
+            raise ModelError(f"{self.name}: cannot read tensor {name!r} ({error.strerror or error})") from error
+        if got != entry.nbytes:
+            raise ModelError(f"{self.name}: tensor {name!r} is cut short; the file is truncated, download it again")
+        if entry.dtype not in _FLOATS or entry.dtype == "F32":
+            return array
+        if entry.dtype == "BF16":  # bfloat16 is the top half of a float32
+            return (array.astype(np.uint32) << 16).view(np.float32)
+        return array.astype(np.float32)
+
+
+@contextmanager
+def open_safetensors(path: Path) -> Iterator[SafetensorsFile]:
+    """The file with its header read and checked; closed on leaving."""
+    with open_regular_file(path, "safetensors file", error=ModelError,
+                           advice=f"put the model's own {Path(path).name} there") as (handle, size):
+        yield SafetensorsFile(path, handle, size)
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     """Every tensor of `path`; the floating-point ones as float32."""
-    path = Path(path)
+    with open_safetensors(path) as file:
+        return {name: file.read(name) for name in file.entries}
+
+
+def _read_header(file_name: str, handle: BinaryIO, size: int) -> dict[str, TensorEntry]:
     try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            head = handle.read(8)
-            if len(head) < 8:
-                raise ModelError(f"{path.name}: the file is empty or truncated (no safetensors header)")
-            (header_len,) = struct.unpack("<Q", head)
-            if header_len > size - 8:
-                raise ModelError(f"{path.name}: the header says {header_len} bytes but the file has {size}; "
-                                 f"it is truncated or not a safetensors file")
-            try:
-                header = json.loads(handle.read(header_len))
-            except (UnicodeDecodeError, json.JSONDecodeError) as error:
-                raise ModelError(f"{path.name}: cannot read the safetensors header ({error})") from error
-            if not isinstance(header, dict):
-                raise ModelError(f"{path.name}: the safetensors header is not a JSON object")
-            return {name: _tensor(path.name, name, info, handle, 8 + header_len, size)
-                    for name, info in header.items() if name != "__metadata__"}
+        head = handle.read(8)
+        if len(head) < 8:
+            raise ModelError(f"{file_name}: the file is empty or truncated (no safetensors header)")
+        (header_len,) = struct.unpack("<Q", head)
+        if header_len > size - 8:
+            raise ModelError(f"{file_name}: the header says {header_len:,} bytes but the file has {size:,}; "
+                             f"it is truncated or not a safetensors file")
+        if header_len > MAX_SAFETENSORS_HEADER_BYTES:
+            raise ModelError(f"{file_name}: the header says {header_len:,} bytes; a safetensors header is at most "
+                             f"{MAX_SAFETENSORS_HEADER_BYTES:,}, so this is not one")
+        raw = handle.read(header_len)
     except OSError as error:
-        raise ModelError(f"{path.name}: cannot read it ({error})") from error
-
-
-def _tensor(file_name: str, name: str, info: dict, handle: BinaryIO, data_start: int, size: int) -> np.ndarray:
+        raise ModelError(f"{file_name}: cannot read it ({error.strerror or error})") from error
     try:
-        dtype, shape, (begin, end) = info["dtype"], tuple(int(s) for s in info["shape"]), info["data_offsets"]
-    except (KeyError, TypeError, ValueError) as error:
-        raise ModelError(f"{file_name}: tensor {name!r} has a malformed header entry ({error})") from error
-    if dtype not in _DTYPES:
-        raise ModelError(f"{file_name}: tensor {name!r} has the unsupported type {dtype}")
-    if data_start + end > size:
-        raise ModelError(f"{file_name}: tensor {name!r} ends at byte {data_start + end} but the file has "
-                         f"{size} bytes; the file is truncated, download it again")
-    array = np.empty(shape, dtype=_DTYPES[dtype])
-    if array.nbytes != end - begin:
-        raise ModelError(f"{file_name}: tensor {name!r} holds {end - begin} bytes, its shape {shape} needs "
-                         f"{array.nbytes}")
-    handle.seek(data_start + begin)
-    if handle.readinto(memoryview(array).cast("B")) != array.nbytes:
-        raise ModelError(f"{file_name}: tensor {name!r} is cut short; the file is truncated, download it again")
-    if dtype not in _FLOATS or dtype == "F32":
-        return array
-    if dtype == "BF16":  # bfloat16 is the top half of a float32
-        return (array.astype(np.uint32) << 16).view(np.float32)
-    return array.astype(np.float32)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ModelError(f"{file_name}: the safetensors header is not UTF-8 text (byte {error.start:,}); "
+                         f"the file is damaged or not a safetensors file") from None
+    header = parse_json(text, f"{file_name} (its header)", "safetensors header", error=ModelError)
+    if not isinstance(header, dict):
+        raise ModelError(f"{file_name}: the safetensors header is not a JSON object")
+    data_start, data_len = 8 + header_len, size - 8 - header_len
+    entries = {name: _entry(file_name, name, info, data_start, data_len)
+               for name, info in header.items() if name != "__metadata__"}
+    _check_disjoint(file_name, entries)
+    return entries
+
+
+def _entry(file_name: str, name: str, info, data_start: int, data_len: int) -> TensorEntry:
+    def bad(what: str) -> ModelError:
+        return ModelError(f"{file_name}: tensor {name!r} {what}; the header is damaged or not a safetensors header")
+
+    if not isinstance(info, dict):
+        raise bad(f"has {shown(info)} where its type, shape and offsets belong")
+    dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+    if not isinstance(dtype, str) or dtype not in _DTYPES:
+        raise ModelError(f"{file_name}: tensor {name!r} has the unsupported type {shown(dtype)}; "
+                         f"supported: {', '.join(_DTYPES)}")
+    if not isinstance(shape, list) or len(shape) > _MAX_DIMS or not all(_whole(d) for d in shape):
+        raise bad(f"has the shape {shown(shape)}, not a list of at most {_MAX_DIMS} whole numbers of 0 or more")
+    if not isinstance(offsets, list) or len(offsets) != 2 or not all(_whole(o) for o in offsets) \
+            or offsets[0] > offsets[1]:
+        raise bad(f"has the data offsets {shown(offsets)}, not [begin, end] with 0 ≤ begin ≤ end")
+    begin, end = offsets
+    if end > data_len:
+        raise ModelError(f"{file_name}: tensor {name!r} ends at byte {data_start + end:,} but the file has "
+                         f"{data_start + data_len:,} bytes; the file is truncated, download it again")
+    needed = math.prod(shape) * np.dtype(_DTYPES[dtype]).itemsize  # Python integers: no overflow
+    if needed != end - begin:
+        raise bad(f"holds {end - begin:,} bytes, its shape {tuple(shape)} of {dtype} needs {needed:,}")
+    return TensorEntry(name, dtype, tuple(shape), data_start + begin, end - begin)
+
+
+def _whole(value) -> bool:
+    """A whole number NumPy can take as a size or an offset (a JSON true is not 1)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 63
+
+
+def _check_disjoint(file_name: str, entries: dict[str, TensorEntry]) -> None:
+    """No two tensors share a byte: each is read into its own array, so a header of aliases (200
+    entries over one range) would otherwise multiply the memory a file takes."""
+    previous = None
+    for entry in sorted((e for e in entries.values() if e.nbytes), key=lambda e: e.start):
+        if previous is not None and entry.start < previous.start + previous.nbytes:
+            raise ModelError(f"{file_name}: tensors {previous.name!r} and {entry.name!r} claim the same bytes "
+                             f"(from {entry.start:,}); the header is damaged")
+        previous = entry

@@ -8,17 +8,49 @@ their own text and are flagged. A byte-level piece holding part of a character s
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ModelError, SentenceError
+from ..limits import MAX_REAL_TEXT_CHARS, MAX_TOKENIZER_BYTES
+from ..safe_read import read_user_text
+from ..tokenizer import check_text
 from .dependencies import require
+from .fields import Fields, shown
 
 CONTINUATION = "·"  # marks a piece that continues the word before it: "play", "·ing"
 _WORD_START = ("Ġ", "▁")
 _SHOWN_WHITESPACE = {"\n": "↵", "\t": "⇥", "\r": "↵"}
+_CONTROL_TOKEN = 3  # tokenizer.ggml.token_type of a special token
+_DETAIL_CHARS = 160  # of the library's own message, quoted in ours
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Which tokens of a text longer than the model takes were kept.
+
+    An encoder keeps the start; a decoder keeps the end, because the next tokens it shows continue
+    the text where it stops."""
+
+    total_tokens: int   # the whole text's tokens, with the model's own specials once
+    kept_tokens: int    # how many the trace holds
+    keeps: str          # "start" or "end"
+    first_char: int     # the kept tokens cover text[first_char:end_char]
+    end_char: int
+
+    def describe(self) -> str:
+        if self.keeps == "end":
+            return (f"kept the last {self.kept_tokens:,} of {self.total_tokens:,} tokens (from character "
+                    f"{self.first_char + 1:,}), so the next tokens follow its end")
+        return (f"kept the first {self.kept_tokens:,} of {self.total_tokens:,} tokens (up to character "
+                f"{self.end_char:,})")
+
+    def to_dict(self) -> dict:
+        return {"tokens": self.total_tokens, "kept": self.kept_tokens, "keeps": self.keeps,
+                "characters": [self.first_char, self.end_char]}
 
 
 @dataclass(frozen=True)
@@ -30,7 +62,11 @@ class Encoded:
     labels: list[str]                      # tidy: "cat", "·ing", "[CLS]"
     special: np.ndarray                    # True for special tokens ([CLS], <|im_start|>, …)
     words: tuple[tuple[int, ...], ...]     # token indices of each word, in order; a special is its own word
-    truncated: bool                        # the text was longer than the model takes
+    cut: Cut | None = None                 # the text was longer than the model takes: what was kept
+
+    @property
+    def truncated(self) -> bool:
+        return self.cut is not None
 
 
 def _byte_decoder() -> dict[str, int]:
@@ -48,61 +84,115 @@ def _byte_decoder() -> dict[str, int]:
 _BYTES = _byte_decoder()
 
 
-class TextTokenizer:
-    """A `tokenizers.Tokenizer` set up for one sentence at a time: no padding, truncation at `max_tokens`."""
+def guarded(source: str, what: str, call, *args, **kwargs):
+    """Call into `tokenizers`. It raises its own exception type for a bad file, and a Rust panic
+    arrives as pyo3's PanicException, which derives from BaseException and passes `except Exception`:
+    either becomes one ModelError naming `source`."""
+    try:
+        return call(*args, **kwargs)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # noqa: BLE001 - PanicException is a BaseException
+        detail = " ".join(str(error).split()) or type(error).__name__
+        if len(detail) > _DETAIL_CHARS:
+            detail = detail[:_DETAIL_CHARS - 1] + "…"
+        raise ModelError(f"{source}: {what} ({detail})") from None
 
-    def __init__(self, tokenizer, max_tokens: int):
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(max_tokens)
+
+class TextTokenizer:
+    """A `tokenizers.Tokenizer` set up for one text at a time: no padding, at most `max_tokens` tokens
+    (the end of the text kept when `keep_end`, else the start), every id a row of the embedding."""
+
+    def __init__(self, tokenizer, max_tokens: int, vocab_size: int, source: str, keep_end: bool):
+        self.source = source  # the file named in messages: tokenizer.json, or the GGUF file
+        guarded(source, "cannot set up the tokenizer", self._set_up, tokenizer, max_tokens, keep_end)
         self.tokenizer = tokenizer
-        self.max_tokens = max_tokens
+        self.max_tokens, self.vocab_size, self.keep_end = max_tokens, vocab_size, keep_end
+        self._check_ids(self._vocabulary)
+
+    def _set_up(self, tokenizer, max_tokens: int, keep_end: bool) -> None:
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_tokens, direction="left" if keep_end else "right")
         self.byte_level = type(tokenizer.decoder).__name__ == "ByteLevel"
         self.special_ids = {i for i, token in tokenizer.get_added_tokens_decoder().items() if token.special}
+        self._added = tokenizer.num_special_tokens_to_add(False)  # what the template adds around a text
+        self._vocabulary = tokenizer.get_vocab(with_added_tokens=True)
+
+    def _check_ids(self, vocabulary: dict[str, int]) -> None:
+        """Every id the tokenizer can give must be a row of the embedding (else an IndexError in the forward)."""
+        if vocabulary:
+            piece, largest = max(vocabulary.items(), key=lambda item: item[1])
+            if largest >= self.vocab_size:
+                raise self._past_embedding(largest, piece)
+
+    def _past_embedding(self, token_id: int, piece: str) -> ModelError:
+        return ModelError(f"{self.source}: token id {token_id:,} ({shown(piece)}) is past the {self.vocab_size:,} "
+                          f"rows of the model's embedding; the tokenizer belongs to another model")
 
     @classmethod
-    def from_file(cls, path: Path, max_tokens: int) -> TextTokenizer:
+    def from_file(cls, path: Path, max_tokens: int, vocab_size: int, keep_end: bool) -> TextTokenizer:
+        """The tokenizer.json of a model folder, read through the bounded reader and handed to `tokenizers`
+        as text, so a pipe, a device or a loop of links is refused as for any file."""
         tokenizers = require("tokenizers", "reading a real model's tokenizer")
-        if not Path(path).is_file():
-            raise ModelError(f"{Path(path).parent}: no tokenizer.json; the model folder needs its tokenizer")
-        try:
-            return cls(tokenizers.Tokenizer.from_file(str(path)), max_tokens)
-        except Exception as error:  # the library raises its own exception type for any bad file
-            raise ModelError(f"{Path(path).name}: cannot read the tokenizer ({error})") from error
+        path = Path(path)
+        if not os.path.lexists(path):
+            raise ModelError(f"{path.parent}: no tokenizer.json; the model folder needs its tokenizer")
+        text = read_user_text(path, "tokenizer.json", max_bytes=MAX_TOKENIZER_BYTES, error=ModelError,
+                              advice="put the model's own tokenizer.json there")
+        tokenizer = guarded(path.name, "cannot read the tokenizer", tokenizers.Tokenizer.from_str, text)
+        return cls(tokenizer, max_tokens, vocab_size, path.name, keep_end)
 
     @classmethod
-    def from_gguf(cls, metadata: dict, file_name: str, max_tokens: int) -> TextTokenizer:
-        """A byte-level BPE tokenizer rebuilt from a GGUF file's `tokenizer.ggml.*` metadata."""
+    def from_gguf(cls, metadata: dict, file_name: str, max_tokens: int, vocab_size: int) -> TextTokenizer:
+        """A byte-level BPE tokenizer rebuilt from a GGUF file's `tokenizer.ggml.*` metadata (a decoder's:
+        it keeps the end of a long text)."""
         tk = require("tokenizers", "reading a real model's tokenizer")
-        kind = metadata.get("tokenizer.ggml.model")
-        if kind != "gpt2":
-            raise ModelError(f"{file_name}: 'tokenizer.ggml.model' is {kind!r}; only byte-level BPE ('gpt2') "
+        meta = Fields(metadata, file_name, "metadata field")
+        kind = meta.raw("tokenizer.ggml.model", default=None)
+        if not (isinstance(kind, str) and kind == "gpt2"):
+            raise ModelError(f"{file_name}: 'tokenizer.ggml.model' is {shown(kind)}; only byte-level BPE ('gpt2') "
                              f"tokenizers are supported in GGUF files")
-        tokens, merges = metadata.get("tokenizer.ggml.tokens"), metadata.get("tokenizer.ggml.merges")
-        if not tokens or not merges:
-            raise ModelError(f"{file_name}: metadata field 'tokenizer.ggml.tokens' or 'tokenizer.ggml.merges' "
-                             f"is missing")
-        bpe = tk.models.BPE(vocab={t: i for i, t in enumerate(tokens)},
-                            merges=[tuple(m.split(" ", 1)) for m in merges])
-        tokenizer = tk.Tokenizer(bpe)
-        byte_level = tk.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        tokens, merges = _gguf_tokens(meta), _gguf_merges(meta)
+        specials = [tokens[i] for i in np.flatnonzero(_gguf_token_types(meta)[:len(tokens)] == _CONTROL_TOKEN)]
+        bos = None
+        if meta.flag("tokenizer.ggml.add_bos_token", default=False):
+            bos = meta.count("tokenizer.ggml.bos_token_id", minimum=0)
+            if bos >= len(tokens):
+                raise meta.wrong(("tokenizer.ggml.bos_token_id",), f"must be a token (below {len(tokens):,})", bos)
         # llama.cpp's "smollm" (and "starcoder") pre-tokenizer splits every digit off before GPT-2's rule.
-        digits = metadata.get("tokenizer.ggml.pre") in ("smollm", "starcoder", "refact")
-        tokenizer.pre_tokenizer = (tk.pre_tokenizers.Sequence([tk.pre_tokenizers.Digits(individual_digits=True),
-                                                                byte_level]) if digits else byte_level)
-        tokenizer.decoder = tk.decoders.ByteLevel()
-        types = metadata.get("tokenizer.ggml.token_type") or []
-        specials = [tokens[i] for i, t in enumerate(types) if t == 3]  # 3: control tokens
-        tokenizer.add_special_tokens([tk.AddedToken(s, special=True, normalized=False) for s in specials])
-        bos = metadata.get("tokenizer.ggml.bos_token_id")
-        if metadata.get("tokenizer.ggml.add_bos_token") and bos is not None:
-            tokenizer.post_processor = tk.processors.TemplateProcessing(
-                single=f"{tokens[bos]} $A", special_tokens=[(tokens[bos], bos)])
-        return cls(tokenizer, max_tokens)
+        digits = meta.text("tokenizer.ggml.pre", default="default") in ("smollm", "starcoder", "refact")
+
+        def build():
+            tokenizer = tk.Tokenizer(tk.models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=merges))
+            byte_level = tk.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+            tokenizer.pre_tokenizer = (tk.pre_tokenizers.Sequence([tk.pre_tokenizers.Digits(individual_digits=True),
+                                                                    byte_level]) if digits else byte_level)
+            tokenizer.decoder = tk.decoders.ByteLevel()
+            tokenizer.add_special_tokens([tk.AddedToken(s, special=True, normalized=False) for s in specials])
+            if bos is not None:
+                tokenizer.post_processor = tk.processors.TemplateProcessing(
+                    single=f"{tokens[bos]} $A", special_tokens=[(tokens[bos], bos)])
+            return tokenizer
+
+        return cls(guarded(file_name, "cannot build the tokenizer from its metadata", build), max_tokens, vocab_size,
+                   file_name, keep_end=True)
 
     def encode(self, text: str) -> Encoded:
-        encoding = self.tokenizer.encode(text)
+        """The tokens of `text`; SentenceError for a text too long, not valid or with nothing to read."""
+        if len(text) > MAX_REAL_TEXT_CHARS:  # checked first: tokenising 10 million characters took 2 GB
+            raise SentenceError(f"this text has {len(text):,} characters; real models take at most "
+                                f"{MAX_REAL_TEXT_CHARS:,}: shorten it")
+        check_text(text)
+        encoding = guarded(self.source, "the tokenizer failed on this text", self.tokenizer.encode, text)
         if not encoding.ids or not text.strip():
             raise SentenceError("there is no text to look at: type a sentence")
+        ids = np.array(encoding.ids, dtype=np.int64)
+        if len(ids) > self.max_tokens:
+            raise ModelError(f"{self.source}: the tokenizer adds {len(ids):,} tokens where the model takes at most "
+                             f"{self.max_tokens:,}; the tokenizer does not fit the model")
+        if ids.min() < 0 or ids.max() >= self.vocab_size:
+            worst = int(ids.max() if ids.max() >= self.vocab_size else ids.min())
+            raise self._past_embedding(worst, encoding.tokens[int(np.flatnonzero(ids == worst)[0])])
         pieces = list(encoding.tokens)
         special = np.array([i in self.special_ids for i in encoding.ids], dtype=bool)
         continues = self._continuations(pieces, special, encoding.word_ids)
@@ -114,15 +204,30 @@ class TextTokenizer:
                 words[-1].append(i)
             else:
                 words.append([i])
-        return Encoded(np.array(encoding.ids, dtype=np.int64), pieces, labels, special,
-                       tuple(tuple(w) for w in words), bool(encoding.overflowing))
+        return Encoded(ids, pieces, labels, special, tuple(tuple(w) for w in words),
+                       self._cut(encoding, len(text)) if encoding.overflowing else None)
+
+    def _cut(self, encoding, text_length: int) -> Cut:
+        """What was kept of a text cut at max_tokens: the tokens left out are in `overflowing`, each
+        piece with the template's specials around it again."""
+        left_out = sum(len(piece.ids) - self._added for piece in encoding.overflowing)
+        spans = [span for span, mask in zip(encoding.offsets, encoding.special_tokens_mask, strict=True)
+                 if not mask and span[1] > span[0]]
+        first, end = (spans[0][0], spans[-1][1]) if spans else (0, 0)
+        if self.keep_end:
+            end = text_length
+        else:
+            first = 0
+        return Cut(len(encoding.ids) + max(left_out, 0), len(encoding.ids), "end" if self.keep_end else "start",
+                   first, end)
 
     def token_text(self, token_id: int) -> str:
         """What one token writes (e.g. " mat"), for the next-token list."""
-        return self.tokenizer.decode([int(token_id)], skip_special_tokens=False)
+        return guarded(self.source, "cannot write a token", self.tokenizer.decode, [int(token_id)],
+                       skip_special_tokens=False)
 
     def token_label(self, token_id: int) -> str:
-        piece = self.tokenizer.id_to_token(int(token_id)) or ""
+        piece = guarded(self.source, "cannot name a token", self.tokenizer.id_to_token, int(token_id)) or ""
         return piece if int(token_id) in self.special_ids else self._tidy(piece)
 
     @staticmethod
@@ -141,7 +246,38 @@ class TextTokenizer:
         stripped = text.strip(" ")
         if not stripped:
             return "␣" * max(len(text), 1)
-        for char, shown in _SHOWN_WHITESPACE.items():
-            stripped = stripped.replace(char, shown)
+        for char, sign in _SHOWN_WHITESPACE.items():
+            stripped = stripped.replace(char, sign)
         return stripped
 
+
+
+def _gguf_tokens(meta: Fields) -> list[str]:
+    tokens = meta.raw("tokenizer.ggml.tokens")
+    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
+        raise meta.wrong(("tokenizer.ggml.tokens",), "must be a list of the tokens' texts", tokens)
+    return tokens
+
+
+def _gguf_token_types(meta: Fields) -> np.ndarray:
+    types = meta.raw("tokenizer.ggml.token_type", default=np.zeros(0, np.int32))
+    whole = (types.dtype.kind in "iu" if isinstance(types, np.ndarray) else
+             isinstance(types, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in types))
+    if not whole:
+        raise meta.wrong(("tokenizer.ggml.token_type",), "must be a list of whole numbers", types)
+    return np.asarray(types, dtype=np.int64)
+
+
+def _gguf_merges(meta: Fields) -> list[tuple[str, str]]:
+    """BPE's merges, each "left right" in the file."""
+    merges = meta.raw("tokenizer.ggml.merges")
+    if not isinstance(merges, list) or not merges:
+        raise meta.wrong(("tokenizer.ggml.merges",), "must be a list of merges", merges)
+    pairs = []
+    for index, merge in enumerate(merges):
+        if not isinstance(merge, str) or " " not in merge:
+            raise ModelError(f"{meta.file_name}: merge {index + 1:,} of 'tokenizer.ggml.merges' is {shown(merge)}, "
+                             f"not two tokens separated by a space")
+        left, right = merge.split(" ", 1)
+        pairs.append((left, right))
+    return pairs

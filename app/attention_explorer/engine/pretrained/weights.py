@@ -7,6 +7,8 @@ is `x @ w + b`; HF's Linear weights (out, in) arrive as transposed views, not co
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -128,25 +130,57 @@ class ModelWeights:
 
 
 class TensorSource:
-    """Named tensors of one file with their checks: a missing name or a wrong shape is a ModelError."""
+    """The named tensors of a checkpoint with their checks: a missing name, a wrong shape or a value
+    that is not finite is a ModelError naming the file and the tensor.
 
-    def __init__(self, file_name: str, tensors: dict[str, np.ndarray]):
+    `shapes` is the file's index (name → shape, read from its header); `load(name)` reads one
+    tensor. A shape is checked against the architecture before the tensor is read, so a header
+    claiming a 16 GB tensor is refused without allocating it, and tensors the model does not use
+    (a BERT pooler, say) are never read.
+    """
+
+    def __init__(self, file_name: str, shapes: Mapping[str, tuple[int, ...]], load: Callable[[str], np.ndarray]):
         self.file_name = file_name
-        self.tensors = tensors
+        self.shapes = shapes
+        self._load = load
 
     def has(self, name: str) -> bool:
-        return name in self.tensors
+        return name in self.shapes
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return tuple(self.shapes[name])
 
     def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
-        """The float32 tensor `name`, which must have `shape`."""
-        if name not in self.tensors:
+        """The float32 tensor `name`, which must have `shape` and hold only finite numbers."""
+        if name not in self.shapes:
             raise ModelError(f"{self.file_name}: tensor {name!r} is missing; the file is incomplete or not "
                              f"a checkpoint of this architecture")
-        array = self.tensors[name]
-        if tuple(array.shape) != tuple(shape):
-            raise ModelError(f"{self.file_name}: tensor {name!r} has shape {tuple(array.shape)}, expected "
+        if self.shape(name) != tuple(shape):
+            raise ModelError(f"{self.file_name}: tensor {name!r} has shape {self.shape(name)}, expected "
                              f"{tuple(shape)} from the model's configuration")
-        return array if array.dtype == np.float32 else array.astype(np.float32)
+        with np.errstate(all="ignore"):  # a damaged block may dequantise to inf · 0: checked just below
+            array = self._load(name)
+            array = array if array.dtype == np.float32 else array.astype(np.float32)
+            # a float64 sum of float32 values cannot overflow, and a NaN or infinity anywhere carries through
+            finite = np.isfinite(array.sum(dtype=np.float64))
+        if not finite:
+            raise ModelError(f"{self.file_name}: tensor {name!r} holds values that are not numbers (NaN) or "
+                             f"infinite; the file is damaged, download it again")
+        return array
 
     def optional(self, name: str, shape: tuple[int, ...]) -> np.ndarray | None:
-        return self.get(name, shape) if name in self.tensors else None
+        return self.get(name, shape) if name in self.shapes else None
+
+    def check_layer_count(self, pattern: str, declared: int, declared_by: str) -> None:
+        """Layers present = layers declared: the tensor names matching `pattern` (one group, the layer
+        number) must number the layers 0 … declared − 1, no fewer and no more."""
+        matcher = re.compile(pattern)
+        present = {int(found.group(1)) for name in self.shapes if (found := matcher.match(name))}
+        if present and max(present) >= declared:
+            raise ModelError(f"{declared_by} says {declared} layer{'s' if declared != 1 else ''} but "
+                             f"{self.file_name} holds {max(present) + 1}; the configuration does not belong "
+                             f"to these weights")
+        missing = sorted(set(range(declared)) - present)
+        if missing:
+            raise ModelError(f"{declared_by} says {declared} layers but {self.file_name} has no tensors of "
+                             f"layer {missing[0] + 1}; the file is incomplete or not this model's")

@@ -1,0 +1,329 @@
+"""The messages a damaged real-model file gets: one ModelError naming the file and the field, for
+each case that once misled (a TypeError, an IndexError, "nested too deeply" with no file, "no
+tokenizer.json" for a pipe, a silent acceptance, a NaN), and the refusals that keep memory bounded."""
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import struct
+import threading
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.errors import ModelError, SentenceError
+from attention_explorer.engine.pretrained import open_pretrained
+from damaged_models.formats import BOOL, STRING, U32, join_safetensors, parse_gguf, split_safetensors, write_gguf
+
+pytest.importorskip("tokenizers")
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, sockets and symbolic links as POSIX has them")
+
+
+def copy_of(data, tmp_path, name="tiny-bert"):
+    shutil.copytree(data / name, tmp_path / name)
+    return tmp_path / name
+
+
+def edit_json(path, **changes):
+    content = json.loads(path.read_text())
+    content.update(changes)
+    path.write_text(json.dumps(content))
+
+
+def refusal(source) -> str:
+    """The message of opening `source` and running a sentence through it, in a thread with a bound on
+    a hang (generous, not a timing measurement)."""
+    outcome = []
+
+    def attempt():
+        try:
+            open_pretrained(source).run("the cat sat on the mat")
+            outcome.append("opened")
+        except ModelError as error:
+            outcome.append(str(error))
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert outcome, f"opening {source} hung"
+    return outcome[0]
+
+
+def write_gguf_with(data, tmp_path, key, type_id, value):
+    g = parse_gguf((data / "tiny-llama.gguf").read_bytes()).with_meta(key, type_id, value)
+    path = tmp_path / "tiny-llama.gguf"
+    path.write_bytes(write_gguf(g))
+    return path
+
+
+# --- the messages that misled ---------------------------------------------------------------------
+
+def test_an_activation_given_as_a_list_is_named_not_a_type_error(data, tmp_path):
+    folder = copy_of(data, tmp_path)
+    edit_json(folder / "config.json", hidden_act=["gelu"])
+    assert refusal(folder) == ("config.json: field 'hidden_act' must be one of gelu, gelu_new, gelu_pytorch_tanh, "
+                               "gelu_fast, silu, swish, not ['gelu']")
+
+
+@pytest.mark.parametrize("value, shown", [("384", "'384'"), (True, "True"), (-1, "-1"), (0, "0"), (0.5, "0.5")])
+def test_an_epsilon_that_is_text_true_or_not_small_and_positive_is_refused(data, tmp_path, value, shown):
+    folder = copy_of(data, tmp_path)
+    edit_json(folder / "config.json", layer_norm_eps=value)
+    assert refusal(folder) == (f"config.json: field 'layer_norm_eps' must be a small positive number (above 0, "
+                               f"at most 0.1), not {shown}")
+
+
+def test_a_tokenizer_with_ids_past_the_embedding_is_refused_when_opened(data, tmp_path):
+    folder = copy_of(data, tmp_path)
+    tokenizer = json.loads((folder / "tokenizer.json").read_text())
+    tokenizer["model"]["vocab"]["cat"] = 99_999
+    (folder / "tokenizer.json").write_text(json.dumps(tokenizer))
+    assert refusal(folder) == ("tokenizer.json: token id 99,999 ('cat') is past the 57 rows of the model's "
+                               "embedding; the tokenizer belongs to another model")
+
+
+def test_a_template_token_past_the_embedding_is_refused_when_it_appears(data, tmp_path):
+    folder = copy_of(data, tmp_path)
+    tokenizer = json.loads((folder / "tokenizer.json").read_text())
+    tokenizer["post_processor"]["special_tokens"]["[CLS]"]["ids"] = [99_999]
+    (folder / "tokenizer.json").write_text(json.dumps(tokenizer))
+    assert refusal(folder) == ("tokenizer.json: token id 99,999 ('[CLS]') is past the 57 rows of the model's "
+                               "embedding; the tokenizer belongs to another model")
+
+
+def test_deep_nesting_in_a_safetensors_header_names_the_file(data, tmp_path):
+    folder = copy_of(data, tmp_path)
+    _, blob = split_safetensors((folder / "model.safetensors").read_bytes())
+    (folder / "model.safetensors").write_bytes(join_safetensors(None, blob, raw_header=b"[" * 5000 + b"]" * 5000))
+    assert refusal(folder) == ("model.safetensors (its header): nested more than 64 levels deep (line 1); a "
+                               "safetensors header needs only a few levels")
+
+
+@pytest.mark.parametrize("value, shown", [(0, "0"), ("4096", "'4096'")])
+def test_a_gguf_context_length_of_zero_or_text_is_named_not_no_text_to_look_at(data, tmp_path, value, shown):
+    path = write_gguf_with(data, tmp_path, "llama.context_length", STRING if isinstance(value, str) else U32, value)
+    assert refusal(path) == (f"tiny-llama.gguf: metadata field 'llama.context_length' must be a positive whole "
+                             f"number (at most 2,147,483,647), not {shown}")
+
+
+def test_a_gguf_with_no_layers_is_refused(data, tmp_path):
+    path = write_gguf_with(data, tmp_path, "llama.block_count", U32, 0)
+    assert refusal(path).startswith("tiny-llama.gguf: metadata field 'llama.block_count' must be a positive whole")
+
+
+@pytest.mark.parametrize("alignment", [7, 0, 48, 2 ** 31])
+def test_a_gguf_alignment_that_is_not_a_power_of_two_is_refused(data, tmp_path, alignment):
+    path = write_gguf_with(data, tmp_path, "general.alignment", U32, alignment)
+    assert refusal(path) == (f"tiny-llama.gguf: metadata field 'general.alignment' must be a power of two up to "
+                             f"1,048,576, not {alignment}")
+
+
+def test_a_gguf_flag_of_the_wrong_type_is_named(data, tmp_path):
+    path = write_gguf_with(data, tmp_path, "tokenizer.ggml.add_bos_token", STRING, "yes")
+    assert refusal(path) == ("tiny-llama.gguf: metadata field 'tokenizer.ggml.add_bos_token' must be true or false, "
+                             "not 'yes'")
+
+
+def test_a_config_with_fewer_layers_than_the_checkpoint_is_refused_not_run_on_part_of_it(data, tmp_path):
+    folder = copy_of(data, tmp_path)
+    edit_json(folder / "config.json", num_hidden_layers=1)
+    assert refusal(folder) == ("config.json ('num_hidden_layers') says 1 layer but model.safetensors holds 2; the "
+                               "configuration does not belong to these weights")
+    edit_json(folder / "config.json", num_hidden_layers=3)
+    assert refusal(folder) == ("config.json ('num_hidden_layers') says 3 layers but model.safetensors has no "
+                               "tensors of layer 3; the file is incomplete or not this model's")
+
+
+def test_a_gguf_with_more_blocks_than_it_declares_is_refused(data, tmp_path):
+    g = parse_gguf((data / "tiny-llama.gguf").read_bytes())
+    g.tensors += [type(t)(t.name.replace("blk.1.", "blk.2."), t.dims, t.type_id, t.data)
+                  for t in g.tensors if t.name.startswith("blk.1.")]
+    path = tmp_path / "tiny-llama.gguf"
+    path.write_bytes(write_gguf(g))
+    assert refusal(path) == ("metadata field 'llama.block_count' says 2 layers but tiny-llama.gguf holds 3; the "
+                             "configuration does not belong to these weights")
+
+
+def test_a_tokenizers_panic_is_a_model_error_naming_the_tokenizer(data, tmp_path):
+    """pyo3's PanicException derives from BaseException: it used to pass every `except Exception`."""
+    folder = copy_of(data, tmp_path, "tiny-gpt2")
+    tokenizer = json.loads((folder / "tokenizer.json").read_text())
+    tokenizer["normalizer"] = {"type": "Replace", "pattern": {"String": ""}, "content": "x"}
+    (folder / "tokenizer.json").write_text(json.dumps(tokenizer))
+    message = refusal(folder)
+    assert message.startswith("tokenizer.json: the tokenizer failed on this text (index out of bounds")
+
+
+def test_weights_that_are_not_numbers_are_refused_naming_the_tensor(data, tmp_path):
+    folder = copy_of(data, tmp_path)
+    header, blob = split_safetensors((folder / "model.safetensors").read_bytes())
+    begin, end = header["encoder.layer.0.attention.self.query.weight"]["data_offsets"]
+    blob = blob[:begin] + struct.pack("<f", float("nan")) * ((end - begin) // 4) + blob[end:]
+    (folder / "model.safetensors").write_bytes(join_safetensors(header, blob))
+    assert refusal(folder) == ("model.safetensors: tensor 'encoder.layer.0.attention.self.query.weight' holds "
+                               "values that are not numbers (NaN) or infinite; the file is damaged, download it again")
+
+
+def test_weights_so_large_that_the_forward_overflows_are_refused_naming_the_model(data, tmp_path):
+    folder = copy_of(data, tmp_path, "tiny-gpt2")
+    header, blob = split_safetensors((folder / "model.safetensors").read_bytes())
+    begin, end = header["transformer.h.0.attn.c_attn.weight"]["data_offsets"]
+    blob = blob[:begin] + struct.pack("<f", 1e38) * ((end - begin) // 4) + blob[end:]
+    (folder / "model.safetensors").write_bytes(join_safetensors(header, blob))
+    assert refusal(folder) == ("tiny-gpt2: the model's numbers overflow on this text (not a number or infinite in "
+                               "layer 1); its weights are damaged or not this model's")
+
+
+# --- files that are not files -----------------------------------------------------------------------
+
+@posix_only
+@pytest.mark.parametrize("name", ["tokenizer.json", "config.json", "model.safetensors"])
+def test_a_fifo_in_place_of_a_file_is_refused_at_once_naming_it(data, tmp_path, name):
+    folder = copy_of(data, tmp_path)
+    (folder / name).unlink()
+    os.mkfifo(folder / name)
+    assert refusal(folder) == (f"{folder / name}: is not a regular file (a device, pipe or socket); put the "
+                               f"model's own {name} there")
+
+
+@posix_only
+def test_a_fifo_as_a_second_shard_or_as_the_gguf_file_is_refused(data, tmp_path):
+    folder = copy_of(data, tmp_path)
+    os.mkfifo(folder / "model-2.safetensors")
+    assert refusal(folder) == (f"{folder / 'model-2.safetensors'}: is not a regular file (a device, pipe or "
+                               f"socket); put the model's own model-2.safetensors there")
+    os.mkfifo(tmp_path / "pipe.gguf")
+    assert refusal(tmp_path / "pipe.gguf") == (f"{tmp_path / 'pipe.gguf'}: is not a regular file (a device, pipe "
+                                               f"or socket); choose a .gguf file")
+
+
+@posix_only
+def test_a_link_to_a_fifo_a_loop_of_links_and_a_socket_are_named_not_reported_missing(data, tmp_path):
+    folder = copy_of(data, tmp_path)
+    tokenizer = folder / "tokenizer.json"
+    tokenizer.unlink()
+    os.mkfifo(folder / "pipe")
+    tokenizer.symlink_to("pipe")
+    assert refusal(folder).startswith(f"{tokenizer}: is not a regular file (a device, pipe or socket)")
+    tokenizer.unlink()
+    (folder / "other").symlink_to("tokenizer.json")
+    tokenizer.symlink_to("other")
+    assert refusal(folder) == (f"{tokenizer}: is a symbolic link that leads round in a loop; point it at the file "
+                               f"itself")
+    tokenizer.unlink()
+    server = socket.socket(socket.AF_UNIX)  # a socket stands in for a device: nothing of the machine's is touched
+    try:
+        server.bind(str(tokenizer))
+        assert refusal(folder).startswith(f"{tokenizer}: is not a regular file (a device, pipe or socket)")
+    finally:
+        server.close()
+
+
+# --- memory: refused before anything is allocated --------------------------------------------------------
+
+def _peak_while_opening(source) -> int:
+    """The most memory Python and NumPy held at once while `source` was opened (or refused)."""
+    tracemalloc.start()
+    try:
+        with contextlib.suppress(ModelError):
+            open_pretrained(source)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_aliased_ranges_are_refused_without_an_array_per_alias(data, tmp_path):
+    folder = copy_of(data, tmp_path)
+    header, blob = split_safetensors((folder / "model.safetensors").read_bytes())
+    biggest = max((n for n in header if n != "__metadata__"), key=lambda n: np.diff(header[n]["data_offsets"])[0])
+    header.update({f"alias.{i}": dict(header[biggest]) for i in range(200)})  # 200 × 8 KB claimed in 8 KB
+    (folder / "model.safetensors").write_bytes(join_safetensors(header, blob))
+    assert refusal(folder).startswith("model.safetensors: tensors ")
+    assert "claim the same bytes" in refusal(folder)
+    assert _peak_while_opening(folder) < _peak_while_opening(data / "tiny-bert")  # less than opening the good one
+
+
+def test_a_header_claiming_a_16_gb_tensor_is_refused_before_it_is_allocated(data, tmp_path):
+    folder = copy_of(data, tmp_path)
+    header, blob = split_safetensors((folder / "model.safetensors").read_bytes())
+    header["embeddings.word_embeddings.weight"].update(shape=[2 ** 32], data_offsets=[0, 2 ** 34])
+    (folder / "model.safetensors").write_bytes(join_safetensors(header, blob))
+    assert refusal(folder).startswith("model.safetensors: tensor 'embeddings.word_embeddings.weight' ends at byte "
+                                      "17,179,")
+    assert _peak_while_opening(folder) < _peak_while_opening(data / "tiny-bert")
+
+
+def test_a_gguf_count_no_file_can_hold_is_refused_at_once(data, tmp_path):
+    g = parse_gguf((data / "tiny-llama.gguf").read_bytes())
+    g.extra["n_meta"] = 2 ** 63
+    path = tmp_path / "tiny-llama.gguf"
+    path.write_bytes(write_gguf(g))
+    assert refusal(path) == ("tiny-llama.gguf: the GGUF header is truncated or damaged (it lists "
+                             "9,223,372,036,854,775,808 metadata entries, more than the 52,704 bytes of the file "
+                             "can hold); download the file again")
+
+
+# --- texts ----------------------------------------------------------------------------------------------
+
+def test_a_real_models_text_is_limited_in_characters_before_it_is_tokenised(data):
+    model = open_pretrained(data / "tiny-gpt2")
+    with pytest.raises(SentenceError, match="^this text has 64,001 characters; real models take at most 64,000: "
+                                            "shorten it$"):
+        model.run("a" * 64_001)
+    assert model.run("a " * 32_000).encoded.cut is not None  # at the limit: read, and cut to the model's length
+
+
+def test_lone_surrogates_get_the_toy_models_message(data):
+    with pytest.raises(SentenceError, match=r"^the sentence is not valid text: character 5 \(U\+DC80\) is half of a "
+                                            r"character or an undecodable byte"):
+        open_pretrained(data / "tiny-bert").run("the \udc80 cat")
+
+
+def test_a_decoder_keeps_the_end_of_a_long_text_and_says_which_tokens(data):
+    from tokenizers import Tokenizer
+
+    text = " ".join(f"w{i}" for i in range(100)) + " the end"
+    trace = open_pretrained(data / "tiny-gpt2").run(text)
+    whole = Tokenizer.from_file(str(data / "tiny-gpt2" / "tokenizer.json")).encode(text)
+    cut = trace.encoded.cut
+    assert (cut.total_tokens, cut.kept_tokens, cut.keeps) == (len(whole.ids), 64, "end")
+    assert trace.encoded.ids.tolist() == whole.ids[-64:]   # the last 64: the next tokens follow the text
+    assert text[cut.first_char:].startswith(" w80") and cut.end_char == len(text)
+    assert cut.describe() == "kept the last 64 of 294 tokens (from character 310), so the next tokens follow its end"
+
+
+def test_an_encoder_keeps_the_start_of_a_long_text(data):
+    text = " ".join(["the cat sat on the mat"] * 20)
+    cut = open_pretrained(data / "tiny-bert").run(text).encoded.cut
+    assert (cut.total_tokens, cut.kept_tokens, cut.keeps, cut.first_char) == (122, 64, "start", 0)
+    assert cut.describe() == f"kept the first 64 of 122 tokens (up to character {cut.end_char:,})"
+    assert text[:cut.end_char].split()[-1] in {"the", "cat", "sat", "on", "mat"}
+
+
+def test_a_gguf_tokenizer_that_is_not_text_is_named(data, tmp_path):
+    path = write_gguf_with(data, tmp_path, "tokenizer.ggml.model", BOOL, True)
+    assert refusal(path) == ("tiny-llama.gguf: 'tokenizer.ggml.model' is True; only byte-level BPE ('gpt2') "
+                             "tokenizers are supported in GGUF files")
+
+
+def test_a_layer_whose_recomputed_scores_overflow_is_refused_where_it_is_shown(data, tmp_path):
+    """One weight of W_Q made huge: the forward (which scales q before q·k) stays finite, but the layer's
+    unscaled scores, √d_head times larger, overflow when the views ask for that layer."""
+    folder = copy_of(data, tmp_path, "tiny-gpt2")
+    header, blob = split_safetensors((folder / "model.safetensors").read_bytes())
+    begin, _ = header["transformer.h.0.attn.c_attn.weight"]["data_offsets"]
+    blob = bytearray(blob)
+    for row in range(32):  # column 0 of W_Q (q's first feature) in every row: 3e37
+        at = begin + 4 * 96 * row
+        blob[at:at + 4] = struct.pack("<f", 3e37)
+    (folder / "model.safetensors").write_bytes(join_safetensors(header, bytes(blob)))
+    trace = open_pretrained(folder).run("the cat sat on the mat")
+    assert np.isfinite(trace.weights).all()
+    with pytest.raises(ModelError, match=r"^tiny-gpt2: the model's numbers overflow on this text \(not a number or "
+                                         r"infinite in layer 1's queries, keys, values or scores\)"):
+        trace.layer_trace(0)
+    assert np.isfinite(trace.layer_trace(1).heads[0].scores).all()

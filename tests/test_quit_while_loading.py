@@ -1,0 +1,99 @@
+"""Quitting while a real model is still loading exits 0 at once, the installed command run as a user runs it.
+
+The load is made slow on purpose by a sitecustomize module on the child's PYTHONPATH (it waits for a
+minute inside the folder reader, asleep or computing, without reporting progress, so Cancel cannot
+reach it); the window is quit with its own Quit action once the load is under way. The app must not
+wait for the load: Qt's thread pool used to wait for its thread when it was destroyed.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tokenizers")
+
+BERT = Path(__file__).parent / "engine" / "pretrained" / "data" / "tiny-bert"
+QUIT_WITHIN_S = 2.0
+REPEATS = 3 if os.environ.get("CI") == "true" else 1
+
+SITECUSTOMIZE = textwrap.dedent("""
+    import sys, threading, time
+
+    started = threading.Event()
+
+    def slow_load(folder, progress=None):
+        started.set()
+        until = time.monotonic() + 60
+        while time.monotonic() < until:
+            if SLEEPING:
+                time.sleep(60)
+            else:
+                sum(range(100_000))  # Python at work, never reporting progress
+        raise SystemExit("the load was never meant to finish")
+
+    def install():
+        from PySide6 import QtCore, QtWidgets
+        from attention_explorer import application
+        from attention_explorer.engine.pretrained import model
+
+        model.read_hf_folder = slow_load
+        real_create = application.create_application
+
+        def quit_once_loading():
+            if not started.is_set():
+                QtCore.QTimer.singleShot(20, quit_once_loading)
+                return
+            def quit():
+                window = next(w for w in QtWidgets.QApplication.topLevelWidgets() if type(w).__name__ == "MainWindow")
+                print("busy:", window.controller.busy, flush=True)
+                print("quitting at", time.time(), flush=True)
+                window.quit_action.trigger()
+            QtCore.QTimer.singleShot(300, quit)
+
+        def create(*args):
+            app = real_create(*args)
+            QtCore.QTimer.singleShot(0, quit_once_loading)
+            return app
+
+        application.create_application = create
+
+    install()
+""")
+
+
+def _program() -> str:
+    found = shutil.which("attention-explorer", path=str(Path(sys.executable).parent)) or shutil.which(
+        "attention-explorer")
+    if found is None:
+        pytest.skip("the attention-explorer command is not installed")
+    return found
+
+
+@pytest.mark.parametrize("sleeping", [True, False], ids=["asleep in the load", "computing in the load"])
+def test_quitting_during_a_load_exits_0_within_two_seconds(tmp_path, sleeping):
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE.replace("SLEEPING", str(sleeping)))
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path), "PYTHONPATH": str(hook),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    for run in range(REPEATS):
+        child = subprocess.Popen([_program(), "--model", str(BERT)], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = child.communicate(timeout=45)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out, err = child.communicate()
+            pytest.fail(f"run {run + 1}: the app did not exit after Quit\n{out}\n{err[-2000:]}")
+        ended = time.time()
+        assert child.returncode == 0, f"run {run + 1}: exit {child.returncode}\n{err[-2000:]}"
+        assert "busy: True" in out, out  # the load was still running when Quit was chosen
+        quit_at = float(out.split("quitting at ")[1].split()[0])
+        assert ended - quit_at < QUIT_WITHIN_S, f"run {run + 1}: {ended - quit_at:.1f} s from Quit to exit"
+        assert "Traceback" not in err, err[-2000:]
