@@ -80,6 +80,19 @@ class MatrixFrame:
         avail_w = area.width() - left - right - over_w - 2
         avail_h = area.height() - top - bottom - title_h - over_h - 2
         cell = min(avail_w / n_cols, avail_h / n_rows)
+        top_axis = self.plot.getAxis("top")
+        if self.square and hasattr(top_axis, "decide_rotation"):
+            # Upright column words take height from square cells, which may then be too small for them
+            # side by side: both layouts would hold, and which one showed depended on the sentence
+            # before. Decide from the cells the words would leave lying flat; a matrix too large to fit
+            # whole is zoomed, its cells too small for words side by side: upright there.
+            shown_h = top_axis.height()
+            flat_h = avail_h + shown_h - top_axis.extent(False)
+            flat_cell = min(avail_w / n_cols, flat_h / n_rows)
+            upright = flat_cell < MIN_FIT_CELL_PX or not top_axis.fit_side_by_side(flat_cell)
+            top_axis.decide_rotation(upright)
+            over_h += top_axis.extent(upright) - shown_h
+            cell = min(avail_w / n_cols, (flat_h + top_axis.extent(False) - top_axis.extent(upright)) / n_rows)
         self.zoomable = 0 < cell < MIN_FIT_CELL_PX
         if self.zoomable or cell <= 0 or not self.square:
             size = QtCore.QSizeF(UNLIMITED_PX, UNLIMITED_PX)

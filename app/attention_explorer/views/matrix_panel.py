@@ -70,7 +70,6 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self._pinned: Cell | None = None
         self._follow_fill = False         # while playing, write out the cell filled last
         self._arithmetic: CellArithmetic | None = None
-        self._wrapped = ("", 0)           # (explanation, width) the labels were last wrapped for
 
         self.title = QtWidgets.QLabel()
         font = self.title.font()
@@ -290,12 +289,17 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self.row.adjustSize()
         tables = self.row.sizeHint().width() if self.row.isVisibleTo(self) else 0
         width = max(EXPLANATION_WIDTH + 16 + MIN_ARITHMETIC_WIDTH, tables)
-        if (self.explanation.text(), width) != self._wrapped:
-            self._wrapped = (self.explanation.text(), width)
-            self.title.setFixedWidth(width)
-            self.explanation.setFixedWidth(EXPLANATION_WIDTH)
-            self.explanation.setFixedHeight(self.explanation.heightForWidth(EXPLANATION_WIDTH))
-            self.arithmetic_label.setFixedWidth(width - EXPLANATION_WIDTH - 16)
+        # set every time (Qt ignores a size that stays): a height kept from the text it was measured for
+        # outlived that text and pushed a one-line message down by three lines
+        self.title.setFixedWidth(width)
+        self.explanation.setFixedWidth(EXPLANATION_WIDTH)
+        # measured from the text itself: QLabel.heightForWidth of this label went on answering for an
+        # earlier, longer explanation in some histories (four lines for a one-line message)
+        flags = int(QtCore.Qt.TextFlag.TextWordWrap)
+        lines = self.explanation.fontMetrics().boundingRect(0, 0, EXPLANATION_WIDTH, 10_000, flags,
+                                                            self.explanation.text())
+        self.explanation.setFixedHeight(lines.height())
+        self.arithmetic_label.setFixedWidth(width - EXPLANATION_WIDTH - 16)
         self._settle()
 
     def _settle(self) -> None:

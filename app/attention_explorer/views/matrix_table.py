@@ -322,23 +322,18 @@ class MatrixTable(QtWidgets.QTableView):
                         painter.drawLine(QtCore.QLineF(start, end))
 
     def _fit(self, table: StepTable) -> None:
-        """Column widths from the widest text the table holds (every cell, filled or not), so filling
-        never resizes it; one width for every column's values, each column widened only for its label.
-
-        A function of the table alone, as a table built now would be: columns that had only grown
-        while the labels stayed kept the width of numbers long gone. One width for the whole table
-        changes only when its widest number does, so an edit rarely re-lays out the window.
-        """
+        """Column widths from the widest text a column holds (every cell, filled or not), so filling
+        never resizes it. A function of the table alone, as a table built now would be: columns that
+        had only grown while the labels stayed kept the width of numbers long gone."""
         metrics = QtGui.QFontMetrics(self.font())
         header_metrics = QtGui.QFontMetrics(self.horizontalHeader().font())
         texts = self.matrix_model.texts()
-        longest = sorted((t for row in texts for t in row), key=len)[-3:]  # widths follow lengths closely
-        widest_value = max((metrics.horizontalAdvance(t) for t in longest), default=0)
         changed = False
         for col, label in enumerate(table.cols):
-            width = max(widest_value, header_metrics.horizontalAdvance(label)) + CELL_PADDING
-            if self.columnWidth(col) != width:
-                self.setColumnWidth(col, width)
+            longest = sorted((row[col] for row in texts), key=len)[-3:]  # widths follow lengths closely
+            widest = max([header_metrics.horizontalAdvance(label)] + [metrics.horizontalAdvance(t) for t in longest])
+            if self.columnWidth(col) != widest + CELL_PADDING:
+                self.setColumnWidth(col, widest + CELL_PADDING)
                 changed = True
         row_height = metrics.height() + 6
         vertical = self.verticalHeader()

@@ -163,12 +163,22 @@ class QtModelView(QtWidgets.QWidget):
         return False
 
     def _fit_cells(self) -> None:
-        """Cells as large as the width allows, within limits; the height scrolls."""
-        _layers, heads = self.grid_shape()
-        width = self.scroll.viewport().width() - HEADER_PX
-        cell = (width // heads - GAP_PX) if heads else MIN_CELL_PX
-        self.cell_px = max(MIN_CELL_PX, min(MAX_CELL_PX, cell))
+        """Cells as large as the width allows, within limits; the height scrolls. Measured from the room
+        the scroll area has without its scroll bars, less the vertical bar's width only when the grid
+        is then too tall: measured from the viewport of the moment, both "bar, small cells" and "no bar,
+        large cells" held, and which showed depended on the text before."""
+        layers, heads = self.grid_shape()
+        room = self.scroll.maximumViewportSize()
+        cell = self._cell_for(room.width(), heads)
+        if layers and TITLE_PX + HEADER_PX + layers * (cell + GAP_PX) > room.height():
+            cell = self._cell_for(room.width() - self.scroll.verticalScrollBar().sizeHint().width(), heads)
+        self.cell_px = cell
         self.grid.resize(self.grid.sizeHint())
+
+    @staticmethod
+    def _cell_for(width: int, heads: int) -> int:
+        cell = ((width - HEADER_PX) // heads - GAP_PX) if heads else MIN_CELL_PX
+        return max(MIN_CELL_PX, min(MAX_CELL_PX, cell))
 
     def title(self) -> str:
         """Which model and how it is read, in one line (cut with … when the grid is narrow)."""

@@ -45,6 +45,7 @@ class TokenAxis(pg.AxisItem):
         self._focus: int | None = None
         self._hovered: int | None = None
         self._rotated = False
+        self._rotation_decided: bool | None = None
         self._font = QtGui.QFont()
         self._bold = QtGui.QFont(self._font)
         self._bold.setBold(True)
@@ -139,24 +140,41 @@ class TokenAxis(pg.AxisItem):
         when they do not fit side by side. Hysteresis keeps a borderline size from flipping."""
         if not hasattr(self, "_bold"):
             return  # pyqtgraph resizes the axis while it is still being built
-        metrics = QtGui.QFontMetricsF(self._bold)
-        widest = self._widest_bold + 2 * FOCUS_PAD_PX
-        line = metrics.height()
-        title = self.label.boundingRect().height() if self.label.isVisible() else 0.0
         if self._horizontal():
             cell = self._cell_px()
-            if cell > 0 and self._labels and self._upright_allowed:
-                if not self._rotated and widest + GAP_PX > cell:
+            if self._rotation_decided is not None:
+                self._rotated = self._rotation_decided and self._upright_allowed
+            elif cell > 0 and self._labels and self._upright_allowed:
+                if not self._rotated and not self.fit_side_by_side(cell):
                     self._rotated = True
-                elif self._rotated and widest + GAP_PX < 0.85 * cell:
+                elif self._rotated and self.fit_side_by_side(0.85 * cell):
                     self._rotated = False
-            extent = (widest if self._rotated else line) + PAD_PX + title
-            if self.fixedHeight != math.ceil(extent):
-                self.setHeight(math.ceil(extent))
+            extent = self.extent(self._rotated)
+            if self.fixedHeight != extent:
+                self.setHeight(extent)
         else:
-            extent = widest + PAD_PX + title
-            if self.fixedWidth != math.ceil(extent):
-                self.setWidth(math.ceil(extent))
+            extent = self.extent(False)
+            if self.fixedWidth != extent:
+                self.setWidth(extent)
+
+    def extent(self, rotated: bool) -> int:
+        """The room the words need across the edge (and the axis title), upright or not."""
+        widest = self._widest_bold + 2 * FOCUS_PAD_PX
+        title = self.label.boundingRect().height() if self.label.isVisible() else 0.0
+        across = widest if rotated or not self._horizontal() else QtGui.QFontMetricsF(self._bold).height()
+        return math.ceil(across + PAD_PX + title)
+
+    def fit_side_by_side(self, cell_px: float) -> bool:
+        """Whether the words fit along the edge unrotated in cells of `cell_px`."""
+        return self._widest_bold + 2 * FOCUS_PAD_PX + GAP_PX <= cell_px
+
+    def decide_rotation(self, rotated: bool | None) -> None:
+        """Upright words or not, as decided by the plot that knows the size its cells would take (None:
+        this axis decides from the cells it has, with some hysteresis). A plot whose square cells shrink
+        when the words stand up must decide from the unrotated size, or both layouts hold and the one
+        shown depends on the sentence before."""
+        self._rotation_decided = rotated
+        self._update_extent()
 
     def _anchor(self, index: int) -> QtCore.QPointF:
         view = self.linkedView()
