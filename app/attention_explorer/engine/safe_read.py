@@ -34,6 +34,18 @@ def read_user_text(path: str | os.PathLike, kind: str = "model file", *, max_byt
     before it is opened and opened without blocking, so a FIFO or a device is refused, never read.
     """
     path = Path(path)
+    data = read_user_bytes(path, kind, max_bytes=max_bytes, error=error)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path.name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
+                    f"save the {kind} as UTF-8") from None
+
+
+def read_user_bytes(path: str | os.PathLike, kind: str = "file", *, max_bytes: int = MAX_FILE_BYTES,
+                    error: type[EngineError] = EngineError) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`, with the same checks as read_user_text."""
+    path = Path(path)
     if "\0" in str(path):  # no file system accepts the null character, and os.stat would raise ValueError
         raise error(f"{str(path)!r}: not a usable file name; choose a {kind}")
     try:
@@ -51,11 +63,7 @@ def read_user_text(path: str | os.PathLike, kind: str = "model file", *, max_byt
         raise error(f"{path}: cannot be read ({exc.strerror or exc}); check the path and its permissions") from None
     if len(data) > max_bytes:
         raise error(_too_large(path, len(data), kind, max_bytes))
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise error(f"{path.name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
-                    f"save the {kind} as UTF-8") from None
+    return data
 
 
 def parse_json(text: str, name: str, kind: str = "model file", *, max_depth: int = MAX_JSON_DEPTH,
