@@ -33,7 +33,7 @@ def render_image(view, scale: int = 1, transparent: bool = False) -> QtGui.QImag
         raise ExportError(f"image scale must be one of {', '.join(map(str, IMAGE_SCALES))}, not {scale}")
     widget = view.export_widget()
     size = widget.size()
-    _check_image_size(size.width() * scale, size.height() * scale)
+    check_image_size(size.width() * scale, size.height() * scale)
     image = QtGui.QImage(size * scale, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
     image.setDevicePixelRatio(scale)
     image.fill(QtCore.Qt.GlobalColor.transparent if transparent else theme.background())
@@ -53,10 +53,10 @@ MAX_IMAGE_PIXELS = 64_000_000
 MAX_IMAGE_SIDE = 32_767
 
 
-def _check_image_size(width: int, height: int) -> None:
+def check_image_size(width: int, height: int) -> None:
     if width > MAX_IMAGE_SIDE or height > MAX_IMAGE_SIDE or width * height > MAX_IMAGE_PIXELS:
         raise ExportError(f"the image would be {width:,} × {height:,} pixels, too large for a picture; "
-                          "write it at a smaller scale or as .svg, or the matrix as .csv")
+                          "write it at a smaller size or as .svg or .pdf, or the matrix as .csv")
 
 
 def image_to_png_bytes(image: QtGui.QImage) -> bytes:
@@ -116,26 +116,39 @@ def _vector_items(scene: QtWidgets.QGraphicsScene, vector: bool):
 
 
 def _paint_widget(widget, device, flags) -> None:
-    """Paint `widget` as it looks on screen onto `device`.
+    """Paint `widget` as it looks on screen onto `device`."""
+    painter = QtGui.QPainter(device)
+    try:
+        paint_widget(widget, painter, vector=isinstance(device, QtSvg.QSvgGenerator),
+                     background=bool(flags & QtWidgets.QWidget.RenderFlag.DrawWindowBackground))
+    finally:
+        painter.end()
+
+
+def paint_widget(widget, painter: QtGui.QPainter, *, vector: bool, background: bool = False) -> None:
+    """Paint `widget` where `painter` stands (its transform places and scales it).
 
     A pyqtgraph view is drawn through QGraphicsView.render (its scene, as the viewport shows it):
     QWidget.render would fill the viewport with the palette colour even when the view's background
-    is meant to be transparent.
+    is meant to be transparent. `vector`: text layers drawn as text, not as cached pixmaps.
     """
-    painter = QtGui.QPainter(device)
+    painter.save()
     try:
         painter.setRenderHints(QtGui.QPainter.RenderHint.Antialiasing | QtGui.QPainter.RenderHint.TextAntialiasing)
         if isinstance(widget, QtWidgets.QGraphicsView):
-            if flags & QtWidgets.QWidget.RenderFlag.DrawWindowBackground and widget.backgroundBrush().style() != \
-                    QtCore.Qt.BrushStyle.NoBrush:
+            if background and widget.backgroundBrush().style() != QtCore.Qt.BrushStyle.NoBrush:
                 painter.fillRect(widget.rect(), widget.backgroundBrush())
-            with _vector_items(widget.scene(), isinstance(device, QtSvg.QSvgGenerator)):
+            with _vector_items(widget.scene(), vector):
                 widget.render(painter, QtCore.QRectF(widget.rect()), widget.viewport().rect(),
                               QtCore.Qt.AspectRatioMode.IgnoreAspectRatio)
         else:
-            QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0), QtGui.QRegion(), flags)
+            flags = QtWidgets.QWidget.RenderFlag.DrawChildren
+            if background:
+                flags |= QtWidgets.QWidget.RenderFlag.DrawWindowBackground
+            QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0),
+                                     QtGui.QRegion(), flags)
     finally:
-        painter.end()
+        painter.restore()
 
 
 def export_view_file(view, path: str | Path, scale: int = 1, transparent: bool = False,
@@ -232,7 +245,3 @@ def _pad(frame, width: int, height: int, background: tuple[int, int, int]):
     canvas.putpalette(palette)
     canvas.paste(frame, (0, 0))
     return canvas
-
-
-def copy_image_to_clipboard(view, scale: int = 2) -> None:
-    QtWidgets.QApplication.clipboard().setImage(render_image(view, scale))
