@@ -13,7 +13,6 @@ from .controller import Controller
 from .editing import ModelEditor
 from .engine import SQUARE_MATRICES, ModelError
 from .engine.steps import ARCS_FROM_STEP, STEPS, heatmap_matrix, step_index
-from .figure_options import FigureOptions, FigureSize
 from .labs.lesson_list import LESSONS
 from .pretrained_window import attach_pretrained
 from .resources_path import resource_path
@@ -29,6 +28,7 @@ from .views.sentence_box import QtSentenceBox
 from .views.step_gate import QtStepGate
 from .views.step_timeline import QtStepTimeline
 from .views.token_chips import QtTokenChips
+from .window_files import attach_window_files
 
 if TYPE_CHECKING:
     from .labs.lessons_window import QtLessonsWindow
@@ -145,6 +145,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # a first launch (nothing saved yet) opens with the tour, once
         self._tour_pending = settings is not None and not settings.allKeys()
         self.pretrained = attach_pretrained(self)  # the model view, layer bar and progress of real models
+        self.files = attach_window_files(self)  # drop a figure or model here, Open recent, Save view…
         if settings is not None:
             restore_settings(settings, controller, self)
 
@@ -294,9 +295,10 @@ class MainWindow(QtWidgets.QMainWindow):
     def export_dialog(self, kind: str = "heatmap") -> None:
         self._exports().dialog(kind)
 
-    def export_to(self, kind: str, path: str, scale: int = 1, transparent: bool = False,
-                  options: FigureOptions | None = None) -> bool:
-        """Write one export (the dialog passes its options; without, the view alone at `scale`)."""
+    def export_to(self, kind: str, path: str, scale: int = 1, transparent: bool = False, options=None) -> bool:
+        """Write one export (the dialog passes its FigureOptions; without, the view alone at `scale`)."""
+        from .figure_options import FigureOptions, FigureSize
+
         if options is None:
             options = FigureOptions(theme="transparent-light" if transparent else "light", caption=False,
                                     size=FigureSize(scale=scale))

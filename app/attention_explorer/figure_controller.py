@@ -117,19 +117,13 @@ def open_state(controller: Controller, state: ViewState, on_ready: Callable[[lis
     if state.real:
         if state.model_sha256 and source_sha256(state.model) not in ("", state.model_sha256):
             notes.append(f"{state.model} has changed since this view was saved: its files give another hash")
-
-        def finish(*_):
-            controller.real_model_changed.disconnect(finish)
+        controller.open_model(state.model, state.sentence)
+        if not controller.busy:  # loaded in this thread (or refused above): finish now
             apply_view(controller, state)
             if on_ready is not None:
                 on_ready(notes)
-
-        controller.real_model_changed.connect(finish)
-        try:
-            controller.open_model(state.model, state.sentence)
-        except BaseException:
-            controller.real_model_changed.disconnect(finish)
-            raise
+            return notes
+        _finish_when_loaded(controller, state, notes, on_ready)
         return notes
     if state.toy_model is not None:
         model = model_from_dict(state.toy_model)
@@ -146,6 +140,27 @@ def open_state(controller: Controller, state: ViewState, on_ready: Callable[[lis
     if on_ready is not None:
         on_ready(notes)
     return notes
+
+
+def _finish_when_loaded(controller: Controller, state: ViewState, notes: list[str],
+                        on_ready: Callable[[list[str]], None] | None) -> None:
+    """Apply the rest of `state` once the worker has loaded the model; nothing more if the load fails
+    (the window says why)."""
+    def loaded(*_):
+        stop()
+        try:
+            apply_view(controller, state)
+        except engine.EngineError as exc:
+            notes.append(f"the view could not be opened whole: {exc}")
+        if on_ready is not None:
+            on_ready(notes)
+
+    def stop(*_):
+        controller.real_model_changed.disconnect(loaded)
+        controller.load_failed.disconnect(stop)
+
+    controller.real_model_changed.connect(loaded)
+    controller.load_failed.connect(stop)
 
 
 def apply_view(controller: Controller, state: ViewState) -> None:

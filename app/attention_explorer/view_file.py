@@ -17,7 +17,6 @@ from .engine.safe_read import parse_json, read_user_bytes
 from .export import write_text
 from .figure_metadata import pdf_metadata, png_metadata
 from .figure_state import FORMAT_NAME, FigureStateError, ViewState, state_from_dict
-from .svg_fixes import read_metadata
 
 VIEW_SUFFIX = ".aeview"
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
@@ -70,6 +69,8 @@ def _figure_metadata(path: Path, suffix: str) -> str | None:
         return png_metadata(data)
     if suffix == ".pdf":
         return pdf_metadata(data)
+    from .svg_fixes import read_metadata  # the XML library loads only for an SVG
+
     return read_metadata(_text(data, path))
 
 
