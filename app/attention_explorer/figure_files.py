@@ -151,12 +151,15 @@ def write_gif(controller, state: ViewState, options: FigureOptions, path: str | 
     from .image_export import export_gif
 
     if state.view != "steps":
-        raise ExportError("only the steps play as an animated GIF; write the other views as .png, .svg or .pdf")
+        raise ExportError("only the steps view plays as an animated GIF (--view steps); write the others as .png, "
+                          ".svg or .pdf")
     if controller.is_real:
         raise ExportError("a GIF plays a toy model's steps through; write a real model's view as .png or .svg")
     scale = options.size.scale
     if scale not in (1, 2, 4):
         raise ExportError("an animated GIF is written at 1×, 2× or 4×")
+    if theme.FIGURE_THEMES[options.theme].transparent:
+        raise ExportError("a GIF's frames need a background: choose the light or the dark theme")
     with theme.figure_theme(options.theme):
         view = make_view("steps", controller)
         try:

@@ -6,8 +6,9 @@ QSvgGenerator writes three things that other renderers draw differently:
   generic `sans-serif` last.
 - Cosmetic pens as `vector-effect="non-scaling-stroke"` inside a group scaled 50–100 times (a heatmap
   cell is one unit): librsvg strokes them scaled anyway, and the focused row's frame came out as a
-  pink hexagon over three rows. The group's transform is applied to the shape's own coordinates
-  instead, so the stroke is drawn at its width in every renderer.
+  pink hexagon over three rows; Qt's own renderer drew the bars' unstroked rectangles as hexagons
+  too. The group's transform is applied to such shapes' own coordinates instead, so every renderer
+  draws them at their size and their stroke at its width.
 - Small pictures stretched large (a model view's 16 × 16 thumbnail drawn 47 pixels wide), which
   viewers smooth into a blur: they are enlarged pixel by pixel (nearest neighbour) to about twice
   their drawn size and marked `image-rendering: pixelated`.
@@ -52,7 +53,7 @@ def fix_svg(svg: bytes, *, family: str, title: str, description: str, metadata: 
     for element in root.iter():
         if "font-family" in element.attrib:
             element.set("font-family", stack)
-    _bake_non_scaling_strokes(root)
+    _bake_scaled_shapes(root)
     transforms = _parent_transforms(root)
     for image in root.iter(f"{{{SVG_NS}}}image"):
         _sharpen(image, _scale_of(transforms.get(image, (1, 0, 0, 1, 0, 0))))
@@ -89,22 +90,31 @@ def _matrix(group: ET.Element) -> Matrix | None:
     return tuple(values) if len(values) == 6 else None
 
 
-def _bake_non_scaling_strokes(root: ET.Element) -> None:
-    """Shapes with a non-scaling stroke under a scaling group get the group's transform in their own
-    coordinates, in a sibling group with no transform (drawn in the same order)."""
+SHAPES = {f"{{{SVG_NS}}}{tag}" for tag in ("rect", "path", "polyline", "polygon", "line")}
+
+
+def _bake_scaled_shapes(root: ET.Element) -> None:
+    """Shapes under a scaling group that are drawn with a non-scaling stroke, or not stroked at all, get
+    the group's transform in their own coordinates, in a sibling group with no transform (drawn in the
+    same order). Text and pictures keep their group's transform."""
     for parent in list(root.iter()):
         for index, group in reversed(list(enumerate(parent))):
             matrix = _matrix(group) if group.tag == f"{{{SVG_NS}}}g" else None
             if matrix is None:
                 continue
-            strokes = [child for child in group if child.get("vector-effect") == NON_SCALING]
-            if not strokes:
+            unstroked = group.get("stroke") == "none"
+            shapes = [child for child in group if child.tag in SHAPES and (
+                child.get("vector-effect") == NON_SCALING or (unstroked and child.get("stroke") in (None, "none")))]
+            for child in group:
+                if child.get("vector-effect") == "none":
+                    del child.attrib["vector-effect"]  # Qt's "none" says nothing; some renderers misread it
+            if not shapes:
                 continue
             if matrix == (1, 0, 0, 1, 0, 0):
-                for child in strokes:
-                    del child.attrib["vector-effect"]  # the same thing without a transform: said plainly
+                for child in shapes:
+                    child.attrib.pop("vector-effect", None)  # without a transform it is the same thing
                 continue
-            baked = [child for child in strokes if _apply(child, matrix)]
+            baked = [child for child in shapes if _apply(child, matrix)]
             if not baked:
                 continue
             if len(baked) == len(group):
@@ -161,7 +171,7 @@ def _apply(shape: ET.Element, matrix: Matrix) -> bool:
         shape.set("d", mapped)
     else:
         return False
-    del shape.attrib["vector-effect"]
+    shape.attrib.pop("vector-effect", None)
     return True
 
 
@@ -238,9 +248,11 @@ def without_group_opacity(svg: bytes) -> bytes:
         opacity = float(group.attrib.pop("opacity", 1))
         if opacity >= 1:
             continue
-        for element in (group, *group):
-            for name in ("fill-opacity", "stroke-opacity"):
-                element.set(name, _fmt(float(element.get(name, 1)) * opacity))
+        for name in ("fill-opacity", "stroke-opacity"):
+            group.set(name, _fmt(float(group.get(name, 1)) * opacity))
+            for child in group:  # a shape's own opacity replaces the group's: scale it too
+                if name in child.attrib:
+                    child.set(name, _fmt(float(child.get(name)) * opacity))
     return ET.tostring(root, encoding="utf-8")
 
 
