@@ -16,7 +16,7 @@ from .figure_options import (
     FigureOptions,
     FigureSize,
 )
-from .figure_state import COLORMAPS, GRIDS, ROLES, SPANS, Focus, ViewState
+from .figure_state import COLORMAPS, COLOURED_VIEWS, GRIDS, ROLES, SPANS, Focus, ViewState
 
 PROG = "attention-explorer"
 READING_FLAGS = {"words": "words", "hide_specials": "hide-specials", "hide_first": "hide-first",
@@ -75,6 +75,9 @@ def check_figure_args(args: argparse.Namespace, kind: str, real: bool) -> None:
     reading = _given(args, ("words", "hide_specials", "hide_first", "rollout", "ablate"))
     if reading and not real:
         raise FigureUsageError(f"{reading[0]} applies to real models; a toy model's words are whole already")
+    if args.colormap is not None and view not in COLOURED_VIEWS:
+        raise FigureUsageError(f"--colormap colours the heatmap, steps and model view; the {view} draw each head "
+                               "in its own colour")
     if args.span is not None and (view != "heatmap" or (args.matrix or "weights") != "weights"):
         raise FigureUsageError("--span chooses what the heatmap's weights' colours span; it has no effect here")
     if (args.all_heads or args.strongest is not None) and view != "arcs":
@@ -174,7 +177,7 @@ def command_for(state: ViewState, options: FigureOptions, path: str) -> str:
         words += ["--strongest", str(state.strongest)] if state.strongest is not None else []
     if state.view == "steps" and state.step and not path.lower().endswith(".gif"):
         words += ["--step", state.step]
-    if state.colormap != COLORMAPS[0] and state.view in ("heatmap", "steps", "model"):
+    if state.colormap != COLORMAPS[0] and state.view in COLOURED_VIEWS:
         words += ["--colormap", state.colormap]
     if state.span is not None and state.view == "heatmap" and state.matrix == "weights":
         words += ["--span", state.span]

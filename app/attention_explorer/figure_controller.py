@@ -15,7 +15,7 @@ from . import engine
 from .controller import LOOKED_AT, LOOKING, Controller
 from .engine.model import model_from_dict, model_to_dict, model_to_json
 from .engine.steps import STEP_KEYS, step_index
-from .figure_state import Focus, ViewState
+from .figure_state import COLORMAPS, COLOURED_VIEWS, Focus, ViewState
 from .figure_text import FigureFacts
 from .model_hash import source_sha256, text_sha256
 from .pretrained_display import RealView
@@ -30,10 +30,11 @@ class FigureStateMismatch(engine.EngineError):
 class FigureController(Controller):
     """A controller for one figure: the same model, text, options, layer, reading, switched-off heads,
     head, matrix, colours and step as another, computing nothing it does not have to (a real model's
-    forward is shared, not run again). Hover is left out unless `keep_hover`."""
+    forward is shared, not run again). The passing hover is left out: the copy pins `focus` (by default
+    the pinned word)."""
 
     @classmethod
-    def copy_of(cls, source: Controller, *, keep_hover: bool = False) -> FigureController:
+    def copy_of(cls, source: Controller, *, focus: tuple[int, str] | None = ...) -> FigureController:
         copy = cls(source.model, source.sentence if not source.is_real else None,
                    source.options if not source.is_real else None)
         if source.is_real:
@@ -42,9 +43,9 @@ class FigureController(Controller):
         copy.set_head(source.head)
         copy.set_colormap(source.colormap)
         copy.set_step(source.step)
-        focus, role = (source.focus, source.focus_role) if keep_hover else (source.pinned, _pinned_role(source))
+        focus = pinned_focus(source) if focus is ... else focus
         if focus is not None:
-            copy.set_pinned(focus, role)
+            copy.set_pinned(*focus)
         return copy
 
     def _adopt_real(self, source: Controller) -> None:
@@ -55,29 +56,36 @@ class FigureController(Controller):
         self._recompute()
 
 
-def _pinned_role(controller: Controller) -> str:
-    """The pinned word's role: the focus role while nothing is hovered (the controller shows no other)."""
-    if controller.hovered is None:
-        return controller.focus_role
-    return LOOKING
+def pinned_focus(controller: Controller) -> tuple[int, str] | None:
+    """The pinned word and its role (the focus role while nothing is hovered), or None."""
+    if controller.pinned is None:
+        return None
+    return controller.pinned, controller.focus_role if controller.hovered is None else LOOKING
+
+
+def hovered_focus(controller: Controller) -> tuple[int, str] | None:
+    """The word in focus as on screen: the hovered one, else the pinned one."""
+    return None if controller.focus is None else (controller.focus, controller.focus_role)
 
 
 # --- capture ---------------------------------------------------------------------------------------
 
 def capture_state(controller: Controller, view: str, *, span: str | None = None, all_heads: bool = True,
-                  strongest: int = 0, grid: str | None = None, keep_hover: bool = False) -> ViewState:
+                  strongest: int | None = None, grid: str | None = None,
+                  focus: tuple[int, str] | None = ...) -> ViewState:
     """What `controller` shows in `view`, with the view's own settings passed in (the heatmap's colour
-    span, the arcs' heads and strongest lines)."""
+    span, the arcs' heads and strongest lines) and the word in focus (by default the pinned one)."""
     trace = controller.trace
-    index, role = (controller.focus, controller.focus_role) if keep_hover else (controller.pinned,
-                                                                               _pinned_role(controller))
+    chosen = pinned_focus(controller) if focus is ... else focus
     focus = None
-    if index is not None and trace is not None and index < trace.n:
-        focus = Focus(index, role, trace.labels[index])
+    if chosen is not None and trace is not None and chosen[0] < trace.n:
+        focus = Focus(chosen[0], chosen[1], trace.labels[chosen[0]])
+    arcs = view == "arcs"  # each view's own settings only where they draw something
     common = dict(sentence=controller.sentence, view=view, head=controller.head, matrix=controller.matrix,
-                  focus=focus, colormap=controller.colormap, span=span,
+                  focus=focus, colormap=controller.colormap if view in COLOURED_VIEWS else COLORMAPS[0],
+                  span=span if view == "heatmap" else None,
                   step=STEP_KEYS[controller.step] if view == "steps" else None,
-                  all_heads=all_heads, strongest=strongest, grid=grid)
+                  all_heads=all_heads or not arcs, strongest=strongest if arcs else None, grid=grid)
     if controller.is_real:
         reading = controller.real_view
         return ViewState(model=controller.model_source, real=True, model_sha256=source_sha256(controller.model_source),

@@ -21,6 +21,7 @@ FORMAT_NAME = "attention-explorer-view"
 FORMAT_VERSION = 1
 
 VIEWS = ("heatmap", "arcs", "bars", "steps", "model")
+COLOURED_VIEWS = ("heatmap", "steps", "model")  # the views a colour map colours (the arcs and bars: head colours)
 # The heatmap's colour spans: 0–1, the shown data's range, each row over its largest (as the window's)
 SPANS = ("fixed", "data", "row")
 # Perceptually uniform colour maps offered for the heatmap (all ship with pyqtgraph); views.theme uses these

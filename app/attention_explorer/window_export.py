@@ -14,7 +14,7 @@ from .export import ExportCancelled, ExportError, write_matrix_csv, write_trace_
 from .export_files import ask_save_path
 from .figure import WindowPart
 from .figure_command import command_for
-from .figure_controller import FigureController, capture_state
+from .figure_controller import FigureController, capture_state, hovered_focus, pinned_focus
 from .figure_options import FigureOptions, FigureSize
 from .figure_state import ViewState
 from .figure_text import default_file_stem
@@ -31,6 +31,14 @@ class WindowExport:
 
     def __init__(self, window):
         self.window = window
+        self._on_screen: tuple[int, str] | None = None  # the word in focus as the dialog opened
+
+    def _focus(self, keep_hover: bool):
+        """The word a figure pins: the pinned one, or (as on screen) the one in focus when the
+        dialog opened: the mouse has left the view by the time Save is pressed."""
+        if not keep_hover:
+            return pinned_focus(self.window.controller)
+        return self._on_screen if self._on_screen is not None else hovered_focus(self.window.controller)
 
     # --- what would be drawn ----------------------------------------------------------------------
     def state_for(self, kind: str, keep_hover: bool = False) -> ViewState:
@@ -39,7 +47,7 @@ class WindowExport:
         view = "heatmap" if kind in GRIDS or kind == "html" else kind
         return capture_state(window.controller, view, span=window.heatmap.colour_scale(),
                              all_heads=window.arcs.all_heads.isChecked(), strongest=window.arcs.strongest.value(),
-                             grid=GRIDS.get(kind), keep_hover=keep_hover)
+                             grid=GRIDS.get(kind), focus=self._focus(keep_hover))
 
     def window_part(self) -> WindowPart | None:
         """The rows and columns the window's heatmap shows, when it does not show them all."""
@@ -82,6 +90,7 @@ class WindowExport:
         window = self.window
         hovered = window.controller.hovered
         trace = window.controller.trace
+        self._on_screen = hovered_focus(window.controller)
         dialog = QtExportDialog(window, kind if kind in EXPORT_KINDS else "heatmap", command_for=self.command_for,
                                 visible_part=self.visible_text(),
                                 hovered=trace.labels[hovered] if hovered is not None and trace is not None else "")
@@ -89,12 +98,13 @@ class WindowExport:
             if dialog.exec() != QtWidgets.QDialog.DialogCode.Accepted:
                 return
             choice = dialog.chosen()
+            path = ask_save_path(window, window.settings, choice.kind, self.default_stem(choice.kind),
+                                 EXPORT_KINDS[choice.kind][2], choice.suffix)
+            if path:
+                self.export_to(choice.kind, path, choice.options)
         finally:
             dialog.deleteLater()
-        path = ask_save_path(window, window.settings, choice.kind, self.default_stem(choice.kind),
-                             EXPORT_KINDS[choice.kind][2], choice.suffix)
-        if path:
-            self.export_to(choice.kind, path, choice.options)
+            self._on_screen = None
 
     # --- writing ----------------------------------------------------------------------------------
     def export_to(self, kind: str, path: str, options: FigureOptions) -> bool:
@@ -129,7 +139,7 @@ class WindowExport:
 
         state = self.state_for(kind, options.keep_hover)
         part = self.window_part() if options.visible_only and kind == "heatmap" else None
-        copy = FigureController.copy_of(self.window.controller, keep_hover=options.keep_hover)
+        copy = FigureController.copy_of(self.window.controller, focus=self._focus(options.keep_hover))
         progress = QtExportProgress(f"the {kind} as an animated GIF", self.window) \
             if Path(path).suffix.lower() == ".gif" else None
         try:
