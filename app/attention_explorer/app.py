@@ -347,8 +347,10 @@ class MainWindow(QtWidgets.QMainWindow):
         """Open the lessons window on lesson `key`; it shares this window's controller."""
         if self.lessons_window is None:
             from .labs.lessons_window import QtLessonsWindow  # the lessons load when first opened
+            from .lesson_export import attach_lesson_export
 
             self.lessons_window = QtLessonsWindow(self.controller, self)
+            self.lesson_export = attach_lesson_export(self.lessons_window, self.settings)  # Ctrl+E there
         self.lessons_window.show_lesson(key)
 
     # --- window events --------------------------------------------------------------------------

@@ -201,9 +201,15 @@ def _fresh_view(controller, state: ViewState, options: FigureOptions, window_par
 
 def _compose(pieces: list[Piece], size: QtCore.QSizeF, state: ViewState, options: FigureOptions,
              facts: FigureFacts, view) -> Figure:
-    """Title above, the arcs' side names, the pieces, the caption below."""
+    headers = (lambda texts, width, y: _arc_headers(view, texts, width, y)) \
+        if state.view == "arcs" and view is not None else None
+    return compose(pieces, size, options, caption(state, facts) if options.caption else "", headers)
+
+
+def compose(pieces: list[Piece], size: QtCore.QSizeF, options: FigureOptions, text: str, headers=None) -> Figure:
+    """Title above, `headers(texts, width, y)` (the arcs' side names) under it, the pieces, the caption
+    `text` below."""
     width = size.width()
-    ink = theme.foreground()
     texts = []
     y = 0.0
     if options.title:
@@ -211,18 +217,17 @@ def _compose(pieces: list[Piece], size: QtCore.QSizeF, state: ViewState, options
         rect = _text_rect(font, options.title, width, y + MARGIN_PX)
         texts.append((rect, options.title, _wrapped(QtCore.Qt.AlignmentFlag.AlignHCenter), font))
         y = rect.bottom() + MARGIN_PX / 2
-    if state.view == "arcs" and view is not None:
-        y = _arc_headers(view, texts, width, y)
+    if headers is not None:
+        y = headers(texts, width, y)
     for piece in pieces:
         piece.at = QtCore.QPointF(piece.at.x(), piece.at.y() + y)
     y += size.height()
-    text = caption(state, facts) if options.caption else ""
     if text:
         font = _font(CAPTION_POINTS)
         rect = _text_rect(font, text, width, y + MARGIN_PX / 2)
         texts.append((rect, text, _wrapped(QtCore.Qt.AlignmentFlag.AlignLeft), font))
         y = rect.bottom() + MARGIN_PX
-    return Figure(width, y, pieces, options.title, text, texts, theme.background(), ink)
+    return Figure(width, y, pieces, options.title, text, texts, theme.background(), theme.foreground())
 
 
 def _arc_headers(view, texts: list, width: float, y: float) -> float:
