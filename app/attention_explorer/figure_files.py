@@ -24,11 +24,14 @@ from .figure_options import CM_PER_INCH, FIGURE_FORMATS, SCREEN_DPI, FigureOptio
 from .figure_state import ViewState
 from .figure_text import caption
 from .headless import destroy_now
-from .svg_fixes import fix_svg, without_group_opacity
+from .svg_fixes import MAX_ENLARGED_SIDE, fix_svg, without_group_opacity
 from .view_file import state_json
 from .views import theme
 
 MM_PER_PX = 25.4 / SCREEN_DPI
+# A PDF embeds its pictures whole: thumbnails are enlarged (viewers sample small pictures unevenly),
+# a 512-word matrix is not (enlarged, it made a 17 MB file; PDF viewers do not smooth it).
+PDF_ENLARGED_SIDE = 1024
 FIGURE_TITLE = "Attention Explorer figure"
 
 
@@ -102,21 +105,23 @@ def raw_svg(figure: Figure) -> bytes:
     return bytes(buffer.data())
 
 
-def svg_bytes(figure: Figure, options: FigureOptions, state_text: str) -> bytes:
+def svg_bytes(figure: Figure, options: FigureOptions, state_text: str, *,
+              max_enlarged: int = MAX_ENLARGED_SIDE) -> bytes:
+    """The fixed SVG, its pictures enlarged to the output's pixels up to `max_enlarged` a side."""
     size = options.size
+    ratio = output_ratio(size, figure.width)
     if size.printed:
         width, height = f"{size.width_cm:g}cm", f"{size.width_cm * figure.height / figure.width:.3f}cm"
     else:
-        ratio = output_ratio(size, figure.width)
         width, height = f"{figure.width * ratio:.0f}", f"{figure.height * ratio:.0f}"
     return fix_svg(raw_svg(figure), family=QtGui.QFontInfo(QtGui.QFont()).family(),
                    title=options.title or FIGURE_TITLE, description=figure.caption or FIGURE_TITLE,
-                   metadata=state_text, width=width, height=height)
+                   metadata=state_text, width=width, height=height, pixel_ratio=ratio, max_enlarged=max_enlarged)
 
 
 def pdf_bytes(figure: Figure, options: FigureOptions, state_text: str) -> bytes:
     """One page the figure's size (its print width, or its layout pixels at 96 dpi), drawn from the SVG."""
-    svg = svg_bytes(figure, options, state_text)
+    svg = svg_bytes(figure, options, state_text, max_enlarged=PDF_ENLARGED_SIDE)
     renderer = QtSvg.QSvgRenderer(QtCore.QByteArray(without_group_opacity(svg)))
     if not renderer.isValid():
         raise ExportError("the figure's vector drawing could not be read back to make the PDF")
@@ -133,6 +138,7 @@ def pdf_bytes(figure: Figure, options: FigureOptions, state_text: str) -> bytes:
     writer.setCreator(f"Attention Explorer {__version__}")
     painter = QtGui.QPainter(writer)
     try:
+        painter.setRenderHint(QtGui.QPainter.RenderHint.SmoothPixmapTransform, False)  # /Interpolate false
         renderer.render(painter, QtCore.QRectF(0, 0, writer.width(), writer.height()))
     finally:
         painter.end()

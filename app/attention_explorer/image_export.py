@@ -21,6 +21,7 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from .export import IMAGE_SCALES, ExportCancelled, ExportError, binary_output, check_target, write_bytes
 from .views import theme
+from .views.cell_image import CellImage
 from .views.text_layer import TextLayer
 
 Progress = Callable[[int, int], bool]
@@ -100,19 +101,46 @@ def export_svg(view, path: str | Path, title: str = "Attention Explorer") -> Non
     write_bytes(path, svg_bytes(view, title))
 
 
+# Past this many cells a matrix goes into a vector file as one picture of its cells (enlarged pixel by
+# pixel and marked not to be smoothed: see svg_fixes), not a rectangle per cell: 512 words' 262,144
+# rectangles made a 78 MB SVG that took 20 s to write; a picture of them is a few hundred kilobytes.
+MAX_VECTOR_CELLS = 64 * 64
+
+
 @contextlib.contextmanager
 def _vector_items(scene: QtWidgets.QGraphicsScene, vector: bool):
-    """Text layers cache their drawing as pixmaps, which would land in an SVG as images: switch
-    their caches off while a vector file is drawn, so the words stay <text>. (pyqtgraph's own
-    cached items, such as the colour bar's gradient, are left alone: they are images anyway.)"""
-    cached = [(item, item.cacheMode()) for item in scene.items() if vector and isinstance(item, TextLayer)]
+    """For a vector file: text layers draw without their pixmap caches, so the words stay <text>
+    (pyqtgraph's own cached items, such as the colour bar's gradient, are images anyway); a matrix of
+    more than MAX_VECTOR_CELLS cells is drawn by a stand-in picture of its cells."""
+    if not vector:
+        yield
+        return
+    cached = [(item, item.cacheMode()) for item in scene.items() if isinstance(item, TextLayer)]
     for item, _mode in cached:
         item.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
+    stand_ins = [_picture_of_cells(item) for item in scene.items()
+                 if isinstance(item, CellImage) and item.isVisible() and item.image is not None
+                 and item.image.shape[0] * item.image.shape[1] > MAX_VECTOR_CELLS]
     try:
         yield
     finally:
         for item, mode in cached:
             item.setCacheMode(mode)
+        for cells, picture in stand_ins:
+            scene.removeItem(picture)
+            cells.show()
+
+
+def _picture_of_cells(cells: CellImage) -> tuple[CellImage, QtWidgets.QGraphicsPixmapItem]:
+    """A pixmap of the cells' colours where the cells are, the cells hidden meanwhile."""
+    cells.render()  # the coloured image as the next paint would make it (pyqtgraph keeps an older one)
+    picture = QtWidgets.QGraphicsPixmapItem(QtGui.QPixmap.fromImage(cells.qimage), cells.parentItem())
+    picture.setTransform(cells.transform())
+    picture.setPos(cells.pos())
+    picture.setZValue(cells.zValue())
+    picture.setTransformationMode(QtCore.Qt.TransformationMode.FastTransformation)
+    cells.hide()
+    return cells, picture
 
 
 def _paint_widget(widget, device, flags) -> None:

@@ -10,8 +10,9 @@ QSvgGenerator writes three things that other renderers draw differently:
   too. The group's transform is applied to such shapes' own coordinates instead, so every renderer
   draws them at their size and their stroke at its width.
 - Small pictures stretched large (a model view's 16 × 16 thumbnail drawn 47 pixels wide), which
-  viewers smooth into a blur: they are enlarged pixel by pixel (nearest neighbour) to about twice
-  their drawn size and marked `image-rendering: pixelated`.
+  viewers smooth into a blur (librsvg even blends neighbouring cells of a picture drawn a few times
+  its size): they are enlarged pixel by pixel (nearest neighbour) to at least their drawn size in
+  the output's pixels and marked `image-rendering: pixelated`.
 Empty groups (Qt writes one per change of pen or brush) are dropped, and the figure's view state is
 added as <metadata>. No Qt here: the file is text, its images are PNG (Pillow reads them).
 """
@@ -33,7 +34,7 @@ GENERIC_FALLBACKS = ("DejaVu Sans", "Helvetica Neue", "Helvetica", "Arial", "Lib
 METADATA_ID = "attention-explorer-view"
 NON_SCALING = "non-scaling-stroke"
 PIXELATED = "image-rendering:pixelated"
-MAX_ENLARGED_SIDE = 2048   # an enlarged picture stays at most this many pixels a side
+MAX_ENLARGED_SIDE = 4096   # an enlarged picture stays at most this many pixels a side
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _MATRIX = re.compile(r"matrix\(([^)]*)\)")
 
@@ -45,9 +46,11 @@ def font_stack(family: str) -> str:
 
 
 def fix_svg(svg: bytes, *, family: str, title: str, description: str, metadata: str,
-            width: str, height: str) -> bytes:
+            width: str, height: str, pixel_ratio: float = 1.0, max_enlarged: int = MAX_ENLARGED_SIDE) -> bytes:
     """The SVG of QSvgGenerator as every viewer draws it alike (see the module's text), sized `width` ×
-    `height` (with their units: "820" or "8.5cm"), titled, described, and carrying `metadata`."""
+    `height` (with their units: "820" or "8.5cm"), titled, described, and carrying `metadata`;
+    `pixel_ratio`: the output's pixels per unit of the drawing (what a picture is enlarged for), a
+    picture left as it is when enlarging would take it past `max_enlarged` pixels a side."""
     root = ET.fromstring(svg)
     stack = font_stack(family)
     for element in root.iter():
@@ -56,7 +59,8 @@ def fix_svg(svg: bytes, *, family: str, title: str, description: str, metadata: 
     _bake_scaled_shapes(root)
     transforms = _parent_transforms(root)
     for image in root.iter(f"{{{SVG_NS}}}image"):
-        _sharpen(image, _scale_of(transforms.get(image, (1, 0, 0, 1, 0, 0))))
+        sx, sy = _scale_of(transforms.get(image, (1, 0, 0, 1, 0, 0)))
+        _sharpen(image, (sx * pixel_ratio, sy * pixel_ratio), max_enlarged)
     _drop_empty_groups(root)
     root.set("width", width)
     root.set("height", height)
@@ -204,7 +208,7 @@ def _scale_of(matrix: Matrix) -> tuple[float, float]:
     return math.hypot(a, b), math.hypot(c, d)
 
 
-def _sharpen(image: ET.Element, scale: tuple[float, float]) -> None:
+def _sharpen(image: ET.Element, scale: tuple[float, float], max_side: int) -> None:
     """Enlarge a picture drawn larger than its pixels, pixel by pixel, and ask viewers not to smooth it."""
     from PIL import Image  # the figures' only use of Pillow besides the GIF
 
@@ -219,10 +223,9 @@ def _sharpen(image: ET.Element, scale: tuple[float, float]) -> None:
         width, height = picture.size
         drawn_w = float(image.get("width", width)) * scale[0]
         drawn_h = float(image.get("height", height)) * scale[1]
-        kx = max(1, math.ceil(2 * drawn_w / width))
-        ky = max(1, math.ceil(2 * drawn_h / height))
-        kx, ky = min(kx, max(1, MAX_ENLARGED_SIDE // width)), min(ky, max(1, MAX_ENLARGED_SIDE // height))
-        if kx == 1 and ky == 1:
+        kx = max(1, math.ceil(drawn_w / width))
+        ky = max(1, math.ceil(drawn_h / height))
+        if (kx == 1 and ky == 1) or width * kx > max_side or height * ky > max_side:
             return
         enlarged = picture.resize((width * kx, height * ky), Image.Resampling.NEAREST)
         buffer = io.BytesIO()
