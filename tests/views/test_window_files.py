@@ -62,6 +62,7 @@ def test_dropping_an_exported_figure_opens_the_view_it_shows(make_window, tmp_pa
     assert seen(c) != made
     assert drop(window, target)
     assert seen(c) == made and window.heatmap.colour_scale() == "data"
+    c.set_hovered(None)  # a mouse an earlier test left over the heatmap
     assert window.heatmap.focus() == (None, 3)  # the pinned word's column framed again
 
 

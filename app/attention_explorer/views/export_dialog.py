@@ -92,6 +92,7 @@ class QtExportDialog(QtWidgets.QDialog):
         self.command = QtWidgets.QLineEdit()
         self.command.setReadOnly(True)
         self.command.setObjectName("exportCommand")
+        self.command.setMinimumWidth(560)
         copy = QtWidgets.QPushButton("Copy")
         copy.setToolTip("Copy the command that makes the same figure from a terminal")
         copy.clicked.connect(lambda: QtWidgets.QApplication.clipboard().setText(self.command.text()))
@@ -162,6 +163,7 @@ class QtExportDialog(QtWidgets.QDialog):
         self.keep_hover.setEnabled(figure)
         text = self._command_for(self.chosen()) if self._command_for is not None and figure else ""
         self.command.setText(text)
+        self.command.setCursorPosition(0)  # the command's start: what it exports is read first
         self.command.setToolTip(text or "Data files are written by: attention-explorer export … -o FILE.csv, "
                                         "attention-explorer trace … -o FILE.json")
 
