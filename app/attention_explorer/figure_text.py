@@ -87,13 +87,22 @@ def _what(state: ViewState, facts: FigureFacts) -> str:
     if state.view == "bars":
         return "one word's attention weights as bars"
     if state.view == "steps":
-        return f"the computation at step “{state.step}”" if state.step else "the computation, step by step"
+        return _step_words(state.step)
     words = MATRIX_NAMES[state.matrix]
     if state.grid is not None:
         words += ", one colour scale for all"
     if state.matrix == "weights" and facts.span in SPAN_NAMES:
         words += f"; {SPAN_NAMES[facts.span]}"
     return words
+
+
+def _step_words(key: str | None) -> str:
+    from .engine.steps import STEP_KEYS, STEPS  # the registry loads only for a steps figure
+
+    if key not in STEP_KEYS:
+        return "the computation, step by step"
+    index = STEP_KEYS.index(key)
+    return f"step {index + 1} of {len(STEPS)}, {STEPS[index].title}"
 
 
 def _toy_options(options: dict, d_k: int) -> str:
