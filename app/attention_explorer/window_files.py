@@ -119,8 +119,13 @@ class WindowFiles(QtCore.QObject):
         QtWidgets.QMessageBox.warning(self.window, "Cannot open", f"{message}\n\nWhat the window shows is unchanged.")
 
     def open_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.window, "Open a view or a figure", "", OPEN_FILTER)
+        from .export_files import last_folder, remember_folder
+
+        settings = self.window.settings
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.window, "Open a view or a figure",
+                                                        last_folder(settings, "open-view"), OPEN_FILTER)
         if path:
+            remember_folder(settings, "open-view", path)
             self.open_path(path)
 
     # --- saving -----------------------------------------------------------------------------------

@@ -151,3 +151,20 @@ def test_open_recent_lists_what_was_opened_and_opens_it_again(make_window, tmp_p
     next(a for a in menu.actions() if a.text() == "Clear the list").trigger()
     menu.aboutToShow.emit()
     assert [a.text() for a in menu.actions()] == ["(nothing yet)"]
+
+
+def test_open_view_starts_in_the_folder_it_last_opened_from(make_window, tmp_path, monkeypatch):
+    window = make_window()
+    folder = tmp_path / "figures"
+    folder.mkdir()
+    assert window.export_to("heatmap", str(folder / "h.png"))
+    starts = []
+
+    def answer(_parent, _title, start, _filters):
+        starts.append(start)
+        return str(folder / "h.png"), ""
+
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileName", answer)
+    window.files.open_view_action.trigger()
+    window.files.open_view_action.trigger()
+    assert Path(starts[1]) == folder and Path(starts[0]) != folder
