@@ -1,9 +1,9 @@
-"""The image half of exporting: views as PNG, SVG or clipboard images, the step timeline's play-through
-as an animated GIF.
+"""Painting a view as it stands: onto any painter (what figure.py composes figures from, PNG, SVG and
+PDF alike), as a PNG or SVG of the view alone, and the step timeline's play-through as an animated GIF.
 
-The menu, the toolbar, each view's context menu and the command line all come here, so an image looks
-the same whichever way it was asked for. The bytes are written by `export` (atomically); the target is
-checked before anything is rendered, so a bad path fails at once, not after a long render.
+Figures (figure.py, figure_files.py) are what the window and the command line export; they paint
+their fresh views through paint_widget here. The bytes are written by `export` (atomically); the
+target is checked before anything is rendered, so a bad path fails at once, not after a long render.
 
 A view that can be exported offers `export_widget()` (the QWidget holding exactly what it shows:
 labels, colour bar, highlight) and `set_export_background(color_or_None)`. A view that plays also
