@@ -240,9 +240,14 @@ def _arc_headers(view, texts: list, width: float, y: float) -> float:
     right = graphics.mapFromScene(view.view.mapViewToScene(QtCore.QPointF(1, 0))).x()
     top = y + MARGIN_PX / 2
     align = QtCore.Qt.AlignmentFlag
-    texts.append((QtCore.QRectF(0, top, left, height), "word looking →", align.AlignRight | align.AlignVCenter, font))
-    texts.append((QtCore.QRectF(right, top, width - right, height), "← word looked at",
-                  align.AlignLeft | align.AlignVCenter, font))
+    metrics = QtGui.QFontMetricsF(font)
+    looking, looked_at = "word looking →", "← word looked at"
+    # over the words where they fit, else from the figure's edge (a narrow print width)
+    end = max(left, metrics.horizontalAdvance(looking) + MARGIN_PX)
+    start = min(right, width - metrics.horizontalAdvance(looked_at) - MARGIN_PX)
+    texts.append((QtCore.QRectF(0, top, end, height), looking, align.AlignRight | align.AlignVCenter, font))
+    texts.append((QtCore.QRectF(start, top, width - start, height), looked_at, align.AlignLeft | align.AlignVCenter,
+                  font))
     return top + height
 
 
