@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import engine
-from .controller import LOOKED_AT, LOOKING, Controller
+from .controller import Controller
 from .engine.model import model_from_dict, model_to_dict, model_to_json
 from .engine.steps import STEP_KEYS, step_index
 from .figure_state import COLORMAPS, COLOURED_VIEWS, Focus, ViewState
@@ -57,10 +57,8 @@ class FigureController(Controller):
 
 
 def pinned_focus(controller: Controller) -> tuple[int, str] | None:
-    """The pinned word and its role (the focus role while nothing is hovered), or None."""
-    if controller.pinned is None:
-        return None
-    return controller.pinned, controller.focus_role if controller.hovered is None else LOOKING
+    """The pinned word and its role, or None."""
+    return None if controller.pinned is None else (controller.pinned, controller.pinned_role)
 
 
 def hovered_focus(controller: Controller) -> tuple[int, str] | None:
@@ -224,8 +222,6 @@ def find_word(labels: list[str], tokens: list[str], word: str) -> int | None:
             return i
     return None
 
-
-ROLE_NAMES = {LOOKING: "looking", LOOKED_AT: "looked-at"}  # the command line's spelling of the roles
 
 
 def figure_facts(controller: Controller, visible: tuple[range, range] | None = None) -> FigureFacts:

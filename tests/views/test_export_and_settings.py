@@ -297,3 +297,13 @@ def test_settings_survive_a_restart(qtbot, settings):
     assert again.matrix == "scaled" and again.colormap == "magma"
     assert (window2.width(), window2.height()) == (701, 503)
     assert window2.sentence_box.toPlainText() == "the dog was tired"
+
+
+def test_a_pinned_word_keeps_its_role_while_another_is_hovered(make_window, tmp_path):
+    window = make_window()
+    window.controller.set_pinned(3, LOOKED_AT)
+    hover_cell(window.heatmap, 1, 1)  # a word looking, hovered on the way to the menu
+    assert window.controller.focus_role != LOOKED_AT
+    assert window.export_to("heatmap", str(tmp_path / "f.png"))
+    focus = read_view(tmp_path / "f.png").focus
+    assert (focus.index, focus.role) == (3, "looked_at")
