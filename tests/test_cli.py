@@ -164,12 +164,12 @@ def test_options_that_would_change_nothing_are_refused(capsys, tmp_path, monkeyp
     (lambda tmp: (os.mkfifo(tmp / "pipe.png"), tmp / "pipe.png")[1], "named pipe"),
 ])
 def test_a_bad_image_target_fails_before_anything_is_rendered(capsys, tmp_path, monkeypatch, make, message):
-    from attention_explorer import headless
+    from attention_explorer import figure_cli
 
     def render(*_args, **_kwargs):
         raise AssertionError("rendered although the target cannot be written")
 
-    monkeypatch.setattr(headless, "export_view", render)
+    monkeypatch.setattr(figure_cli, "export_figure", render)
     target = make(tmp_path)
     code, _, err = run_cli(capsys, "export", "--view", "steps", "-o", str(target))
     assert code == 1 and message in err and len(err.strip().splitlines()) == 1

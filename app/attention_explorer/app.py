@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
@@ -14,7 +13,6 @@ from .controller import Controller
 from .editing import ModelEditor
 from .engine import SQUARE_MATRICES, ModelError
 from .engine.steps import ARCS_FROM_STEP, STEPS, heatmap_matrix, step_index
-from .export import ExportCancelled, ExportError, write_matrix_csv, write_trace_json
 from .labs.lesson_list import LESSONS
 from .pretrained_window import attach_pretrained
 from .resources_path import resource_path
@@ -31,6 +29,7 @@ from .views.sentence_box import QtSentenceBox
 from .views.step_gate import QtStepGate
 from .views.step_timeline import QtStepTimeline
 from .views.token_chips import QtTokenChips
+from .window_files import attach_window_files
 
 if TYPE_CHECKING:
     from .labs.lessons_window import QtLessonsWindow
@@ -85,6 +84,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timeline = QtStepTimeline(controller)
         self.views = {"heatmap": self.heatmap, "arcs": self.arcs, "steps": self.timeline}
         self.lessons_window: QtLessonsWindow | None = None  # built on first use: start-up stays fast
+        self._window_export = None  # made on the first export (window_export)
 
         # the bars beside the heatmap, not under it: a square heatmap leaves width to spare and needs the height
         left = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
@@ -146,6 +146,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # a first launch (nothing saved yet) opens with the tour, once
         self._tour_pending = settings is not None and not settings.allKeys()
         self.pretrained = attach_pretrained(self)  # the model view, layer bar and progress of real models
+        self.files = attach_window_files(self)  # drop a figure or model here, Open recent, Save view…
         if settings is not None:
             restore_settings(settings, controller, self)
 
@@ -271,6 +272,9 @@ class MainWindow(QtWidgets.QMainWindow):
         menu = QtWidgets.QMenu(self)
         menu.addAction("Export image…", lambda: self.export_dialog(name))
         menu.addAction("Copy image", lambda: self.copy_image(name))
+        if name == "heatmap":
+            menu.addAction("Export every head side by side…", lambda: self.export_dialog("grid-heads"))
+            menu.addAction("Export as an interactive web page…", lambda: self.export_dialog("html"))
         menu.addAction("Export shown matrix as CSV…", lambda: self.export_dialog("csv"))
         return menu
 
@@ -292,66 +296,28 @@ class MainWindow(QtWidgets.QMainWindow):
         return True
 
     # Exporting and the tour are imported on first use: the window's first paint does not wait for
-    # them (Qt's SVG module, the export dialogs).
+    # them (Qt's SVG module, the export dialogs). Their logic lives in window_export.
     def export_dialog(self, kind: str = "heatmap") -> None:
-        from .views.export_dialog import EXPORT_KINDS, QtExportDialog
+        self._exports().dialog(kind)
 
-        dialog = QtExportDialog(self, kind if kind in EXPORT_KINDS else "heatmap")
-        if dialog.exec() != QtWidgets.QDialog.DialogCode.Accepted:
-            return
-        kind, scale, transparent = dialog.chosen()
-        suggested = f"{self.controller.model.name}-{kind}"
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export", suggested, EXPORT_KINDS[kind][1])
-        if path:
-            self.export_to(kind, path, scale, transparent)
+    def export_to(self, kind: str, path: str, scale: int = 1, transparent: bool = False, options=None) -> bool:
+        """Write one export (the dialog passes its FigureOptions; without, the view alone at `scale`)."""
+        from .figure_options import FigureOptions, FigureSize
 
-    def export_to(self, kind: str, path: str, scale: int = 1, transparent: bool = False) -> bool:
-        """Write one export; on failure say why in a message box and return False."""
-        trace = self.controller.trace
-        try:
-            if trace is None:
-                raise ExportError(self.controller.error or "there is nothing to export yet")
-            if kind == "model" and not self.controller.is_real:
-                raise ExportError("the model view shows a real model's layers and heads: open one first")
-            if kind in self.views:
-                if not Path(path).suffix:
-                    path += ".png"
-                self._export_view(kind, path, scale, transparent)
-            elif kind == "csv":
-                write_matrix_csv(path, trace, self.controller.matrix, self.controller.head)
-            else:
-                write_trace_json(path, trace)
-        except ExportCancelled:
-            self.statusBar().showMessage("Export cancelled; nothing was written", 5000)
-            return False
-        except ExportError as exc:
-            QtWidgets.QMessageBox.warning(self, "Export failed", f"{exc}\n\nNothing was written.")
-            return False
-        self.statusBar().showMessage(f"Exported {Path(path).name}", 5000)
-        return True
-
-    def _export_view(self, kind: str, path: str, scale: int, transparent: bool) -> None:
-        """An image at once; an animation (many frames) with a progress dialog that can cancel it."""
-        from .image_export import export_view_file
-        from .views.export_progress import QtExportProgress
-
-        if Path(path).suffix.lower() != ".gif":
-            export_view_file(self.views[kind], path, scale, transparent)
-            return
-        progress = QtExportProgress(f"the {kind} as an animated GIF", self)
-        try:
-            export_view_file(self.views[kind], path, scale, transparent, progress=progress)
-        finally:
-            progress.close()
-            progress.deleteLater()
+        if options is None:
+            options = FigureOptions(theme="transparent-light" if transparent else "light", caption=False,
+                                    size=FigureSize(scale=scale))
+        return self._exports().export_to(kind, path, options)
 
     def copy_image(self, kind: str = "heatmap") -> None:
-        if self.controller.trace is None:
-            return
-        from .image_export import copy_image_to_clipboard
+        self._exports().copy_image(kind)
 
-        copy_image_to_clipboard(self.views.get(kind, self.heatmap))
-        self.statusBar().showMessage("Image copied to the clipboard", 4000)
+    def _exports(self):
+        from .window_export import WindowExport
+
+        if self._window_export is None:
+            self._window_export = WindowExport(self)
+        return self._window_export
 
     def show_shortcuts(self) -> None:
         rows = "".join(f"<tr><td><b>{key}</b>&nbsp;&nbsp;</td><td>{what}</td></tr>" for key, what in SHORTCUTS)
@@ -386,8 +352,10 @@ class MainWindow(QtWidgets.QMainWindow):
         """Open the lessons window on lesson `key`; it shares this window's controller."""
         if self.lessons_window is None:
             from .labs.lessons_window import QtLessonsWindow  # the lessons load when first opened
+            from .lesson_export import attach_lesson_export
 
             self.lessons_window = QtLessonsWindow(self.controller, self)
+            self.lesson_export = attach_lesson_export(self.lessons_window, self.settings)  # Ctrl+E there
         self.lessons_window.show_lesson(key)
 
     # --- window events --------------------------------------------------------------------------

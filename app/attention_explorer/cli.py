@@ -3,7 +3,7 @@
     attention-explorer [--model NAME_OR_FILE] [--sentence TEXT]     open the window
     attention-explorer models                                       list the built-in and real models
     attention-explorer trace [options] [-o FILE.json]               the whole trace as JSON
-    attention-explorer export [options] ... -o FILE.csv|png|svg|gif one matrix or one view
+    attention-explorer export [options] ... -o FILE.csv|png|svg|pdf|html|gif  one matrix or one figure
 
 A real model (its list name, an HF folder or a .gguf file: see cli_real) takes --layer and --head
 instead of the toy models' --causal, --scale, --positional and --heads.
@@ -20,13 +20,13 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from . import __version__, engine
 from .cli_real import (
     RealUsageError,
     check_toy_layer,
-    chosen_layer_head,
     export_real_csv,
     print_real_models,
     real_sentence,
@@ -43,12 +43,14 @@ from .export import (
     write_text,
     write_trace_json,
 )
+from .figure_command import READING_FLAGS, FigureUsageError, add_figure_arguments, check_figure_args, state_from_args
+from .figure_state import VIEWS
 
 PROG = "attention-explorer"
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-IMAGE_SUFFIXES = (".png", ".svg", ".gif")
+IMAGE_SUFFIXES = (".png", ".svg", ".pdf", ".html", ".gif")
 
 
 class UsageError(Exception):
@@ -79,11 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("-o", "--output", default=STDOUT, metavar="FILE.json",
                        help="write here instead of standard output (-)")
 
-    export = commands.add_parser("export", help="write one matrix (CSV) or one view (PNG, SVG, GIF)")
+    export = commands.add_parser("export", help="write one matrix (CSV) or one figure (PNG, SVG, PDF, HTML, GIF)")
     _add_computation_options(export)
-    export.add_argument("--view", choices=("heatmap", "arcs", "steps", "model"), default=None,
-                        help="the view to render for an image (default: heatmap); model: a real model's "
-                             "layers × heads")
+    export.add_argument("--view", choices=VIEWS, default=None,
+                        help="the view to draw (default: heatmap); bars: the focused word's weights; model: a real "
+                             "model's layers × heads")
     export.add_argument("--matrix", choices=MATRIX_CHOICES, default=None,
                         help="the matrix to write as CSV or show in the heatmap (default: weights)")
     export.add_argument("--head", type=int, default=None, metavar="K", help="which head, counting from 1")
@@ -93,8 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--image-scale", type=int, choices=IMAGE_SCALES, default=None,
                         help="pixel scale of a PNG or GIF (default 1)")
     export.add_argument("--transparent", action="store_true", help="PNG with a transparent background")
+    add_figure_arguments(export)
     export.add_argument("-o", "--output", required=True, metavar="FILE",
-                        help="FILE.csv, FILE.png, FILE.svg or FILE.gif; - writes the CSV to standard output")
+                        help="FILE.csv, .png, .svg, .pdf, .html (interactive) or .gif (the steps played); "
+                             "- writes the CSV to standard output")
 
     scaling = commands.add_parser("scaling", help="why divide by √d_k: statistics of random scores as JSON")
     scaling.add_argument("--dk", type=int, default=64, help="dimension d_k of queries and keys, 1 to 1024 (default 64)")
@@ -172,7 +176,9 @@ def cmd_trace(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     check_sentence(args.sentence)
     kind = _export_kind(args)
-    if engine.catalog.is_pretrained_source(args.model):
+    real = engine.catalog.is_pretrained_source(args.model)
+    check_figure_args(args, kind, real)
+    if real:
         return _export_real(args, kind)
     check_toy_layer(args)
     if args.view == "model":
@@ -188,28 +194,25 @@ def cmd_export(args: argparse.Namespace) -> int:
     if kind == ".csv":
         write_matrix_csv(args.output, trace, args.matrix or "weights", head)
         return 0
-    from .headless import export_view  # Qt, pyqtgraph and the views load only for images
+    from .figure_cli import export_figure  # Qt, pyqtgraph and the views load only for figures
+    from .model_hash import text_sha256
 
-    view = args.view or "heatmap"
-    export_view(model, sentence, options, view=view, matrix=args.matrix or "weights", head=head,
-                path=args.output, scale=args.image_scale or 1, transparent=args.transparent, step=_step(args))
-    return 0
+    state = state_from_args(args, model=args.model, sentence=sentence, real=False, options=options.to_dict(),
+                            head=head or 0, layer=0, step=args.step)
+    return export_figure(args, replace(state, model_sha256=text_sha256(engine.model.model_to_json(model))))
 
 
 def _export_real(args: argparse.Namespace, kind: str) -> int:
-    """A real model's layer and head: a CSV at once, an image through the window's own views."""
+    """A real model's layer and head: a CSV at once, a figure through the window's own views."""
+    from .figure_cli import export_figure, export_read_csv
+
+    if kind == ".csv" and (args.ablate or any(getattr(args, key) for key in READING_FLAGS)):
+        return export_read_csv(args)
     if export_real_csv(args, kind):
         return 0
-    from .headless import export_real_view  # Qt, pyqtgraph and the views load only for images
-
-    def choose(model) -> tuple[int, int | None]:
-        layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
-        return layer or 0, head
-
-    export_real_view(args.model, real_sentence(args), choose=choose, view=args.view or "heatmap",
-                     matrix=args.matrix or "weights", path=args.output, scale=args.image_scale or 1,
-                     transparent=args.transparent, step=_step(args))
-    return 0
+    state = state_from_args(args, model=args.model, sentence=real_sentence(args), real=True, options=None,
+                            head=0, layer=0, step=args.step)
+    return export_figure(args, state)  # the layer and head are checked once the model is open
 
 
 def _step(args: argparse.Namespace) -> int | None:
@@ -233,7 +236,7 @@ def _export_kind(args: argparse.Namespace) -> str:
     else:
         kind = Path(args.output).suffix.lower()
     if kind not in (".csv", *IMAGE_SUFFIXES):
-        raise UsageError(f"cannot tell the format of {args.output!r}: end it in .csv, .png, .svg or .gif")
+        raise UsageError(f"cannot tell the format of {args.output!r}: end it in .csv, .png, .svg, .pdf, .html or .gif")
     if kind == ".csv" and args.view is not None:
         raise UsageError("a CSV holds one matrix: drop --view, or write FILE.png/.svg for a view")
     if args.image_scale is not None and kind not in (".png", ".gif"):
@@ -241,8 +244,8 @@ def _export_kind(args: argparse.Namespace) -> str:
     if args.transparent and kind != ".png":
         raise UsageError(f"--transparent applies to PNG images, not to {kind[1:].upper()}")
     view = args.view or "heatmap"
-    if args.step is not None and (view != "steps" or kind not in (".png", ".svg")):
-        raise UsageError("--step chooses where a PNG or SVG of --view steps stands; a GIF plays every step")
+    if args.step is not None and (view != "steps" or kind not in (".png", ".svg", ".pdf")):
+        raise UsageError("--step chooses where a PNG or SVG of --view steps stands (or a PDF); a GIF plays every step")
     _step(args)  # an unknown step is refused before anything is computed
     if kind in IMAGE_SUFFIXES and args.matrix is not None:
         if view != "heatmap":
@@ -287,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = {"models": cmd_models, "trace": cmd_trace, "export": cmd_export,
                    "scaling": cmd_scaling}[args.command]
         return handler(args)
-    except (UsageError, RealUsageError) as exc:
+    except (UsageError, RealUsageError, FigureUsageError) as exc:
         return _fail(str(exc), EXIT_USAGE)
     except BrokenPipeError:
         return _quiet_broken_pipe()

@@ -112,6 +112,11 @@ class Controller(PretrainedControls):
         return self._pinned
 
     @property
+    def pinned_role(self) -> str:
+        """The pinned word's role (LOOKING when nothing is pinned), whatever is hovered meanwhile."""
+        return self._pinned_role
+
+    @property
     def focus(self) -> int | None:
         return self._hovered if self._hovered is not None else self._pinned
 

@@ -1,4 +1,5 @@
-"""Rendering views to image files without a display, for `attention-explorer export`.
+"""Qt without a display, for `attention-explorer export` and the tests: the offscreen application,
+views of a computation built offscreen, and their prompt destruction.
 
 The Qt objects made here live only for one export and are destroyed, children before parents, before
 the function returns. Left for the interpreter's shutdown, they were torn down in an arbitrary order
@@ -11,12 +12,9 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from .engine import Options, ToyModel
-
-# The model view (a real model's layers × heads) takes its cell size from the width and is drawn whole.
-VIEW_SIZES = {"heatmap": (820, 720), "arcs": (640, 720), "steps": (1100, 640), "model": (900, 720)}
 
 
 def ensure_application():
@@ -40,23 +38,6 @@ def _quiet_offscreen_notes(_kind, _context, message: str) -> None:
         print(message, file=sys.stderr)
 
 
-def build_view(name: str, controller):
-    """The same view class the window shows, sized for a figure that fits the sentence."""
-    from .views.arc_diagram import QtArcDiagram
-    from .views.heatmap import QtHeatmap
-    from .views.model_view import QtModelView
-    from .views.step_timeline import QtStepTimeline
-
-    view = {"heatmap": QtHeatmap, "arcs": QtArcDiagram, "steps": QtStepTimeline, "model": QtModelView}[name](controller)
-    width, height = VIEW_SIZES[name]
-    n = controller.trace.n if controller.trace else 0
-    grow = max(0, n - 10) * 28
-    view.resize(min(width + grow, 2400), min(height + grow, 2400))
-    view.show()  # offscreen: lays the widgets out without a screen
-    ensure_application().processEvents()
-    return view
-
-
 def destroy_now(*objects) -> None:
     """Delete these Qt objects (and their children) at once, not at the next turn of an event loop
     that a headless export never runs again."""
@@ -72,13 +53,29 @@ def destroy_now(*objects) -> None:
 @contextlib.contextmanager
 def offscreen_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str,
                    head: int | None, step: int | None = None) -> Iterator[object]:
-    """A controller and one view of this computation, destroyed when the block ends."""
+    """A controller and one view of this computation (as a figure lays it out), destroyed when the block
+    ends. With no head chosen the views show head 1, and the arcs every head, as the window opens; a
+    chosen head is the only one in the arcs."""
     from .controller import Controller
+    from .figure import make_view, natural_size, settle
 
     ensure_application()
-    with controller_view(Controller(model, sentence, options), view=view, matrix=matrix, head=head,
-                         step=step) as widget:
+    controller = Controller(model, sentence, options)
+    widget = None
+    try:
+        controller.set_matrix(matrix)
+        controller.set_head(head or 0)
+        if step is not None:
+            controller.set_step(step)
+        widget = make_view(view, controller)
+        if view == "arcs" and head is not None:
+            widget.all_heads.setChecked(False)
+        widget.resize(natural_size(view, controller.trace.n if controller.trace else 0))
+        widget.show()
+        settle(widget)
         yield widget
+    finally:
+        destroy_now(*(obj for obj in (widget, controller) if obj is not None))
 
 
 def real_controller(source: str, sentence: str):
@@ -97,51 +94,3 @@ def real_controller(source: str, sentence: str):
         destroy_now(controller)
         raise
     return controller
-
-
-@contextlib.contextmanager
-def controller_view(controller, *, view: str, matrix: str, head: int | None,
-                    step: int | None = None) -> Iterator[object]:
-    """One view of `controller` showing `matrix` of `head` (at `step` of engine.steps.STEPS, else the
-    finished computation); both destroyed when the block ends. With no head chosen the views show
-    head 1, and the arcs every head, as the window opens; a chosen head is the only one in the arcs."""
-    controller.set_matrix(matrix)
-    controller.set_head(head or 0)
-    if step is not None:
-        controller.set_step(step)
-    widget = None
-    try:
-        widget = build_view(view, controller)
-        if view == "arcs" and head is not None:
-            widget.all_heads.setChecked(False)
-        yield widget
-    finally:
-        destroy_now(*(obj for obj in (widget, controller) if obj is not None))
-
-
-def export_view(model: ToyModel, sentence: str, options: Options, *, view: str, matrix: str, head: int | None,
-                path: str, scale: int, transparent: bool, step: int | None = None,
-                progress: Callable[[int, int], bool] | None = None) -> None:
-    """Write `view` of this computation to `path` (.png or .svg; .gif plays the steps view through)."""
-    from .image_export import export_view_file
-
-    with offscreen_view(model, sentence, options, view=view, matrix=matrix, head=head, step=step) as widget:
-        export_view_file(widget, path, scale, transparent, progress=progress)
-
-
-def export_real_view(source: str, sentence: str, *, choose: Callable[[object], tuple[int, int | None]], view: str,
-                     matrix: str, path: str, scale: int, transparent: bool, step: int | None = None) -> None:
-    """Write `view` of a real model (list name, HF folder or .gguf file) on `sentence` to `path`;
-    `choose(model)` gives the 0-based (layer, head) to show (head None: none chosen), or raises when the
-    request does not fit."""
-    from .image_export import export_view_file
-
-    controller = real_controller(source, sentence)
-    try:
-        layer, head = choose(controller.real_model)
-    except BaseException:
-        destroy_now(controller)
-        raise
-    controller.set_layer(layer)
-    with controller_view(controller, view=view, matrix=matrix, head=head, step=step) as widget:
-        export_view_file(widget, path, scale, transparent)

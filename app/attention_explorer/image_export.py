@@ -1,9 +1,9 @@
-"""The image half of exporting: views as PNG, SVG or clipboard images, the step timeline's play-through
-as an animated GIF.
+"""Painting a view as it stands: onto any painter (what figure.py composes figures from, PNG, SVG and
+PDF alike), as a PNG or SVG of the view alone, and the step timeline's play-through as an animated GIF.
 
-The menu, the toolbar, each view's context menu and the command line all come here, so an image looks
-the same whichever way it was asked for. The bytes are written by `export` (atomically); the target is
-checked before anything is rendered, so a bad path fails at once, not after a long render.
+Figures (figure.py, figure_files.py) are what the window and the command line export; they paint
+their fresh views through paint_widget here. The bytes are written by `export` (atomically); the
+target is checked before anything is rendered, so a bad path fails at once, not after a long render.
 
 A view that can be exported offers `export_widget()` (the QWidget holding exactly what it shows:
 labels, colour bar, highlight) and `set_export_background(color_or_None)`. A view that plays also
@@ -21,6 +21,7 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from .export import IMAGE_SCALES, ExportCancelled, ExportError, binary_output, check_target, write_bytes
 from .views import theme
+from .views.cell_image import CellImage
 from .views.text_layer import TextLayer
 
 Progress = Callable[[int, int], bool]
@@ -33,7 +34,7 @@ def render_image(view, scale: int = 1, transparent: bool = False) -> QtGui.QImag
         raise ExportError(f"image scale must be one of {', '.join(map(str, IMAGE_SCALES))}, not {scale}")
     widget = view.export_widget()
     size = widget.size()
-    _check_image_size(size.width() * scale, size.height() * scale)
+    check_image_size(size.width() * scale, size.height() * scale)
     image = QtGui.QImage(size * scale, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
     image.setDevicePixelRatio(scale)
     image.fill(QtCore.Qt.GlobalColor.transparent if transparent else theme.background())
@@ -53,10 +54,10 @@ MAX_IMAGE_PIXELS = 64_000_000
 MAX_IMAGE_SIDE = 32_767
 
 
-def _check_image_size(width: int, height: int) -> None:
+def check_image_size(width: int, height: int) -> None:
     if width > MAX_IMAGE_SIDE or height > MAX_IMAGE_SIDE or width * height > MAX_IMAGE_PIXELS:
         raise ExportError(f"the image would be {width:,} × {height:,} pixels, too large for a picture; "
-                          "write it at a smaller scale or as .svg, or the matrix as .csv")
+                          "write it at a smaller size or as .svg or .pdf, or the matrix as .csv")
 
 
 def image_to_png_bytes(image: QtGui.QImage) -> bytes:
@@ -100,42 +101,82 @@ def export_svg(view, path: str | Path, title: str = "Attention Explorer") -> Non
     write_bytes(path, svg_bytes(view, title))
 
 
+# Past this many cells a matrix goes into a vector file as one picture of its cells (enlarged pixel by
+# pixel and marked not to be smoothed: see svg_fixes), not a rectangle per cell: 512 words' 262,144
+# rectangles made a 78 MB SVG that took 20 s to write; a picture of them is a few hundred kilobytes.
+MAX_VECTOR_CELLS = 64 * 64
+
+
 @contextlib.contextmanager
 def _vector_items(scene: QtWidgets.QGraphicsScene, vector: bool):
-    """Text layers cache their drawing as pixmaps, which would land in an SVG as images: switch
-    their caches off while a vector file is drawn, so the words stay <text>. (pyqtgraph's own
-    cached items, such as the colour bar's gradient, are left alone: they are images anyway.)"""
-    cached = [(item, item.cacheMode()) for item in scene.items() if vector and isinstance(item, TextLayer)]
+    """For a vector file: text layers draw without their pixmap caches, so the words stay <text>
+    (pyqtgraph's own cached items, such as the colour bar's gradient, are images anyway); a matrix of
+    more than MAX_VECTOR_CELLS cells is drawn by a stand-in picture of its cells."""
+    if not vector:
+        yield
+        return
+    cached = [(item, item.cacheMode()) for item in scene.items() if isinstance(item, TextLayer)]
     for item, _mode in cached:
         item.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
+    stand_ins = [_picture_of_cells(item) for item in scene.items()
+                 if isinstance(item, CellImage) and item.isVisible() and item.image is not None
+                 and item.image.shape[0] * item.image.shape[1] > MAX_VECTOR_CELLS]
     try:
         yield
     finally:
         for item, mode in cached:
             item.setCacheMode(mode)
+        for cells, picture in stand_ins:
+            scene.removeItem(picture)
+            cells.show()
+
+
+def _picture_of_cells(cells: CellImage) -> tuple[CellImage, QtWidgets.QGraphicsPixmapItem]:
+    """A pixmap of the cells' colours where the cells are, the cells hidden meanwhile."""
+    cells.render()  # the coloured image as the next paint would make it (pyqtgraph keeps an older one)
+    picture = QtWidgets.QGraphicsPixmapItem(QtGui.QPixmap.fromImage(cells.qimage), cells.parentItem())
+    picture.setTransform(cells.transform())
+    picture.setPos(cells.pos())
+    picture.setZValue(cells.zValue())
+    picture.setTransformationMode(QtCore.Qt.TransformationMode.FastTransformation)
+    cells.hide()
+    return cells, picture
 
 
 def _paint_widget(widget, device, flags) -> None:
-    """Paint `widget` as it looks on screen onto `device`.
+    """Paint `widget` as it looks on screen onto `device`."""
+    painter = QtGui.QPainter(device)
+    try:
+        paint_widget(widget, painter, vector=isinstance(device, QtSvg.QSvgGenerator),
+                     background=bool(flags & QtWidgets.QWidget.RenderFlag.DrawWindowBackground))
+    finally:
+        painter.end()
+
+
+def paint_widget(widget, painter: QtGui.QPainter, *, vector: bool, background: bool = False) -> None:
+    """Paint `widget` where `painter` stands (its transform places and scales it).
 
     A pyqtgraph view is drawn through QGraphicsView.render (its scene, as the viewport shows it):
     QWidget.render would fill the viewport with the palette colour even when the view's background
-    is meant to be transparent.
+    is meant to be transparent. `vector`: text layers drawn as text, not as cached pixmaps.
     """
-    painter = QtGui.QPainter(device)
+    painter.save()
     try:
         painter.setRenderHints(QtGui.QPainter.RenderHint.Antialiasing | QtGui.QPainter.RenderHint.TextAntialiasing)
         if isinstance(widget, QtWidgets.QGraphicsView):
-            if flags & QtWidgets.QWidget.RenderFlag.DrawWindowBackground and widget.backgroundBrush().style() != \
-                    QtCore.Qt.BrushStyle.NoBrush:
+            if background and widget.backgroundBrush().style() != QtCore.Qt.BrushStyle.NoBrush:
                 painter.fillRect(widget.rect(), widget.backgroundBrush())
-            with _vector_items(widget.scene(), isinstance(device, QtSvg.QSvgGenerator)):
+            with _vector_items(widget.scene(), vector):
                 widget.render(painter, QtCore.QRectF(widget.rect()), widget.viewport().rect(),
                               QtCore.Qt.AspectRatioMode.IgnoreAspectRatio)
         else:
-            QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0), QtGui.QRegion(), flags)
+            flags = QtWidgets.QWidget.RenderFlag.DrawChildren
+            if background:
+                flags |= QtWidgets.QWidget.RenderFlag.DrawWindowBackground
+            QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0),
+                                     QtGui.QRegion(), flags)
     finally:
-        painter.end()
+        painter.restore()
 
 
 def export_view_file(view, path: str | Path, scale: int = 1, transparent: bool = False,
@@ -232,7 +273,3 @@ def _pad(frame, width: int, height: int, background: tuple[int, int, int]):
     canvas.putpalette(palette)
     canvas.paste(frame, (0, 0))
     return canvas
-
-
-def copy_image_to_clipboard(view, scale: int = 2) -> None:
-    QtWidgets.QApplication.clipboard().setImage(render_image(view, scale))

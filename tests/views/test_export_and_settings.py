@@ -1,16 +1,27 @@
-"""Exports from the menu (dialogs patched) and from the command line, and settings across restarts."""
+"""Exports from the window, driven as a user drives them (the Export dialog's own widgets, the Save
+dialog answered), and settings across restarts. A figure made in the window and its command-line
+twin (the command the dialog shows, run as the installed program) are the same picture."""
 
 import csv
 import json
+import shlex
 import struct
+from pathlib import Path
 
+import numpy as np
 import pytest
-from PySide6 import QtWidgets
+from PIL import Image
+from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6.QtTest import QTest
 
 from attention_explorer.app import MainWindow
-from attention_explorer.cli import main
-from attention_explorer.controller import Controller
+from attention_explorer.controller import LOOKED_AT, Controller
+from attention_explorer.view_file import read_view
 from attention_explorer.views.export_dialog import QtExportDialog
+from gui_helpers import hover_cell
+from test_entry_point import run
+
+BERT = str(Path("tests/engine/pretrained/data/tiny-bert").resolve())
 
 
 def png_size(path) -> tuple[int, int]:
@@ -19,68 +30,224 @@ def png_size(path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+def pixels(path) -> np.ndarray:
+    return np.asarray(Image.open(path).convert("RGBA"), dtype=np.int16)
+
+
 @pytest.fixture
-def choose(monkeypatch):
-    """Patch the Export dialog and the file dialog to answer like a user would."""
-    def answer(kind: str, path, scale: int = 1, transparent: bool = False):
-        monkeypatch.setattr(QtExportDialog, "exec", lambda self: QtWidgets.QDialog.DialogCode.Accepted)
-        monkeypatch.setattr(QtExportDialog, "chosen", lambda self: (kind, scale, transparent))
-        monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
+def save_as(monkeypatch):
+    """Answer the Save dialog with `name` and the file type `chosen`; record where it opened."""
+    asked = []
+
+    def answer(name, chosen: str = ""):
+        def dialog(_parent, _title, start, filters, selected):
+            asked.append((start, filters, selected))
+            return str(name), chosen or selected
+        monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", dialog)
+    answer.asked = asked
     return answer
 
 
-@pytest.mark.parametrize("scale", [1, 2, 4])
-def test_menu_export_writes_a_png_of_the_requested_size(make_window, choose, tmp_path, scale):
-    window = make_window()
-    target = tmp_path / "heat.png"
-    choose("heatmap", target, scale)
-    window.export_action.trigger()
-    widget = window.heatmap.export_widget()
-    assert png_size(target) == (widget.width() * scale, widget.height() * scale)
+def use_dialog(window, kind="heatmap", **choices):
+    """Open the Export dialog from the menu, set its widgets as a user would, press Save; return the
+    command it showed."""
+    shown = {}
+
+    def drive():
+        dialog = next(w for w in QtWidgets.QApplication.topLevelWidgets()
+                      if isinstance(w, QtExportDialog) and w.isVisible())
+        for name, value in choices.items():
+            widget = getattr(dialog, name)
+            if isinstance(widget, QtWidgets.QComboBox):
+                widget.setCurrentIndex(widget.findData(value))
+            elif isinstance(widget, QtWidgets.QCheckBox):
+                widget.setChecked(value)
+            elif isinstance(widget, QtWidgets.QLineEdit):
+                widget.clear()
+                QTest.keyClicks(widget, value)
+            else:
+                widget.setValue(value)
+        shown["command"] = dialog.command.text()
+        shown["kind"] = dialog.chosen().kind
+        save = dialog.findChild(QtWidgets.QDialogButtonBox).button(QtWidgets.QDialogButtonBox.StandardButton.Save)
+        QTest.mouseClick(save, QtCore.Qt.MouseButton.LeftButton)
+
+    QtCore.QTimer.singleShot(0, drive)
+    window.export_dialog(kind)
+    return shown
 
 
-def test_menu_export_writes_an_svg_with_the_token_labels(make_window, choose, tmp_path):
+def test_the_chosen_file_type_wins_when_the_name_has_no_ending(make_window, save_as, tmp_path):
     window = make_window()
-    for view in ("heatmap", "arcs"):
-        target = tmp_path / f"{view}.svg"
-        choose(view, target)
-        window.export_action.trigger()
-        svg = target.read_text()
-        assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-        for label in ("the₁", "cat", "sat", "mat"):
-            assert f">{label}</text>" in svg or f">{label}<" in svg, f"{label} missing from the {view} SVG"
+    save_as(tmp_path / "figure", "SVG image (*.svg)")
+    use_dialog(window, "heatmap")
+    assert [p.name for p in tmp_path.iterdir()] == ["figure.svg"]
+    assert (tmp_path / "figure.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_the_save_dialog_opens_on_a_default_name_in_the_folder_last_used_for_that_kind(make_window, save_as,
+                                                                                      tmp_path):
+    window = make_window()
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir(), second.mkdir()
+    save_as(first / "h.png")
+    use_dialog(window, "heatmap")
+    save_as(second / "a.png")
+    use_dialog(window, "arcs")
+    save_as(first / "h2.png")
+    use_dialog(window, "heatmap")
+    starts = [Path(start) for start, _filters, _selected in save_as.asked]
+    assert starts[0].name == "cat-sat-on-mat-heatmap-head1-the-cat-sat.png"
+    assert starts[1].parent != first and starts[1].name == "cat-sat-on-mat-arcs-head1-the-cat-sat.png"
+    assert starts[2].parent == first  # the heatmap's folder, not the arcs'
+    assert Path(window.settings.value("export/folder/arcs")) == second
+
+
+def test_a_figure_leaves_out_the_passing_hover_unless_asked(make_window, save_as, tmp_path):
+    window = make_window()
+    hover_cell(window.heatmap, 2, 1)  # the mouse crossing the heatmap on its way to the menu
+    assert window.controller.hovered == 2
+    save_as(tmp_path / "plain.png")
+    use_dialog(window, "heatmap")
+    assert read_view(tmp_path / "plain.png").focus is None
+    hover_cell(window.heatmap, 2, 1)
+    save_as(tmp_path / "hovered.png")
+    use_dialog(window, "heatmap", keep_hover=True)
+    assert read_view(tmp_path / "hovered.png").focus.word == "sat"
+    window.controller.set_hovered(None)
+    save_as(tmp_path / "none.png")
+    use_dialog(window, "heatmap")
+    assert np.array_equal(pixels(tmp_path / "plain.png"), pixels(tmp_path / "none.png"))
+
+
+def test_the_part_on_screen_is_drawn_and_named_when_asked(make_window, save_as, tmp_path):
+    window = make_window(sentence=" ".join(("the cat sat on the mat " * 20).split()[:120]))
+    window.resize(900, 600)
+    QtWidgets.QApplication.processEvents()
+    assert window.heatmap.is_zoomable()
+    rows, cols = window.heatmap.visible_cells()
+    save_as(tmp_path / "part.svg")
+    use_dialog(window, "heatmap", visible_only=True)
+    text = (tmp_path / "part.svg").read_text()
+    assert f"part shown: rows {rows.start + 1}–{rows.stop} and columns {cols.start + 1}–{cols.stop} of 120" in text
+    save_as(tmp_path / "whole.svg")
+    use_dialog(window, "heatmap")
+    assert "part shown" not in (tmp_path / "whole.svg").read_text()
+
+
+def _twin(window, save_as, tmp_path, kind, **choices):
+    """The window's figure and the one its shown command draws, as the installed program."""
+    target = tmp_path / "window.png"
+    save_as(target)
+    shown = use_dialog(window, kind, **choices)
+    words = shlex.split(shown["command"])
+    assert words[:2] == ["attention-explorer", "export"] and words[-2] == "-o"
+    folder = tmp_path / "cli"
+    folder.mkdir()
+    result = run([*words[1:-1], "twin.png"], folder)
+    assert result.returncode == 0, result.stderr
+    return target, folder / "twin.png", shown["command"]
+
+
+@pytest.mark.parametrize("kind, choices", [
+    ("heatmap", {"theme": "dark", "title": "Who looks at whom"}),
+    ("arcs", {"scale": "1", "caption": True}),
+    ("steps", {"theme": "transparent-light"}),
+    ("grid-heads", {"scale": "cm", "width_cm": 12.0}),
+])
+def test_a_figure_made_in_the_window_and_its_command_line_twin_are_the_same_picture(make_window, save_as, tmp_path,
+                                                                                   kind, choices):
+    window = make_window("cat-ate-fish")
+    window.controller.set_pinned(1, LOOKED_AT)
+    window.controller.set_colormap("magma")
+    window.heatmap.set_colour_scale("data")
+    mine, twin, command = _twin(window, save_as, tmp_path, kind, **choices)
+    assert read_view(mine) == read_view(twin), command
+    assert np.array_equal(pixels(mine), pixels(twin)), f"{command} drew another picture"
+
+
+def test_a_real_models_figure_and_its_twin_are_the_same_picture(make_window, save_as, tmp_path):
+    pytest.importorskip("tokenizers")
+    window = make_window()
+    c = window.controller
+    c.open_model(BERT, "the cat sat on the mat")
+    c.set_layer(1)
+    c.set_head(2)
+    c.update_real_view(merge_words=True, hide_specials=True)
+    c.set_ablated({(0, 1)})
+    c.set_pinned(2)
+    mine, twin, command = _twin(window, save_as, tmp_path, "heatmap")
+    assert read_view(mine) == read_view(twin), command
+    assert np.array_equal(pixels(mine), pixels(twin)), f"{command} drew another picture"
+
+
+def test_copy_image_puts_the_figure_on_the_clipboard(make_window, save_as, tmp_path):
+    window = make_window()
+    window.copy_action.trigger()
+    copied = QtWidgets.QApplication.clipboard().image().convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
+    save_as(tmp_path / "same.png")
+    use_dialog(window, "heatmap", scale="2")
+    exported = pixels(tmp_path / "same.png")
+    assert (copied.width(), copied.height()) == (exported.shape[1], exported.shape[0])
+    back = np.frombuffer(copied.constBits(), dtype=np.uint8).reshape(copied.height(), copied.bytesPerLine())
+    back = back[:, :copied.width() * 4].reshape(copied.height(), copied.width(), 4).astype(np.int16)
+    assert np.abs(back - exported).max() <= 1  # premultiplied on the clipboard, straight in the file
+
+
+def test_a_dark_export_leaves_the_window_as_it_was(make_window, save_as, tmp_path):
+    window = make_window()
+    views = (window.splitter, window.steps_dock)  # not the status bar ("Exported …") nor the blinking caret
+    before = [view.grab().toImage() for view in views]
+    save_as(tmp_path / "dark.png")
+    use_dialog(window, "arcs", theme="dark")
+    use_dialog(window, "heatmap", theme="transparent-dark")
+    QtWidgets.QApplication.processEvents()
+    after = [view.grab().toImage() for view in views]
+    for old, new, name in zip(before, after, ("heatmap, bars and arcs", "steps"), strict=True):
+        if old != new:
+            old.save(str(tmp_path / "before.png"))
+            new.save(str(tmp_path / "after.png"))
+            pytest.fail(f"the window's {name} changed after a dark export: see {tmp_path}")
 
 
 def test_transparent_png_has_transparent_corners(make_window, tmp_path):
     window = make_window()
     target = tmp_path / "t.png"
     assert window.export_to("heatmap", str(target), 1, transparent=True)
-    from PySide6 import QtGui
-
-    image = QtGui.QImage(str(target))
-    assert image.pixelColor(2, 2).alpha() == 0
-    assert window.heatmap.graphics.backgroundBrush().color().alpha() == 255  # the view is back to normal
+    assert pixels(target)[2, 2, 3] == 0
+    assert window.heatmap.graphics.backgroundBrush().color().alpha() == 255  # the window is as it was
 
 
-def test_menu_exports_csv_and_json(make_window, choose, tmp_path):
+def test_the_dialog_exports_csv_and_json(make_window, save_as, tmp_path):
     window = make_window("cats-chase-mice")
-    choose("csv", tmp_path / "m.csv")
-    window.export_action.trigger()
+    save_as(tmp_path / "m")
+    use_dialog(window, "csv")
     rows = list(csv.reader((tmp_path / "m.csv").open()))
     assert rows[0][1:] == ["cats", "chase", "mice"]
-    choose("json", tmp_path / "t.json")
-    window.export_action.trigger()
+    save_as(tmp_path / "t.json")
+    use_dialog(window, "json")
     assert json.loads((tmp_path / "t.json").read_text())["tokens"] == ["cats", "chase", "mice"]
 
 
-def test_unwritable_path_shows_a_message_and_leaves_no_file(make_window, choose, tmp_path, monkeypatch):
+def test_the_dialog_shows_no_command_for_data_and_none_for_the_part_on_screen(make_window):
+    window = make_window()
+    dialog = QtExportDialog(window, "csv", command_for=window._exports().command_for, visible_part="rows 1–3")
+    assert dialog.command.text() == ""
+    dialog.kind.setCurrentIndex(dialog.kind.findData("heatmap"))
+    assert dialog.command.text().startswith("attention-explorer export --model cat-sat-on-mat")
+    dialog.visible_only.setChecked(True)
+    assert dialog.command.text() == ""
+    dialog.deleteLater()
+
+
+def test_unwritable_path_shows_a_message_and_leaves_no_file(make_window, save_as, tmp_path, monkeypatch):
     window = make_window()
     messages = []
     monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *a: messages.append(a[2]))
     not_a_folder = tmp_path / "notes.txt"
     not_a_folder.write_text("keep me")
-    choose("heatmap", not_a_folder / "heat.png", 2)  # a path no user (not even root) can write
-    window.export_action.trigger()
+    save_as(not_a_folder / "heat.png")  # a path no user (not even root) can write
+    use_dialog(window, "heatmap")
     assert messages and "cannot write" in messages[0] and "Nothing was written" in messages[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
     assert not_a_folder.read_text() == "keep me"
@@ -101,28 +268,12 @@ def test_failed_export_keeps_the_previous_file(make_window, tmp_path, monkeypatc
     assert sorted(p.name for p in tmp_path.iterdir()) == ["heat.png"]
 
 
-def test_copy_image_puts_an_image_on_the_clipboard(make_window):
-    window = make_window()
-    window.copy_action.trigger()
-    image = QtWidgets.QApplication.clipboard().image()
-    assert not image.isNull() and image.width() >= window.heatmap.export_widget().width()
-
-
 def test_context_menu_offers_export_and_copy(make_window):
     window = make_window()
     texts = [a.text() for a in window.view_context_menu("arcs").actions()]
     assert texts == ["Export image…", "Copy image", "Export shown matrix as CSV…"]
-
-
-def test_cli_exports_png_and_svg_headless(tmp_path, capsys):
-    png, svg = tmp_path / "h.png", tmp_path / "a.svg"
-    assert main(["export", "--view", "heatmap", "--image-scale", "2", "-o", str(png)]) == 0
-    width, height = png_size(png)
-    assert width >= 1000 and height >= 1000
-    assert main(["export", "--view", "arcs", "--model", "cat-ate-fish", "-o", str(svg)]) == 0
-    assert ">fish</text>" in svg.read_text() or ">fish<" in svg.read_text()
-    assert main(["export", "--view", "heatmap", "--matrix", "q", "-o", str(tmp_path / "q.png")]) == 2
-    assert "write q as .csv" in capsys.readouterr().err
+    texts = [a.text() for a in window.view_context_menu("heatmap").actions()]
+    assert "Export every head side by side…" in texts and "Export as an interactive web page…" in texts
 
 
 def test_settings_survive_a_restart(qtbot, settings):
@@ -146,3 +297,13 @@ def test_settings_survive_a_restart(qtbot, settings):
     assert again.matrix == "scaled" and again.colormap == "magma"
     assert (window2.width(), window2.height()) == (701, 503)
     assert window2.sentence_box.toPlainText() == "the dog was tired"
+
+
+def test_a_pinned_word_keeps_its_role_while_another_is_hovered(make_window, tmp_path):
+    window = make_window()
+    window.controller.set_pinned(3, LOOKED_AT)
+    hover_cell(window.heatmap, 1, 1)  # a word looking, hovered on the way to the menu
+    assert window.controller.focus_role != LOOKED_AT
+    assert window.export_to("heatmap", str(tmp_path / "f.png"))
+    focus = read_view(tmp_path / "f.png").focus
+    assert (focus.index, focus.role) == (3, "looked_at")

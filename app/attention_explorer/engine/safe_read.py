@@ -39,6 +39,18 @@ def read_user_text(path: str | os.PathLike, kind: str = "model file", *, max_byt
     refused, never read.
     """
     path = Path(path)
+    data = read_user_bytes(path, kind, max_bytes=max_bytes, error=error, advice=advice)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path.name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
+                    f"save the {kind} as UTF-8") from None
+
+
+def read_user_bytes(path: str | os.PathLike, kind: str = "file", *, max_bytes: int = MAX_FILE_BYTES,
+                    error: type[EngineError] = EngineError, advice: str | None = None) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`, with the same checks as read_user_text."""
+    path = Path(path)
     with open_regular_file(path, kind, max_bytes=max_bytes, error=error, advice=advice) as (handle, _size):
         try:
             data = _read_at_most(handle.fileno(), max_bytes + 1)
@@ -46,11 +58,7 @@ def read_user_text(path: str | os.PathLike, kind: str = "model file", *, max_byt
             raise error(_unreadable(path, exc)) from None
     if len(data) > max_bytes:
         raise error(_too_large(path, len(data), kind, max_bytes))
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise error(f"{path.name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
-                    f"save the {kind} as UTF-8") from None
+    return data
 
 
 @contextmanager

@@ -1,4 +1,5 @@
-"""The colour scale beside a matrix: the colour map as a bar, and an axis of the values it spans.
+"""The colour scale beside a matrix: the colour map as a bar, an axis of the values it spans, and in
+figures a label saying what those values are ("attention weight").
 
 pyqtgraph's ColorBarItem is a whole PlotItem (a view box, four axes, a context menu's widgets) for
 a bar that is never panned or dragged here; it cost about 8 ms of every heatmap's construction, the
@@ -14,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .pixel_grid import steady_rect
 
+LABEL_PX = 20  # the room a label takes beside the axis's numbers
 
 class _Gradient(pg.GraphicsWidget):
     """The colour map from the low level (bottom) to the high one (top), framed like an axis."""
@@ -62,6 +64,17 @@ class ColourBar(pg.GraphicsWidget):
         self.setLayout(layout)
         self.setColorMap(colormap)
         self.setLevels(self._levels)
+
+    def set_label(self, text: str) -> None:
+        """Name the values beside the numbers (""): the axis grows by the label's room, once."""
+        had = bool(self.axis.labelText) and self.axis.label.isVisible()
+        self.axis.setLabel(text)
+        self.axis.showLabel(bool(text))
+        if bool(text) != had and self.axis.fixedWidth is not None:
+            self.axis.setWidth(self.axis.fixedWidth + (LABEL_PX if text else -LABEL_PX))
+
+    def label(self) -> str:
+        return self.axis.labelText if self.axis.label.isVisible() else ""
 
     def insert_into(self, plot: pg.PlotItem) -> None:
         plot.layout.addItem(self, 2, 5)  # the view box's row, after the right-hand axis

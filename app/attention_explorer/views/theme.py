@@ -1,23 +1,90 @@
-"""Colours shared by the views, following the system's light or dark palette."""
+"""Colours shared by the views, following the system's light or dark palette — or, while a figure is
+made, the figure's own theme (see figure_theme): an export looks the same whatever the window shows."""
 
 from __future__ import annotations
 
-from PySide6 import QtGui, QtWidgets
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..figure_state import COLORMAPS as FIGURE_COLORMAPS
 
 # Okabe–Ito: distinguishable for colour-blind readers, one per head.
 HEAD_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#F0E442", "#999999")
 
-# Perceptually uniform colour maps offered for the heatmap (all ship with pyqtgraph).
-COLORMAPS = ("viridis", "cividis", "magma", "inferno", "plasma")
+# Perceptually uniform colour maps offered for the heatmap (named where the command line reads them too).
+COLORMAPS = FIGURE_COLORMAPS
 DEFAULT_COLORMAP = COLORMAPS[0]
 
 
-def palette() -> QtGui.QPalette:
+
+
+@dataclass(frozen=True)
+class FigureTheme:
+    """The colours of an exported figure. A transparent one has no background: its text is dark for
+    a light page or slide, light for a dark one."""
+
+    key: str
+    label: str
+    background: str  # "#rrggbb", or "" for none (transparent)
+    foreground: str
+    dark: bool
+
+    @property
+    def transparent(self) -> bool:
+        return not self.background
+
+
+FIGURE_THEMES = {theme.key: theme for theme in (
+    FigureTheme("light", "Light", "#ffffff", "#000000", False),
+    FigureTheme("dark", "Dark", "#202124", "#f1f3f4", True),
+    FigureTheme("transparent-light", "Transparent, for light backgrounds", "", "#000000", False),
+    FigureTheme("transparent-dark", "Transparent, for dark backgrounds", "", "#ffffff", True),
+)}
+DEFAULT_FIGURE_THEME = "light"
+
+_figure: FigureTheme | None = None  # set while a figure is built and drawn
+
+
+@contextlib.contextmanager
+def figure_theme(key: str) -> Iterator[FigureTheme]:
+    """While the block runs, palette(), background(), foreground(), muted(), highlight() and is_dark()
+    answer with the figure's theme instead of the system's, so a view built and drawn inside it takes
+    the figure's colours without knowing it is being exported."""
+    global _figure
+    previous, _figure = _figure, FIGURE_THEMES[key]
+    try:
+        yield _figure
+    finally:
+        _figure = previous
+
+
+def _figure_palette(figure: FigureTheme) -> QtGui.QPalette:
+    base = _app_palette()
+    back = QtGui.QColor(figure.background) if figure.background else QtGui.QColor(QtCore.Qt.GlobalColor.transparent)
+    ink = QtGui.QColor(figure.foreground)
+    role = QtGui.QPalette.ColorRole
+    for which in (role.Window, role.Base, role.AlternateBase, role.Button):
+        base.setColor(which, back)
+    for which in (role.WindowText, role.Text, role.ButtonText, role.BrightText):
+        base.setColor(which, ink)
+    return base
+
+
+def _app_palette() -> QtGui.QPalette:
     app = QtWidgets.QApplication.instance()
-    return app.palette() if app is not None else QtGui.QPalette()
+    return QtGui.QPalette(app.palette()) if app is not None else QtGui.QPalette()
+
+
+def palette() -> QtGui.QPalette:
+    return _figure_palette(_figure) if _figure is not None else _app_palette()
 
 
 def is_dark() -> bool:
+    if _figure is not None:
+        return _figure.dark
     return palette().color(QtGui.QPalette.ColorRole.Window).lightness() < 128
 
 
