@@ -16,7 +16,6 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..errors import EngineError
 from .texts import CensusText, TextSource
 
 REPEATS = 20      # random sequences
@@ -61,12 +60,12 @@ SENTENCES = (
 
 def repeated_sequences(subject, seed: int, count: int = REPEATS, period: int = PERIOD) -> list[CensusText]:
     """`count` texts of `period` different random words of `subject`'s vocabulary, each one token,
-    written twice; the same texts for the same seed and model."""
+    written twice; the same texts for the same seed and model. A vocabulary with fewer such words (a
+    toy or tiny model) gives sequences as long as it has words; one with fewer than two, none."""
     words = subject.candidate_words
-    rng = np.random.default_rng(seed)
     one_token: dict[str, bool] = {}
-    texts = []
-    for _ in range(count):
+
+    def draw(rng: np.random.Generator, period: int) -> list[str]:
         chosen = []
         for index in rng.permutation(len(words)):
             word = words[index]
@@ -76,18 +75,20 @@ def repeated_sequences(subject, seed: int, count: int = REPEATS, period: int = P
                 chosen.append(word)
                 if len(chosen) == period:
                     break
-        if len(chosen) < period:
-            raise EngineError(f"{subject.name} has {len(chosen)} whole words of one token to draw from; a "
-                              f"repeated sequence needs {period} different ones")
-        texts.append(CensusText(" " + " ".join(chosen + chosen), "repeat", period))
-    return texts
+        return chosen
+
+    # a first draw finds out whether there are enough words (a failed one has tried every word)
+    period = min(period, len(draw(np.random.default_rng(seed), period)))
+    if period < 2:
+        return []
+    rng = np.random.default_rng(seed)
+    sequences = [draw(rng, period) for _ in range(count)]
+    return [CensusText(" " + " ".join(chosen + chosen), "repeat", period) for chosen in sequences]
 
 
 def builtin_battery(subject, seed: int = 0, period: int = PERIOD) -> TextSource:
-    """The battery for `subject`: the repeated sequences first, then the sentences. A model with few
-    words (a toy one) gets sequences as long as its vocabulary."""
-    period = min(period, len(subject.candidate_words))
-    repeats = repeated_sequences(subject, seed, period=period) if period >= 2 else []
+    """The battery for `subject`: the repeated sequences first, then the sentences."""
+    repeats = repeated_sequences(subject, seed, period=period)
     items = repeats + [CensusText(s, "sentence") for s in SENTENCES]
 
     def texts() -> Iterator[CensusText]:

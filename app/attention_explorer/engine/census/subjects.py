@@ -83,7 +83,7 @@ class RealSubject:
         vocabulary = tokenizer.tokenizer.get_vocab(with_added_tokens=False)
         pieces = [piece for piece, token_id in vocabulary.items() if token_id not in tokenizer.special_ids]
         marked = [piece[1:] for piece in pieces if piece[:1] in WORD_START_MARKERS]
-        plain = marked if len(marked) > len(pieces) // 10 else pieces
+        plain = marked if marked else pieces
         return sorted({word for word in plain if _PLAIN_WORD.fullmatch(word)})
 
     def is_one_token(self, word: str) -> bool:

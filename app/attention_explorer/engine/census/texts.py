@@ -1,7 +1,8 @@
 """The texts a census reads: a user's text file split into texts, streamed one at a time.
 
 A file holds one text per line, or paragraphs separated by blank lines (the lines of a paragraph are
-joined with spaces). "auto" takes paragraphs when some paragraph has more than one line, else lines.
+joined with spaces). "auto" takes paragraphs when blank lines separate blocks and some block has more
+than one line, else lines.
 The file is read through the engine's checked reader (a FIFO, a device, a folder, a file over 16 MB
 or bytes that are not UTF-8 give one message naming the file), then split lazily: only one text at a
 time exists besides the file's own text, so memory does not grow with the number of texts.
@@ -58,14 +59,17 @@ def _paragraphs(content: str) -> Iterator[str]:
         yield " ".join(block)
 
 
-def _has_multiline_paragraph(content: str) -> bool:
-    previous_filled = False
+def _looks_like_paragraphs(content: str) -> bool:
+    """Blank lines between blocks of text, and some block of more than one line. (A file without
+    blank lines is one text per line, however many lines it has.)"""
+    blocks, multiline, previous_filled = 0, False, False
     for line in io.StringIO(content):
         filled = bool(line.strip())
-        if filled and previous_filled:
-            return True
+        if filled and not previous_filled:
+            blocks += 1
+        multiline |= filled and previous_filled
         previous_filled = filled
-    return False
+    return blocks > 1 and multiline
 
 
 def split_texts(content: str, split: str = "auto") -> tuple[str, Callable[[], Iterator[str]]]:
@@ -73,7 +77,7 @@ def split_texts(content: str, split: str = "auto") -> tuple[str, Callable[[], It
     if split not in SPLITS:
         raise EngineError(f"texts are split by {', '.join(SPLITS)}, not {split!r}")
     if split == "auto":
-        split = "paragraphs" if _has_multiline_paragraph(content) else "lines"
+        split = "paragraphs" if _looks_like_paragraphs(content) else "lines"
     splitter = _paragraphs if split == "paragraphs" else _lines
     return split, lambda: splitter(content)
 
