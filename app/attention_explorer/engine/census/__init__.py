@@ -28,7 +28,7 @@ _HOME = {
     "ablation_effect": "ablation",
     "BATTERY_VERSION": "battery", "SENTENCES": "battery", "builtin_battery": "battery",
     "repeated_sequences": "battery",
-    "CensusCache": "cache", "cache_key": "cache",
+    "CensusCache": "cache", "app_data_folder": "cache", "cache_key": "cache", "default_cache_folder": "cache",
     "BY_KEY": "measures", "GROUPS": "measures", "MEASURES": "measures", "MEASURE_KEYS": "measures",
     "CensusSettings": "measures", "Measure": "measures", "keys_of": "measures",
     "FORMULA": "norm_attention", "FORMULA_SUMMED": "norm_attention", "NormAttention": "norm_attention",
@@ -36,7 +36,7 @@ _HOME = {
     "trace_norm_attention": "norm_attention",
     "census_csv": "report", "census_json": "report", "summary_lines": "report",
     "CensusResult": "result", "HeadScore": "result",
-    "run_census": "runner",
+    "CachedCensus": "runner", "cached_census": "runner", "run_census": "runner",
     "RealSubject": "subjects", "ToySubject": "subjects", "subject_for": "subjects",
     "CensusText": "texts", "SPLITS": "texts", "TextSource": "texts", "read_texts_file": "texts",
 }

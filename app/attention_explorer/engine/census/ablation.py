@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import OptionsError, SentenceError
 from ..pretrained.progress import Progress, report
 from .induction import repeated_span
+from .measures import BY_KEY
 from .result import CensusResult
 from .texts import TextSource
 
@@ -61,8 +62,8 @@ class AblationEffect:
     def lines(self) -> list[str]:
         """The effect in a few lines, as the window and the CLI say it."""
         heads = ", ".join(f"L{layer + 1} H{head + 1}" for layer, head in self.heads)
-        out = [f"{len(self.heads)} top {self.measure} heads off ({heads}), next-token loss in nats over "
-               f"{self.texts} texts: as it is → those heads off (→ {len(self.heads)} random other heads off)"]
+        out = [f"{len(self.heads)} top heads of {BY_KEY[self.measure].title} off ({heads}), next-token loss in "
+               f"nats over {self.texts} texts: as it is → those heads off (→ {len(self.heads)} random other heads off)"]
         for name, pick in (("repeated sequences, first copy", "repeat_first"),
                            ("repeated sequences, second copy", "repeat_second"), ("other texts", "other")):
             values = [getattr(split, pick) for split in (self.before, self.after, self.control)]

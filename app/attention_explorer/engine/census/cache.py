@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sys
 from pathlib import Path
 
 from ..atomic_write import write_text_atomically
@@ -20,6 +22,27 @@ from .measures import CensusSettings
 from .result import CensusResult
 
 CACHE_VERSION = 1
+# The names application.create_application gives Qt, which makes its data folder of them.
+ORGANISATION, APPLICATION = "attention-explorer", "Attention Explorer"
+
+
+def app_data_folder() -> Path:
+    """The app's local data folder, where Qt's QStandardPaths.AppLocalDataLocation puts it (Linux
+    ~/.local/share/attention-explorer/Attention Explorer, or under $XDG_DATA_HOME; macOS ~/Library/
+    Application Support/…; Windows %LOCALAPPDATA%\\…), found without loading Qt, so the command line
+    and the window share one cache."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        xdg = os.environ.get("XDG_DATA_HOME", "")
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share"
+    return base / ORGANISATION / APPLICATION
+
+
+def default_cache_folder() -> Path:
+    return app_data_folder() / "census"
 
 
 def cache_key(fingerprint: str, source_digest: str, settings: CensusSettings) -> str:

@@ -35,9 +35,18 @@ def census_json(result: CensusResult, ablation: dict | None = None, top: int = 1
 
 def summary_lines(result: CensusResult, top: int = 3) -> list[str]:
     """'induction: L5 H1 0.62, L4 H7 0.55, …' for each measure, then the texts and the time."""
-    lines = [f"{BY_KEY[m].title}: " + ", ".join(s.label() for s in result.ranked(m, top)) for m in result.measures]
+    lines = [f"{BY_KEY[m].title}: " + _leaders(result, m, top) for m in result.measures]
     lines.append(f"{result.texts} texts, {result.tokens:,} tokens, {result.seconds:.1f} s ({result.source})")
     return lines
+
+
+def _leaders(result: CensusResult, measure: str, top: int) -> str:
+    ranked = result.ranked(measure)
+    if not ranked:
+        return "no text informed it"
+    if all(s.score == 0 for s in ranked):
+        return "0 for every head"
+    return ", ".join(s.label() for s in ranked[:top])
 
 
 def _number(value: float) -> str:

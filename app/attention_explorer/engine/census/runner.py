@@ -2,6 +2,7 @@
 running sums, so memory holds one text's forward at a time whatever the number of texts.
 
     result = run_census(subject, source, settings, progress)
+    cached = cached_census(subject, source, settings, CensusCache(folder), progress)  # or from the cache
 
 `subject` is a census subject (subjects.py), `source` a TextSource (the battery or a user's file),
 `progress(fraction, text) -> bool` hears of every text and every layer of its forward and may
@@ -13,11 +14,13 @@ measure.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import SentenceError
 from ..pretrained.progress import Progress, report
+from .cache import CensusCache, cache_key
 from .entropy import uniform_entropy
 from .induction import repeated_span
 from .measures import CensusSettings, TextFacts, layer_scores
@@ -106,3 +109,32 @@ def run_census(subject, source: TextSource, settings: CensusSettings | None = No
 def _facts(run, item: CensusText, causal: bool) -> TextFacts:
     start = repeated_span(run.ids, item.period) if item.kind == "repeat" else None
     return TextFacts.of(run.ids, run.labels, run.special, causal, item.period, start)
+
+
+@dataclass(frozen=True)
+class CachedCensus:
+    result: CensusResult
+    from_cache: bool
+    cache_note: str    # why the result could not be kept ("" when it was, or came from the cache)
+
+
+def cached_census(subject, source: TextSource, settings: CensusSettings, cache: CensusCache | None,
+                  progress: Progress | None = None) -> CachedCensus:
+    """The census of `subject` on `source`: from `cache` when it holds one for the same weights,
+    texts and settings, else run and stored there (a cache that cannot be written is said, not fatal)."""
+    report(progress, 0.0, "reading the model's files")
+    fingerprint = subject.fingerprint()
+    key = cache_key(fingerprint, source.digest, settings)
+    cached = cache.load(key) if cache is not None else None
+    if cached is not None:
+        report(progress, 1.0, "done")
+        return CachedCensus(cached, True, "")
+    result = run_census(subject, source, settings, progress)
+    result.fingerprint = fingerprint
+    note = ""
+    if cache is not None:
+        try:
+            cache.store(key, result)
+        except OSError as error:
+            note = f"the result was not kept for next time ({cache.folder}: {error.strerror or error})"
+    return CachedCensus(result, False, note)
