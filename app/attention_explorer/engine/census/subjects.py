@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..attention import run as run_toy
+from ..errors import ModelError
 from ..model import ToyModel, model_to_dict
 from ..options import Options
 
@@ -46,13 +47,17 @@ def fingerprint_path(path: Path) -> str:
     """sha256 of a model's files: a .gguf file, or a folder's config, tokenizer and safetensors (by
     name and content). Read in 1 MB pieces: a 100 MB model takes a fraction of a second."""
     digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(
-        p for p in path.iterdir() if p.name in ("config.json", "tokenizer.json") or p.suffix == ".safetensors")
-    for file in files:
-        digest.update(file.name.encode() + b"\0")
-        with open(file, "rb") as handle:
-            while chunk := handle.read(HASH_CHUNK):
-                digest.update(chunk)
+    try:
+        files = [path] if path.is_file() else sorted(
+            p for p in path.iterdir() if p.name in ("config.json", "tokenizer.json") or p.suffix == ".safetensors")
+        for file in files:
+            digest.update(file.name.encode() + b"\0")
+            with open(file, "rb") as handle:
+                while chunk := handle.read(HASH_CHUNK):
+                    digest.update(chunk)
+    except OSError as error:
+        raise ModelError(f"{path}: its files cannot be read again ({error.strerror or error}); open the model "
+                         f"again") from None
     return digest.hexdigest()
 
 
