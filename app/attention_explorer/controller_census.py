@@ -174,10 +174,11 @@ class CensusControls(QtCore.QObject):
     def _on_census_done(self, answer) -> None:
         census, _source = answer
         self._result, self._effect = census.result, None
-        kept = " (from the cache of an earlier run)" if census.from_cache else ""
+        result = census.result
+        when = "by an earlier run, kept in the cache" if census.from_cache else ""
         note = f"; {census.cache_note}" if census.cache_note else ""
-        self._set_message(f"{census.result.texts} texts, {census.result.tokens:,} tokens in "
-                          f"{census.result.seconds:.1f} s{kept}{note}")
+        self._set_message(f"{result.texts} texts, {result.tokens:,} tokens, measured in {result.seconds:.1f} s"
+                          f"{' ' + when if when else ''}{note}")
         if census.result.skipped:
             self._set_message(self._message + f"; {census.result.skipped} texts gave no tokens and were skipped")
         self.result_changed.emit(self._result)
@@ -185,7 +186,7 @@ class CensusControls(QtCore.QObject):
 
     def _on_effect_done(self, effect) -> None:
         self._effect = effect
-        self._set_message("Top heads switched off: see the loss below")
+        self._set_message(f"Switched off the top {len(effect.heads)} heads: what the model loses is in the box above")
         self.effect_changed.emit(effect)
 
     def _on_failed(self, message: str) -> None:

@@ -199,7 +199,7 @@ def test_the_second_run_comes_from_the_cache(census_window, qtbot):
     with qtbot.waitSignal(census.census.result_changed, timeout=60_000):
         QTest.mouseClick(census.run_button, QtCore.Qt.MouseButton.LeftButton)
     settle_layout(qtbot)
-    assert "from the cache" in census.message.text()
+    assert "kept in the cache" in census.message.text()
     np.testing.assert_array_equal(census.census.result.grid("previous"), first)
 
 

@@ -69,15 +69,14 @@ class QtCensusWindow(QtWidgets.QMainWindow):
         self.apply_button.setToolTip("The main window's model view shows them crossed out; right-click a head "
                                      "there to switch it back on")
         self.apply_button.clicked.connect(self.census.switch_off_in_window)
-        # a box of its own, four lines tall: a wrapped label squeezed by the grid lost its last lines
+        # a box of its own, five lines tall: a wrapped label squeezed by the grid lost its last lines
         self.effect_box = QtWidgets.QPlainTextEdit()
         self.effect_box.setObjectName("censusEffect")
         self.effect_box.setReadOnly(True)
-        self.effect_box.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
         self.effect_box.setPlaceholderText("Run the census, then switch its top heads off to see what the model "
                                              "loses on the next-token loss (decoders)")
         lines = self.effect_box.fontMetrics().lineSpacing()
-        self.effect_box.setFixedHeight(lines * 4 + 2 * self.effect_box.frameWidth() + 8)
+        self.effect_box.setFixedHeight(lines * 5 + 2 * self.effect_box.frameWidth() + 8)
         self.message = QtWidgets.QLabel("")
         self.message.setWordWrap(True)
 

@@ -62,8 +62,9 @@ class AblationEffect:
     def lines(self) -> list[str]:
         """The effect in a few lines, as the window and the CLI say it."""
         heads = ", ".join(f"L{layer + 1} H{head + 1}" for layer, head in self.heads)
-        out = [f"{len(self.heads)} top heads of {BY_KEY[self.measure].title} off ({heads}), next-token loss in "
-               f"nats over {self.texts} texts: as it is → those heads off (→ {len(self.heads)} random other heads off)"]
+        out = [f"The {len(self.heads)} top heads of {BY_KEY[self.measure].title} switched off: {heads}.",
+               f"Next-token loss in nats over {self.texts} texts: as it is → those heads off "
+               f"(→ {len(self.heads)} random other heads off)"]
         for name, pick in (("repeated sequences, first copy", "repeat_first"),
                            ("repeated sequences, second copy", "repeat_second"), ("other texts", "other")):
             values = [getattr(split, pick) for split in (self.before, self.after, self.control)]
