@@ -40,18 +40,23 @@ class QtCensusView(QtWidgets.QWidget):
     def __init__(self, census, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.census = census
-        self.plot = MatrixPlot(min_size=(260, 260), title_size="10pt", colormap=census.controller.colormap)
+        self.plot = MatrixPlot(min_size=(260, 260), title_size="10pt", colormap=census.controller.colormap,
+                               cell_tips=False)  # the readout says more, and a tooltip window costs a frame
         self.plot.plot.setLabel("left", "layer")
         self.plot.plot.setLabel("top", "head")
         self.readout = QtWidgets.QLabel(" ")
         self.readout.setObjectName("censusReadout")
         self.readout.setWordWrap(True)
         self.readout.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        # two lines, whatever it says: a readout that grew or shrank re-laid out (and repainted) the grid
+        self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Fixed)
+        self.readout.setFixedHeight(2 * self.readout.fontMetrics().lineSpacing() + 4)
         self.ranked_title = QtWidgets.QLabel("")
         self.ranked = QtWidgets.QListWidget()
         self.ranked.setObjectName("censusRanked")
         self.similar_title = QtWidgets.QLabel("Heads like this one: click a head")
-        self.similar_title.setWordWrap(True)
+        for title in (self.ranked_title, self.similar_title):  # a new text never moves the grid beside them
+            title.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Fixed)
         self.similar = QtWidgets.QListWidget()
         self.similar.setObjectName("censusSimilar")
         self.similar.setToolTip("The heads whose scores over every measure are nearest this head's "
