@@ -24,16 +24,19 @@ CLARK_KEYS = ("first", "sep", "punct", "self", "next", "prev")
 PUNCTUATION = frozenset({".", ","})
 
 
-def clark_averages(weights: np.ndarray, labels: Sequence[str], special: np.ndarray) -> dict[str, np.ndarray]:
+def clark_averages(weights: np.ndarray, labels: Sequence[str], special: np.ndarray,
+                   column_totals: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The six averages of every head in `weights` (…, n, n); `labels` are the tidy tokens ("." for a
-    full stop, with any word-boundary marker dropped) and `special` flags the special tokens."""
+    full stop, with any word-boundary marker dropped) and `special` flags the special tokens.
+    `column_totals` (…, n), the weight each token receives, may be handed in if already summed."""
     weights = np.asarray(weights)
     n = weights.shape[-1]
     special = np.asarray(special, dtype=bool)
     later_special = special.copy()
     later_special[:1] = False
     punct = np.array([label.strip() in PUNCTUATION for label in labels], dtype=bool)
-    column_totals = weights.sum(axis=-2, dtype=np.float64)   # (…, n): all the weight each token receives
+    if column_totals is None:
+        column_totals = weights.sum(axis=-2, dtype=np.float64)   # (…, n): all the weight each token receives
     return {
         "first": column_totals[..., 0] / n,
         "sep": column_totals[..., later_special].sum(axis=-1) / n,

@@ -42,24 +42,39 @@ def pattern_from_matrix(matrix: np.ndarray) -> Pattern:
     return Pattern(rows.astype(np.intp), cols.astype(np.intp))
 
 
+def attention_total(weights: np.ndarray, *, exclude_first: bool = False, exclude_diagonal: bool = False,
+                    column_totals: np.ndarray | None = None) -> np.ndarray:
+    """Σ A of every head after the exclusions: the "mul" score's denominator. `column_totals`
+    (…, n), the weight each token receives, may be handed in when the caller has it already."""
+    weights = np.asarray(weights)
+    if column_totals is None:
+        column_totals = weights.sum(axis=-2, dtype=np.float64)
+    total = column_totals.sum(axis=-1)
+    if exclude_first:
+        total = total - column_totals[..., 0]
+    if exclude_diagonal:
+        total = total - np.trace(weights, axis1=-2, axis2=-1, dtype=np.float64)
+    if exclude_first and exclude_diagonal:
+        total = total + weights[..., 0, 0]  # taken away twice above
+    return total
+
+
 def mul_score(weights: np.ndarray, pattern: Pattern, *, exclude_first: bool = False,
-              exclude_diagonal: bool = False) -> np.ndarray:
+              exclude_diagonal: bool = False, total: np.ndarray | None = None) -> np.ndarray:
     """TransformerLens's "mul" score of every head in `weights` (…, n, n): Σ(A ⊙ P) / Σ A.
 
     Returns one score per leading index (e.g. per head), in [0, 1]; NaN where nothing is left to
-    divide by (every weight excluded), as TransformerLens's own division would give.
+    divide by (every weight excluded), as TransformerLens's own division would give. `total` is
+    attention_total(weights, …) with the same exclusions, when the caller scores several patterns.
     """
     weights = np.asarray(weights)
-    total = weights.sum(axis=(-1, -2), dtype=np.float64)
+    if total is None:
+        total = attention_total(weights, exclude_first=exclude_first, exclude_diagonal=exclude_diagonal)
     keep = np.ones(pattern.rows.shape, dtype=bool)
     if exclude_first:
-        total -= weights[..., :, 0].sum(axis=-1, dtype=np.float64)
         keep &= pattern.cols != 0
     if exclude_diagonal:
-        total -= np.trace(weights, axis1=-2, axis2=-1, dtype=np.float64)
         keep &= pattern.rows != pattern.cols
-    if exclude_first and exclude_diagonal:
-        total += weights[..., 0, 0]  # taken away twice above
     matched = weights[..., pattern.rows[keep], pattern.cols[keep]].sum(axis=-1, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, matched / np.where(total > 0, total, 1.0), np.nan)

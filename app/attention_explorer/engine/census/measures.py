@@ -16,12 +16,12 @@ import numpy as np
 
 from ..errors import OptionsError
 from .clark import clark_averages
-from .detection import Pattern, mul_score
+from .detection import Pattern, attention_total, mul_score
 from .duplicate_token import duplicate_token_pattern
 from .entropy import attention_entropy
 from .induction import induction_pattern, induction_stripe_scores
 from .previous_token import previous_token_pattern
-from .sink import DEFAULT_EPSILON, sinks, token_importance
+from .sink import DEFAULT_EPSILON, sinks
 
 
 @dataclass(frozen=True)
@@ -119,28 +119,32 @@ class TextFacts:
 
 def layer_scores(weights: np.ndarray, facts: TextFacts, settings: CensusSettings) -> dict[str, np.ndarray]:
     """Every measure of `settings` that this text informs, for every head of one layer (heads, n, n):
-    key → (heads,) float64."""
+    key → (heads,) float64. The weight each token receives is summed once and shared by the pattern
+    scores' denominator, the sink importance (α₁ is the first column's mean) and Clark's averages."""
     wanted = set(settings.measures)
     out: dict[str, np.ndarray] = {}
-    for key in ("previous", "duplicate", "induction"):
-        if key in wanted and key in facts.patterns:
-            score = mul_score(weights, facts.patterns[key], exclude_first=settings.exclude_first,
-                              exclude_diagonal=settings.exclude_diagonal)
+    n = weights.shape[-1]
+    column_totals = weights.sum(axis=-2).astype(np.float64)               # (heads, n); float32 sums: n ≤ 512 terms
+    patterns = [key for key in ("previous", "duplicate", "induction") if key in wanted and key in facts.patterns]
+    if patterns:
+        exclusions = {"exclude_first": settings.exclude_first, "exclude_diagonal": settings.exclude_diagonal}
+        total = attention_total(weights, column_totals=column_totals, **exclusions)
+        for key in patterns:
+            score = mul_score(weights, facts.patterns[key], total=total, **exclusions)
             if np.isfinite(score).all():
                 out[key] = score
     if "induction_stripe" in wanted and facts.repeat_start is not None:
         out["induction_stripe"] = induction_stripe_scores(weights, facts.repeat_start, facts.period)
     if wanted & {"sink", "sink_rate"}:
-        importance = token_importance(weights, 0)
+        importance = column_totals[:, 0] / n        # token_importance(weights, 0): every row sees the first token
         if "sink" in wanted:
             out["sink"] = importance
         if "sink_rate" in wanted:
             out["sink_rate"] = sinks(importance, settings.sink_epsilon).astype(np.float64)
     if any(key.startswith("clark_") for key in wanted):
-        for key, value in clark_averages(weights, facts.labels, facts.special).items():
+        for key, value in clark_averages(weights, facts.labels, facts.special, column_totals).items():
             if f"clark_{key}" in wanted:
                 out[f"clark_{key}"] = value
     if "entropy" in wanted:
         out["entropy"] = attention_entropy(weights, facts.causal)
     return out
-

@@ -29,44 +29,50 @@ from .texts import CensusText, TextSource
 
 
 class _Tally:
-    """Running sums, counts and best texts of every measure, (layers, heads) each."""
+    """Running sums, counts and best texts of every measure: (measures, layers, heads) arrays, updated
+    once per text (a text's scores of every layer are gathered first)."""
 
     def __init__(self, layers: int, heads: int, measures: tuple[str, ...]):
-        shape = (layers, heads)
-        self.sums = {m: np.zeros(shape) for m in measures}
-        self.counts = {m: np.zeros(shape, dtype=np.int64) for m in measures}
-        self.best = {m: np.full(shape, -np.inf) for m in measures}
-        self.best_text = {m: np.full(shape, -1, dtype=np.int64) for m in measures}
+        self.measures = measures
+        self.row = {m: i for i, m in enumerate(measures)}
+        shape = (len(measures), layers, heads)
+        self.sums = np.zeros(shape)
+        self.counts = np.zeros(shape, dtype=np.int64)
+        self.best = np.full(shape, -np.inf)
+        self.best_text = np.full(shape, -1, dtype=np.int64)
         self.examples: dict[int, str] = {}
 
-    def add(self, layer: int, scores: dict[str, np.ndarray], text_index: int) -> None:
-        for measure, values in scores.items():
-            finite = np.isfinite(values)
-            self.sums[measure][layer, finite] += values[finite]
-            self.counts[measure][layer, finite] += 1
-            better = finite & (values > self.best[measure][layer])
-            self.best[measure][layer, better] = values[better]
-            self.best_text[measure][layer, better] = text_index
+    def blank(self) -> np.ndarray:
+        """One text's scores, to fill: NaN where the text does not inform a measure."""
+        return np.full(self.sums.shape, np.nan)
 
-    def keep_examples(self, text_index: int, text: str) -> None:
-        """Keep `text` if some head scored best on it, and drop the texts no head points at any more."""
-        referenced = set(np.unique(np.concatenate([b.ravel() for b in self.best_text.values()])).tolist())
-        if text_index in referenced:
+    def add(self, scores: np.ndarray, text_index: int, text: str) -> None:
+        """Count one text's scores, and keep the text if some head scored best on it."""
+        finite = np.isfinite(scores)
+        self.sums += np.where(finite, scores, 0.0)
+        self.counts += finite
+        better = finite & (scores > self.best)
+        if better.any():
+            self.best[better] = scores[better]
+            self.best_text[better] = text_index
             self.examples[text_index] = text
-        for index in [i for i in self.examples if i not in referenced]:
-            del self.examples[index]
+            referenced = set(np.unique(self.best_text).tolist())
+            for index in [i for i in self.examples if i not in referenced]:
+                del self.examples[index]
+
+    def grids(self, table: np.ndarray) -> dict[str, np.ndarray]:
+        return {m: table[i] for m, i in self.row.items()}
 
     def means(self) -> dict[str, np.ndarray]:
         with np.errstate(invalid="ignore", divide="ignore"):
-            return {m: np.where(self.counts[m] > 0, self.sums[m] / np.maximum(self.counts[m], 1), np.nan)
-                    for m in self.sums}
+            return self.grids(np.where(self.counts > 0, self.sums / np.maximum(self.counts, 1), np.nan))
 
     def renumbered_examples(self) -> tuple[list[str], dict[str, np.ndarray]]:
         """The kept texts as a list, and the best-text indices pointing into it."""
         order = sorted(self.examples)
-        new = {old: i for i, old in enumerate(order)}
-        lookup = np.vectorize(lambda old: new.get(int(old), -1), otypes=[np.int64])
-        return [self.examples[i] for i in order], {m: lookup(b) if b.size else b for m, b in self.best_text.items()}
+        lookup = np.full(max(order, default=0) + 2, -1, dtype=np.int64)  # index −1 reads the last entry: −1
+        lookup[order] = np.arange(len(order))
+        return [self.examples[i] for i in order], self.grids(lookup[self.best_text])
 
 
 def run_census(subject, source: TextSource, settings: CensusSettings | None = None,
@@ -91,9 +97,11 @@ def run_census(subject, source: TextSource, settings: CensusSettings | None = No
             skipped += 1
             continue
         facts = _facts(run, item, subject.causal)
+        scores = tally.blank()
         for layer in range(subject.n_layers):
-            tally.add(layer, layer_scores(run.layer(layer), facts, settings), index)
-        tally.keep_examples(index, item.text)
+            for measure, values in layer_scores(run.layer(layer), facts, settings).items():
+                scores[tally.row[measure], layer] = values
+        tally.add(scores, index, item.text)
         texts += 1
         truncated += run.truncated
         tokens += run.n
@@ -102,7 +110,7 @@ def run_census(subject, source: TextSource, settings: CensusSettings | None = No
     examples, best_text = tally.renumbered_examples()
     return CensusResult(
         subject.name, subject.n_layers, subject.n_heads, source.label, settings, texts, skipped, truncated,
-        tokens, tally.means(), tally.counts, tally.best, best_text, examples,
+        tokens, tally.means(), tally.grids(tally.counts), tally.grids(tally.best), best_text, examples,
         uniform_total / texts if texts else None, time.perf_counter() - started)
 
 
