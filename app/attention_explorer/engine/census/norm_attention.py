@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..threads import single_blas_thread
+
 FORMULA = "‖α_ij · f(x_j)‖,  f(x) = (x·W_V + b_V)·W_O"
 FORMULA_SUMMED = "‖Σ_h α^h_ij · f_h(x_j)‖"
 
@@ -89,14 +91,15 @@ def _without(weights: np.ndarray, off: Collection[int]) -> np.ndarray:
 def pretrained_norm_attention(ptrace, layer: int) -> NormAttention:
     """The reading of layer `layer` (0-based) of a real model's forward (a PretrainedTrace)."""
     arch, weights = ptrace.model.arch, ptrace.model.layers[layer]
-    x = np.asarray(ptrace.forward_result.attn_inputs[layer], dtype=np.float64)
-    values = x @ weights.w_v
-    if weights.b_v is not None:
-        values = values + weights.b_v
-    n = x.shape[0]
-    values = values.reshape(n, arch.n_kv_heads, arch.d_head).transpose(1, 0, 2)   # (kv_heads, n, d_head)
+    x = ptrace.forward_result.attn_inputs[layer]
     off = {head for lay, head in ptrace.ablated if lay == layer}
-    return norm_attention(_without(ptrace.weights[layer], off), moved_by_heads(values, weights.w_o, arch.group))
+    with single_blas_thread():  # as the forward: on busy cores one thread is the faster
+        values = x @ weights.w_v  # float32 by float32: BLAS (a float64 × float32 product is NumPy's slow loop)
+        if weights.b_v is not None:
+            values += weights.b_v
+        n = x.shape[0]
+        values = values.reshape(n, arch.n_kv_heads, arch.d_head).transpose(1, 0, 2)  # (kv_heads, n, d_head)
+        return norm_attention(_without(ptrace.weights[layer], off), moved_by_heads(values, weights.w_o, arch.group))
 
 
 def trace_norm_attention(trace) -> NormAttention:
