@@ -192,6 +192,20 @@ def test_another_model_drops_the_census(census_window, qtbot):
     assert "model changed" in census.message.text()
 
 
+def test_the_pattern_options_and_the_sink_threshold_reach_the_census(census_window, qtbot):
+    _window, census = census_window()
+    run_census(qtbot, census)
+    plain = census.census.result
+    census.exclude_first_box.click()
+    census.epsilon_box.setValue(0.9)
+    with qtbot.waitSignal(census.census.result_changed, timeout=60_000):
+        QTest.mouseClick(census.run_button, QtCore.Qt.MouseButton.LeftButton)
+    result = census.census.result
+    assert result.settings.exclude_first and result.settings.sink_epsilon == pytest.approx(0.9)
+    assert not np.array_equal(result.grid("previous"), plain.grid("previous"))
+    assert result.grid("sink_rate").sum() < plain.grid("sink_rate").sum()  # fewer heads pass 0.9 than 0.3
+
+
 def test_the_second_run_comes_from_the_cache(census_window, qtbot):
     _window, census = census_window()
     run_census(qtbot, census)

@@ -8,6 +8,7 @@ controls (controller_census); the window only lays out and asks.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6 import QtGui, QtWidgets
@@ -40,7 +41,26 @@ class QtCensusWindow(QtWidgets.QMainWindow):
         self.seed_box.setPrefix("seed ")
         self.seed_box.setToolTip("The seed of the battery's random sequences")
         self.seed_box.valueChanged.connect(
-            lambda seed: self.census.set_settings(self._settings_with(seed=seed)))
+            lambda seed: self.census.set_settings(replace(self.census.settings, seed=seed)))
+        self.exclude_first_box = QtWidgets.QCheckBox("without the first token")
+        self.exclude_first_box.setToolTip("Pattern scores (induction, previous, duplicate) leave out the weight on "
+                                          "the first token, where most heads park theirs (TransformerLens's "
+                                          "exclude_bos)")
+        self.exclude_first_box.toggled.connect(
+            lambda on: self.census.set_settings(replace(self.census.settings, exclude_first=on)))
+        self.exclude_diagonal_box = QtWidgets.QCheckBox("without the diagonal")
+        self.exclude_diagonal_box.setToolTip("Pattern scores leave out each token's weight on itself "
+                                             "(TransformerLens's exclude_current_token)")
+        self.exclude_diagonal_box.toggled.connect(
+            lambda on: self.census.set_settings(replace(self.census.settings, exclude_diagonal=on)))
+        self.epsilon_box = QtWidgets.QDoubleSpinBox()
+        self.epsilon_box.setRange(0.0, 0.99)
+        self.epsilon_box.setSingleStep(0.05)
+        self.epsilon_box.setValue(self.census.settings.sink_epsilon)
+        self.epsilon_box.setPrefix("sink ε ")
+        self.epsilon_box.setToolTip("A head sinks when the first token's mean weight is above ε (Gu et al.: 0.3)")
+        self.epsilon_box.valueChanged.connect(
+            lambda value: self.census.set_settings(replace(self.census.settings, sink_epsilon=value)))
         self.run_button = QtWidgets.QPushButton("Run census")
         self.run_button.clicked.connect(self.census.run)
         self.cancel_button = QtWidgets.QPushButton("Cancel")
@@ -81,8 +101,8 @@ class QtCensusWindow(QtWidgets.QMainWindow):
         self.message.setWordWrap(True)
 
         top = QtWidgets.QHBoxLayout()
-        for widget in (QtWidgets.QLabel("Texts:"), self.texts_box, self.seed_box, self.run_button,
-                       self.cancel_button, self.progress):
+        for widget in (QtWidgets.QLabel("Texts:"), self.texts_box, self.seed_box, self.exclude_first_box,
+                       self.exclude_diagonal_box, self.epsilon_box, self.run_button, self.cancel_button, self.progress):
             top.addWidget(widget)
         top.addStretch(1)
         shown = QtWidgets.QHBoxLayout()
@@ -119,11 +139,6 @@ class QtCensusWindow(QtWidgets.QMainWindow):
         self._update_controls()
 
     # --- controls -------------------------------------------------------------------------------
-    def _settings_with(self, **changes):
-        from dataclasses import replace
-
-        return replace(self.census.settings, **changes)
-
     def _on_texts_chosen(self, index: int) -> None:
         if self.texts_box.itemData(index) != TEXT_FILE:
             self.census.set_texts_file(None)
