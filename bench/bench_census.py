@@ -260,8 +260,9 @@ def view_rows(repeat: int, profile: bool = False) -> list[str]:
         import cProfile
         import pstats
 
-        cProfile.runctx("for i in range(20): show_result(i); hover(i)", globals(), locals(), "/tmp/census.prof")
-        pstats.Stats("/tmp/census.prof").sort_stats("cumtime").print_stats(25)
+        profiler = cProfile.Profile()
+        profiler.runctx("for i in range(20): show_result(i); hover(i)", globals(), locals())
+        pstats.Stats(profiler).sort_stats("cumtime").print_stats(25)
     readout = launcher.window.view.readout.text()
     bare.close()
     a = statistics.median(anchor)
