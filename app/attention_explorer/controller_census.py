@@ -56,6 +56,9 @@ class CensusControls(QtCore.QObject):
         for signal in (controller.model_changed, controller.real_model_changed, controller.options_changed):
             signal.connect(self._on_model_changed)
         controller.model_edited.connect(self._drop_result)
+        app = QtCore.QCoreApplication.instance()
+        if app is not None:  # quitting stops a census at its next layer instead of waiting for the last text
+            app.aboutToQuit.connect(self.cancel)
         self._model_key = self._current_model_key()
 
     # --- state ----------------------------------------------------------------------------------

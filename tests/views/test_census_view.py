@@ -249,6 +249,19 @@ def test_cancel_stops_a_long_census_and_keeps_the_window(census_window, qtbot, t
     assert census.run_button.isEnabled() and not census.progress.isVisible()
 
 
+def test_quitting_stops_a_running_census(census_window, qtbot, tmp_path):
+    _window, census = census_window()
+    texts = tmp_path / "many.txt"
+    texts.write_text("the quick brown fox jumped over the lazy dog\n" * 4000, encoding="utf-8")
+    census.choose_texts_file(str(texts))
+    QTest.mouseClick(census.run_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: census.census.busy)
+    QtWidgets.QApplication.instance().aboutToQuit.emit()
+    assert census.census.wait_idle(30_000)  # the worker stopped at its next layer, not after 4,000 texts
+    qtbot.waitUntil(lambda: not census.census.busy)
+    assert census.census.result is None
+
+
 def test_exports_of_the_grid_and_the_table(census_window, qtbot, tmp_path):
     _window, census = census_window()
     run_census(qtbot, census)
