@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import __version__, engine
+from .cli_heads import add_heads_command, cmd_heads
 from .cli_real import (
     RealUsageError,
     check_toy_layer,
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     scaling.add_argument("--seed", type=int, default=0, help="seed of the random numbers, 0 or more (default 0)")
     scaling.add_argument("-o", "--output", default=STDOUT, metavar="FILE.json",
                          help="write here instead of standard output (-)")
+    add_heads_command(commands)
     return parser
 
 
@@ -288,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_window(model=args.gui_model, sentence=args.gui_sentence)
         handler = {"models": cmd_models, "trace": cmd_trace, "export": cmd_export,
-                   "scaling": cmd_scaling}[args.command]
+                   "scaling": cmd_scaling, "heads": cmd_heads}[args.command]
         return handler(args)
     except (UsageError, RealUsageError, FigureUsageError) as exc:
         return _fail(str(exc), EXIT_USAGE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
+from .views.census_menu import CensusLauncher
 from .views.model_view import QtModelView
 from .views.next_tokens import QtNextTokens
 from .views.pretrained_bar import QtPretrainedBar
@@ -63,6 +64,7 @@ class PretrainedParts(QtCore.QObject):
         menus = {action.text().replace("&", ""): action.menu() for action in window.menuBar().actions()}
         menus["File"].insertAction(window.model_editor.save_action, self.open_folder_action)
         menus["View"].addAction(self.dock.toggleViewAction())
+        self.census = CensusLauncher(window, menus["View"])  # View ▸ Head census… (views/census_window)
 
         controller.busy_changed.connect(self._show_busy)
         controller.progress_changed.connect(self._show_progress)

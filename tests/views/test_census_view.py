@@ -1,0 +1,285 @@
+"""The head census window, driven as a user drives it: View ▸ Head census…, Run, hover and click the
+grid, click the ranked heads, colour by another measure, switch the top heads off, cancel, export.
+On the tiny committed checkpoints (a GPT-2 decoder and a BERT encoder) and a toy model."""
+
+import os
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6.QtTest import QTest
+
+pytest.importorskip("tokenizers")
+
+from attention_explorer import engine  # noqa: E402
+from attention_explorer.app import MainWindow  # noqa: E402
+from attention_explorer.controller import Controller  # noqa: E402
+from attention_explorer.engine.census import BY_KEY  # noqa: E402
+from attention_explorer.views.census_view import HEAD_ROLE  # noqa: E402
+from gui_helpers import hover_cell  # noqa: E402
+
+DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
+GPT2, BERT = str(DATA / "tiny-gpt2"), str(DATA / "tiny-bert")
+
+
+@pytest.fixture(autouse=True)
+def own_data_folder(tmp_path, monkeypatch):
+    """The census cache goes under tmp_path, never into the real home."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "data"))
+
+
+@pytest.fixture
+def census_window(qtbot, settings):
+    """The main window on `source` and its census window opened from the View menu."""
+    made = []
+
+    def make(source: str | None = GPT2):
+        controller = Controller(engine.load_builtin("cat-sat-on-mat"), background=True)
+        window = MainWindow(controller, settings)
+        qtbot.addWidget(window)
+        window.setGeometry(0, 0, 900, 820)  # (it keeps its least width, 983) and the census window beside it:
+        window.show()                       # offscreen, the mouse reaches the first window under it
+        qtbot.waitExposed(window)
+        if source is not None:
+            controller.open_model(source, "the cat sat on the mat")
+            qtbot.waitUntil(lambda: controller.is_real and controller.trace is not None and not controller.busy)
+        view_menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "View")
+        entry = next(a for a in view_menu.actions() if a.text().replace("&", "") == "Head census…")
+        entry.trigger()
+        census = window.pretrained.census.window
+        census.setGeometry(window.frameGeometry().right() + 10, 0, 900, 700)
+        qtbot.waitExposed(census)
+        made.append((window, census))
+        return window, census
+
+    yield make
+    for window, census in made:
+        census.census.cancel()
+        census.census.wait_idle()
+        window.controller.cancel()
+        window.controller.wait_idle()
+
+
+def run_census(qtbot, census) -> None:
+    QTest.mouseClick(census.run_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: census.census.result is not None and not census.census.busy, timeout=60_000)
+    settle_layout(qtbot)
+
+
+def settle_layout(qtbot) -> None:
+    """Let the grid take its final size (the plot refits on the next turn of the event loop)."""
+    for _ in range(3):
+        QTest.qWait(10)
+        QtWidgets.QApplication.processEvents()
+
+
+def click_item(qtbot, list_widget, row: int) -> None:
+    item = list_widget.item(row)
+    QTest.mouseClick(list_widget.viewport(), QtCore.Qt.MouseButton.LeftButton,
+                     pos=list_widget.visualItemRect(item).center())
+
+
+def test_the_grid_shows_every_layer_and_head_of_the_chosen_measure(census_window, qtbot):
+    window, census = census_window()
+    assert "Run the census" in census.view.plot.message.text()
+    run_census(qtbot, census)
+    result, plot = census.census.result, census.view.plot
+    model = window.controller.real_model
+    assert (result.n_layers, result.n_heads) == (model.n_layers, model.n_heads)
+    np.testing.assert_array_equal(plot.shown_matrix(), result.grid("induction_stripe"))
+    assert plot.row_labels() == ["L1", "L2"] and plot.column_labels() == ["H1", "H2", "H3", "H4"]
+    assert plot.levels() == (0.0, 1.0)  # one shared scale for every head
+    best = result.ranked("induction_stripe")[0]
+    assert census.view.ranked.item(0).text() == f"L{best.layer + 1} H{best.head + 1}  {best.score:.2f}"
+    assert census.view.ranked.count() == model.n_layers * model.n_heads
+    assert "52 texts" in census.message.text() or "texts" in census.message.text()
+    assert census.windowTitle() == f"Head census — {model.name}"
+
+
+def test_hovering_a_cell_reads_it_out(census_window, qtbot):
+    _window, census = census_window()
+    run_census(qtbot, census)
+    hover_cell(census.view.plot, 1, 2)
+    result = census.census.result
+    value = result.grid("induction_stripe")[1, 2]
+    text = census.view.readout.text()
+    assert text.startswith(f"L2 H3 · {BY_KEY['induction_stripe'].title} {value:.3f}")
+    assert "most on “" in text
+
+
+def test_clicking_a_cell_opens_that_head_on_its_best_example(census_window, qtbot):
+    window, census = census_window()
+    run_census(qtbot, census)
+    point = hover_cell(census.view.plot, 1, 3)
+    QTest.mouseClick(census.view.plot.graphics.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=point)
+    c = window.controller
+    qtbot.waitUntil(lambda: not c.busy)
+    text, _score = census.census.result.best_example("induction_stripe", 1, 3)
+    assert (c.layer, c.head) == (1, 3)
+    assert c.sentence == text and c.pretrained_trace.text == text
+    assert census.view.plot.outlined_cells() == [(1, 3)]
+    assert census.view.similar.count() == 7  # every other head, nearest first
+    assert census.view.similar_title.text().startswith("Heads like L2 H4")
+
+
+def test_a_ranked_head_and_a_similar_head_open_with_a_click(census_window, qtbot):
+    window, census = census_window()
+    run_census(qtbot, census)
+    click_item(qtbot, census.view.ranked, 0)
+    best = census.census.result.ranked("induction_stripe")[0]
+    assert (window.controller.layer, window.controller.head) == (best.layer, best.head)
+    similar = census.view.similar.item(0).data(HEAD_ROLE)
+    assert tuple(similar) == census.census.result.similar_heads(best.layer, best.head, 1)[0][:2]
+    click_item(qtbot, census.view.similar, 0)
+    assert (window.controller.layer, window.controller.head) == tuple(similar)
+    assert census.census.selected == tuple(similar)
+
+
+def test_colouring_by_another_measure(census_window, qtbot):
+    _window, census = census_window()
+    run_census(qtbot, census)
+    index = census.measure_box.findData("entropy")
+    census.measure_box.setCurrentIndex(index)
+    census.measure_box.activated.emit(index)
+    result = census.census.result
+    np.testing.assert_array_equal(census.view.plot.shown_matrix(), result.grid("entropy"))
+    assert census.view.plot.levels()[1] >= result.uniform_entropy
+    assert census.view.ranked_title.text() == "entropy (nats), lowest first:"
+    assert census.measure_note.text() == BY_KEY["entropy"].finds
+
+
+def test_switching_the_top_heads_off_shows_the_loss_and_applies_in_the_main_window(census_window, qtbot):
+    window, census = census_window()
+    run_census(qtbot, census)
+    assert census.ablate_button.isEnabled() and not census.apply_button.isEnabled()
+    census.ablate_count.setValue(2)
+    QTest.mouseClick(census.ablate_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: census.census.effect is not None and not census.census.busy, timeout=60_000)
+    effect = census.census.effect
+    assert effect.heads == tuple(census.census.result.top_heads("induction_stripe", 2))
+    assert "second copy" in census.effect_box.toPlainText()
+    QTest.mouseClick(census.apply_button, QtCore.Qt.MouseButton.LeftButton)
+    assert window.controller.ablated == frozenset(effect.heads)
+
+
+def test_an_encoder_cannot_switch_heads_off_and_says_why(census_window, qtbot):
+    _window, census = census_window(BERT)
+    run_census(qtbot, census)
+    assert not census.ablate_button.isEnabled()
+    assert "only a real decoder" in census.ablate_button.toolTip()
+
+
+def test_a_toy_model_has_a_census_too(census_window, qtbot):
+    window, census = census_window(None)
+    run_census(qtbot, census)
+    assert census.census.result.grid("previous").shape == (1, 2)
+    assert census.windowTitle() == "Head census — cat-sat-on-mat"
+    assert not census.ablate_button.isEnabled()
+
+
+def test_another_model_drops_the_census(census_window, qtbot):
+    window, census = census_window()
+    run_census(qtbot, census)
+    window.controller.open_model(BERT)
+    qtbot.waitUntil(lambda: window.controller.real_model.family == "bert" and not window.controller.busy)
+    assert census.census.result is None
+    assert "Run the census" in census.view.plot.message.text()
+    assert census.view.ranked.count() == 0
+    assert "model changed" in census.message.text()
+
+
+def test_the_pattern_options_and_the_sink_threshold_reach_the_census(census_window, qtbot):
+    _window, census = census_window()
+    run_census(qtbot, census)
+    plain = census.census.result
+    census.exclude_first_box.click()
+    census.epsilon_box.setValue(0.9)
+    with qtbot.waitSignal(census.census.result_changed, timeout=60_000):
+        QTest.mouseClick(census.run_button, QtCore.Qt.MouseButton.LeftButton)
+    result = census.census.result
+    assert result.settings.exclude_first and result.settings.sink_epsilon == pytest.approx(0.9)
+    assert not np.array_equal(result.grid("previous"), plain.grid("previous"))
+    assert result.grid("sink_rate").sum() < plain.grid("sink_rate").sum()  # fewer heads pass 0.9 than 0.3
+
+
+def test_the_second_run_comes_from_the_cache(census_window, qtbot):
+    _window, census = census_window()
+    run_census(qtbot, census)
+    first = census.census.result.grid("previous")
+    with qtbot.waitSignal(census.census.result_changed, timeout=60_000):
+        QTest.mouseClick(census.run_button, QtCore.Qt.MouseButton.LeftButton)
+    settle_layout(qtbot)
+    assert "kept in the cache" in census.message.text()
+    np.testing.assert_array_equal(census.census.result.grid("previous"), first)
+
+
+def test_a_users_text_file_and_a_bad_one(census_window, qtbot, tmp_path):
+    _window, census = census_window()
+    texts = tmp_path / "texts.txt"
+    texts.write_text("the cat sat on the mat\nthe dog chased the cat\nthe cat ran\n", encoding="utf-8")
+    census.choose_texts_file(str(texts))
+    assert census.texts_box.currentText() == "texts.txt"
+    run_census(qtbot, census)
+    assert census.census.result.texts == 3 and "texts.txt" in census.census.result.source
+    kept = census.census.result
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "texts.fifo"
+        os.mkfifo(fifo)
+        census.choose_texts_file(str(fifo))
+        QTest.mouseClick(census.run_button, QtCore.Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "not a regular file" in census.message.text() and not census.census.busy)
+        assert census.census.result is kept  # what was shown stays
+
+
+def test_cancel_stops_a_long_census_and_keeps_the_window(census_window, qtbot, tmp_path):
+    _window, census = census_window()
+    texts = tmp_path / "many.txt"
+    texts.write_text("the quick brown fox jumped over the lazy dog\n" * 4000, encoding="utf-8")
+    census.choose_texts_file(str(texts))
+    QTest.mouseClick(census.run_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: census.cancel_button.isVisible())
+    QTest.mouseClick(census.cancel_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not census.census.busy, timeout=60_000)
+    assert census.census.result is None
+    assert census.message.text().startswith("Cancelled")
+    assert census.run_button.isEnabled() and not census.progress.isVisible()
+
+
+def test_quitting_stops_a_running_census(census_window, qtbot, tmp_path):
+    _window, census = census_window()
+    texts = tmp_path / "many.txt"
+    texts.write_text("the quick brown fox jumped over the lazy dog\n" * 4000, encoding="utf-8")
+    census.choose_texts_file(str(texts))
+    QTest.mouseClick(census.run_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: census.census.busy)
+    QtWidgets.QApplication.instance().aboutToQuit.emit()
+    assert census.census.wait_idle(30_000)  # the worker stopped at its next layer, not after 4,000 texts
+    qtbot.waitUntil(lambda: not census.census.busy)
+    assert census.census.result is None
+
+
+def test_exports_of_the_grid_and_the_table(census_window, qtbot, tmp_path):
+    _window, census = census_window()
+    run_census(qtbot, census)
+    for suffix in ("png", "svg", "pdf", "csv"):
+        assert census.export_to(str(tmp_path / f"census.{suffix}")), suffix
+    image = QtGui.QImage(str(tmp_path / "census.png"))
+    assert not image.isNull() and image.width() > 100
+    assert ElementTree.parse(tmp_path / "census.svg").getroot().tag.endswith("svg")
+    assert (tmp_path / "census.pdf").read_bytes().startswith(b"%PDF")
+    assert len((tmp_path / "census.csv").read_text(encoding="utf-8").splitlines()) == 1 + 2 * 4
+
+
+def test_an_export_to_a_bad_place_says_so_and_writes_nothing(census_window, qtbot, tmp_path, monkeypatch):
+    _window, census = census_window()
+    run_census(qtbot, census)
+    warnings = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *args: warnings.append(args[2]))
+    assert not census.export_to(str(tmp_path / "census.gif"))
+    assert not census.export_to(str(tmp_path / "no-folder" / "census.pdf"))
+    assert len(warnings) == 2 and "Nothing was written" in warnings[1]
+    assert list(tmp_path.glob("census.*")) == []
