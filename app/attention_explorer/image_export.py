@@ -24,6 +24,8 @@ from .views import theme
 from .views.cell_image import CellImage
 from .views.text_layer import TextLayer
 
+POINTS_PER_INCH = 72
+
 Progress = Callable[[int, int], bool]
 """progress(done, total) after each frame of a long export; returning False cancels it."""
 
@@ -179,18 +181,43 @@ def paint_widget(widget, painter: QtGui.QPainter, *, vector: bool, background: b
         painter.restore()
 
 
+def pdf_bytes(view, title: str = "Attention Explorer") -> bytes:
+    """A view as a one-page PDF at its size on screen, drawn as vectors (words stay text)."""
+    widget = view.export_widget()
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    writer = QtGui.QPdfWriter(buffer)
+    dpi = widget.logicalDpiX()          # the page is the widget's size: one pixel on screen, one pixel here
+    writer.setResolution(dpi)
+    size = widget.size()
+    page = QtCore.QSizeF(size.width() * POINTS_PER_INCH / dpi, size.height() * POINTS_PER_INCH / dpi)
+    writer.setPageSize(QtGui.QPageSize(page, QtGui.QPageSize.Unit.Point, "view"))
+    writer.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
+    writer.setTitle(title)
+    writer.setCreator("Attention Explorer")
+    _paint_widget(widget, writer,
+                  QtWidgets.QWidget.RenderFlag.DrawChildren | QtWidgets.QWidget.RenderFlag.DrawWindowBackground)
+    del writer  # finishes the document
+    return bytes(buffer.data())
+
+
 def export_view_file(view, path: str | Path, scale: int = 1, transparent: bool = False,
-                     progress: Progress | None = None) -> None:
-    """PNG, SVG or (for a view that plays) GIF by the file's ending; `progress` is asked after each GIF frame."""
+                     progress: Progress | None = None, title: str | None = None) -> None:
+    """PNG, SVG, PDF or (for a view that plays) GIF by the file's ending; `progress` is asked after each
+    GIF frame. (A view drawn as it is; the window's figures, with captions and themes, are figure_files'.)"""
     suffix = Path(path).suffix.lower()
+    title = title or f"Attention Explorer — {Path(path).stem}"
     if suffix == ".png":
         export_png(view, path, scale, transparent)
     elif suffix == ".svg":
-        export_svg(view, path, title=f"Attention Explorer — {Path(path).stem}")
+        export_svg(view, path, title=title)
+    elif suffix == ".pdf":
+        check_target(path)
+        write_bytes(path, pdf_bytes(view, title))
     elif suffix == ".gif":
         export_gif(view, path, scale, progress)
     else:
-        raise ExportError(f"an image is written as .png, .svg or .gif, not {suffix or 'a file without ending'}")
+        raise ExportError(f"an image is written as .png, .svg, .pdf or .gif, not {suffix or 'a file without ending'}")
 
 
 # --- animations --------------------------------------------------------------------------------

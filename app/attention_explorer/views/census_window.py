@@ -17,7 +17,6 @@ from ..controller_census import CensusControls
 from ..engine.census import BY_KEY, MEASURES, census_csv
 from ..export import ExportError, write_text
 from .census_view import QtCensusView
-from .figure_pdf import export_pdf
 
 BATTERY, TEXT_FILE = "battery", "file"
 ABLATION_HINT = "Switching heads off is read on the next-token loss, which only a real decoder (such as SmolLM2) has"
@@ -208,10 +207,8 @@ class QtCensusWindow(QtWidgets.QMainWindow):
                 raise ExportError("there is no census to export yet: run it first")
             if suffix == ".csv":
                 write_text(path, census_csv(self.census.result))
-            elif suffix == ".pdf":
-                export_pdf(self.view, path, title=f"Head census — {self.census.model_name()}")
-            elif suffix in (".png", ".svg"):
-                export_view_file(self.view, path)
+            elif suffix in (".png", ".svg", ".pdf"):
+                export_view_file(self.view, path, title=f"Head census — {self.census.model_name()}")
             else:
                 raise ExportError(f"the census is written as .png, .svg, .pdf or .csv, not {suffix or 'no ending'}")
         except ExportError as exc:
