@@ -17,8 +17,11 @@ fractional offset rounds differently from a direct paint of the same antialiased
 a lone pixel off by at most LONE_PIXEL_TOLERANCE is let pass: Qt's styles draw a frame's antialiased
 corner twice when a resize repaints it in two strips, leaving that one pixel up to 12 levels darker;
 a stale word, number or line is never one pixel. Any other pixel beyond CHANNEL_TOLERANCE is a
-difference. On failure a picture of the two and their difference is written to SCREEN_DIFF_DIR
-(default: the system's temporary folder) and named in the message.
+difference. The backing store is compared with BACKING_TOLERANCE instead: Qt's own widgets (the
+tool buttons' icons of a dock just shown) leave their antialiased edges up to 24 levels darker where two
+partial repaints blended them twice; a missed repaint leaves a stale word, line or number, a hundred
+levels and more from what should be there. On failure a picture of the two and their difference is
+written to SCREEN_DIFF_DIR (default: the system's temporary folder) and named in the message.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 CHANNEL_TOLERANCE = 2
 LONE_PIXEL_TOLERANCE = 32
+BACKING_TOLERANCE = 24
 
 
 @dataclass(frozen=True)
@@ -57,12 +61,12 @@ def _pixels(image: QtGui.QImage) -> np.ndarray:
     return rows[:, :image.width() * 4].reshape(image.height(), image.width(), 4)[..., :3].astype(np.int16)
 
 
-def difference(shown: QtGui.QImage, expected: QtGui.QImage) -> Difference:
+def difference(shown: QtGui.QImage, expected: QtGui.QImage, tolerance: int = CHANNEL_TOLERANCE) -> Difference:
     if shown.size() != expected.size():
         return Difference(0, 0, None, f"sizes differ: {shown.width()}×{shown.height()} shown, "
                                       f"{expected.width()}×{expected.height()} expected")
     delta = np.abs(_pixels(shown) - _pixels(expected)).max(axis=2)
-    bad = _differing(delta)
+    bad = _differing(delta, tolerance)
     if not bad.any():
         return Difference(0, int(delta.max(initial=0)), None)
     ys, xs = np.nonzero(bad)
@@ -70,16 +74,16 @@ def difference(shown: QtGui.QImage, expected: QtGui.QImage) -> Difference:
     return Difference(int(bad.sum()), int(delta.max()), box)
 
 
-def _differing(delta: np.ndarray) -> np.ndarray:
+def _differing(delta: np.ndarray, tolerance: int = CHANNEL_TOLERANCE) -> np.ndarray:
     """The pixels that count as different (see the module's docstring)."""
-    off = delta > CHANNEL_TOLERANCE
+    off = delta > tolerance
     padded = np.pad(off, 1)
     neighbours = sum(padded[1 + dy:padded.shape[0] - 1 + dy, 1 + dx:padded.shape[1] - 1 + dx]
                      for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx)
     return off & ((neighbours > 0) | (delta > LONE_PIXEL_TOLERANCE))
 
 
-def write_picture(shown: QtGui.QImage, expected: QtGui.QImage, name: str) -> Path:
+def write_picture(shown: QtGui.QImage, expected: QtGui.QImage, name: str, tolerance: int = CHANNEL_TOLERANCE) -> Path:
     """Shown | expected | the differing pixels in red over a faded copy of the expected picture."""
     folder = Path(os.environ.get("SCREEN_DIFF_DIR") or tempfile.gettempdir())
     folder.mkdir(parents=True, exist_ok=True)
@@ -93,7 +97,7 @@ def write_picture(shown: QtGui.QImage, expected: QtGui.QImage, name: str) -> Pat
     painter.drawImage(2 * width + 20, 0, expected)
     painter.setOpacity(1.0)
     if shown.size() == expected.size():
-        bad = _differing(np.abs(_pixels(shown) - _pixels(expected)).max(axis=2))
+        bad = _differing(np.abs(_pixels(shown) - _pixels(expected)).max(axis=2), tolerance)
         painter.setPen(QtGui.QColor("red"))
         for y, x in zip(*np.nonzero(bad), strict=True):
             painter.drawPoint(2 * width + 20 + int(x), int(y))
@@ -126,9 +130,9 @@ def check_backing_store(window: QtWidgets.QWidget, where: str) -> None:
     """The window as its partial repaints left it equals a full repaint of it now."""
     hide_tooltips()
     shown, expected = backing_store(window), window.grab().toImage()
-    found = difference(shown, expected)
+    found = difference(shown, expected, BACKING_TOLERANCE)
     if found:
-        path = write_picture(shown, expected, f"backing-{where}")
+        path = write_picture(shown, expected, f"backing-{where}", BACKING_TOLERANCE)
         raise AssertionError(f"after {where}, the screen differs from a full repaint: {found}; see {path}")
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from PySide6 import QtCore
 
 from .engine import EngineError, ModelError, Options, Trace
+from .engine.memory import release_free_memory
 from .engine.steps import step_index
 from .engine.tokenizer import Word
 from .pretrained_display import RealView, shown_trace
@@ -209,6 +210,11 @@ class PretrainedControls(QtCore.QObject):
         self._real_model, self._ptrace, self._layer, self._ablated = None, None, 0, frozenset()
         self.real_model_changed.emit(None)
         self.pretrained_trace_changed.emit(None)
+        self._release_memory_soon()
+
+    def _release_memory_soon(self) -> None:
+        """Once the views have let go of a closed model (they redraw in this pass), give its memory back."""
+        QtCore.QTimer.singleShot(0, self, release_free_memory)
 
     def _run_real(self) -> None:
         """Run the current sentence through the real model again (after an edit or an ablation)."""
@@ -241,6 +247,7 @@ class PretrainedControls(QtCore.QObject):
 
     def _enter_real(self, source: str, text: str, model: PretrainedModel, ptrace: PretrainedTrace | None,
                     error: str, forward_ms: float) -> None:
+        replaced = self._real_model is not None and self._real_model is not model
         self._real_model, self._ptrace, self._real_error, self._forward_ms = model, ptrace, error, forward_ms
         self._layer, self._ablated = 0, frozenset()
         self._model_source = source
@@ -254,6 +261,8 @@ class PretrainedControls(QtCore.QObject):
                         (self.sentence_changed, text), (self.options_changed, self._options),
                         (self.pretrained_trace_changed, ptrace), (self.layer_changed, 0),
                         (self.ablation_changed, self._ablated), (self.step_changed, self._step))
+        if replaced:
+            self._release_memory_soon()
         if stale:
             self._run_real()
 

@@ -144,8 +144,8 @@ class BackgroundRunner(QtCore.QObject):
                     self._jobs.put((job_id, work))
                     return
                 self._running = job_id
-            outcome = self._run(job_id, work)
-            self._outcomes.put(outcome)
+            self._outcomes.put(self._run(job_id, work))
+            del work  # not held while waiting for the next job: its closure (a model) would outlive its use
             with self._lock:
                 self._unfinished -= 1
                 self._lock.notify_all()

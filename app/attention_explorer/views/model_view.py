@@ -139,6 +139,7 @@ class QtModelView(QtWidgets.QWidget):
         self.images.clear()
         self.labels = []
         if ptrace is None:
+            self.weights = np.zeros((0, 0, 0, 0))  # a closed model's weights are not kept
             self.caption.setText("Open a real model (the model list, or File ▸ Open) to see all its layers "
                                  "and heads here." if not self.controller.is_real else "Running the model…")
         else:
