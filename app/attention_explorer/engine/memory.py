@@ -10,6 +10,7 @@ exist and nothing is done.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import sys
 
@@ -17,7 +18,5 @@ import sys
 def release_free_memory() -> None:
     if not sys.platform.startswith("linux"):
         return
-    try:
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: not glibc
         ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
