@@ -61,12 +61,19 @@ def test_values_of_every_kind_come_back_as_they_were_set(tmp_path):
     assert again.note == ""
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf"), [1, 2], {"a": 1}, object()])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), [1, [2]], [float("nan")], {"a": 1}, object()])
 def test_a_value_that_cannot_be_saved_is_refused_when_set(tmp_path, value):
     store = open_store(tmp_path / "settings.json")
     with pytest.raises(TypeError, match="setting x/y"):
         store.setValue("x/y", value)
     assert not store.contains("x/y")
+
+
+def test_a_list_of_texts_comes_back_as_it_was_set(tmp_path):
+    store = open_store(tmp_path / "settings.json")
+    store.setValue("recent/paths", ("/a/b.png", "c.gguf"))
+    store.sync()
+    assert open_store(store.path).value("recent/paths") == ["/a/b.png", "c.gguf"]
 
 
 def test_remove_takes_a_key_and_everything_under_it(tmp_path):

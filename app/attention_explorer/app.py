@@ -125,8 +125,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timeline.tables_shown_changed.connect(self._fit_steps_dock)
         self.statusBar().addWidget(self.status_line, 1)  # there from the start: a message never moves the layout
         # closing the timeline leaves the finished computation on screen, not a half-played one
-        self.steps_dock.toggleViewAction().toggled.connect(
-            lambda shown: shown or controller.set_step(controller.final_step()))
+        self.steps_dock.toggleViewAction().toggled.connect(self._on_steps_dock_toggled)
 
         self._build_actions()
         self._build_menus_and_toolbar()
@@ -149,6 +148,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.files = attach_window_files(self)  # drop a figure or model here, Open recent, Save view…
         if settings is not None:
             restore_settings(settings, controller, self)
+
+    def _on_steps_dock_toggled(self, shown: bool) -> None:
+        """The reader closed the steps: the finished computation, not a half-played one, stays on screen.
+        (Not while the window itself goes: its docks hide with it, and the controller may be gone.)"""
+        if not shown and self.isVisible():
+            self.controller.set_step(self.controller.final_step())
 
     def _on_tables_clicked(self) -> None:
         self._tables_follow_size = False

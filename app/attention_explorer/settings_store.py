@@ -209,7 +209,10 @@ def _storable(key: str, value: object) -> object:
         raise TypeError(f"setting {key}: {value} cannot be saved")
     if value is None or isinstance(value, bool | int | float | str):
         return value
-    raise TypeError(f"setting {key}: a {type(value).__name__} cannot be saved; give text, a number or bytes")
+    if isinstance(value, list | tuple) and all(isinstance(item, bool | int | float | str) for item in value):
+        return [_storable(key, item) for item in value]  # a list of texts or numbers (recent files)
+    raise TypeError(f"setting {key}: a {type(value).__name__} cannot be saved; give text, a number, bytes "
+                    f"or a list of texts and numbers")
 
 
 def shown_path(path: Path) -> str:
