@@ -59,6 +59,7 @@ class Controller(PretrainedControls):
         self._status = ""
         self._hovered: int | None = None
         self._hovered_role = LOOKING
+        self._hover_source: object = None  # the view (or part) the hovered word came from
         self._pinned: int | None = None
         self._pinned_role = LOOKING
         self._matrix = "weights"
@@ -206,10 +207,18 @@ class Controller(PretrainedControls):
     def update_options(self, **changes) -> None:
         self.set_options(self._options.with_changes(**changes))
 
-    def set_hovered(self, index: int | None, role: str = LOOKING) -> None:
+    def set_hovered(self, index: int | None, role: str = LOOKING, source: object = None) -> None:
         """The word under the mouse, as the one looking or the one looked at; None when the mouse left.
-        An index past the last word (a view hovered while the sentence shrank) counts as None."""
+        An index past the last word (a view hovered while the sentence shrank) counts as None.
+
+        `source` is what was hovered (a view, or a part of one). The mouse leaving one part clears
+        the hover only if that part set it: moving from a heatmap cell onto its row's label, the label
+        hears of the mouse before the cell hears it left, and the cell's "left" would otherwise clear
+        the label's word in every view."""
+        if index is None and source is not None and self._hover_source is not source:
+            return
         index, role = self._checked(index, role)
+        self._hover_source = source if index is not None else None
         if (index, role) == (self._hovered, self._hovered_role):
             return
         old_focus = self._focus_key()

@@ -30,6 +30,7 @@ from .arc_lines import (
 )
 from .message_label import message_label
 from .plot_style import refit_scene_after_layout
+from .resting_pointer import RestingPointer
 from .text_layer import Label, TextLayer
 from .token_axis import GAP_PX, MAX_LABEL_PX
 
@@ -101,6 +102,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         esc.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
         esc.activated.connect(lambda: controller.set_pinned(None))
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        RestingPointer(self.graphics)
         self.graphics.scene().sigMouseClicked.connect(self._on_mouse_clicked)
         # the legend wraps to the plot's own new size (this widget's resize comes before the plot's)
         self.graphics.sigDeviceRangeChanged.connect(lambda *_: self._fit_legend())
@@ -288,9 +290,9 @@ class QtArcDiagram(QtWidgets.QWidget):
         end = self._end_at(scene_pos)
         # the controller ignores the same word in the same role: a mouse resting on a word redraws nothing
         if end is None:
-            self.controller.set_hovered(None)
+            self.controller.set_hovered(None, source=self)
         else:
-            self.controller.set_hovered(end[1], ROLE_OF_SIDE[end[0]])
+            self.controller.set_hovered(end[1], ROLE_OF_SIDE[end[0]], self)
 
     def _on_mouse_clicked(self, event) -> None:
         end = self._end_at(event.scenePos())

@@ -79,8 +79,8 @@ class QtHeatmap(MatrixPlot):
         footer.addWidget(self.fit_button)
         self.layout().addLayout(footer)
 
-        self.left_axis.token_hovered.connect(lambda i: self.controller.set_hovered(i, LOOKING))
-        self.top_axis.token_hovered.connect(lambda i: self.controller.set_hovered(i, LOOKED_AT))
+        self.left_axis.token_hovered.connect(lambda i: self.controller.set_hovered(i, LOOKING, self.left_axis))
+        self.top_axis.token_hovered.connect(lambda i: self.controller.set_hovered(i, LOOKED_AT, self.top_axis))
         self.left_axis.token_clicked.connect(lambda i: self.controller.toggle_pinned(i, LOOKING))
         self.top_axis.token_clicked.connect(lambda i: self.controller.toggle_pinned(i, LOOKED_AT))
         self.colour_scale_box.activated.connect(lambda i: self.set_colour_scale(self.colour_scale_box.itemData(i)))
@@ -197,13 +197,13 @@ class QtHeatmap(MatrixPlot):
         self.show_readout(cell)
         if cell is None:
             QtWidgets.QToolTip.hideText()
-            self.controller.set_hovered(None)
+            self.controller.set_hovered(None, source=self.image)
             return
         row, _col = cell
         if screen_pos is not None:
             QtWidgets.QToolTip.showText(QtCore.QPoint(int(screen_pos.x()), int(screen_pos.y())), self.hover_text,
                                         self.graphics)
-        self.controller.set_hovered(row, LOOKING)
+        self.controller.set_hovered(row, LOOKING, self.image)
 
     def _on_focus_changed(self, index) -> None:
         """The focused word in bold on both axes, and its row (looking) or column (looked at) framed."""

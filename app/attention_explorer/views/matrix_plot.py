@@ -30,6 +30,7 @@ from .hatch import MaskHatchItem
 from .matrix_frame import MatrixFrame
 from .message_label import message_label
 from .plot_style import make_matrix, refit_scene_after_layout
+from .resting_pointer import RestingPointer
 from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
 
@@ -69,6 +70,7 @@ class MatrixPlot(QtWidgets.QWidget):
         self.graphics.setBackground(theme.background())
         self.graphics.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)  # + / − / 0 after a click
         self.graphics.installEventFilter(self)
+        RestingPointer(self.graphics)
         if min_size is not None:
             self.graphics.setMinimumSize(*min_size)
         self.left_axis = TokenAxis("left")

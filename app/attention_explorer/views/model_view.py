@@ -224,11 +224,11 @@ class QtModelView(QtWidgets.QWidget):
         spot = None if point is None else self.token_at(point)
         self.show_readout(spot)
         if spot is None:
-            self.controller.set_hovered(None)
+            self.controller.set_hovered(None, source=self)
             return
         _layer, _head, row, col = spot
         shift = QtWidgets.QApplication.keyboardModifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier
-        self.controller.set_hovered(*((col, LOOKED_AT) if shift else (row, LOOKING)))
+        self.controller.set_hovered(*((col, LOOKED_AT) if shift else (row, LOOKING)), self)
 
     def readout_spot(self) -> tuple[int, int, int, int] | None:
         return self._readout_spot

@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..controller import LOOKED_AT, Controller
 from . import theme
 from .plot_style import make_static, refit_scene_after_layout
+from .resting_pointer import RestingPointer
 from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
 
@@ -64,6 +65,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
             return
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(theme.background())
+        RestingPointer(self.graphics)
         self.axis = TokenAxis("bottom", upright_allowed=False)
         self.plot = self.graphics.addPlot(axisItems={"bottom": self.axis},
                                           viewBox=pg.ViewBox(enableMenu=False))  # a menu never shown: not built
@@ -76,7 +78,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self.values = TextLayer(anchor=(0.5, 1.0), point_size=8)
         self.plot.addItem(self.values)
         self.addWidget(self.graphics)
-        self.axis.token_hovered.connect(self.controller.set_hovered)
+        self.axis.token_hovered.connect(lambda i: self.controller.set_hovered(i, source=self.axis))
         self.axis.token_clicked.connect(self.controller.toggle_pinned)
         self.plot.getViewBox().sigResized.connect(self._update_value_visibility)
         self.plot.getViewBox().sigResized.connect(self._refit_title)  # a plot built late is laid out after

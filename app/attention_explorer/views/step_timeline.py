@@ -354,9 +354,9 @@ class QtStepTimeline(QtWidgets.QWidget):
         """A row of a table whose rows are the words focuses that word, as the one looking."""
         trace, shown = self.controller.trace, table.matrix_model.table
         if row is None or trace is None or shown is None or tuple(shown.rows) != tuple(trace.labels):
-            self.controller.set_hovered(None)
+            self.controller.set_hovered(None, source=table)
             return
-        self.controller.set_hovered(row, LOOKING)
+        self.controller.set_hovered(row, LOOKING, table)
 
     def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)

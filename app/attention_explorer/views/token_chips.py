@@ -145,7 +145,7 @@ class QtTokenChips(QtWidgets.QWidget):
 
     def _on_chip_hovered(self, index: int | None) -> None:
         if not self._rebuilding:  # hiding and showing the chips while rebuilding moves no mouse
-            self.controller.set_hovered(index)
+            self.controller.set_hovered(index, source=self)
 
     def _settle_hover(self, hovered_before: int | None) -> None:
         """The chip under the mouse may now show another word, or be gone (removed chips send no
@@ -154,7 +154,7 @@ class QtTokenChips(QtWidgets.QWidget):
         under = next((chip for chip in self.chips if chip.under_mouse), None)
         now = under.token_index if under is not None else None
         if now != hovered_before:
-            self.controller.set_hovered(now)
+            self.controller.set_hovered(now, source=self)
 
     def event(self, event: QtCore.QEvent) -> bool:
         """A tooltip asked over an unknown word's chip (which has none, so the request comes here)."""

@@ -1,0 +1,58 @@
+"""Hover that holds: handing the pointer from a heatmap cell to its row's or column's label keeps the
+word in focus, and a pointer that glides onto a cell and stops there always focuses it."""
+
+from PySide6 import QtCore
+from PySide6.QtTest import QTest
+
+from attention_explorer.controller import LOOKED_AT, LOOKING
+from gui_helpers import hover_cell
+
+
+def _point(heatmap, x: float, y: float) -> QtCore.QPoint:
+    return heatmap.graphics.mapFromScene(heatmap.plot.getViewBox().mapViewToScene(QtCore.QPointF(x, y)))
+
+
+def _glide(widget, points: list[QtCore.QPoint]) -> None:
+    """Moves faster than pyqtgraph's rate limit (a quick hand), no pause between them."""
+    for point in points:
+        QTest.mouseMove(widget, point, delay=1)
+
+
+def test_a_cell_handed_to_its_row_label_keeps_the_word(make_window, qtbot):
+    window = make_window("it-was-tired", "the cat sat on the mat because it was tired")
+    heatmap, c = window.heatmap, window.controller
+    hover_cell(heatmap, 2, 0)
+    assert (c.focus, c.focus_role) == (2, LOOKING)
+    seen = []
+    c.focus_changed.connect(seen.append)
+    label = _point(heatmap, -0.5, 2) - QtCore.QPoint(14, 0)  # on the word "sat" left of the matrix
+    QTest.qWait(15)
+    QTest.mouseMove(heatmap.graphics.viewport(), label)
+    QTest.qWait(30)
+    assert (c.focus, c.focus_role) == (2, LOOKING)
+    assert None not in seen, "the focus went away on the way from the cell to its label"
+
+
+def test_a_cell_handed_to_its_column_label_keeps_the_word_looked_at(make_window):
+    window = make_window("it-was-tired", "the cat sat on the mat because it was tired")
+    heatmap, c = window.heatmap, window.controller
+    hover_cell(heatmap, 0, 1)
+    QTest.qWait(15)
+    seen = []
+    c.focus_changed.connect(seen.append)
+    QTest.mouseMove(heatmap.graphics.viewport(), _point(heatmap, 1, -0.5) - QtCore.QPoint(0, 12))
+    QTest.qWait(30)
+    assert (c.focus, c.focus_role) == (1, LOOKED_AT)
+    assert None not in seen, "the focus went away on the way from the cell to its label"
+
+
+def test_a_pointer_that_glides_onto_a_cell_and_stops_focuses_it(make_window, qtbot):
+    window = make_window("it-was-tired", "the cat sat on the mat because it was tired")
+    heatmap, c = window.heatmap, window.controller
+    hover_cell(heatmap, 0, 0)
+    QTest.qWait(15)
+    path = [_point(heatmap, 0.2 + 0.4 * i, 0.2 + 0.45 * i) for i in range(1, 10)]  # ends on the cell (4, 4)
+    _glide(heatmap.graphics.viewport(), path)
+    assert c.focus != 4  # pyqtgraph dropped the last moves, which came too quickly
+    qtbot.waitUntil(lambda: c.focus == 4, timeout=500)
+    assert heatmap.readout.text() == heatmap.cell_text(4, 4)
