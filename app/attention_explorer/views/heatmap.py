@@ -154,6 +154,7 @@ class QtHeatmap(MatrixPlot):
         weights = self.controller.matrix == "weights"
         self.colour_scale_box.setVisible(weights)  # the span is the weights' alone, shown with or without them
         self.colour_scale_label.setVisible(weights)
+        self._follow_length(trace.n if trace is not None else 0)
         if trace is None:
             self.show_message(self.controller.error or "Type a sentence to see its attention.")
             self.show_readout(None)
@@ -163,7 +164,6 @@ class QtHeatmap(MatrixPlot):
         # masked scores and exact zeros in the weights, and a masked pair must not read as 0.
         mask = trace.mask if self.controller.matrix in ("weights", "masked") else None
         display = np.where(hidden_cells(matrix, mask), np.nan, matrix)
-        self._follow_length(trace.n)
         colours, levels = self._colour_values(display, weights)
         layer = "" if trace.layer is None else f"layer {trace.layer + 1}, "  # a real model's layer
         head = f"{layer}head {self.controller.head + 1} of {trace.options.heads}"
