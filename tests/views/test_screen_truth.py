@@ -122,3 +122,17 @@ def test_the_model_editor_beside_a_real_model_raises_nothing(make_window, monkey
     settle()
     assert not window.controller.is_real
     assert window.model_editor_dock.isVisible(), "the editor comes back with the toy model"
+
+
+def test_the_cell_readout_is_never_cut_by_the_colour_controls(make_window, monkeypatch, qtbot):
+    """Beside the model view at 1280 wide the heatmap's pane is narrow: its readout still shows whole."""
+    window = make_window()
+    window.resize(1280, 720)
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getExistingDirectory", lambda *a, **k: str(DATA / "tiny-bert"))
+    window.pretrained.open_folder_action.trigger()
+    qtbot.waitUntil(lambda: window.controller.is_real and window.controller.trace is not None, timeout=20_000)
+    settle()
+    hover_cell(window.heatmap, 7, 0)
+    readout = window.heatmap.readout
+    assert readout.text() == window.heatmap.cell_text(7, 0)
+    assert readout.fontMetrics().horizontalAdvance(readout.text()) <= readout.contentsRect().width()

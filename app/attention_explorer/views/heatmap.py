@@ -69,9 +69,12 @@ class QtHeatmap(MatrixPlot):
         self.fit_button.setToolTip("Show the whole matrix (key 0); wheel or + / − zoom, drag or Page Up / Down moves")
         self.fit_button.clicked.connect(self.fit)
 
+        # The readout has a line of its own: beside the colour controls a narrow pane cut it short
+        # ("…÷√32 = -0.5"), and its numbers are what the reader came for.
+        self.layout().addWidget(self.readout)
         footer = QtWidgets.QHBoxLayout()
         footer.setContentsMargins(0, 0, 0, 0)
-        footer.addWidget(self.readout, 1)
+        footer.addStretch(1)
         footer.addWidget(QtWidgets.QLabel("Colours"))
         footer.addWidget(self.colormap_box)
         footer.addWidget(self.colour_scale_label)
