@@ -136,8 +136,14 @@ def test_labels_never_overlap_and_the_focused_word_is_always_drawn(make_arcs, n)
 
 def test_a_word_whose_label_was_thinned_out_can_still_be_hovered_and_shows_in_full(qtbot, make_arcs):
     arcs = make_arcs(200)
-    hidden = next(i for i in range(200) if arcs.label(RIGHT, i) is None)
-    scene_point = arcs.view.mapViewToScene(QtCore.QPointF(1.05, hidden))
+    drawn = [rect for _i, rect in arcs.drawn_labels(RIGHT)]
+
+    def off_the_words(i: int) -> QtCore.QPointF:  # past the line's end on the word's row, on no drawn word
+        return arcs.view.mapViewToScene(QtCore.QPointF(1.0, i)) + QtCore.QPointF(4, 0)
+
+    hidden = next(i for i in range(200) if arcs.label(RIGHT, i) is None
+                  and not any(rect.contains(off_the_words(i)) for rect in drawn))
+    scene_point = off_the_words(hidden)
     qtbot.mouseMove(arcs.graphics.viewport(), arcs.graphics.mapFromScene(scene_point))
     qtbot.wait(30)
     assert (arcs.controller.focus, arcs.controller.focus_role) == (hidden, LOOKED_AT)

@@ -136,3 +136,16 @@ def test_the_cell_readout_is_never_cut_by_the_colour_controls(make_window, monke
     readout = window.heatmap.readout
     assert readout.text() == window.heatmap.cell_text(7, 0)
     assert readout.fontMetrics().horizontalAdvance(readout.text()) <= readout.contentsRect().width()
+
+
+def test_a_long_text_labels_the_hovered_arc_end_with_its_own_word(make_window):
+    window = make_window()
+    words = sorted(window.controller.model.vocabulary)
+    window.sentence_box.setPlainText(" ".join(words[(7 * i) % len(words)] for i in range(199)))
+    settle()
+    drawn = window.arcs.drawn_labels(LEFT)
+    index, _rect = drawn[len(drawn) // 2]
+    hover_arc_end(window.arcs, LEFT, index)
+    assert window.controller.focus == index
+    assert window.arcs.label(LEFT, index).text == window.controller.trace.labels[index]
+    check_all(window, "a hover of an arc end in a 199-word text")

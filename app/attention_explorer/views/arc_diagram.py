@@ -280,11 +280,16 @@ class QtArcDiagram(QtWidgets.QWidget):
         reach = (LABEL_OFFSET_PX + MAX_LABEL_PX) / max(px_per_unit, 1e-6)
         if not 0 <= index < n:
             return None
-        if -reach <= point.x() < 0:
-            return LEFT, index
-        if 1 < point.x() <= 1 + reach:
-            return RIGHT, index
-        return None
+        side = LEFT if -reach <= point.x() < 0 else RIGHT if 1 < point.x() <= 1 + reach else None
+        if side is None:
+            return None
+        # A word drawn under the pointer is the word meant: in a long text a label is taller than its
+        # row, and the row under the pointer named a neighbour ("all" hovered, "of₇" focused).
+        for layer in (self.focus_labels[side], self.labels[side]):
+            for position, label in enumerate(layer.labels()):
+                if layer.scene_rect(position).contains(scene_pos):
+                    return side, int(label.y)
+        return side, index
 
     def _on_mouse_moved(self, scene_pos: QtCore.QPointF) -> None:
         end = self._end_at(scene_pos)
