@@ -112,6 +112,13 @@ class TokenAxis(pg.AxisItem):
         view = self.linkedView()
         if view is None or not self._labels:
             return None
+        self._ensure_layout()
+        focus_rect = self._focus_rect()
+        if focus_rect is not None and focus_rect.contains(pos):
+            return self._focus
+        for index, rect in self._placed:  # a word drawn under the pointer is the word meant
+            if rect.contains(pos):
+                return index
         point = view.mapSceneToView(self.mapToScene(pos))
         value = point.x() if self._horizontal() else point.y()
         index = int(math.floor(value + 0.5))
