@@ -69,3 +69,17 @@ def test_with_nothing_on_the_layer_is_the_forward_pass_s_own(bert_trace):
     np.testing.assert_array_equal(trace.heads[1].weights, bert_trace.weights[0, 1])
     weights, labels = shown_weights(bert_trace, RealView())
     assert weights is bert_trace.weights and note == "" and labels == list(bert_trace.labels)
+
+
+@pytest.mark.parametrize("view", [RealView(hide_first=True), RealView(hide_specials=True, merge_words=True)],
+                         ids=["first hidden", "specials hidden, words"])
+def test_a_rotary_model_turns_each_shown_token_by_its_own_position(llama_trace, view):
+    """The RoPE step's cos θ and sin θ have one row a shown token, as its Q and K have: a row too many
+    made its step table ask for a row label past the end, and the app died of it (a native crash)."""
+    trace, _ = shown_trace(llama_trace, 0, view)
+    n = len(trace.labels)
+    assert trace.rope_cos.shape[0] == trace.rope_sin.shape[0] == trace.heads[0].q.shape[0] == n
+    if view.hide_first and not view.merge_words:
+        whole = llama_trace.layer_trace(0)
+        np.testing.assert_array_equal(trace.rope_cos, whole.rope_cos[1:])
+        np.testing.assert_array_equal(trace.rope_sin, whole.rope_sin[1:])

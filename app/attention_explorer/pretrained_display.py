@@ -153,6 +153,7 @@ def _row_arrays(head: HeadTrace, pick) -> dict[str, np.ndarray]:
 
 
 def _with_rows(trace: Trace, heads: list[HeadTrace], tokens: list[str], pick, mask) -> Trace:
+    rope = {name: pick(getattr(trace, name)) for name in ("rope_cos", "rope_sin") if getattr(trace, name) is not None}
     return replace(trace, tokens=tokens, labels=token_labels(tokens), heads=tuple(heads), mask=mask,
                    embedding=pick(trace.embedding), x=pick(trace.x), concat=pick(trace.concat),
-                   output=pick(trace.output))
+                   output=pick(trace.output), **rope)
