@@ -53,3 +53,13 @@ def test_a_new_step_is_one_entry(trace, monkeypatch):
 def test_an_unknown_step_is_named():
     with pytest.raises(ValueError, match="unknown step 'alibi'"):
         steps.cell_arithmetic(engine.run(engine.load_builtin("cats-chase-mice"), "cats"), "alibi", 0, 0, 0)
+
+
+def test_a_step_table_has_a_label_for_every_row_and_column():
+    import numpy as np
+    import pytest
+
+    from attention_explorer.engine.step_types import StepTable
+
+    with pytest.raises(ValueError, match="3 row and 2 column labels"):
+        StepTable("q", "Q", np.zeros((4, 2)), ("a", "b", "c"), ("1", "2"))

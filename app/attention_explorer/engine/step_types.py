@@ -23,6 +23,13 @@ class StepTable:
     rows: tuple[str, ...]
     cols: tuple[str, ...]
 
+    def __post_init__(self):
+        # A label for every row and column, checked here: a Qt table asking for a label past the end
+        # raises inside Qt's own call, and the app died of it (a native crash, not a message).
+        if self.values.ndim != 2 or self.values.shape != (len(self.rows), len(self.cols)):
+            raise ValueError(f"table {self.key!r}: {self.values.shape} values for {len(self.rows)} row and "
+                             f"{len(self.cols)} column labels")
+
 
 @dataclass(frozen=True)
 class Tables:
