@@ -21,6 +21,7 @@ GAP_PX = 6.0            # the least space between two labels
 MAX_LABEL_PX = 110.0    # longer words are shortened with "…"; the full word shows on hover
 PAD_PX = 6.0            # between the labels and the plot
 FOCUS_PAD_PX = 2.0      # the focused word's box reaches this far beyond its text
+OVERLAP_PX = 0.5        # labels closer than this to overlapping count as apart
 
 
 class TokenAxis(pg.AxisItem):
@@ -102,7 +103,7 @@ class TokenAxis(pg.AxisItem):
         self._ensure_layout()
         focus_rect = self._focus_rect()
         drawn = [(i, rect) for i, rect in self._placed
-                 if focus_rect is None or (i != self._focus and not rect.intersects(focus_rect))]
+                 if focus_rect is None or (i != self._focus and not _overlap(rect, focus_rect))]
         if focus_rect is not None:
             drawn.append((self._focus, focus_rect))
         return [(i, self.mapRectToScene(rect)) for i, rect in drawn]
@@ -220,7 +221,7 @@ class TokenAxis(pg.AxisItem):
         for index in self._visible_indices():
             if index % stride == 0:
                 rect = self._rect_for(index, self._sizes[index])
-                if not self._placed or not rect.intersects(self._placed[-1][1]):  # an end word pushed inward
+                if not self._placed or not _overlap(rect, self._placed[-1][1]):  # an end word pushed inward
                     self._placed.append((index, rect))
 
     def _focus_rect(self) -> QtCore.QRectF | None:
@@ -265,7 +266,7 @@ class TokenAxis(pg.AxisItem):
         p.setClipRect(self.boundingRect(), QtCore.Qt.ClipOperation.IntersectClip)
         focus_rect = self._focus_rect()
         covered = tuple(i for i, rect in self._placed
-                        if focus_rect is not None and i != self._focus and rect.intersects(focus_rect))
+                        if focus_rect is not None and i != self._focus and _overlap(rect, focus_rect))
         if p.paintEngine().type() == QtGui.QPaintEngine.Type.SVG:
             self._draw_regular(p, covered)  # a replayed picture's words would not reach the SVG as text
         else:
@@ -319,3 +320,9 @@ class TokenAxis(pg.AxisItem):
             self.token_clicked.emit(index)
         else:
             super().mouseClickEvent(ev)
+
+
+def _overlap(a: QtCore.QRectF, b: QtCore.QRectF) -> bool:
+    """Whether two labels' boxes overlap by more than a hair: boxes that only touch (or overlap by the
+    last bits of a transform, which two histories of the same view may differ in) do not."""
+    return a.adjusted(OVERLAP_PX, OVERLAP_PX, -OVERLAP_PX, -OVERLAP_PX).intersects(b)
