@@ -92,6 +92,14 @@ class Controller(PretrainedControls):
         return self._trace
 
     @property
+    def step_trace(self) -> Trace | None:
+        """What the step timeline writes out: the trace itself, or, for a real model's layer read as
+        words, without some tokens or rolled out, the layer's own computation the reading was made from
+        (a reading's weights are no softmax of any scores, so the steps cannot show them as one)."""
+        trace = self._trace
+        return trace.reading.source if trace is not None and trace.reading is not None else trace
+
+    @property
     def words(self) -> tuple[engine.Word, ...]:
         """Every typed word with its place in the sentence and whether the model knows it."""
         return self._words

@@ -182,7 +182,7 @@ def write_html_figure(controller, state: ViewState, options: FigureOptions, path
     import pyqtgraph as pg
 
     from .html_figure import html_page
-    from .views.heatmap import LONG_SENTENCE_WORDS, MATRIX_TITLES
+    from .views.heatmap import LONG_SENTENCE_WORDS, heatmap_title
     from .views.matrix_plot import hidden_cells, value_span
 
     facts = figure_facts(controller)
@@ -194,8 +194,7 @@ def write_html_figure(controller, state: ViewState, options: FigureOptions, path
     display = np.where(hidden_cells(matrix, mask), np.nan, matrix)
     levels = (0.0, 1.0) if weights and span != "data" else value_span(display)
     colours = theme.FIGURE_THEMES[options.theme]
-    layer = f"layer {trace.layer + 1}, " if trace.layer is not None else ""
-    heading = f"{MATRIX_TITLES[state.matrix]} — {layer}head {controller.head + 1} of {trace.options.heads}"
+    heading = heatmap_title(trace, state.matrix, controller.head)
     text = caption(replace(state, view="heatmap"), replace(facts, span=span)) if options.caption else ""
     lut = pg.colormap.get(state.colormap).getLookupTable(nPts=256, alpha=False)
     page = html_page(labels=list(trace.labels), matrix=matrix, mask=mask, levels=levels,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .engine import pretrained  # its analysis loads on first use, once a real model is open
+from .engine.reading import HiddenStage, Reading, RolloutStage, WordsStage
 from .engine.tokenizer import token_labels
 from .engine.trace import HeadTrace, Trace
 
@@ -50,24 +51,39 @@ def hidden_indices(ptrace: PretrainedTrace, view: RealView) -> list[int]:
 
 
 def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[Trace, str]:
-    """Layer `layer` as the views draw it under `view`, and one line saying what was done to it."""
-    trace = ptrace.layer_trace(layer)
-    notes = []
+    """Layer `layer` as the views draw it under `view`, and one line saying what was done to it.
+    A trace read otherwise than head by head over the model's tokens carries its Reading: the
+    layer's own trace, and how each shown weight was made from it."""
+    source = trace = ptrace.layer_trace(layer)
+    notes, stages = [], []
+    groups: tuple[tuple[int, ...], ...] = tuple((i,) for i in range(ptrace.n))
     if view.rollout:
-        rolled = ptrace.rollout()[layer].astype(np.float64)
-        trace = replace(trace, heads=tuple(replace(h, weights=rolled) for h in trace.heads))
+        rolled = ptrace.rollout()
+        trace = replace(trace, heads=tuple(replace(h, weights=rolled[layer]) for h in trace.heads))
+        stages.append(RolloutStage(layer, len(trace.heads), ptrace.weights[layer].mean(axis=0, dtype=np.float64),
+                                   pretrained.rollout_mix(ptrace.weights[layer]),
+                                   rolled[layer - 1] if layer > 0 else None))
         notes.append(ROLLOUT_RULE)
     hidden = hidden_indices(ptrace, view)
     words = ptrace.words
     if hidden:
+        before = tuple(h.weights for h in trace.heads)
         trace, removed, kept = _hide(trace, hidden)
         words = pretrained.words_after_hiding(words, kept)
+        groups = tuple(groups[i] for i in kept)
         names = ", ".join(dict.fromkeys(ptrace.labels[i] for i in hidden))
+        stages.append(HiddenStage(before, kept, names))
         notes.append(f"hidden: {names} — they had {removed:.0%} of the weight on average; rows renormalised")
     if view.merge_words:
+        before = tuple(h.weights for h in trace.heads)
         trace = _merge(trace, words)
+        stages.append(WordsStage(before, words))
+        groups = tuple(tuple(i for piece in word for i in groups[piece]) for word in words)
         notes.append(MERGE_RULE)
-    return trace, "; ".join(notes)
+    note = "; ".join(notes)
+    if stages:
+        trace = replace(trace, reading=Reading(source, tuple(stages), groups, note))
+    return trace, note
 
 
 def shown_weights(ptrace: PretrainedTrace, view: RealView) -> tuple[np.ndarray, list[str]]:

@@ -32,3 +32,24 @@ def make_window(qtbot, settings):
     return make
 
 
+@pytest.fixture
+def real_window(qtbot, settings):
+    """The window with a background controller, as the app starts it, opened on `source`."""
+    windows = []
+
+    def make(source: str, sentence: str = "the cat sat on the mat") -> MainWindow:
+        controller = Controller(engine.load_builtin("cat-sat-on-mat"), background=True)
+        window = MainWindow(controller, settings)
+        qtbot.addWidget(window)
+        window.resize(1280, 820)
+        window.show()
+        qtbot.waitExposed(window)
+        controller.open_model(source, sentence)
+        qtbot.waitUntil(lambda: controller.is_real and controller.trace is not None and not controller.busy)
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.controller.cancel()
+        window.controller.wait_idle()

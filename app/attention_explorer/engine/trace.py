@@ -6,10 +6,14 @@ Views, exports and the command line read a Trace; nothing downstream recomputes 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .options import Options
+
+if TYPE_CHECKING:  # a reading holds the trace it was made from
+    from .reading import Reading
 
 # The matrices of a head a user can pick for the heatmap or a CSV export.
 HEAD_MATRICES = ("weights", "scores", "scaled", "masked", "output", "q", "k", "v")
@@ -76,6 +80,9 @@ class Trace:
     # Rotary position models (Llama): cos θ and sin θ (n × d_k) that turned each head's q and k.
     rope_cos: np.ndarray | None = None
     rope_sin: np.ndarray | None = None
+    # A real model's layer read otherwise than head by head over its own tokens (words, hidden
+    # tokens, rollout): how the weights were made, from which trace (engine.reading); else None.
+    reading: Reading | None = None
 
     @property
     def n(self) -> int:

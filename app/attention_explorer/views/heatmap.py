@@ -18,6 +18,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING, Controller
+from ..engine.trace import Trace
 from . import theme
 from .matrix_plot import MatrixPlot, hidden_cells, value_span
 
@@ -29,6 +30,19 @@ MATRIX_TITLES = {
 }
 LONG_SENTENCE_WORDS = 16  # above this, the weights' colours span each row unless the reader chose otherwise
 COLOUR_SCALES = {"fixed": "0 – 1", "data": "fit to the data", "row": "each row"}
+
+
+def heatmap_title(trace: Trace, matrix: str, head: int) -> str:
+    """What the heatmap of `matrix` for `head` (0-based) shows, in words: "attention weights
+    softmax(QKᵀ/√d_k) — layer 2, head 1 of 12", or what a real model's reading made of them."""
+    layer = "" if trace.layer is None else f"layer {trace.layer + 1}, "  # a real model's layer
+    where = f"{layer}head {head + 1} of {trace.options.heads}"
+    if trace.reading is None:
+        return f"{MATRIX_TITLES[matrix]} — {where}"
+    if matrix == "weights":
+        return trace.reading.weights_title(where)
+    note = trace.reading.scores_note()
+    return f"{MATRIX_TITLES[matrix]} — {where}" + (f" · {note}" if note else "")
 
 
 class QtHeatmap(MatrixPlot):
@@ -104,7 +118,11 @@ class QtHeatmap(MatrixPlot):
         looking, looked_at = trace.labels[row], trace.labels[col]
         if trace.mask is not None and trace.mask[row, col]:
             return f"{looking} → {looked_at}: masked (a later word), weight 0"
-        text = f"{looking} → {looked_at} {head.weights[row, col] * 100:.1f} % (score {head.scores[row, col]:.2f}"
+        weight = head.weights[row, col]
+        if trace.reading is not None:  # not a softmax of these scores: written out from what it was made of
+            arithmetic = trace.reading.weight_arithmetic(self.controller.head, row, col, trace.labels, weight)
+            return f"{looking} → {looked_at} {weight * 100:.1f} % — {arithmetic}"
+        text = f"{looking} → {looked_at} {weight * 100:.1f} % (score {head.scores[row, col]:.2f}"
         if trace.options.scale:
             text += f", ÷√{head.d_k} = {head.scaled[row, col]:.2f}"
         return text + ")"
@@ -168,11 +186,7 @@ class QtHeatmap(MatrixPlot):
         mask = trace.mask if self.controller.matrix in ("weights", "masked") else None
         display = np.where(hidden_cells(matrix, mask), np.nan, matrix)
         colours, levels = self._colour_values(display, weights)
-        layer = "" if trace.layer is None else f"layer {trace.layer + 1}, "  # a real model's layer
-        head = f"{layer}head {self.controller.head + 1} of {trace.options.heads}"
-        title = f"{MATRIX_TITLES[self.controller.matrix]} — {head}"
-        if weights and self.controller.is_real and self.controller.real_view.rollout:
-            title = f"attention rollout up to layer {trace.layer + 1} (all heads)"
+        title = heatmap_title(trace, self.controller.matrix, self.controller.head)
         self.show_matrix(matrix, trace.labels, trace.labels, title=title, mask=mask, levels=levels, colours=colours,
                          colormap=self.controller.colormap)
         self._label_colour_bar(weights)

@@ -78,6 +78,12 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self.title.setFont(font)
         self.explanation = QtWidgets.QLabel()
         self.explanation.setWordWrap(True)
+        # When the other views show a reading of a real model's layer (words, hidden tokens, rollout),
+        # the steps show the layer's own computation: this line says so (hidden otherwise).
+        self.reading_note = QtWidgets.QLabel()
+        self.reading_note.setObjectName("readingNote")
+        self.reading_note.setWordWrap(True)
+        self.reading_note.hide()
         self.row = QtWidgets.QWidget()
         self.row_layout = QtWidgets.QHBoxLayout(self.row)
         self.row_layout.setContentsMargins(0, 4, 0, 4)
@@ -107,14 +113,16 @@ class QtMatrixPanel(QtWidgets.QWidget):
         texts.addWidget(self.arithmetic_label, 0, top_left)
         texts.addStretch(1)
         layout.addWidget(self.title)
+        layout.addWidget(self.reading_note)
         layout.addLayout(texts)
         layout.addWidget(self.row)
         layout.setSizeConstraint(QtWidgets.QLayout.SizeConstraint.SetFixedSize)  # always its natural size
         self.set_export_background(theme.background())
 
     # --- what is shown --------------------------------------------------------------------------
-    def show_step(self, trace: Trace, step: int, head: int, colormap: str) -> None:
-        """Show step `step` (an index into STEPS) of `head`, complete."""
+    def show_step(self, trace: Trace, step: int, head: int, colormap: str, note: str = "") -> None:
+        """Show step `step` (an index into STEPS) of `head`, complete; `note` says how this trace stands
+        to what the other views show, when they show a reading of it."""
         self._trace, self._head = trace, head
         view = self._view = step_view(trace, STEPS[step].key, head)
         self._hovered = self._pinned = None
@@ -124,6 +132,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
         heads += f" · {view.note}" if view.note else ""  # e.g. the key/value head a query head shares
         _set_text(self.title, f"Step {step + 1} of {len(STEPS)} · {view.step.title}{heads}")
         _set_text(self.explanation, view.step.explanation)
+        self._set_note(note)
         self._lay_out_tables(view, colormap)
         self.row.show()
         self._update_arithmetic()
@@ -135,9 +144,17 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self._inputs, self._results = {}, {}
         _set_text(self.title, "Steps")
         _set_text(self.explanation, text)
+        self._set_note("")
         self.row.hide()
         _set_text(self.arithmetic_label, "")
         self._fit_texts()
+
+    def _set_note(self, note: str) -> None:
+        _set_text(self.reading_note, note)
+        style = f"color: {theme.highlight().name()};"
+        if self.reading_note.styleSheet() != style:  # a new style sheet re-polishes and re-lays out
+            self.reading_note.setStyleSheet(style)
+        self.reading_note.setVisible(bool(note))
 
     def inputs(self) -> dict[str, MatrixTable]:
         return dict(self._inputs)
@@ -292,13 +309,13 @@ class QtMatrixPanel(QtWidgets.QWidget):
         # set every time (Qt ignores a size that stays): a height kept from the text it was measured for
         # outlived that text and pushed a one-line message down by three lines
         self.title.setFixedWidth(width)
-        self.explanation.setFixedWidth(EXPLANATION_WIDTH)
-        # measured from the text itself: QLabel.heightForWidth of this label went on answering for an
-        # earlier, longer explanation in some histories (four lines for a one-line message)
-        flags = int(QtCore.Qt.TextFlag.TextWordWrap)
-        lines = self.explanation.fontMetrics().boundingRect(0, 0, EXPLANATION_WIDTH, 10_000, flags,
-                                                            self.explanation.text())
-        self.explanation.setFixedHeight(lines.height())
+        # heights measured from the text itself: QLabel.heightForWidth of the explanation went on
+        # answering for an earlier, longer text in some histories (four lines for a one-line message)
+        for label, label_width in ((self.explanation, EXPLANATION_WIDTH), (self.reading_note, width)):
+            label.setFixedWidth(label_width)
+            lines = label.fontMetrics().boundingRect(0, 0, label_width, 10_000, int(QtCore.Qt.TextFlag.TextWordWrap),
+                                                     label.text())
+            label.setFixedHeight(lines.height())
         self.arithmetic_label.setFixedWidth(width - EXPLANATION_WIDTH - 16)
         self._settle()
 

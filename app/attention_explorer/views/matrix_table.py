@@ -205,6 +205,7 @@ class MatrixTable(QtWidgets.QTableView):
         super().__init__(parent)
         self._label_px: dict[str, int] = {}  # a row label's width: 128 words measured once, not on each edit
         self._focus: Mark = (None, None)
+        self._focus_span = 1  # rows (or columns) framed from the focused one
         self._hovered_row: int | None = None
         self.verticalHeader().setMouseTracking(True)
         self.verticalHeader().viewport().installEventFilter(self)
@@ -229,14 +230,18 @@ class MatrixTable(QtWidgets.QTableView):
         self.matrix_model.set_table(table, colormap, by_row)
         self._fit(table)
 
-    def set_focus(self, row: int | None = None, col: int | None = None) -> None:
-        """Frame the focused word's row or column (None, None: no frame)."""
-        if (row, col) != self._focus:
-            self._focus = (row, col)
+    def set_focus(self, row: int | None = None, col: int | None = None, span: int = 1) -> None:
+        """Frame the focused word's row or column (None, None: no frame), or `span` of them from there
+        (a word the other views show merged is several pieces here)."""
+        if (row, col, span) != (*self._focus, self._focus_span):
+            self._focus, self._focus_span = (row, col), span
             self.viewport().update()
 
     def focus_mark(self) -> Mark:
         return self._focus
+
+    def focus_span(self) -> int:
+        return self._focus_span
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
         kind = event.type()
@@ -298,9 +303,11 @@ class MatrixTable(QtWidgets.QTableView):
         painter.setPen(pen)
         painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
         if row is not None and row < len(ys) - 1:
-            painter.drawRect(QtCore.QRectF(xs[0] + 1, ys[row] + 1, xs[-1] - xs[0] - 3, ys[row + 1] - ys[row] - 3))
+            end = min(row + self._focus_span, len(ys) - 1)
+            painter.drawRect(QtCore.QRectF(xs[0] + 1, ys[row] + 1, xs[-1] - xs[0] - 3, ys[end] - ys[row] - 3))
         if col is not None and col < len(xs) - 1:
-            painter.drawRect(QtCore.QRectF(xs[col] + 1, ys[0] + 1, xs[col + 1] - xs[col] - 3, ys[-1] - ys[0] - 3))
+            end = min(col + self._focus_span, len(xs) - 1)
+            painter.drawRect(QtCore.QRectF(xs[col] + 1, ys[0] + 1, xs[end] - xs[col] - 3, ys[-1] - ys[0] - 3))
 
     def _paint_marks(self, painter: QtGui.QPainter, xs: list[int], ys: list[int]) -> None:
         model = self.matrix_model

@@ -92,6 +92,10 @@ class QtRowBars(QtWidgets.QStackedWidget):
         """The weights drawn as bars, or None when no word is in focus."""
         return self._row
 
+    def title(self) -> str:
+        """The whole title over the bars (the pane may show it cut with …), or "" before any focus."""
+        return self._full_title[0] if self._full_title is not None else ""
+
     def values_written(self) -> bool:
         return self.graphics is not None and bool(self.values.labels()) and self.values.isVisible()
 
@@ -127,7 +131,15 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self.axis.set_focus(focus)
         word = trace.labels[focus]
         title = f"who looks at “{word}”" if looked_at else f"where “{word}” looks"
-        self._set_title(f"{title} (head {self.controller.head + 1})", theme.foreground())
+        self._set_title(f"{title} ({self._which_weights(trace)})", theme.foreground())
+
+    def _which_weights(self, trace) -> str:
+        """Whose weights the bars are: the head's, or a reading of them (rollout is every head's)."""
+        head = f"head {self.controller.head + 1}"
+        reading = trace.reading
+        if reading is None:
+            return head
+        return reading.short if any(stage.name == "rollout" for stage in reading.stages) else f"{head}, {reading.short}"
 
     def _set_title(self, text: str, color: QtGui.QColor) -> None:
         """The title, cut with … to the pane's width (a narrow pane beside an open dock would clip it).

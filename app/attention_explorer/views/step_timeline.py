@@ -204,7 +204,7 @@ class QtStepTimeline(QtWidgets.QWidget):
 
     def play(self) -> None:
         """Fill in from where it stands; a finished step starts over, the finished last step from step 1."""
-        if self.controller.trace is None:
+        if self.controller.step_trace is None:
             return
         if self.panel.filled() >= self.panel.unit_count():
             if self.controller.step >= self.controller.final_step():
@@ -292,7 +292,7 @@ class QtStepTimeline(QtWidgets.QWidget):
         filled, units = self._panel.filled(), self._panel.unit_count()
         finished = filled >= units
         self._show_step()
-        if self.controller.trace is not None and not finished and not self._panel_stale:
+        if self.controller.step_trace is not None and not finished and not self._panel_stale:
             self._panel.set_filled(min(filled, self._panel.unit_count()))
 
     def _show_step(self) -> None:
@@ -300,7 +300,7 @@ class QtStepTimeline(QtWidgets.QWidget):
             self._stale = True  # drawn when shown again: a closed timeline costs the typing nothing
             return
         self._stale = False
-        trace, step = self.controller.trace, self.controller.step
+        trace, step = self.controller.step_trace, self.controller.step
         with QtCore.QSignalBlocker(self.scrubber):
             self.scrubber.setValue(step)
         self.strip.button(step).setChecked(True)
@@ -314,12 +314,19 @@ class QtStepTimeline(QtWidgets.QWidget):
 
     def _draw_panel(self) -> None:
         self._panel_stale = False
-        trace = self.controller.trace
+        trace = self.controller.step_trace
         if trace is None:
             self._panel.show_message(self.controller.error or "Type a sentence to see its steps.")
         else:
-            self._panel.show_step(trace, self.controller.step, self.controller.head, self.controller.colormap)
+            self._panel.show_step(trace, self.controller.step, self.controller.head, self.controller.colormap,
+                                  self._reading_note())
         self._show_focus()
+
+    def _reading_note(self) -> str:
+        """What the steps show when the other views show a reading of the layer (words, hidden
+        tokens, rollout): the layer's own computation, said on screen."""
+        reading = self.controller.trace.reading if self.controller.trace is not None else None
+        return "" if reading is None else reading.steps_note(self.controller.head)
 
     # --- the focus in the tables ----------------------------------------------------------------
     def _tables(self) -> list[MatrixTable]:
@@ -331,8 +338,9 @@ class QtStepTimeline(QtWidgets.QWidget):
         the others its row (or, in Kᵀ, its column)."""
         if self._panel_stale:
             return  # drawn with the tables
-        trace, focus = self.controller.trace, self.controller.focus
+        trace = self.controller.step_trace
         words = tuple(trace.labels) if trace is not None else ()
+        focus, span = self._focus_in_steps()
         looked_at = self.controller.focus_role == LOOKED_AT
         for table in self._tables():
             self._wire_hover(table)
@@ -343,7 +351,16 @@ class QtStepTimeline(QtWidgets.QWidget):
             word_rows, word_cols = tuple(shown.rows) == words, tuple(shown.cols) == words
             by_column = word_cols and (looked_at or not word_rows)
             by_row = word_rows and not by_column
-            table.set_focus(focus if by_row else None, focus if by_column else None)
+            table.set_focus(focus if by_row else None, focus if by_column else None, span)
+
+    def _focus_in_steps(self) -> tuple[int | None, int]:
+        """The focused word as the steps' tokens number it, and how many of them it stands for (a word
+        shown merged is its pieces, which follow one another)."""
+        trace, focus = self.controller.trace, self.controller.focus
+        if focus is None or trace is None or trace.reading is None:
+            return focus, 1
+        group = trace.reading.groups[focus]
+        return min(group), max(group) - min(group) + 1
 
     def _wire_hover(self, table: MatrixTable) -> None:
         if not table.property("sets_focus"):
@@ -352,11 +369,13 @@ class QtStepTimeline(QtWidgets.QWidget):
 
     def _on_table_row_hovered(self, table: MatrixTable, row: int | None) -> None:
         """A row of a table whose rows are the words focuses that word, as the one looking."""
-        trace, shown = self.controller.trace, table.matrix_model.table
+        trace, shown = self.controller.step_trace, table.matrix_model.table
         if row is None or trace is None or shown is None or tuple(shown.rows) != tuple(trace.labels):
             self.controller.set_hovered(None, source=table)
             return
-        self.controller.set_hovered(row, LOOKING, table)
+        reading = self.controller.trace.reading
+        shown_row = row if reading is None else reading.shown_index(row)  # None: a token the reading hides
+        self.controller.set_hovered(shown_row, LOOKING, table)
 
     def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
@@ -365,7 +384,7 @@ class QtStepTimeline(QtWidgets.QWidget):
 
     def _style_strip(self) -> None:
         """The current step stands out; a skipped one is greyed and struck through, never hidden."""
-        trace = self.controller.trace
+        trace = self.controller.step_trace
         css = (f"QToolButton {{ padding: 3px; }}"
                f"QToolButton:checked {{ background: {theme.highlight().name()}; color: white; font-weight: bold; }}"
                f"QToolButton[skipped=\"true\"] {{ color: {theme.muted().name(QtGui.QColor.NameFormat.HexArgb)}; }}")
@@ -403,7 +422,7 @@ class QtStepTimeline(QtWidgets.QWidget):
     def animation_frames(self) -> Iterator[tuple[QtMatrixPanel, int]]:
         """The whole play-through for a GIF: (panel, milliseconds) per frame, a few frames of each step
         filling in and then the step finished. Drawn on a second, offscreen panel: the window stays as it is."""
-        trace = self.controller.trace
+        trace = self.controller.step_trace
         if trace is None:
             return
         panel = QtMatrixPanel()
@@ -411,7 +430,7 @@ class QtStepTimeline(QtWidgets.QWidget):
         panel.show()
         try:
             for step in range(len(STEPS)):
-                panel.show_step(trace, step, self.controller.head, self.controller.colormap)
+                panel.show_step(trace, step, self.controller.head, self.controller.colormap, self._reading_note())
                 units = panel.unit_count()
                 partial = sorted({units * k // (GIF_PARTIAL_FRAMES + 1) for k in range(1, GIF_PARTIAL_FRAMES + 1)})
                 for filled in (f for f in partial if 0 < f < units):

@@ -24,11 +24,17 @@ def attention_rollout(weights: np.ndarray) -> np.ndarray:
     result = np.empty((layers, n, n), dtype=np.float64)
     rolled = np.eye(n)
     for layer in range(layers):
-        mixed = weights[layer].mean(axis=0, dtype=np.float64) + np.eye(n)
-        mixed /= mixed.sum(axis=1, keepdims=True)
-        rolled = mixed @ rolled
+        rolled = rollout_mix(weights[layer]) @ rolled
         result[layer] = rolled
     return result
+
+
+def rollout_mix(layer_weights: np.ndarray) -> np.ndarray:
+    """Â of one layer for the rollout: its heads' weights (heads, n, n) averaged, the identity added
+    for the residual connection, each row normalised to sum to 1."""
+    mixed = layer_weights.mean(axis=0, dtype=np.float64) + np.eye(layer_weights.shape[-1])
+    mixed /= mixed.sum(axis=1, keepdims=True)
+    return mixed
 
 
 def merge_words(weights: np.ndarray, words: Sequence[Sequence[int]]) -> np.ndarray:

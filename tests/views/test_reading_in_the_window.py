@@ -1,0 +1,108 @@
+"""A real model's layer read as words, without its specials or rolled out. Such weights are no softmax
+of any scores, so the steps write out the layer's own computation and say so on screen (their
+arithmetic adds up), the heatmap's readout and title write each shown weight out from what it was made
+of, the bars say whose weights they are, and the focus reaches a merged word's pieces."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tokenizers")
+
+from attention_explorer.engine.softmax import softmax  # noqa: E402
+from attention_explorer.engine.steps import step_index  # noqa: E402
+from gui_helpers import hover_cell  # noqa: E402
+from screen_oracle import settle  # noqa: E402
+
+DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
+GPT2, BERT = str(DATA / "tiny-gpt2"), str(DATA / "tiny-bert")
+TEXT = "the unbelievable cat sat quietly"  # the tiny GPT-2 cuts "unbelievable" into twelve pieces
+
+
+def turn_on(window, qtbot, box) -> None:
+    box.click()
+    qtbot.waitUntil(lambda: not window.controller.busy)
+    settle()
+
+
+def softmax_step(window):
+    window.timeline.set_tables_shown(True)
+    window.controller.set_step(step_index("softmax"))
+    settle()
+    return window.timeline.panel
+
+
+def test_with_words_the_steps_show_the_layer_s_own_softmax_and_say_so(real_window, qtbot):
+    window = real_window(GPT2, TEXT)
+    c = window.controller
+    turn_on(window, qtbot, window.pretrained.bar.merge)
+    assert c.trace.n < c.pretrained_trace.n  # words shown, pieces in the model
+    panel = softmax_step(window)
+    assert panel.reading_note.isVisible()
+    assert panel.reading_note.text().startswith(f"These steps are layer 1, head 1 as the model computes it, over "
+                                                f"its own {c.pretrained_trace.n} tokens.")
+    scores = panel.inputs()["masked"].matrix_model.table.values
+    weights = panel.results()["weights"].matrix_model.table.values
+    assert weights.shape == (c.pretrained_trace.n,) * 2
+    np.testing.assert_allclose(weights, softmax(scores), atol=1e-6)  # "softmax of each row =" holds
+    np.testing.assert_array_equal(weights, c.pretrained_trace.weights[0, 0])
+
+
+def test_with_words_the_readout_sums_over_the_pieces(real_window, qtbot):
+    window = real_window(GPT2, TEXT)
+    c = window.controller
+    turn_on(window, qtbot, window.pretrained.bar.merge)
+    groups = c.trace.reading.groups
+    looked_at = next(i for i, group in enumerate(groups) if len(group) > 1)  # "unbelievable"
+    looking = next(i for i, group in enumerate(groups) if len(group) == 1 and i > looked_at)  # "cat", after it
+    hover_cell(window.heatmap, looking, looked_at)
+    readout = window.heatmap.readout.text()
+    shown = c.trace.heads[0].weights[looking, looked_at]
+    pieces = c.pretrained_trace.weights[0, 0, groups[looking][0], list(groups[looked_at])]
+    assert readout.startswith(f"{c.trace.labels[looking]} → {c.trace.labels[looked_at]} {shown * 100:.1f} % "
+                              f"— words: ")
+    assert f"(summed over the pieces of {c.trace.labels[looked_at]})" in readout
+    assert shown == pytest.approx(pieces.sum())
+    assert window.heatmap.title().startswith("attention weights, pieces merged into words — layer 1, head 1")
+
+
+def test_hovering_a_merged_word_frames_its_pieces_in_the_steps(real_window, qtbot):
+    window = real_window(GPT2, TEXT)
+    c = window.controller
+    turn_on(window, qtbot, window.pretrained.bar.merge)
+    panel = softmax_step(window)
+    long_word = next(i for i, group in enumerate(c.trace.reading.groups) if len(group) > 1)
+    c.set_hovered(long_word)
+    settle()
+    group = c.trace.reading.groups[long_word]
+    table = panel.results()["weights"]
+    assert table.focus_mark() == (group[0], None) and table.focus_span() == len(group)
+
+
+def test_with_rollout_the_steps_show_the_head_and_the_readout_multiplies_through_the_layers(real_window, qtbot):
+    window = real_window(BERT)
+    c = window.controller
+    c.set_layer(1)
+    qtbot.waitUntil(lambda: not c.busy)
+    turn_on(window, qtbot, window.pretrained.bar.rollout)
+    hover_cell(window.heatmap, 2, 1)
+    assert window.heatmap.readout.text().split(" — ", 1)[1].startswith(
+        f"rollout: R₂[{c.trace.labels[2]}, {c.trace.labels[1]}] = Σₖ Â₂[")
+    assert window.heatmap.title() == "attention rollout up to layer 2 (all heads)"
+    assert window.row_bars.title().endswith("(rollout)")
+    panel = softmax_step(window)
+    weights = panel.results()["weights"].matrix_model.table.values
+    np.testing.assert_array_equal(weights, c.pretrained_trace.weights[1, 0])  # the head's own, not the rollout
+    assert "rollout" in panel.reading_note.text()
+
+
+def test_with_the_specials_hidden_the_readout_divides_by_what_is_left(real_window, qtbot):
+    window = real_window(BERT)
+    turn_on(window, qtbot, window.pretrained.bar.hide_specials)
+    hover_cell(window.heatmap, 0, 1)
+    readout = window.heatmap.readout.text()
+    assert " — hidden: " in readout and "of the₁'s weight is on the shown tokens; the rest was on [CLS], [SEP])" in readout
+    assert window.row_bars.title().endswith("(head 1, hidden)")
+    panel = softmax_step(window)
+    assert panel.results()["weights"].matrix_model.table.rows[0] == "[CLS]"  # the steps keep every token
