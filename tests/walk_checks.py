@@ -5,6 +5,7 @@ store equals a full repaint and every view draws what its fresh twin draws."""
 from __future__ import annotations
 
 import numpy as np
+from PySide6 import QtWidgets
 
 from attention_explorer import engine
 from attention_explorer.pretrained_display import shown_trace
@@ -28,6 +29,18 @@ def check_state(window) -> None:
         assert 0 <= c.head < c.options.heads
     for index in (c.hovered, c.pinned):
         assert index is None or 0 <= index < (c.trace.n if c.trace else 0), "a focus past the last word"
+    for bar in (window.options_bar, window.pretrained.bar):
+        for box in bar.findChildren(QtWidgets.QComboBox):
+            assert not box.isVisible() or combo_text_fits(box), f"{box.currentText()!r} is cut in its box"
+
+
+def combo_text_fits(box: QtWidgets.QComboBox) -> bool:
+    """Whether the chosen item's text fits its combo box ("12 (d_k = 3" was cut)."""
+    option = QtWidgets.QStyleOptionComboBox()
+    box.initStyleOption(option)
+    field = box.style().subControlRect(QtWidgets.QStyle.ComplexControl.CC_ComboBox, option,
+                                       QtWidgets.QStyle.SubControl.SC_ComboBoxEditField, box)
+    return box.fontMetrics().horizontalAdvance(box.currentText()) <= field.width()
 
 
 def _check_toy(c) -> None:

@@ -11,7 +11,6 @@ from PySide6.QtTest import QTest
 pytest.importorskip("tokenizers")
 
 from attention_explorer import engine  # noqa: E402
-from attention_explorer.app import MainWindow  # noqa: E402
 from attention_explorer.controller import LOOKED_AT, Controller  # noqa: E402
 from attention_explorer.engine.pretrained import attention_rollout, hide_tokens, merge_words  # noqa: E402
 from attention_explorer.engine.steps import step_index  # noqa: E402
@@ -19,29 +18,6 @@ from attention_explorer.engine.steps import step_index  # noqa: E402
 DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
 BERT, LLAMA_GGUF = str(DATA / "tiny-bert"), str(DATA / "tiny-llama.gguf")
 SENTENCE = "the cat sat on the mat"
-
-
-@pytest.fixture
-def real_window(qtbot, settings):
-    """The window with a background controller, as the app starts it, opened on `source`."""
-    windows = []
-
-    def make(source: str, sentence: str = SENTENCE) -> MainWindow:
-        controller = Controller(engine.load_builtin("cat-sat-on-mat"), background=True)
-        window = MainWindow(controller, settings)
-        qtbot.addWidget(window)
-        window.resize(1280, 820)
-        window.show()
-        qtbot.waitExposed(window)
-        controller.open_model(source, sentence)
-        qtbot.waitUntil(lambda: controller.is_real and controller.trace is not None and not controller.busy)
-        windows.append(window)
-        return window
-
-    yield make
-    for window in windows:
-        window.controller.cancel()
-        window.controller.wait_idle()
 
 
 def settle(qtbot, controller) -> None:
@@ -258,3 +234,18 @@ def test_the_status_line_says_which_tokens_of_a_cut_text_were_kept(real_window):
                            f"{window.controller._forward_ms:.0f} ms. Text cut: kept the last 64 of 294 tokens (from "
                            "character 310), so the next tokens follow its end"), status
     assert window.heatmap.row_labels()[-3:] == ["␣", "·en", "·d"]
+
+
+def test_the_toolbar_boxes_grow_with_a_real_model_s_longer_texts(make_window, qtbot):
+    """The heads box was as wide as a toy model's "2 (d_k = 4)" and cut MiniLM's "12 (d_k = 32)"; the
+    layer box kept the first model's "1 of 6" and cut "10 of 30"."""
+    from walk_checks import combo_text_fits
+
+    window = make_window()
+    window.controller.open_model(BERT, SENTENCE)
+    qtbot.waitUntil(lambda: window.controller.is_real and window.controller.trace is not None)
+    window.options_bar.heads.setItemText(0, "12 (d_k = 32)")  # as long as MiniLM's
+    window.pretrained.bar.layer.setItemText(0, "10 of 30")   # as long as SmolLM2's
+    QtWidgets.QApplication.processEvents()
+    for box in (window.options_bar.heads, window.pretrained.bar.layer, window.options_bar.head):
+        assert combo_text_fits(box), box.currentText()

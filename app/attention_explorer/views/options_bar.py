@@ -51,6 +51,8 @@ class QtOptionsBar(QtWidgets.QWidget):
         for name in SQUARE_MATRICES:
             self.matrix.addItem(MATRIX_NAMES[name], name)
         self.matrix.setToolTip("Which matrix the heatmap shows")
+        for box in (self.heads, self.head, self.matrix):  # a real model's "12 (d_k = 32)" outgrows a toy's width
+            box.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
 
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -19,6 +19,8 @@ class QtPretrainedBar(QtWidgets.QWidget):
         self.controller = controller
         self.layer = QtWidgets.QComboBox()
         self.layer.setToolTip("Which layer the heatmap, arcs and steps show")
+        # "10 of 30" outgrows the width the first model's "1 of 6" gave it
+        self.layer.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.merge = QtWidgets.QCheckBox("Words")
         self.merge.setToolTip("Merge subword pieces into words — " + MERGE_RULE.split(": ", 1)[1])
         self.hide_specials = QtWidgets.QCheckBox("Hide specials")
