@@ -55,6 +55,7 @@ SHORTCUTS = (
 FRAME_PX = (10, 48)     # what a window's frame and title bar usually add around it
 SHORT_WINDOW_PX = 900   # in a window less tall than this the step tables start folded away
 STEPS_DOCK_PX = 340     # the steps dock's height with its tables: every row of a short sentence
+STEPS_DOCK_SHARE = 0.4  # ... but never more of the window's height than this
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -164,12 +165,12 @@ class MainWindow(QtWidgets.QMainWindow):
             self.timeline.set_tables_shown(event.size().height() >= SHORT_WINDOW_PX)
 
     def _fit_steps_dock(self, tables_shown: bool) -> None:
-        """Folded: the strip's height. Open: room for the step's tables, but never so much that the
-        heatmap and arcs starve (a long sentence's tables scroll instead)."""
+        """Folded: the strip's height. Open: room for the step's tables, but never more than
+        STEPS_DOCK_SHARE of the window, so the heatmap and arcs never starve (the tables scroll instead;
+        a floor above that share left a 110-pixel heatmap on a 720-pixel screen)."""
         height = self.timeline.sizeHint().height()
         if tables_shown:
-            most = max(STEPS_DOCK_PX + 40, int(self.height() * 0.4))
-            height = min(max(STEPS_DOCK_PX, self.timeline.wanted_height()), most)
+            height = min(max(STEPS_DOCK_PX, self.timeline.wanted_height()), int(self.height() * STEPS_DOCK_SHARE))
         self.resizeDocks([self.steps_dock], [height], QtCore.Qt.Orientation.Vertical)
 
     @staticmethod

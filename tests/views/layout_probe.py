@@ -10,6 +10,8 @@ from PySide6 import QtCore, QtWidgets
 from attention_explorer import engine
 from attention_explorer.app import MainWindow
 from attention_explorer.controller import Controller
+from attention_explorer.labs.lesson_list import LESSON_LIST
+from attention_explorer.views.matrix_plot import MatrixPlot
 
 
 def settle(app: QtWidgets.QApplication) -> None:
@@ -49,14 +51,20 @@ def main(settings_path: str, long_sentence: str) -> None:
     scroll = window.timeline.scroll
     result["tables_scroll"] = [scroll.horizontalScrollBar().maximum(), scroll.verticalScrollBar().maximum()]
     result["tables_cell"] = measure(window, app)["cell_w"]
+    result["tables_share"] = window.steps_dock.height() / window.height()
     window.timeline.set_tables_shown(False)
     settle(app)
     window.controller.set_sentence(long_sentence)
     settle(app)
     result["long"] = measure(window, app)
-    window.show_lesson("scaling")
-    settle(app)
-    lessons = window.lessons_window
+    result["lessons_scroll"], result["lessons_cut_titles"] = {}, []
+    for lesson in LESSON_LIST:
+        window.show_lesson(lesson.key)
+        settle(app)
+        lessons = window.lessons_window
+        result["lessons_scroll"][lesson.key] = lessons.tabs.currentWidget().verticalScrollBar().maximum()
+        result["lessons_cut_titles"] += [plot.title() for plot in lessons.current_panel().findChildren(MatrixPlot)
+                                         if "…" in plot.title_item.text and "…" not in plot.title()]
     result["lessons_inside"] = inside(screen, lessons.frameGeometry())
     print(json.dumps(result))
     lessons.close()

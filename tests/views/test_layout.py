@@ -41,6 +41,15 @@ def test_the_window_and_the_lessons_fit_the_screen(measured):
     assert measured["copy_visible"], "Copy image is on the toolbar, not in its overflow"
 
 
+def test_every_lesson_fits_the_window_without_scrolling(measured):
+    """Their plots shrink to the window instead (at 1280×720 almost every lesson scrolled)."""
+    assert measured["lessons_scroll"] == {key: 0 for key in measured["lessons_scroll"]}
+
+
+def test_no_lesson_plot_title_is_cut(measured):
+    assert measured["lessons_cut_titles"] == []
+
+
 def test_the_default_sentence_gets_square_cells_of_at_least_28_px(measured):
     cell = measured["default"]
     assert abs(cell["cell_w"] - cell["cell_h"]) < 0.5, "cells are square"
@@ -60,6 +69,10 @@ def test_a_forty_word_sentence_stays_readable_zoomed_in_if_it_must(measured):
 
 def test_short_screens_fold_the_step_tables_and_tall_ones_show_them(measured):
     assert measured["tables_shown"] == (measured["screen"][1] >= 1000)
+
+
+def test_opened_step_tables_take_at_most_two_fifths_of_the_window(measured):
+    assert measured["tables_share"] <= 0.4  # a floor above that left a 110-pixel heatmap at 1280×720
 
 
 def test_opened_step_tables_show_every_row_and_the_whole_result_from_1400_wide(measured):

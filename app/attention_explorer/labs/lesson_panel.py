@@ -58,6 +58,13 @@ class LessonPanel(QtWidgets.QWidget):
             controller.colormap_changed.connect(self.request_refresh)
             controller.focus_changed.connect(self.show_focus)
 
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
+        """The least height the lesson needs at `width`. The lessons window's scroll area makes a panel
+        this tall when the window is shorter, else the window's height: with the layout's preferred
+        height instead (Qt's default) the plots kept their full size and almost every lesson scrolled
+        on a 720-pixel screen, though they fit once shrunk."""
+        return self.layout().totalMinimumHeightForWidth(width)
+
     # --- lazy recomputing -----------------------------------------------------------------------
     def request_refresh(self, *_) -> None:
         """Recompute now if the panel is on screen, else when it is next shown."""

@@ -104,8 +104,8 @@ class QtMatrixPanel(QtWidgets.QWidget):
                                              + big_lines + 6)
 
         layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(12, 8, 12, 8)
-        layout.setSpacing(4)
+        layout.setContentsMargins(12, 4, 12, 4)
+        layout.setSpacing(3)
         texts = QtWidgets.QHBoxLayout()  # side by side: the tables keep as much of the height as can be
         texts.setSpacing(16)
         top_left = QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft

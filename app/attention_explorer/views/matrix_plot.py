@@ -343,13 +343,16 @@ class MatrixPlot(QtWidgets.QWidget):
 
     # --- zoom and pan ---------------------------------------------------------------------------
     def _fit_title(self) -> None:
-        """The title in one line, cut with … to the pane: a real model's long title ran past the
-        edge of a heatmap beside the model view."""
+        """Each line of the title (lines end at <br>) cut with … to the pane: a real model's long title
+        ran past the edge of a heatmap beside the model view. Cut line by line, as two lines joined
+        were cut after the first ("…, not added (…")."""
         font = QtGui.QFont()
         font.setPointSizeF(float(self._title_size.removesuffix("pt")))
         left, _top, right, _bottom = self.graphics.ci.layout.getContentsMargins()
         width = max(40, int(self.graphics.viewport().width() - left - right - TITLE_SLACK_PX))
-        shown = QtGui.QFontMetrics(font).elidedText(self._title, QtCore.Qt.TextElideMode.ElideRight, width)
+        metrics = QtGui.QFontMetrics(font)
+        shown = "<br>".join(metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, width)
+                            for line in self._title.split("<br>"))
         if shown != self.title_item.text:  # a new text re-lays out the scene
             self.title_item.setText(shown, color=theme.foreground(), size=self._title_size)
             refit_scene_after_layout(self.graphics)  # a longer title before this one held the scene too wide

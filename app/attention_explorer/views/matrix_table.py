@@ -21,6 +21,7 @@ from . import theme
 
 Mark = tuple[int | None, int | None]  # a row (col None), a column (row None) or a cell
 CELL_PADDING = 8   # a step's three tables side by side fit a 1400-pixel window
+ROW_PADDING = 4    # ... and, with the W_O step's eight rows, its two-fifths of a 900-pixel-high one
 SHADES = 256  # colours per colour map: finer steps than the eye tells apart in a table cell
 
 
@@ -342,7 +343,7 @@ class MatrixTable(QtWidgets.QTableView):
             if self.columnWidth(col) != widest + CELL_PADDING:
                 self.setColumnWidth(col, widest + CELL_PADDING)
                 changed = True
-        row_height = metrics.height() + 6
+        row_height = metrics.height() + ROW_PADDING
         vertical = self.verticalHeader()
         vertical.setDefaultSectionSize(row_height)
         if len(self._label_px) > 4096:
@@ -354,7 +355,7 @@ class MatrixTable(QtWidgets.QTableView):
         if vertical.width() != label_width:
             vertical.setFixedWidth(label_width)
             changed = True
-        self.horizontalHeader().setFixedHeight(header_metrics.height() + 8)
+        self.horizontalHeader().setFixedHeight(header_metrics.height() + ROW_PADDING + 2)
         frame = 2 * self.frameWidth()
         width = label_width + sum(self.columnWidth(c) for c in range(len(table.cols))) + frame
         height = self.horizontalHeader().height() + row_height * len(table.rows) + frame
