@@ -108,7 +108,7 @@ def test_merge_hide_and_rollout_show_what_the_engine_functions_give(real_window)
     expected = hide_tokens(ptrace.weights[1, 0], specials)
     np.testing.assert_allclose(window.heatmap.shown_matrix(), expected.weights, atol=1e-12)
     assert "[CLS]" not in window.heatmap.row_labels()
-    assert "hidden: [CLS], [SEP]" in bar.note.text() and "renormalised" in bar.note.text()
+    assert "hidden: [CLS], [SEP]" in bar.note.full_text() and "renormalised" in bar.note.full_text()
     bar.hide_specials.setChecked(False)
     bar.rollout.setChecked(True)
     np.testing.assert_allclose(window.heatmap.shown_matrix(), attention_rollout(ptrace.weights)[1], atol=1e-12)
@@ -117,7 +117,7 @@ def test_merge_hide_and_rollout_show_what_the_engine_functions_give(real_window)
     bar.merge.setChecked(True)
     np.testing.assert_allclose(window.heatmap.shown_matrix(), merge_words(ptrace.weights[1, 0], ptrace.words),
                                atol=1e-12)
-    assert "mean of its pieces" in bar.note.text() and "sum over its pieces" in bar.note.text()
+    assert "mean of its pieces" in bar.note.full_text() and "sum over its pieces" in bar.note.full_text()
     assert window.heatmap.row_labels()[-2:] == ["mats", "[SEP]"]
     # the model view reads the cells the same way
     np.testing.assert_allclose(window.pretrained.model_view.weights[1, 0], window.heatmap.shown_matrix(), atol=1e-12)

@@ -57,7 +57,7 @@ def test_with_words_the_readout_sums_over_the_pieces(real_window, qtbot):
     looked_at = next(i for i, group in enumerate(groups) if len(group) > 1)  # "unbelievable"
     looking = next(i for i, group in enumerate(groups) if len(group) == 1 and i > looked_at)  # "cat", after it
     hover_cell(window.heatmap, looking, looked_at)
-    readout = window.heatmap.readout.text()
+    readout = window.heatmap.readout.full_text()
     shown = c.trace.heads[0].weights[looking, looked_at]
     pieces = c.pretrained_trace.weights[0, 0, groups[looking][0], list(groups[looked_at])]
     assert readout.startswith(f"{c.trace.labels[looking]} → {c.trace.labels[looked_at]} {shown * 100:.1f} % "
@@ -87,7 +87,7 @@ def test_with_rollout_the_steps_show_the_head_and_the_readout_multiplies_through
     qtbot.waitUntil(lambda: not c.busy)
     turn_on(window, qtbot, window.pretrained.bar.rollout)
     hover_cell(window.heatmap, 2, 1)
-    assert window.heatmap.readout.text().split(" — ", 1)[1].startswith(
+    assert window.heatmap.readout.full_text().split(" — ", 1)[1].startswith(
         f"rollout: R₂[{c.trace.labels[2]}, {c.trace.labels[1]}] = Σₖ Â₂[")
     assert window.heatmap.title() == "attention rollout up to layer 2 (all heads)"
     assert window.row_bars.title().endswith("(rollout)")
@@ -101,8 +101,28 @@ def test_with_the_specials_hidden_the_readout_divides_by_what_is_left(real_windo
     window = real_window(BERT)
     turn_on(window, qtbot, window.pretrained.bar.hide_specials)
     hover_cell(window.heatmap, 0, 1)
-    readout = window.heatmap.readout.text()
-    assert " — hidden: " in readout and "of the₁'s weight is on the shown tokens; the rest was on [CLS], [SEP])" in readout
+    readout = window.heatmap.readout.full_text()
+    assert " — hidden: " in readout
+    assert "of the₁'s weight is on the shown tokens; the rest was on [CLS], [SEP])" in readout
     assert window.row_bars.title().endswith("(head 1, hidden)")
     panel = softmax_step(window)
     assert panel.results()["weights"].matrix_model.table.rows[0] == "[CLS]"  # the steps keep every token
+
+
+def test_a_long_note_or_readout_neither_moves_the_controls_nor_runs_past_its_pane(real_window, qtbot):
+    """The reading's note wrapped to three lines and pushed the check boxes 48 px down, so the next
+    click missed; a reading's arithmetic is longer than the heatmap's pane is wide."""
+    window = real_window(GPT2, TEXT)
+    bar = window.pretrained.bar
+    window.resize(1280, 720)
+    settle()
+    before = (bar.height(), bar.merge.mapTo(window, bar.merge.rect().topLeft()))
+    turn_on(window, qtbot, bar.merge)
+    turn_on(window, qtbot, bar.hide_first)
+    assert (bar.height(), bar.merge.mapTo(window, bar.merge.rect().topLeft())) == before
+    assert bar.note.full_text() == window.controller.display_note and bar.note.toolTip() == bar.note.full_text()
+    readout = window.heatmap.readout
+    hover_cell(window.heatmap, window.controller.trace.n - 1, 1)
+    assert readout.full_text() == window.heatmap.cell_text(window.controller.trace.n - 1, 1)
+    for label in (bar.note, readout):
+        assert label.fontMetrics().horizontalAdvance(label.text()) <= label.contentsRect().width()

@@ -20,6 +20,7 @@ from PySide6 import QtCore, QtWidgets
 from ..controller import LOOKED_AT, LOOKING, Controller
 from ..engine.trace import Trace
 from . import theme
+from .elided_label import ElidedLabel
 from .matrix_plot import MatrixPlot, hidden_cells, value_span
 
 MATRIX_TITLES = {
@@ -60,11 +61,10 @@ class QtHeatmap(MatrixPlot):
         self.plot.setLabel("top", "word looked at")
         self._colour_bar_ticks: list | None = None  # None: pyqtgraph's own ticks
 
-        self.readout = QtWidgets.QLabel(" ")
+        # a long readout (a reading's arithmetic) is cut with … at the pane's edge, whole in its tooltip
+        self.readout = ElidedLabel(" ")
         self.readout.setObjectName("heatmapReadout")
         self.readout.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        # a long readout is cut at the pane's edge (the tooltip has it whole) rather than widen the window
-        self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.colour_scale_box = QtWidgets.QComboBox()
         for key, text in COLOUR_SCALES.items():
             self.colour_scale_box.addItem(text, key)
@@ -145,8 +145,11 @@ class QtHeatmap(MatrixPlot):
             cell = None
         self._readout_cell = cell
         self.hover_text = "" if cell is None else self.cell_text(*cell)
-        self.readout.setText(self.hover_text or " ")
-        self.readout.setToolTip(self.hover_text)
+        self.readout.set_full_text(self.hover_text or " ", tip=self.hover_tip())
+
+    def hover_tip(self) -> str:
+        """The readout in lines, for a tooltip: a reading's arithmetic on a line of its own."""
+        return self.hover_text.replace(" — ", "\n").replace("; from ", "\nfrom ")
 
     def set_colour_scale(self, key: str) -> None:
         """"fixed" (0–1), "data" (the shown weights' span) or "row" (each row from 0 to its largest).
@@ -218,7 +221,7 @@ class QtHeatmap(MatrixPlot):
             return
         row, _col = cell
         if screen_pos is not None:
-            QtWidgets.QToolTip.showText(QtCore.QPoint(int(screen_pos.x()), int(screen_pos.y())), self.hover_text,
+            QtWidgets.QToolTip.showText(QtCore.QPoint(int(screen_pos.x()), int(screen_pos.y())), self.hover_tip(),
                                         self.graphics)
         self.controller.set_hovered(row, LOOKING, self.image)
 

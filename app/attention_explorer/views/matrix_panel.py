@@ -311,7 +311,8 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self.title.setFixedWidth(width)
         # heights measured from the text itself: QLabel.heightForWidth of the explanation went on
         # answering for an earlier, longer text in some histories (four lines for a one-line message)
-        for label, label_width in ((self.explanation, EXPLANATION_WIDTH), (self.reading_note, width)):
+        texts_width = EXPLANATION_WIDTH + 16 + MIN_ARITHMETIC_WIDTH  # within sight, however wide the tables
+        for label, label_width in ((self.explanation, EXPLANATION_WIDTH), (self.reading_note, texts_width)):
             label.setFixedWidth(label_width)
             lines = label.fontMetrics().boundingRect(0, 0, label_width, 10_000, int(QtCore.Qt.TextFlag.TextWordWrap),
                                                      label.text())

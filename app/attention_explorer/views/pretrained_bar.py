@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ..controller import Controller
 from ..pretrained_display import MERGE_RULE
+from .elided_label import ElidedLabel
 
 
 class QtPretrainedBar(QtWidgets.QWidget):
@@ -38,9 +39,8 @@ class QtPretrainedBar(QtWidgets.QWidget):
         self.ablate = QtWidgets.QCheckBox("Shown head off")
         self.ablate.setToolTip("Switch the shown head of the shown layer off: its output becomes zero and "
                                "the later layers change")
-        self.note = QtWidgets.QLabel()
+        self.note = ElidedLabel()  # one line, whatever the reading: the bar never changes its height
         self.note.setObjectName("readingNote")
-        self.note.setWordWrap(True)
 
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -80,6 +80,5 @@ class QtPretrainedBar(QtWidgets.QWidget):
         self.rollout.setChecked(view.rollout)
         self.ablate.setChecked((c.layer, c.head) in c.ablated)
         self.heads_on.setEnabled(bool(c.ablated))
-        self.note.setText(c.display_note)
-        self.note.setToolTip(c.display_note)
+        self.note.set_full_text(c.display_note)
         del blockers
