@@ -2,7 +2,8 @@
 values only when they fit; labels never overlap."""
 
 import numpy as np
-from PySide6 import QtWidgets
+import pytest
+from PySide6 import QtGui, QtWidgets
 
 from attention_explorer import engine
 from attention_explorer.views.matrix_plot import MatrixPlot, shared_levels, symmetric_levels
@@ -139,3 +140,26 @@ def test_a_title_longer_than_the_pane_ends_in_an_ellipsis_and_is_whole_again_whe
     assert heatmap.title_item.geometry().right() <= heatmap.graphics.viewport().width()
     heatmap.resize(1000, 500)
     qtbot.waitUntil(lambda: heatmap.title_item.text == title)
+
+
+@pytest.mark.parametrize(("pixels", "most_labels"), [(30, 2), (60, 3), (400, 11)])
+def test_a_short_colour_bar_writes_only_the_numbers_that_fit(qtbot, pixels, most_labels):
+    """pyqtgraph always wrote its coarsest ticks: 1.0, 0.8, … 0 on top of one another on a 30-pixel bar."""
+    from attention_explorer.views.colour_bar import _FittingAxis
+
+    axis = _FittingAxis("right")
+    values = [v for _spacing, level in axis.tickValues(0.0, 1.0, pixels)[:1] for v in level]
+    line = QtGui.QFontMetricsF(QtGui.QFont()).height()
+    assert 2 <= len(values) <= most_labels
+    assert pixels / (len(values) - 1) >= line * 1.5 or len(values) == 2
+
+
+def test_a_value_that_rounds_to_zero_is_written_without_a_sign(qtbot):
+    """The compare lesson's difference map read "−0.00" where nothing had changed."""
+    plot = MatrixPlot()
+    qtbot.addWidget(plot)
+    plot.resize(500, 400)
+    plot.show()
+    plot.show_matrix(np.array([[-0.0004, 0.0004], [-0.25, 0.0]]), ["a", "b"], ["a", "b"], value_format="{:+.2f}")
+    QtWidgets.QApplication.processEvents()
+    assert [[plot.written_text(r, c) for c in range(2)] for r in range(2)] == [["0.00", "0.00"], ["-0.25", "0.00"]]

@@ -9,6 +9,8 @@ ColorBarItem's contract with the image: the same lookup table and levels are set
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -43,6 +45,30 @@ class _Gradient(pg.GraphicsWidget):
         painter.restore()
 
 
+class _FittingAxis(pg.AxisItem):
+    """The bar's numbers, never closer than a line and a half of text. pyqtgraph always writes its
+    coarsest level of ticks, and a bar squeezed to 30 pixels (a heatmap beside open step tables on a
+    laptop) wrote 1.0, 0.8, 0.6, 0.4 on top of one another."""
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float):  # noqa: N802, N803 - pyqtgraph's API
+        levels = super().tickSpacing(minVal, maxVal, size)
+        if not levels or size <= 0:
+            return levels
+        font = self.style["tickFont"] or QtGui.QFont()
+        room = max(1, int(size / (QtGui.QFontMetricsF(font).height() * 1.5)))  # intervals that fit
+        spacing, offset = levels[0]
+        span = abs(maxVal - minVal)
+        while span / spacing > room:
+            spacing = _coarser(spacing)
+        return [(spacing, offset)] if spacing != levels[0][0] else levels
+
+
+def _coarser(spacing: float) -> float:
+    """The next round spacing up: 1 → 2 → 5 → 10 (times a power of ten)."""
+    power = 10.0 ** math.floor(math.log10(spacing))
+    return power * {1: 2, 2: 5}.get(round(spacing / power), 10)
+
+
 class ColourBar(pg.GraphicsWidget):
     """A vertical colour bar that colours `image` (a pyqtgraph ImageItem) with its colour map and levels.
     insert_into(plot) puts it right of the plot's matrix, where ColorBarItem goes."""
@@ -52,7 +78,7 @@ class ColourBar(pg.GraphicsWidget):
         self._image = image
         self._levels = (0.0, 1.0)
         self.bar = _Gradient(width)
-        self.axis = pg.AxisItem("right")
+        self.axis = _FittingAxis("right")
         self.axis.setRange(*self._levels)
         self.bar.pen = QtGui.QPen(self.axis.pen())
         self.bar.pen.setCosmetic(True)

@@ -241,7 +241,7 @@ class MatrixPlot(QtWidgets.QWidget):
                         self._written[row, col] = masked_text
                         masked_labels.append(Label(col, row, masked_text, masked_ink))
                     continue
-                text = value_format.format(value)
+                text = formatted(value_format, value)
                 self._written[row, col] = text
                 values.append(Label(col, row, text, ink[on_light]))
         self.values.set_labels(values)
@@ -268,7 +268,7 @@ class MatrixPlot(QtWidgets.QWidget):
         if self._masked[row, col]:
             value = f"masked, {self._masked_text}" if self._masked_text else "masked"
         else:
-            value = self._value_format.format(self._shown[row, col])
+            value = formatted(self._value_format, self._shown[row, col])
         return f"{self.left_axis.labels()[row]}, {self.top_axis.labels()[col]}: {value}"
 
     def _show_cell_tip(self, cell, screen_pos) -> None:
@@ -385,6 +385,13 @@ class MatrixPlot(QtWidgets.QWidget):
 
     def set_export_background(self, color: QtGui.QColor | None) -> None:
         theme.set_graphics_background(self.graphics, color)
+
+
+def formatted(value_format: str, value: float) -> str:
+    """A cell's value as `value_format` writes it, a value that rounds to zero without a sign: a
+    difference of −0.0004 read "−0.00", as though something had changed."""
+    text = value_format.format(value)
+    return value_format.format(0.0).lstrip("+") if float(text) == 0 else text
 
 
 def hidden_cells(matrix: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
