@@ -3,7 +3,7 @@
 import math
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 from attention_explorer.views import theme
@@ -203,3 +203,33 @@ def test_a_message_after_an_export_does_not_move_the_views(make_window, tmp_path
     QtWidgets.QApplication.processEvents()
     assert "Exported h.png" in window.statusBar().currentMessage()
     assert window.heatmap.mapTo(window, window.heatmap.rect().bottomRight()) == before
+
+
+def test_a_pasted_long_sentence_shows_in_the_box_and_select_all_highlights_it(qtbot, make_window):
+    """After pasting some 930 characters the box looked empty, not even Ctrl+A's highlight showing,
+    though the text was there: what the screen holds is compared, not what the box says it holds."""
+    from screen_oracle import backing_store, settle
+
+    window = make_window()
+    box = window.sentence_box
+    words = sorted(window.controller.model.vocabulary)
+    text = " ".join(words[(7 * i) % len(words)] for i in range(200))
+    assert len(text) > 900
+    QtWidgets.QApplication.clipboard().setText(text)
+    box.setFocus()
+    QTest.keyClick(box, QtCore.Qt.Key.Key_A, QtCore.Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClick(box, QtCore.Qt.Key.Key_V, QtCore.Qt.KeyboardModifier.ControlModifier)
+    settle()
+    assert box.toPlainText() == text and window.controller.sentence == text
+
+    def shown_colours() -> set:
+        place = QtCore.QRect(box.viewport().mapTo(window, QtCore.QPoint(0, 0)), box.viewport().size())
+        image = backing_store(window).copy(place).convertToFormat(QtGui.QImage.Format.Format_RGB32)
+        pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+        return set(map(tuple, pixels[:, :image.width() * 4].reshape(-1, 4)[:, 2::-1].tolist()))  # BGRA bytes
+
+    assert len(shown_colours()) > 8, "the box shows no text"
+    QTest.keyClick(box, QtCore.Qt.Key.Key_A, QtCore.Qt.KeyboardModifier.ControlModifier)
+    settle()
+    highlight = box.palette().color(QtGui.QPalette.ColorRole.Highlight).getRgb()[:3]
+    assert highlight in shown_colours(), "select all highlights nothing"
