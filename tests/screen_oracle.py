@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6.QtTest import QTest
 
 CHANNEL_TOLERANCE = 2
 LONE_PIXEL_TOLERANCE = 32
@@ -116,9 +117,19 @@ def settle() -> None:
     QtWidgets.QApplication.processEvents()
 
 
+X_SERVER_ROUND_TRIP_MS = 40  # on X11, what a window uncovered shows comes back from the server as an expose
+
+
 def hide_tooltips() -> None:
-    """Tooltips are windows of their own, over the window in neither picture."""
+    """Tooltips are windows of their own, over the window in neither picture. Qt hides one after a
+    delay; on X11 the screen's picture of the window holds it until then, and the part it covered
+    is repainted only once the server says it is uncovered."""
     QtWidgets.QToolTip.hideText()
+    deadline = QtCore.QDeadlineTimer(2000)
+    while QtWidgets.QToolTip.isVisible() and not deadline.hasExpired():
+        QTest.qWait(10)
+    if QtGui.QGuiApplication.platformName() == "xcb":
+        QTest.qWait(X_SERVER_ROUND_TRIP_MS)
     settle()
 
 

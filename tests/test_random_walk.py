@@ -52,8 +52,8 @@ def rss_mb() -> float:
 
 
 def run_walk(window: MainWindow, folder: Path, seed: int, actions: int, crash: CrashHandler, answers: Answers,
-             report=None) -> dict:
-    walk = Walk(window, folder, seed, answers)
+             report=None, walk_class: type[Walk] = Walk) -> dict:
+    walk = walk_class(window, folder, seed, answers)
     rss = [rss_mb()]
     baseline = None
     started = time.perf_counter()
@@ -131,7 +131,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="A long random walk through the window.")
     parser.add_argument("--actions", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--pointer", choices=("qtest", "x11"), default="qtest",
+                        help="x11: move the real pointer with xdotool (on an X server, with QT_QPA_PLATFORM=xcb)")
     args = parser.parse_args()
+    walk_class = Walk
+    if args.pointer == "x11":
+        from walk_x11 import PointerWalk
+
+        walk_class = PointerWalk
     import tempfile
 
     from attention_explorer.application import create_application
@@ -144,7 +151,8 @@ def main() -> int:
         crash = CrashHandler(Path(folder) / "log").install()
         try:
             result = run_walk(window, Path(folder) / "walk", args.seed, args.actions, crash, answers,
-                              report=lambda n, rss, s: print(f"{n:>6} actions  {rss:6.0f} MB  {s:6.0f} s", flush=True))
+                              report=lambda n, rss, s: print(f"{n:>6} actions  {rss:6.0f} MB  {s:6.0f} s", flush=True),
+                              walk_class=walk_class)
         finally:
             crash.uninstall()  # a failed check is printed as usual, not only logged
         window.close()

@@ -20,6 +20,9 @@ MATRIX_NAMES = {"weights": "weights (softmax)", "scores": "scores QKᵀ", "scale
                 "masked": "masked scores"}
 
 
+OPENED_NAME_PX = 260  # an opened model's name longer than this is cut in the middle (its path in the tooltip)
+
+
 class QtOptionsBar(QtWidgets.QWidget):
     """Every control writes through a controller setter; controller signals update the controls
     with their signals blocked, so nothing loops.
@@ -51,7 +54,8 @@ class QtOptionsBar(QtWidgets.QWidget):
         for name in SQUARE_MATRICES:
             self.matrix.addItem(MATRIX_NAMES[name], name)
         self.matrix.setToolTip("Which matrix the heatmap shows")
-        for box in (self.heads, self.head, self.matrix):  # a real model's "12 (d_k = 32)" outgrows a toy's width
+        # a real model's "12 (d_k = 32)" outgrows a toy's width, an opened file's name the built-in names'
+        for box in (self.model_box, self.heads, self.head, self.matrix):
             box.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
 
         layout = QtWidgets.QHBoxLayout(self)
@@ -107,9 +111,12 @@ class QtOptionsBar(QtWidgets.QWidget):
             self.model_box.addItem(known.name if installed else f"{known.name} — not installed", known.name)
             tip = "A real pretrained model" if installed else not_found_tip(known)
             self.model_box.setItemData(self.model_box.count() - 1, tip, QtCore.Qt.ItemDataRole.ToolTipRole)
-        if self.model_box.findData(c.model_source) < 0:
-            name = c.real_model.name if c.is_real else c.model.name
-            self.model_box.addItem(f"{name} ({Path(c.model_source).name})", c.model_source)
+        if self.model_box.findData(c.model_source) < 0:  # an opened file or folder: its name, the path on hover
+            name, file = c.real_model.name if c.is_real else c.model.name, Path(c.model_source).name
+            text = name if name == file else f"{name} ({file})"
+            self.model_box.addItem(self.model_box.fontMetrics().elidedText(
+                text, QtCore.Qt.TextElideMode.ElideMiddle, OPENED_NAME_PX), c.model_source)
+            self.model_box.setItemData(self.model_box.count() - 1, c.model_source, QtCore.Qt.ItemDataRole.ToolTipRole)
         self.model_box.setCurrentIndex(self.model_box.findData(c.model_source))
         self.scale.setChecked(c.options.scale)
         self.causal.setChecked(c.options.causal)

@@ -1,0 +1,35 @@
+"""The random walk's pointer on a real X server: moved by xdotool, as a user's hand moves it, so the
+window hears the motion the way it does on a desktop (the X server's events, Qt's xcb platform,
+pyqtgraph's rate limit and hover logic), not QTest's synthetic events.
+
+Used by test_random_walk.py's --pointer x11 under Xvfb (see test_walk_on_x11.py). Other windows the
+walk opens (the lessons) are put beside the main window: on X11 the screen's picture of a window
+holds whatever overlaps it, and the backing-store oracle compares that picture.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from PySide6 import QtCore
+from PySide6.QtTest import QTest
+
+from walk_actions import Walk
+
+BESIDE_PX = 20  # the gap between the main window and the lessons window
+
+
+class PointerWalk(Walk):
+    def _mouse_to(self, widget, point: QtCore.QPoint) -> None:
+        """Arrive at `point` from a neighbouring pixel, at a hand's pace."""
+        target = widget.mapToGlobal(point)
+        for where in (target + QtCore.QPoint(2, 1), target):
+            subprocess.run(["xdotool", "mousemove", str(where.x()), str(where.y())], check=True)
+            QTest.qWait(15)
+
+    def lesson(self):
+        super().lesson()
+        lessons = self.window.lessons_window
+        if lessons is not None and lessons.isVisible():
+            lessons.move(self.window.frameGeometry().right() + BESIDE_PX, 0)
+            QTest.qWait(20)
