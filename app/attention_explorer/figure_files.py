@@ -24,6 +24,7 @@ from .figure_options import CM_PER_INCH, FIGURE_FORMATS, SCREEN_DPI, FigureOptio
 from .figure_state import ViewState
 from .figure_text import caption
 from .headless import destroy_now
+from .image_export import POINTS_PER_INCH
 from .svg_fixes import MAX_ENLARGED_SIDE, fix_svg, without_group_opacity
 from .view_file import state_json
 from .views import theme
@@ -85,6 +86,12 @@ def png_bytes(figure: Figure, options: FigureOptions, state_text: str) -> bytes:
     return png_with_metadata(bytes(buffer.data()), state=state_text, description=figure.caption, dpi=dpi)
 
 
+def svg_resolution(figure: Figure) -> int:
+    """The dots per inch the SVG is drawn at: those of the widgets, so that pyqtgraph's axes (recorded
+    QPictures, which rescale by the device's resolution) land where they are in the PNG."""
+    return figure.pieces[0].widget.logicalDpiX() if figure.pieces else SCREEN_DPI
+
+
 def raw_svg(figure: Figure) -> bytes:
     """The figure through QSvgGenerator, before svg_fixes."""
     buffer = QtCore.QBuffer()
@@ -93,9 +100,7 @@ def raw_svg(figure: Figure) -> bytes:
     generator.setOutputDevice(buffer)
     size = QtCore.QSize(round(figure.width), round(figure.height))
     generator.setSize(size)
-    # pyqtgraph's axes replay recorded QPictures, which rescale by the device's resolution: match the
-    # resolution of the widgets they were recorded on, so they land where they are in the PNG
-    generator.setResolution(figure.pieces[0].widget.logicalDpiX() if figure.pieces else SCREEN_DPI)
+    generator.setResolution(svg_resolution(figure))
     generator.setViewBox(QtCore.QRectF(0, 0, figure.width, figure.height))
     painter = QtGui.QPainter(generator)
     try:
@@ -115,8 +120,17 @@ def svg_bytes(figure: Figure, options: FigureOptions, state_text: str, *,
     else:
         width, height = f"{figure.width * ratio:.0f}", f"{figure.height * ratio:.0f}"
     return fix_svg(raw_svg(figure), family=QtGui.QFontInfo(QtGui.QFont()).family(),
+                   drawn_size=lambda px: drawn_font_size(px, svg_resolution(figure)),
                    title=options.title or FIGURE_TITLE, description=figure.caption or FIGURE_TITLE,
                    metadata=state_text, width=width, height=height, pixel_ratio=ratio, max_enlarged=max_enlarged)
+
+
+def drawn_font_size(px: float, dpi: float) -> float:
+    """The size Qt's font engine lays out and draws a font written as `px` pixels at `dpi` (QSvgGenerator
+    writes the size asked for; FreeType's engine rounds it to whole pixels): what the SVG must say."""
+    font = QtGui.QFont()
+    font.setPointSizeF(px * POINTS_PER_INCH / dpi)
+    return QtGui.QRawFont.fromFont(font).pixelSize() or px  # (QFontInfo's points follow the last device)
 
 
 def pdf_bytes(figure: Figure, options: FigureOptions, state_text: str) -> bytes:
