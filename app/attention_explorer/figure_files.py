@@ -52,6 +52,9 @@ def write_figure(controller, state: ViewState, options: FigureOptions, path: str
     if suffix not in FIGURE_FORMATS:
         raise ExportError(f"a figure is written as {', '.join(FIGURE_FORMATS)}, "
                           f"not {suffix or 'a file without ending'}")
+    if window_part is not None and suffix != ".png":
+        raise ExportError("the part on screen is drawn as PNG only; an SVG or PDF holds the whole matrix "
+                          "(untick “Only the part on screen”)")
     check_target(path)
     if suffix == ".html":
         write_html_figure(controller, state, options, path)

@@ -16,6 +16,7 @@ from PySide6.QtTest import QTest
 
 from attention_explorer.app import MainWindow
 from attention_explorer.controller import LOOKED_AT, Controller
+from attention_explorer.figure_options import FigureOptions
 from attention_explorer.view_file import read_view
 from attention_explorer.views.export_dialog import QtExportDialog
 from gui_helpers import hover_cell
@@ -120,19 +121,23 @@ def test_a_figure_leaves_out_the_passing_hover_unless_asked(make_window, save_as
     assert np.array_equal(pixels(tmp_path / "plain.png"), pixels(tmp_path / "none.png"))
 
 
-def test_the_part_on_screen_is_drawn_and_named_when_asked(make_window, save_as, tmp_path):
+def test_the_part_on_screen_is_drawn_and_named_when_asked(make_window, save_as, tmp_path, monkeypatch):
     window = make_window(sentence=" ".join(("the cat sat on the mat " * 20).split()[:120]))
     window.resize(900, 600)
     QtWidgets.QApplication.processEvents()
     assert window.heatmap.is_zoomable()
     rows, cols = window.heatmap.visible_cells()
-    save_as(tmp_path / "part.svg")
+    save_as(tmp_path / "part.png")
     use_dialog(window, "heatmap", visible_only=True)
-    text = (tmp_path / "part.svg").read_text()
-    assert f"part shown: rows {rows.start + 1}–{rows.stop} and columns {cols.start + 1}–{cols.stop} of 120" in text
+    caption = Image.open(tmp_path / "part.png").text["Description"]
+    assert f"part shown: rows {rows.start + 1}–{rows.stop} and columns {cols.start + 1}–{cols.stop} of 120" in caption
     save_as(tmp_path / "whole.svg")
-    use_dialog(window, "heatmap")
+    use_dialog(window, "heatmap", file_type=".svg", visible_only=True)  # not offered: SVG cannot clip the part
     assert "part shown" not in (tmp_path / "whole.svg").read_text()
+    messages = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *a: messages.append(a[2]))
+    assert not window._exports().export_to("heatmap", str(tmp_path / "part.pdf"), FigureOptions(visible_only=True))
+    assert "PNG only" in messages[0] and not (tmp_path / "part.pdf").exists()
 
 
 def _twin(window, save_as, tmp_path, kind, **choices):

@@ -159,7 +159,9 @@ class QtExportDialog(QtWidgets.QDialog):
         self.width_px.setVisible(size_key == "px")
         self.width_cm.setVisible(size_key == "cm")
         self.dpi.setVisible(size_key == "cm")
-        self.visible_only.setEnabled(kind == "heatmap" and bool(self._visible_part) and suffix != ".html")
+        # a PNG only: SVG Tiny, which Qt writes, cannot clip, and the matrix outside the part would
+        # cover the colour bar and caption (Qt's SVG 1.1 clips the colour bar away instead)
+        self.visible_only.setEnabled(kind == "heatmap" and bool(self._visible_part) and suffix == ".png")
         self.keep_hover.setEnabled(figure)
         text = self._command_for(self.chosen()) if self._command_for is not None and figure else ""
         self.command.setText(text)
