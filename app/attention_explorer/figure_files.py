@@ -24,8 +24,8 @@ from .figure_options import CM_PER_INCH, FIGURE_FORMATS, SCREEN_DPI, FigureOptio
 from .figure_state import ViewState
 from .figure_text import caption
 from .headless import destroy_now
-from .image_export import POINTS_PER_INCH
-from .svg_fixes import MAX_ENLARGED_SIDE, fix_svg, without_group_opacity
+from .image_export import fixed_svg
+from .svg_fixes import MAX_ENLARGED_SIDE, without_group_opacity
 from .view_file import state_json
 from .views import theme
 
@@ -122,18 +122,9 @@ def svg_bytes(figure: Figure, options: FigureOptions, state_text: str, *,
         width, height = f"{size.width_cm:g}cm", f"{size.width_cm * figure.height / figure.width:.3f}cm"
     else:
         width, height = f"{figure.width * ratio:.0f}", f"{figure.height * ratio:.0f}"
-    return fix_svg(raw_svg(figure), family=QtGui.QFontInfo(QtGui.QFont()).family(),
-                   drawn_size=lambda px: drawn_font_size(px, svg_resolution(figure)),
-                   title=options.title or FIGURE_TITLE, description=figure.caption or FIGURE_TITLE,
-                   metadata=state_text, width=width, height=height, pixel_ratio=ratio, max_enlarged=max_enlarged)
-
-
-def drawn_font_size(px: float, dpi: float) -> float:
-    """The size Qt's font engine lays out and draws a font written as `px` pixels at `dpi` (QSvgGenerator
-    writes the size asked for; FreeType's engine rounds it to whole pixels): what the SVG must say."""
-    font = QtGui.QFont()
-    font.setPointSizeF(px * POINTS_PER_INCH / dpi)
-    return QtGui.QRawFont.fromFont(font).pixelSize() or px  # (QFontInfo's points follow the last device)
+    return fixed_svg(raw_svg(figure), svg_resolution(figure), title=options.title or FIGURE_TITLE,
+                     description=figure.caption or FIGURE_TITLE, metadata=state_text, width=width, height=height,
+                     pixel_ratio=ratio, max_enlarged=max_enlarged)
 
 
 def pdf_bytes(figure: Figure, options: FigureOptions, state_text: str) -> bytes:
