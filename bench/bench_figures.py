@@ -1,6 +1,6 @@
 """How long a figure takes and how large its files are, beside anchors measured in the same run.
 
-In-process: writing the heatmap figure as PNG, SVG, PDF and HTML at 10, 128 and 512 words (a toy
+In-process: writing the heatmap figure as PNG, SVG, PDF and HTML at 12, 128 and 512 words (a toy
 model, warm), beside a bare pyqtgraph ImageItem of the same n × n in a window of the figure's size
 rendered to a PNG (what any pyqtgraph export pays). Samples of the figure and of its anchor are taken
 in turns; the ratio is the median of the pairs' ratios. Fresh processes: `attention-explorer export`
@@ -22,7 +22,8 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-LENGTHS = (10, 128, 512)
+LENGTHS = (12, 128, 512)  # the lengths the interactive page's size is quoted at
+KB = 1000                 # sizes in kB and MB, as the sizes they are compared with are quoted
 SUFFIXES = (".png", ".svg", ".pdf", ".html")
 
 
@@ -89,7 +90,7 @@ def in_process(repeat: int) -> None:
                 ratio = statistics.median(p[0] / p[1] for p in pairs)
                 size = (folder / f"figure{suffix}").stat().st_size
                 print(f"| {n} | {suffix[1:].upper()} | {mine:.0f} | {anchor:.0f} | {ratio:.1f}× "
-                      f"| {size / 1024:,.0f} KiB |")
+                      f"| {size / KB:,.0f} kB |")
             controller.deleteLater()
 
 

@@ -3,6 +3,7 @@ file (read back from the view state it carries), options that change nothing are
 and the installed command writes PDF, HTML, grids and print sizes, exiting 0 every time."""
 
 import re
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -14,6 +15,13 @@ from attention_explorer.view_file import read_view
 from test_entry_point import RUNS, run, run_repeatedly
 
 BERT = "tests/engine/pretrained/data/tiny-bert"
+
+
+class RealViewArgs(NamedTuple):
+    """The two readings under test, as the view state names them."""
+
+    hide_first: bool = False
+    rollout: bool = False
 
 
 def export(capsys, tmp_path, *argv, name="f.png"):
@@ -76,6 +84,29 @@ def test_a_real_models_reading_and_switched_off_heads_reach_the_figure_and_its_c
     rows = [line.split(",") for line in csv.read_text().splitlines()]
     assert rows[0][1:] == shown.labels
     np.testing.assert_allclose(np.array([r[1:] for r in rows[1:]], dtype=float), shown.heads[2].weights, atol=1e-12)
+
+
+@pytest.mark.parametrize("flag, view, caption", [
+    ("--hide-first", RealViewArgs(hide_first=True), "hidden: [CLS]"),
+    ("--rollout", RealViewArgs(rollout=True), "rollout: the heads averaged with the residual"),
+])
+def test_hide_first_and_rollout_reach_the_figure_its_caption_and_its_csv(capsys, tmp_path, flag, view, caption):
+    pytest.importorskip("tokenizers")
+    from attention_explorer.engine.pretrained import open_pretrained
+    from attention_explorer.pretrained_display import RealView, shown_trace
+
+    argv = ("--model", BERT, "--layer", "2", "--head", "2", flag, "--sentence", "the cat sat on the mat")
+    svg, _ = export(capsys, tmp_path, *argv, name="f.svg")
+    state = read_view(svg)
+    assert state.reading == {"words": False, "hide_specials": False, **view._asdict()}
+    assert caption in re.search(r"<desc>(.*)</desc>", svg.read_text()).group(1)
+    if view.rollout:  # the colour bar says what its numbers are
+        assert re.search(r">rollout weight\s*<", svg.read_text())
+    csv, _ = export(capsys, tmp_path, *argv, name="m.csv")
+    shown, _ = shown_trace(open_pretrained(BERT).run("the cat sat on the mat"), 1, RealView(**view._asdict()))
+    rows = [line.split(",") for line in csv.read_text().splitlines()]
+    assert rows[0][1:] == shown.labels and len(rows) == 1 + shown.n
+    np.testing.assert_allclose(np.array([r[1:] for r in rows[1:]], dtype=float), shown.heads[1].weights, atol=1e-12)
 
 
 @pytest.mark.parametrize("argv, message", [

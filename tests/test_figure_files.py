@@ -193,12 +193,15 @@ SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/
        b'<g fill="#00f" stroke="none" transform="matrix(10,0,0,-10,0,90)"><path vector-effect="none" '
        b'd="M0,0 L1,0 L1,2 L0,2 Z"/></g>'
        b'<g opacity="0.25" stroke-opacity="0.8"><polyline points="0,0 1,1"/></g>'
-       b'<g></g><g font-family="Sans Serif"><text font-family="Sans Serif" x="1" y="2">w</text></g></svg>')
+       b'<g></g><g font-family="Sans Serif"><text font-family="Sans Serif" font-size="11.3333" x="1" y="2">w</text></g>'
+       b'<g fill="none" stroke="none"><rect x="0" y="0" width="50" height="50"/></g>'
+       b'<defs><clipPath id="c"><rect fill="none" stroke="none" x="0" y="0" width="9" height="9"/></clipPath></defs>'
+       b'</svg>')
 
 
 def fixed() -> str:
-    return fix_svg(SVG, family="DejaVu Sans", title="T", description="D", metadata='{"x": 1}', width="100",
-                   height="100").decode()
+    return fix_svg(SVG, family="DejaVu Sans", drawn_size=round, title="T", description="D", metadata='{"x": 1}',
+                   width="100", height="100").decode()
 
 
 def test_the_svg_fixes_move_scaling_into_the_shapes_and_name_a_font_stack():
@@ -207,7 +210,9 @@ def test_the_svg_fixes_move_scaling_into_the_shapes_and_name_a_font_stack():
     assert "non-scaling-stroke" not in text and 'vector-effect="none"' not in text
     assert 'd="M0,90 L10,90 L10,70 L0,70 Z"' in text  # the unstroked bar too
     assert "Sans Serif" not in text and "font-family=\"'DejaVu Sans', 'Helvetica Neue'" in text
-    assert text.count("<g") == 4  # the empty group dropped
+    assert text.count("<g") == 4  # the empty group dropped, and the one whose only shape draws nothing
+    assert 'font-size="11"' in text  # the size the font was drawn at, not the one asked for
+    assert 'width="50"' not in text and 'width="9"' in text  # a clip path's shape kept
     assert read_metadata(text) == '{"x": 1}' and "<title>T</title>" in text
 
 

@@ -2,14 +2,11 @@
 poppler (pdftoppm) — against the PNG Qt draws of the same figure: the same words at the same places,
 no shape the PNG lacks, crisp cells. A failure leaves a diff image (PNG | other | red where they
 differ) and says where it is. Each renderer's tests are skipped, saying so, where it is not installed
-(.ci/run installs them).
+(.ci/run installs them). The bounds, and what lies past them, are figure_compare's.
 
-The bounds, measured on every figure here (see figure_compare for how): the fixed SVG and the PDF
-differ from the PNG on at most 2.9 % of pixels and 40 % of the worst 16 × 16 block (antialiasing and
-Qt's hinted glyph advances); the SVG as Qt writes it, unfixed, differed on 53 % (librsvg's pink
-hexagon over three rows), on 5–6 % with 55–59 % blocks (blurred thumbnails of the model view), and
-61 % in a block of serif text (Chromium). Text widths are checked on their own: a word drawn in
-another font is some 10 % wider or narrower than Qt measured it; the same font is within a pixel.
+Text widths are checked on their own: a word drawn in another font is some 10 % wider or narrower
+than Qt measured it, and one at the size Qt asked for but did not draw (11.33 px for its 11) 3 %
+wider; the same font at the same size is within two pixels on a 950-pixel caption.
 """
 
 import json
@@ -28,11 +25,9 @@ from attention_explorer.figure_options import FigureOptions
 from attention_explorer.headless import destroy_now
 from attention_explorer.svg_fixes import SVG_NS
 from chromium import Chromium, chromium_path
-from figure_compare import difference, pdftoppm, rsvg, save_diff
+from figure_compare import MOST_DIFFERING, WORST_BLOCK, assert_alike, difference, pdftoppm, rsvg
 
-MOST_DIFFERING = 0.03     # of the pixels
-WORST_BLOCK = 0.50        # of a 16 × 16 block
-TEXT_WIDTH_SLACK = (1.5, 0.03)  # pixels, and a share of the width: hinting makes Qt's a little narrower
+TEXT_WIDTH_SLACK = (1.5, 0.005)  # pixels, and a share of the width
 BERT = "tests/engine/pretrained/data/tiny-bert"
 
 needs_rsvg = pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="rsvg-convert (librsvg2-bin) missing")
@@ -92,22 +87,13 @@ def browser(tmp_path_factory):
         yield running
 
 
-def assert_alike(png: Image.Image, other: Image.Image, diff_path, who: str) -> None:
-    assert abs(png.width - other.width) <= 1 and abs(png.height - other.height) <= 1, \
-        f"{who} drew {other.size}, Qt {png.size}"
-    found = difference(png, other)
-    if found.differing > MOST_DIFFERING or found.worst_block > WORST_BLOCK:
-        save_diff(png, other, diff_path)
-        pytest.fail(f"{who} does not draw what Qt draws: {found}; see {diff_path}")
-
-
 @needs_rsvg
 @pytest.mark.parametrize("name", list(FIGURES))
 def test_librsvg_draws_the_svg_as_qt_draws_the_png(figures, name):
     stem = figures[name]
     png = Image.open(f"{stem}.png")
     drawn = rsvg(stem.with_suffix(".svg"), stem.with_name(f"{stem.name}-rsvg.png"), png.width)
-    assert_alike(png, drawn, stem.with_name(f"{stem.name}-diff-rsvg.png"), "librsvg")
+    assert_alike(png, drawn, stem.with_name(f"{stem.name}-diff-rsvg.png"), "librsvg", "svg")
 
 
 @needs_poppler
@@ -116,7 +102,7 @@ def test_poppler_draws_the_pdf_as_qt_draws_the_png(figures, name):
     stem = figures[name]
     png = Image.open(f"{stem}.png")
     drawn = pdftoppm(stem.with_suffix(".pdf"), stem.with_name(f"{stem.name}-pdf"), 96)
-    assert_alike(png, drawn, stem.with_name(f"{stem.name}-diff-pdf.png"), "pdftoppm")
+    assert_alike(png, drawn, stem.with_name(f"{stem.name}-diff-pdf.png"), "pdftoppm", "pdf")
 
 
 @needs_chromium
@@ -127,7 +113,7 @@ def test_chromium_draws_the_svg_as_qt_draws_the_png(figures, browser, name):
     browser.open(stem.with_suffix(".svg").as_uri(), png.width, png.height)
     shot = stem.with_name(f"{stem.name}-chromium.png")
     shot.write_bytes(browser.screenshot())
-    assert_alike(png, Image.open(shot), stem.with_name(f"{stem.name}-diff-chromium.png"), "Chromium")
+    assert_alike(png, Image.open(shot), stem.with_name(f"{stem.name}-diff-chromium.png"), "Chromium", "svg")
 
 
 @needs_chromium
@@ -216,4 +202,4 @@ def test_the_comparison_catches_what_qts_own_svg_got_wrong(qapp, tmp_path):
         destroy_now(controller)
     png = Image.open(tmp_path / "qt.png")
     found = difference(png, rsvg(tmp_path / "qt.svg", tmp_path / "rsvg.png", png.width))
-    assert found.differing > MOST_DIFFERING and found.worst_block > WORST_BLOCK, found
+    assert found.differing > MOST_DIFFERING["svg"] and found.worst_block > WORST_BLOCK["svg"], found

@@ -286,9 +286,13 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # --- commands -------------------------------------------------------------------------------
     def open_model_dialog(self) -> None:
+        from .export_files import last_folder, remember_folder
+
         path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self, "Open model", "", "Models (*.json *.gguf);;Attention Explorer model (*.json);;Real model (*.gguf)")
+            self, "Open model", last_folder(self.settings, "model"),
+            "Models (*.json *.gguf);;Attention Explorer model (*.json);;Real model (*.gguf)")
         if path:
+            remember_folder(self.settings, "model", path)
             self.open_model(path)
 
     def open_model(self, path: str) -> bool:

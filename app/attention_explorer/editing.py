@@ -189,10 +189,14 @@ class ModelEditor(QtCore.QObject):
         return self.save_as() if path is None else self._write(path)
 
     def save_as(self) -> bool:
-        suggested = str(self.file_path or f"{self.controller.model.name}.json")
+        from .export_files import last_folder, remember_folder
+
+        settings = getattr(self.window, "settings", None)
+        suggested = str(self.file_path or Path(last_folder(settings, "model")) / f"{self.controller.model.name}.json")
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self.window, "Save model as", suggested, MODEL_FILES)
         if not path:
             return False
+        remember_folder(settings, "model", path)
         path = Path(path)
         return self._write(path if path.suffix else path.with_suffix(".json"))
 

@@ -24,7 +24,8 @@ from .figure_options import CM_PER_INCH, FIGURE_FORMATS, SCREEN_DPI, FigureOptio
 from .figure_state import ViewState
 from .figure_text import caption
 from .headless import destroy_now
-from .svg_fixes import MAX_ENLARGED_SIDE, fix_svg, without_group_opacity
+from .image_export import fixed_svg
+from .svg_fixes import MAX_ENLARGED_SIDE, without_group_opacity
 from .view_file import state_json
 from .views import theme
 
@@ -51,6 +52,9 @@ def write_figure(controller, state: ViewState, options: FigureOptions, path: str
     if suffix not in FIGURE_FORMATS:
         raise ExportError(f"a figure is written as {', '.join(FIGURE_FORMATS)}, "
                           f"not {suffix or 'a file without ending'}")
+    if window_part is not None and suffix != ".png":
+        raise ExportError("the part on screen is drawn as PNG only; an SVG or PDF holds the whole matrix "
+                          "(untick “Only the part on screen”)")
     check_target(path)
     if suffix == ".html":
         write_html_figure(controller, state, options, path)
@@ -85,6 +89,12 @@ def png_bytes(figure: Figure, options: FigureOptions, state_text: str) -> bytes:
     return png_with_metadata(bytes(buffer.data()), state=state_text, description=figure.caption, dpi=dpi)
 
 
+def svg_resolution(figure: Figure) -> int:
+    """The dots per inch the SVG is drawn at: those of the widgets, so that pyqtgraph's axes (recorded
+    QPictures, which rescale by the device's resolution) land where they are in the PNG."""
+    return figure.pieces[0].widget.logicalDpiX() if figure.pieces else SCREEN_DPI
+
+
 def raw_svg(figure: Figure) -> bytes:
     """The figure through QSvgGenerator, before svg_fixes."""
     buffer = QtCore.QBuffer()
@@ -93,9 +103,7 @@ def raw_svg(figure: Figure) -> bytes:
     generator.setOutputDevice(buffer)
     size = QtCore.QSize(round(figure.width), round(figure.height))
     generator.setSize(size)
-    # pyqtgraph's axes replay recorded QPictures, which rescale by the device's resolution: match the
-    # resolution of the widgets they were recorded on, so they land where they are in the PNG
-    generator.setResolution(figure.pieces[0].widget.logicalDpiX() if figure.pieces else SCREEN_DPI)
+    generator.setResolution(svg_resolution(figure))
     generator.setViewBox(QtCore.QRectF(0, 0, figure.width, figure.height))
     painter = QtGui.QPainter(generator)
     try:
@@ -114,9 +122,9 @@ def svg_bytes(figure: Figure, options: FigureOptions, state_text: str, *,
         width, height = f"{size.width_cm:g}cm", f"{size.width_cm * figure.height / figure.width:.3f}cm"
     else:
         width, height = f"{figure.width * ratio:.0f}", f"{figure.height * ratio:.0f}"
-    return fix_svg(raw_svg(figure), family=QtGui.QFontInfo(QtGui.QFont()).family(),
-                   title=options.title or FIGURE_TITLE, description=figure.caption or FIGURE_TITLE,
-                   metadata=state_text, width=width, height=height, pixel_ratio=ratio, max_enlarged=max_enlarged)
+    return fixed_svg(raw_svg(figure), svg_resolution(figure), title=options.title or FIGURE_TITLE,
+                     description=figure.caption or FIGURE_TITLE, metadata=state_text, width=width, height=height,
+                     pixel_ratio=ratio, max_enlarged=max_enlarged)
 
 
 def pdf_bytes(figure: Figure, options: FigureOptions, state_text: str) -> bytes:

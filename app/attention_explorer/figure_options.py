@@ -103,4 +103,5 @@ class FigureOptions:
     def to_dict(self) -> dict:
         size = self.size
         return {"theme": self.theme, "caption": self.caption, "title": self.title,
-                "size": {"scale": size.scale, "width_px": size.width_px, "width_cm": size.width_cm, "dpi": size.dpi}}
+                "size": {"scale": float(size.scale), "width_px": size.width_px, "width_cm": size.width_cm,
+                         "dpi": size.dpi}}

@@ -99,8 +99,29 @@ def svg_bytes(view, title: str = "Attention Explorer") -> bytes:
 
 
 def export_svg(view, path: str | Path, title: str = "Attention Explorer") -> None:
+    """The view's SVG, fixed for viewers other than Qt as every figure's is (svg_fixes)."""
     check_target(path)
-    write_bytes(path, svg_bytes(view, title))
+    size = view.export_widget().size()
+    write_bytes(path, fixed_svg(svg_bytes(view, title), view.export_widget().logicalDpiX(), title=title,
+                                description="Exported from Attention Explorer", metadata=None,
+                                width=str(size.width()), height=str(size.height())))
+
+
+def fixed_svg(svg: bytes, dpi: float, **fixes) -> bytes:
+    """Qt's `svg`, drawn at `dpi`, as every viewer draws it alike: svg_fixes.fix_svg with the font Qt
+    used and the sizes it drew its text at; `fixes`: fix_svg's other arguments."""
+    from .svg_fixes import fix_svg
+
+    return fix_svg(svg, family=QtGui.QFontInfo(QtGui.QFont()).family(),
+                   drawn_size=lambda px: drawn_font_size(px, dpi), **fixes)
+
+
+def drawn_font_size(px: float, dpi: float) -> float:
+    """The size Qt's font engine lays out and draws a font written as `px` pixels at `dpi` (QSvgGenerator
+    writes the size asked for; FreeType's engine rounds it to whole pixels): what the SVG must say."""
+    font = QtGui.QFont()
+    font.setPointSizeF(px * POINTS_PER_INCH / dpi)
+    return QtGui.QRawFont.fromFont(font).pixelSize() or px  # (QFontInfo's points follow the last device)
 
 
 # Past this many cells a matrix goes into a vector file as one picture of its cells (enlarged pixel by

@@ -78,8 +78,13 @@ class PretrainedParts(QtCore.QObject):
         self._on_real_model_changed(controller.real_model)
 
     def open_folder_dialog(self) -> None:
-        path = QtWidgets.QFileDialog.getExistingDirectory(self.window, FOLDER_HINT)
+        from .export_files import last_folder, remember_folder
+
+        settings = self.window.settings
+        path = QtWidgets.QFileDialog.getExistingDirectory(self.window, FOLDER_HINT,
+                                                          last_folder(settings, "model-folder"))
         if path:
+            remember_folder(settings, "model-folder", path)  # the folder that holds it: where its siblings are
             self.window.open_model(path)
 
     def _show_busy(self, busy: bool) -> None:

@@ -1,6 +1,10 @@
 """Qt's SVG made to look the same in every viewer (librsvg, Chromium, Inkscape), not only in Qt.
 
-QSvgGenerator writes three things that other renderers draw differently:
+QSvgGenerator writes four things that other renderers draw differently:
+- The font size asked for, not the one Qt drew: Qt's FreeType engine sets a font at whole pixels
+  (8.5 pt at 96 dpi, 11.33 px, is laid out and drawn at 11 px), so librsvg and Chromium set every
+  word 3 % larger than the PNG and a caption wrapped to Qt's width ran past the figure's edge. Each
+  size becomes the one Qt drew (the caller, who has Qt, says which: `drawn_size`).
 - `font-family="Sans Serif"`, Qt's own alias, which no browser knows: Chromium fell back to a serif
   font. Every family becomes a CSS stack: the font Qt really used, common sans-serif fonts, and the
   generic `sans-serif` last.
@@ -13,7 +17,9 @@ QSvgGenerator writes three things that other renderers draw differently:
   viewers smooth into a blur (librsvg even blends neighbouring cells of a picture drawn a few times
   its size): they are enlarged pixel by pixel (nearest neighbour) to at least their drawn size in
   the output's pixels and marked `image-rendering: pixelated`.
-Empty groups (Qt writes one per change of pen or brush) are dropped, and the figure's view state is
+Shapes neither filled nor stroked (pyqtgraph's plot areas) are dropped: they draw nothing, except in
+Qt's SVG renderer on a PDF page, which filled such a frame's outline black around the heatmap. Empty
+groups (Qt writes one per change of pen or brush) are dropped too, and the figure's view state is
 added as <metadata>. No Qt here: the file is text, its images are PNG (Pillow reads them).
 """
 
@@ -24,6 +30,7 @@ import io
 import math
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -45,30 +52,41 @@ def font_stack(family: str) -> str:
     return ", ".join(f"'{name}'" if " " in name else name for name in names) + ", sans-serif"
 
 
-def fix_svg(svg: bytes, *, family: str, title: str, description: str, metadata: str,
-            width: str, height: str, pixel_ratio: float = 1.0, max_enlarged: int = MAX_ENLARGED_SIDE) -> bytes:
+def fix_svg(svg: bytes, *, family: str, drawn_size: Callable[[float], float], title: str, description: str,
+            metadata: str | None, width: str, height: str, pixel_ratio: float = 1.0,
+            max_enlarged: int = MAX_ENLARGED_SIDE) -> bytes:
     """The SVG of QSvgGenerator as every viewer draws it alike (see the module's text), sized `width` ×
-    `height` (with their units: "820" or "8.5cm"), titled, described, and carrying `metadata`;
-    `pixel_ratio`: the output's pixels per unit of the drawing (what a picture is enlarged for), a
-    picture left as it is when enlarging would take it past `max_enlarged` pixels a side."""
+    `height` (with their units: "820" or "8.5cm"), titled, described, and carrying `metadata` (a view
+    state; None for a picture that is no view, such as the census grid);
+    `drawn_size(px)`: the font size Qt drew for a written `px`; `pixel_ratio`: the output's pixels per
+    unit of the drawing (what a picture is enlarged for), a picture left as it is when enlarging would
+    take it past `max_enlarged` pixels a side."""
     root = ET.fromstring(svg)
     stack = font_stack(family)
+    sizes: dict[str, str] = {}
     for element in root.iter():
         if "font-family" in element.attrib:
             element.set("font-family", stack)
+        written = element.get("font-size")
+        if written is not None and _NUMBER.fullmatch(written):
+            if written not in sizes:
+                sizes[written] = _fmt(drawn_size(float(written)))
+            element.set("font-size", sizes[written])
     _bake_scaled_shapes(root)
     transforms = _parent_transforms(root)
     for image in root.iter(f"{{{SVG_NS}}}image"):
         sx, sy = _scale_of(transforms.get(image, (1, 0, 0, 1, 0, 0)))
         _sharpen(image, (sx * pixel_ratio, sy * pixel_ratio), max_enlarged)
+    _drop_invisible_shapes(root, "black", "none")
     _drop_empty_groups(root)
     root.set("width", width)
     root.set("height", height)
     _set_text(root, "title", title, 0)
     _set_text(root, "desc", description, 1)
-    meta = ET.Element(f"{{{SVG_NS}}}metadata", {"id": METADATA_ID})
-    meta.text = metadata
-    root.insert(2, meta)
+    if metadata is not None:
+        meta = ET.Element(f"{{{SVG_NS}}}metadata", {"id": METADATA_ID})
+        meta.text = metadata
+        root.insert(2, meta)
     return b'<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + ET.tostring(root, encoding="utf-8",
                                                                                      xml_declaration=False)
 
@@ -231,6 +249,22 @@ def _sharpen(image: ET.Element, scale: tuple[float, float], max_side: int) -> No
         buffer = io.BytesIO()
         enlarged.save(buffer, format="PNG", optimize=True)
     image.set(href_key, prefix + base64.b64encode(buffer.getvalue()).decode("ascii"))
+
+
+NOT_DRAWN = {f"{{{SVG_NS}}}{tag}" for tag in ("defs", "clipPath", "mask", "pattern", "marker", "symbol")}
+
+
+def _drop_invisible_shapes(parent: ET.Element, fill: str, stroke: str) -> None:
+    """Remove the shapes under `parent` whose fill and stroke (their own, or inherited: `fill`, `stroke`)
+    are both none."""
+    for child in list(parent):
+        if child.tag in NOT_DRAWN:
+            continue  # a clip path's shapes outline, whatever their paint
+        own_fill, own_stroke = child.get("fill", fill), child.get("stroke", stroke)
+        if child.tag in SHAPES and own_fill == "none" and own_stroke == "none":
+            parent.remove(child)
+        else:
+            _drop_invisible_shapes(child, own_fill, own_stroke)
 
 
 def _drop_empty_groups(root: ET.Element) -> None:

@@ -274,6 +274,36 @@ def test_exports_of_the_grid_and_the_table(census_window, qtbot, tmp_path):
     assert len((tmp_path / "census.csv").read_text(encoding="utf-8").splitlines()) == 1 + 2 * 4
 
 
+def test_the_export_and_texts_dialogs_remember_their_folders_and_the_chosen_type(census_window, qtbot, tmp_path,
+                                                                               monkeypatch):
+    """Through the real buttons: the chosen type wins over a name typed without an ending, the SVG is
+    fixed for other viewers as every figure's is, and each dialog opens where its kind was last used."""
+    _window, census = census_window()
+    run_census(qtbot, census)
+    starts = []
+    for folder in ("grids", "texts"):
+        (tmp_path / folder).mkdir()
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName",
+                        lambda _p, _t, start, _f, _s: (starts.append(start), (str(tmp_path / "grids" / "grid"),
+                                                                              "SVG image (*.svg)"))[1])
+    for _ in range(2):
+        QTest.mouseClick(census.export_button, QtCore.Qt.MouseButton.LeftButton)
+    assert [p.name for p in (tmp_path / "grids").iterdir()] == ["grid.svg"]
+    assert Path(starts[1]).parent == tmp_path / "grids" and Path(starts[0]).parent != tmp_path / "grids"
+    root = ElementTree.parse(tmp_path / "grids" / "grid.svg").getroot()
+    families = {e.get("font-family") for e in root.iter() if e.get("font-family")}
+    assert families and all(f.endswith(", sans-serif") and "Sans Serif" not in f for f in families)
+
+    texts = tmp_path / "texts" / "mine.txt"
+    texts.write_text("the cat sat on the mat\n", encoding="utf-8")
+    opened = []
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileName",
+                        lambda _p, _t, start, _f: (opened.append(start), (str(texts), ""))[1])
+    for _ in range(2):
+        census.texts_box.activated.emit(census.texts_box.findData("file"))
+    assert census.census.texts_file == str(texts) and Path(opened[1]) == tmp_path / "texts"
+
+
 def test_an_export_to_a_bad_place_says_so_and_writes_nothing(census_window, qtbot, tmp_path, monkeypatch):
     _window, census = census_window()
     run_census(qtbot, census)

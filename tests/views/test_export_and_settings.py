@@ -5,6 +5,7 @@ twin (the command the dialog shows, run as the installed program) are the same p
 import csv
 import json
 import shlex
+import shutil
 import struct
 from pathlib import Path
 
@@ -16,8 +17,10 @@ from PySide6.QtTest import QTest
 
 from attention_explorer.app import MainWindow
 from attention_explorer.controller import LOOKED_AT, Controller
+from attention_explorer.figure_options import FigureOptions
 from attention_explorer.view_file import read_view
 from attention_explorer.views.export_dialog import QtExportDialog
+from figure_compare import pdftoppm
 from gui_helpers import hover_cell
 from test_entry_point import run
 
@@ -120,33 +123,48 @@ def test_a_figure_leaves_out_the_passing_hover_unless_asked(make_window, save_as
     assert np.array_equal(pixels(tmp_path / "plain.png"), pixels(tmp_path / "none.png"))
 
 
-def test_the_part_on_screen_is_drawn_and_named_when_asked(make_window, save_as, tmp_path):
+def test_the_part_on_screen_is_drawn_and_named_when_asked(make_window, save_as, tmp_path, monkeypatch):
     window = make_window(sentence=" ".join(("the cat sat on the mat " * 20).split()[:120]))
     window.resize(900, 600)
     QtWidgets.QApplication.processEvents()
     assert window.heatmap.is_zoomable()
     rows, cols = window.heatmap.visible_cells()
-    save_as(tmp_path / "part.svg")
+    save_as(tmp_path / "part.png")
     use_dialog(window, "heatmap", visible_only=True)
-    text = (tmp_path / "part.svg").read_text()
-    assert f"part shown: rows {rows.start + 1}–{rows.stop} and columns {cols.start + 1}–{cols.stop} of 120" in text
+    caption = Image.open(tmp_path / "part.png").text["Description"]
+    assert f"part shown: rows {rows.start + 1}–{rows.stop} and columns {cols.start + 1}–{cols.stop} of 120" in caption
     save_as(tmp_path / "whole.svg")
-    use_dialog(window, "heatmap")
+    use_dialog(window, "heatmap", file_type=".svg", visible_only=True)  # not offered: SVG cannot clip the part
     assert "part shown" not in (tmp_path / "whole.svg").read_text()
+    messages = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *a: messages.append(a[2]))
+    assert not window._exports().export_to("heatmap", str(tmp_path / "part.pdf"), FigureOptions(visible_only=True))
+    assert "PNG only" in messages[0] and not (tmp_path / "part.pdf").exists()
 
 
-def _twin(window, save_as, tmp_path, kind, **choices):
+def _twin(window, save_as, tmp_path, kind, suffix=".png", **choices):
     """The window's figure and the one its shown command draws, as the installed program."""
-    target = tmp_path / "window.png"
+    target = tmp_path / f"window{suffix}"
     save_as(target)
-    shown = use_dialog(window, kind, **choices)
+    shown = use_dialog(window, kind, file_type=suffix, **choices)
     words = shlex.split(shown["command"])
-    assert words[:2] == ["attention-explorer", "export"] and words[-2] == "-o"
-    folder = tmp_path / "cli"
+    assert words[:2] == ["attention-explorer", "export"] and words[-2] == "-o" and words[-1].endswith(suffix)
+    folder = tmp_path / f"cli{suffix}"
     folder.mkdir()
-    result = run([*words[1:-1], "twin.png"], folder)
+    result = run([*words[1:-1], f"twin{suffix}"], folder)
     assert result.returncode == 0, result.stderr
-    return target, folder / "twin.png", shown["command"]
+    return target, folder / f"twin{suffix}", shown["command"]
+
+
+def same_vector_file(mine: Path, twin: Path) -> bool:
+    """The same SVG; or PDFs that poppler draws alike to the pixel (each PDF has its own date and
+    identifier, and a process embeds the fonts in the order it first met them)."""
+    if mine.suffix == ".svg":
+        return mine.read_bytes() == twin.read_bytes()
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm (poppler-utils) missing: the PDFs cannot be compared")
+    drawn = [np.asarray(pdftoppm(path, path.with_name(f"{path.stem}-page"), 96)) for path in (mine, twin)]
+    return np.array_equal(*drawn)
 
 
 @pytest.mark.parametrize("kind, choices", [
@@ -164,6 +182,34 @@ def test_a_figure_made_in_the_window_and_its_command_line_twin_are_the_same_pict
     mine, twin, command = _twin(window, save_as, tmp_path, kind, **choices)
     assert read_view(mine) == read_view(twin), command
     assert np.array_equal(pixels(mine), pixels(twin)), f"{command} drew another picture"
+
+
+@pytest.mark.parametrize("kind, suffix, choices", [
+    ("heatmap", ".svg", {"theme": "dark", "title": "Who looks at whom"}),
+    ("steps", ".pdf", {"theme": "transparent-light"}),
+])
+def test_a_vector_figure_and_its_command_line_twin_are_the_same_file(make_window, save_as, tmp_path, kind, suffix,
+                                                                     choices):
+    window = make_window("cat-ate-fish")
+    window.controller.set_pinned(1, LOOKED_AT)
+    window.controller.set_colormap("magma")
+    mine, twin, command = _twin(window, save_as, tmp_path, kind, suffix, **choices)
+    assert read_view(mine) == read_view(twin), command
+    assert same_vector_file(mine, twin), f"{command} wrote another {suffix}"
+
+
+def test_a_real_models_view_and_its_twins_are_the_same_picture_and_files(make_window, save_as, tmp_path):
+    pytest.importorskip("tokenizers")
+    window = make_window()
+    window.controller.open_model(BERT, "the cat sat on the mat")
+    window.controller.set_ablated({(1, 0)})
+    for suffix in (".png", ".svg", ".pdf"):
+        mine, twin, command = _twin(window, save_as, tmp_path, "model", suffix)
+        assert read_view(mine) == read_view(twin), command
+        if suffix == ".png":
+            assert np.array_equal(pixels(mine), pixels(twin)), f"{command} drew another picture"
+        else:
+            assert same_vector_file(mine, twin), f"{command} wrote another {suffix}"
 
 
 def test_a_real_models_figure_and_its_twin_are_the_same_picture(make_window, save_as, tmp_path):

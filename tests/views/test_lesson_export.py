@@ -1,5 +1,6 @@
 """The lessons' plots as one figure (Ctrl+E in the Lessons window): every plot of the open lesson at
-its place, drawn alike by Qt and librsvg."""
+its place, drawn alike by Qt and by the programs other than Qt that the figures are checked with
+(librsvg and Chromium for the SVG, poppler for the PDF; see test_figure_renderers)."""
 
 import shutil
 
@@ -9,10 +10,13 @@ from PySide6 import QtWidgets
 
 from attention_explorer.figure_options import FigureOptions
 from attention_explorer.view_file import read_view
-from figure_compare import difference, rsvg, save_diff
+from chromium import Chromium, chromium_path
+from figure_compare import assert_alike, pdftoppm, rsvg
+
+LESSONS = ["scaling", "heads", "word_order", "cost"]
 
 
-@pytest.mark.parametrize("lesson", ["scaling", "heads", "word_order", "cost"])
+@pytest.mark.parametrize("lesson", LESSONS)
 def test_the_lessons_plots_export_as_png_svg_and_pdf(make_window, tmp_path, monkeypatch, lesson):
     window = make_window()
     window.show_lesson(lesson)
@@ -25,11 +29,40 @@ def test_the_lessons_plots_export_as_png_svg_and_pdf(make_window, tmp_path, monk
         assert (tmp_path / f"plots{suffix}").stat().st_size > 5000
     assert read_view(tmp_path / "plots.png").model == "cat-sat-on-mat"
     assert ">Lesson " in (tmp_path / "plots.svg").read_text()
-    if shutil.which("rsvg-convert"):  # at 1×, as the figures' own comparisons (see test_figure_renderers)
-        for suffix in (".png", ".svg"):
-            assert window.lesson_export.export_to(str(tmp_path / f"one{suffix}"), FigureOptions())
-        png = Image.open(tmp_path / "one.png")
-        drawn = rsvg(tmp_path / "one.svg", tmp_path / "rsvg.png", png.width)
-        found = difference(png, drawn)
-        if found.differing > 0.03 or found.worst_block > 0.5:
-            pytest.fail(f"librsvg draws the lesson otherwise: {found}; see {save_diff(png, drawn, tmp_path / 'd.png')}")
+
+
+RENDERERS = {"librsvg": ("svg", shutil.which("rsvg-convert"), "rsvg-convert (librsvg2-bin) missing"),
+             "Chromium": ("svg", chromium_path(), "chromium is not installed"),
+             "pdftoppm": ("pdf", shutil.which("pdftoppm"), "pdftoppm (poppler-utils) missing")}
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if chromium_path() is None:
+        pytest.skip("chromium is not installed")
+    with Chromium(tmp_path_factory.mktemp("chromium-profile")) as running:
+        yield running
+
+
+@pytest.mark.parametrize("who", list(RENDERERS))
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_other_programs_draw_the_lessons_plots_as_qt_draws_them(make_window, request, tmp_path, lesson, who):
+    kind, installed, missing = RENDERERS[who]
+    if installed is None:
+        pytest.skip(missing)
+    window = make_window()
+    window.show_lesson(lesson)
+    QtWidgets.QApplication.processEvents()
+    for suffix in (".png", f".{kind}"):  # at 1×, as the figures' own comparisons
+        assert window.lesson_export.export_to(str(tmp_path / f"plots{suffix}"), FigureOptions())
+    png = Image.open(tmp_path / "plots.png")
+    if who == "librsvg":
+        drawn = rsvg(tmp_path / "plots.svg", tmp_path / "drawn.png", png.width)
+    elif who == "pdftoppm":
+        drawn = pdftoppm(tmp_path / "plots.pdf", tmp_path / "drawn", 96)
+    else:
+        browser = request.getfixturevalue("browser")
+        browser.open((tmp_path / "plots.svg").as_uri(), png.width, png.height)
+        (tmp_path / "drawn.png").write_bytes(browser.screenshot())
+        drawn = Image.open(tmp_path / "drawn.png")
+    assert_alike(png, drawn, tmp_path / "diff.png", who, kind)

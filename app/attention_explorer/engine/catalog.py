@@ -34,8 +34,11 @@ def resolve_model(name_or_file: str) -> ToyModel:
     path = Path(name_or_file)
     if path.suffix.lower() == ".json" or path.exists():
         return load_model(path)
+    from .pretrained import KNOWN_MODELS  # only to name them: a real model's name is said in full
+
     raise ModelError(f"no built-in model or file called {name_or_file!r}; "
-                     f"the built-in models are {', '.join(BUILTIN_MODELS)}")
+                     f"the built-in models are {', '.join(BUILTIN_MODELS)}, "
+                     f"the real ones {', '.join(m.name for m in KNOWN_MODELS)}")
 
 
 def is_pretrained_source(name_or_path: str) -> bool:

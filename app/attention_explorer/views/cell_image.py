@@ -8,6 +8,8 @@ import math
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+SEAM_OVERLAP = 1.02  # of a cell
+
 
 class CellImage(pg.ImageItem):
     """An ImageItem that reports the cell under the mouse."""
@@ -29,12 +31,18 @@ class CellImage(pg.ImageItem):
         painter.setPen(QtCore.Qt.PenStyle.NoPen)
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)  # no seams between cells
         image = self.qimage
-        for row in range(image.height()):
-            for col in range(image.width()):
+        rows, cols = image.height(), image.width()
+        for row in range(rows):
+            for col in range(cols):
                 color = image.pixelColor(col, row)
                 if color.alpha() == 0:
                     continue  # masked: left empty, and hatched by MaskHatchItem
-                painter.fillRect(QtCore.QRectF(col, row, 1.02, 1.02), color)  # overlap: no hairline seams
+                # each cell reaches a little under its right and lower neighbours (no hairline seams),
+                # not past the matrix nor into a masked cell (a 47-pixel cell's overlap drew a pixel
+                # of colour over the axis, and a line along the hatching)
+                width = SEAM_OVERLAP if col < cols - 1 and image.pixelColor(col + 1, row).alpha() else 1.0
+                height = SEAM_OVERLAP if row < rows - 1 and image.pixelColor(col, row + 1).alpha() else 1.0
+                painter.fillRect(QtCore.QRectF(col, row, width, height), color)
 
     def hoverEvent(self, ev):  # noqa: N802 - pyqtgraph API
         if ev.isExit() or self.image is None:

@@ -26,7 +26,8 @@ class CensusLauncher(QtCore.QObject):
         if self.window is None:
             from .census_window import QtCensusWindow
 
-            self.window = QtCensusWindow(self.main_window.controller, self.main_window)
+            self.window = QtCensusWindow(self.main_window.controller, self.main_window,
+                                         settings=getattr(self.main_window, "settings", None))
             self.window.setWindowFlag(QtCore.Qt.WindowType.Window)
         self.window.show()
         self.window.raise_()

@@ -11,21 +11,25 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller_census import CensusControls
 from ..engine.census import BY_KEY, MEASURES, census_csv
 from ..export import ExportError, write_text
+from ..export_files import ask_save_path, last_folder, remember_folder
 from .census_view import QtCensusView
 
 BATTERY, TEXT_FILE = "battery", "file"
+EXPORT_TYPES = (".png", ".svg", ".pdf", ".csv")  # the first three the grid, the last the table
 ABLATION_HINT = "Switching heads off is read on the next-token loss, which only a real decoder (such as SmolLM2) has"
 
 
 class QtCensusWindow(QtWidgets.QMainWindow):
-    def __init__(self, controller, parent: QtWidgets.QWidget | None = None, cache_folder: Path | None = None):
+    def __init__(self, controller, parent: QtWidgets.QWidget | None = None, cache_folder: Path | None = None,
+                 settings: QtCore.QSettings | None = None):
         super().__init__(parent)
         self.setWindowTitle("Head census")
+        self.settings = settings  # where the dialogs remember their folders
         self.census = CensusControls(controller, cache_folder, self)
         self.view = QtCensusView(self.census)
 
@@ -142,9 +146,11 @@ class QtCensusWindow(QtWidgets.QMainWindow):
         if self.texts_box.itemData(index) != TEXT_FILE:
             self.census.set_texts_file(None)
             return
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Texts for the census", "",
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Texts for the census",
+                                                        last_folder(self.settings, "census-texts"),
                                                         "Text files (*.txt);;All files (*)")
         if path:
+            remember_folder(self.settings, "census-texts", path)
             self.choose_texts_file(path)
         else:
             self.texts_box.setCurrentIndex(self.texts_box.findData(BATTERY) if self.census.texts_file is None
@@ -191,9 +197,8 @@ class QtCensusWindow(QtWidgets.QMainWindow):
     def export_dialog(self) -> None:
         if self.census.result is None:
             return
-        suggested = f"census-{self.census.model_name().split()[0]}-{self.census.measure}.png"
-        kinds = "PNG image (*.png);;SVG image (*.svg);;PDF (*.pdf);;CSV table (*.csv)"
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export the census", suggested, kinds)
+        stem = f"census-{self.census.model_name().split()[0]}-{self.census.measure}"
+        path = ask_save_path(self, self.settings, "census", stem, EXPORT_TYPES, ".png", "Export the census")
         if path:
             self.export_to(path)
 
@@ -207,7 +212,7 @@ class QtCensusWindow(QtWidgets.QMainWindow):
                 raise ExportError("there is no census to export yet: run it first")
             if suffix == ".csv":
                 write_text(path, census_csv(self.census.result))
-            elif suffix in (".png", ".svg", ".pdf"):
+            elif suffix in EXPORT_TYPES:
                 export_view_file(self.view, path, title=f"Head census — {self.census.model_name()}")
             else:
                 raise ExportError(f"the census is written as .png, .svg, .pdf or .csv, not {suffix or 'no ending'}")

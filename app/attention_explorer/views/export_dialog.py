@@ -22,6 +22,7 @@ from ..figure_options import (
 from .theme import FIGURE_THEMES
 
 IMAGE = (".png", ".svg", ".pdf")
+VECTOR = (".svg", ".pdf")  # sized by a width in px or cm; 1×/2×/4× is a PNG's (or GIF's) pixel scale
 _KINDS = {
     "heatmap": ("Heatmap", IMAGE),
     "arcs": ("Arc diagram", IMAGE),
@@ -132,6 +133,8 @@ class QtExportDialog(QtWidgets.QDialog):
             size = FigureSize(width_px=self.width_px.value())
         elif size_key == "cm":
             size = FigureSize(width_cm=round(self.width_cm.value(), 1), dpi=self.dpi.value())
+        elif self.file_type.currentData() in VECTOR:
+            size = FigureSize()  # a scale is of pixels: a vector file is drawn at its layout size, as the CLI draws it
         else:
             size = FigureSize(scale=int(size_key))
         figure = self.kind.currentData() in FIGURE_KINDS
@@ -155,11 +158,15 @@ class QtExportDialog(QtWidgets.QDialog):
         for widget in (self.theme, self.caption, self.title):
             widget.setEnabled(figure)
         self.scale.setEnabled(drawn)
+        self.scale.setToolTip("SVG and PDF: their natural size, a width in pixels or a print width; the scale "
+                              "multiplies a PNG's pixels" if suffix in VECTOR else "")
         size_key = self.scale.currentData()
         self.width_px.setVisible(size_key == "px")
         self.width_cm.setVisible(size_key == "cm")
         self.dpi.setVisible(size_key == "cm")
-        self.visible_only.setEnabled(kind == "heatmap" and bool(self._visible_part) and suffix != ".html")
+        # a PNG only: SVG Tiny, which Qt writes, cannot clip, and the matrix outside the part would
+        # cover the colour bar and caption (Qt's SVG 1.1 clips the colour bar away instead)
+        self.visible_only.setEnabled(kind == "heatmap" and bool(self._visible_part) and suffix == ".png")
         self.keep_hover.setEnabled(figure)
         text = self._command_for(self.chosen()) if self._command_for is not None and figure else ""
         self.command.setText(text)
