@@ -81,3 +81,13 @@ def test_a_30000_letter_word_does_not_widen_the_window(make_window):
         QtWidgets.QApplication.processEvents()
         assert window.width() == width, "a window hundreds of thousands of pixels wide takes a gigabyte"
     assert window.chips.chips[0].text() == "x" * 39 + "…"
+
+
+def test_chips_of_words_gone_leave_the_screen_at_once(make_window):
+    """Removed chips waited for the event loop to delete them and stayed drawn meanwhile (under a
+    loop that does not delete them, "because it was tired" stayed beside a six-word sentence)."""
+    window = make_window("it-was-tired")
+    window.sentence_box.setPlainText("the dog sat on the mat")
+    QtWidgets.QApplication.processEvents()  # no deferred deletes
+    shown = [chip for chip in window.chips.findChildren(QtWidgets.QLabel) if chip.isVisible()]
+    assert [chip.text() for chip in shown] == ["the₁", "dog", "sat", "on", "the₂", "mat"]

@@ -116,6 +116,7 @@ class QtTokenChips(QtWidgets.QWidget):
         while len(self.chips) > len(words):
             chip = self.chips.pop()
             self._layout.takeAt(self._layout.count() - 1)
+            chip.hide()  # gone from the screen now, not when the event loop next deletes (a nested loop may not)
             chip.deleteLater()  # no leave event will come from it: the hover is settled below
         hidden_while_adding = len(words) > len(self.chips) and self.isVisible()
         if hidden_while_adding:
