@@ -148,7 +148,7 @@ def test_a_sentence_with_an_invalid_utf8_byte_is_one_line_for_a_file_and_for_sta
     (["--image-scale", "2", "-o", "x.svg"], "--image-scale applies to PNG and GIF images, not to SVG"),
     (["--transparent", "-o", "x.csv"], "--transparent applies to PNG images, not to CSV"),
     (["--transparent", "--view", "steps", "-o", "x.gif"], "--transparent applies to PNG images, not to GIF"),
-    (["--matrix", "scores", "--view", "arcs", "-o", "x.png"], "the arcs view has no such choice"),
+    (["--matrix", "scores", "--view", "arcs", "-o", "x.png"], "the arcs show weights, or weight × moved norm"),
     (["--matrix", "scores", "--view", "steps", "-o", "x.gif"], "the steps view has no such choice"),
     (["--view", "heatmap", "-o", "-"], "standard output (-o -) takes the CSV of one matrix"),
 ])

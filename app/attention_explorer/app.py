@@ -223,6 +223,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.matrix_actions = self._exclusive_menu(view_menu.addMenu("&Matrix"), SQUARE_MATRICES, MATRIX_NAMES,
                                                    self.controller.set_matrix, self.controller.matrix_changed,
                                                    lambda: self.controller.matrix)
+        self.controller.trace_changed.connect(lambda *_: self.matrix_actions["norm"].setEnabled(
+            self.controller.matrix_available("norm")))  # a real model's words or rollout have no norms
         view_menu.addAction(self.steps_dock.toggleViewAction())
         lessons_menu = bar.addMenu("&Lessons")
         self.lesson_actions = {}

@@ -251,9 +251,16 @@ class Controller(PretrainedControls):
     def set_matrix(self, name: str) -> None:
         if name not in SQUARE_MATRICES:
             raise ValueError(f"the heatmap shows one of {', '.join(SQUARE_MATRICES)}, not {name!r}")
+        if self._trace is not None and not self._trace.has_matrix(name):
+            self.matrix_changed.emit(self._matrix)  # not in this trace (see matrix_available): the choice goes back
+            return
         if name != self._matrix:
             self._matrix = name
             self.matrix_changed.emit(name)
+
+    def matrix_available(self, name: str) -> bool:
+        """Whether the heatmap can show `name` now (a real model's words or rollout have no norms)."""
+        return self._trace is None or self._trace.has_matrix(name)
 
     def set_head(self, index: int) -> None:
         index = max(0, min(index, self._options.heads - 1))
@@ -324,9 +331,11 @@ class Controller(PretrainedControls):
             except (EngineError, ModelError) as exc:
                 trace, error = None, str(exc)
         elapsed_ms = (time.perf_counter() - started) * 1000
-        before = (self._head, self._pinned, self._focus_key(), self._step)
+        before = (self._head, self._pinned, self._focus_key(), self._step, self._matrix)
         self._trace = trace
         self._head = max(0, min(self._head, self._options.heads - 1))  # fewer heads than before: clamp
+        if not self.matrix_available(self._matrix):  # e.g. norms, and then Words switched on
+            self._matrix = "weights"
         self._clear_tokens_out_of_range()
         if was_final and trace is not None:  # e.g. two heads now: W_O applies and finishes the computation
             self._step = max(0, min(self._final_step(trace), LAST_STEP))
@@ -343,7 +352,9 @@ class Controller(PretrainedControls):
         self._emit_changes_since(before)
 
     def _emit_changes_since(self, before: tuple) -> None:
-        head, pinned, focus, step = before
+        head, pinned, focus, step, matrix = before
+        if self._matrix != matrix:
+            self.matrix_changed.emit(self._matrix)
         if self._head != head:
             self.head_changed.emit(self._head)
         if self._pinned != pinned:

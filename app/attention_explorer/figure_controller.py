@@ -15,6 +15,7 @@ from . import engine
 from .controller import Controller
 from .engine.model import model_from_dict, model_to_dict, model_to_json
 from .engine.steps import STEP_KEYS, step_index
+from .engine.trace import NORM_UNAVAILABLE
 from .figure_state import COLORMAPS, COLOURED_VIEWS, Focus, ViewState
 from .figure_text import FigureFacts
 from .model_hash import source_sha256, text_sha256
@@ -188,6 +189,8 @@ def apply_view(controller: Controller, state: ViewState) -> None:
     if not 0 <= state.head < controller.options.heads:
         raise FigureStateMismatch(f"there are {controller.options.heads} heads here, not {state.head + 1}")
     controller.set_head(state.head)
+    if not controller.matrix_available(state.matrix):
+        raise FigureStateMismatch(NORM_UNAVAILABLE)
     controller.set_matrix(state.matrix)
     controller.set_colormap(state.colormap)
     controller.set_step(step_index(state.step) if state.step in STEP_KEYS else controller.final_step())

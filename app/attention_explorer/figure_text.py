@@ -8,17 +8,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .engine.census.norm_attention import FORMULA as NORM_FORMULA
 from .figure_state import ViewState
 
 CAPTION_TEXT_CHARS = 140   # a longer text is quoted up to here, with …
 NAME_WORDS = 3             # the default file name carries the text's first words
 
 MATRIX_NAMES = {"weights": "attention weights softmax(QKᵀ/√d_k)", "scores": "scores QKᵀ",
-                "scaled": "scaled scores QKᵀ/√d_k", "masked": "masked scores (before softmax)"}
+                "scaled": "scaled scores QKᵀ/√d_k", "masked": "masked scores (before softmax)",
+                "norm": f"norm-based attention {NORM_FORMULA} (Kobayashi et al. 2020)"}
 SPAN_NAMES = {"fixed": "colours span 0 – 1", "data": "colours span the shown values",
               "row": "each row coloured from 0 to its largest weight"}
 COLOUR_BAR_LABELS = {"weights": "attention weight", "scores": "score q·k", "scaled": "scaled score q·k/√d_k",
-                     "masked": "masked score"}
+                     "masked": "masked score", "norm": "weight × moved norm"}
 VIEW_NAMES = {"heatmap": "heatmap", "arcs": "arcs", "bars": "bars", "steps": "steps", "model": "model-view"}
 
 
@@ -83,9 +85,11 @@ def _what(state: ViewState, facts: FigureFacts) -> str:
         return "each cell coloured from 0 to its largest weight"
     if state.view == "arcs":
         kept = f", the strongest {state.strongest} per word" if state.strongest else ""
-        return f"arcs: the word looking (left) to the word looked at (right), thicker for more weight{kept}"
+        more = "the more it moves (weight × moved norm)" if state.matrix == "norm" else "more weight"
+        return f"arcs: the word looking (left) to the word looked at (right), thicker for {more}{kept}"
     if state.view == "bars":
-        return "one word's attention weights as bars"
+        return "one word's weight × moved norm as bars" if state.matrix == "norm" else \
+            "one word's attention weights as bars"
     if state.view == "steps":
         return _step_words(state.step)
     words = MATRIX_NAMES[state.matrix]

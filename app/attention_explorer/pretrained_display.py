@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .engine import pretrained  # its analysis loads on first use, once a real model is open
+from .engine.census.norm_attention import with_norm_attention
 from .engine.reading import HiddenStage, Reading, RolloutStage, WordsStage
 from .engine.tokenizer import token_labels
 from .engine.trace import HeadTrace, Trace
@@ -54,12 +55,13 @@ def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[Tr
     """Layer `layer` as the views draw it under `view`, and one line saying what was done to it.
     A trace read otherwise than head by head over the model's tokens carries its Reading: the
     layer's own trace, and how each shown weight was made from it."""
-    source = trace = ptrace.layer_trace(layer)
+    source = trace = with_norm_attention(ptrace.layer_trace(layer))
     notes, stages = [], []
     groups: tuple[tuple[int, ...], ...] = tuple((i,) for i in range(ptrace.n))
     if view.rollout:
         rolled = ptrace.rollout()
-        trace = replace(trace, heads=tuple(replace(h, weights=rolled[layer]) for h in trace.heads))
+        trace = replace(trace, heads=tuple(replace(h, weights=rolled[layer], norm=None, moved_norm=None)
+                                           for h in trace.heads))  # norms are of one head's vectors
         stages.append(RolloutStage(layer, len(trace.heads), ptrace.weights[layer].mean(axis=0, dtype=np.float64),
                                    pretrained.rollout_mix(ptrace.weights[layer]),
                                    rolled[layer - 1] if layer > 0 else None))
@@ -123,8 +125,12 @@ def _hide(trace: Trace, hidden: list[int]) -> tuple[Trace, float, np.ndarray]:
         result = pretrained.hide_tokens(head.weights, hidden)
         removed.append(float(result.removed.mean()) if len(result.removed) else 0.0)
         block = pretrained.kept_block(kept)
-        square = {name: getattr(head, name)[block] for name in ("scores", "scaled", "masked")}
+        # norms are lengths of what each token moves, not shares of a row: kept as they are
+        square = {name: getattr(head, name)[block] for name in ("scores", "scaled", "masked", "norm")
+                  if getattr(head, name) is not None}
         rows = _row_arrays(head, lambda a: a[kept])
+        if head.moved_norm is not None:
+            rows["moved_norm"] = head.moved_norm[kept]
         heads.append(replace(head, weights=result.weights, **square, **rows))
     tokens = [trace.tokens[i] for i in kept]
     mask = None if trace.mask is None else trace.mask[pretrained.kept_block(kept)]
@@ -150,7 +156,8 @@ def _merge(trace: Trace, words: tuple[tuple[int, ...], ...]) -> Trace:
         scaled = blocks(head.scaled)
         masked = scaled.copy() if mask is None else np.where(mask, -np.inf, scaled)
         heads.append(replace(head, weights=pretrained.merge_words(head.weights, words), scores=blocks(head.scores),
-                             scaled=scaled, masked=masked, **_row_arrays(head, rows)))
+                             scaled=scaled, masked=masked, **_row_arrays(head, rows),
+                             norm=None, moved_norm=None))  # the lengths of pieces' vectors do not add
     tokens = [_word_text(trace.tokens, word) for word in words]
     return _with_rows(trace, heads, tokens, rows, mask)
 

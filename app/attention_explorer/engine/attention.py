@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .census.norm_attention import with_norm_attention
 from .errors import OptionsError, SentenceError
 from .limits import MAX_SENTENCE_CHARS, MAX_SENTENCE_WORDS
 from .model import ToyModel
@@ -112,10 +113,10 @@ def run(model: ToyModel, sentence: str, options: Options | None = None) -> Trace
     options = model.default_options if options is None else options
     read = embed_sentence(model, sentence, options)
     heads, concat, output = multi_head_attention(read.x, model.w_q, model.w_k, model.w_v, model.w_o, options)
-    return Trace(
+    return with_norm_attention(Trace(
         model_name=model.name, sentence=sentence, tokens=read.tokens, labels=token_labels(read.tokens),
         unknown=read.unknown, features=list(model.features), options=options, embedding=read.embedding,
         positional=read.positional, x=read.x, mask=causal_mask(len(read.tokens)) if options.causal else None,
         heads=tuple(heads), concat=concat, w_o=None if model.w_o is None else model.w_o.copy(),
         output=output,
-    )
+    ))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import embed_sentence, multi_head_attention
+from .census.norm_attention import with_norm_attention
 from .model import ToyModel
 from .options import Options
 from .tokenizer import token_labels
@@ -26,7 +27,7 @@ from .trace import HEAD_MATRICES, HeadTrace
 
 # Matrices whose rows are source words (all others have one row per target word).
 _SOURCE_ROWS = ("k", "v")
-_WORD_COLUMNS = ("weights", "scores", "scaled", "masked")
+_WORD_COLUMNS = ("weights", "scores", "scaled", "masked", "norm")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class CrossTrace:
     concat: np.ndarray          # n_A × d_proj
     w_o: np.ndarray | None
     output: np.ndarray          # n_A × d_model (with W_O) or n_A × d_proj
+    ablated_heads: frozenset[int] = frozenset()  # none here; read by norm-based attention as in a Trace
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -91,11 +93,11 @@ def cross_attention(model: ToyModel, target_sentence: str, source_sentence: str,
     source = embed_sentence(model, source_sentence, options)
     heads, concat, output = multi_head_attention(target.x, model.w_q, model.w_k, model.w_v, model.w_o, options,
                                                  x_kv=source.x)
-    return CrossTrace(
+    return with_norm_attention(CrossTrace(
         model_name=model.name, target_sentence=target_sentence, source_sentence=source_sentence,
         target_tokens=list(target.tokens), source_tokens=list(source.tokens),
         target_labels=token_labels(target.tokens), source_labels=token_labels(source.tokens),
         target_unknown=list(target.unknown), source_unknown=list(source.unknown),
         features=list(model.features), options=options, x_target=target.x, x_source=source.x,
         heads=tuple(heads), concat=concat, w_o=None if model.w_o is None else model.w_o.copy(), output=output,
-    )
+    ))

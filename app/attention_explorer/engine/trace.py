@@ -10,15 +10,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .errors import EngineError
 from .options import Options
 
 if TYPE_CHECKING:  # a reading holds the trace it was made from
     from .reading import Reading
 
 # The matrices of a head a user can pick for the heatmap or a CSV export.
-HEAD_MATRICES = ("weights", "scores", "scaled", "masked", "output", "q", "k", "v")
+HEAD_MATRICES = ("weights", "scores", "scaled", "masked", "norm", "output", "q", "k", "v")
 # The n × n ones: rows are the words looking, columns the words looked at (what a heatmap shows).
-SQUARE_MATRICES = ("weights", "scores", "scaled", "masked")
+SQUARE_MATRICES = ("weights", "scores", "scaled", "masked", "norm")
+# Why a trace may have no norm-based attention: it is read per token, before pieces are merged.
+NORM_UNAVAILABLE = ("norm-based attention is read per token of the model's own computation: switch Words and "
+                    "Rollout off to see it")
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,11 @@ class HeadTrace:
     q_before_rope: np.ndarray | None = None
     k_before_rope: np.ndarray | None = None
     kv_head: int | None = None
+    # Norm-based attention (Kobayashi et al. 2020, engine.census.norm_attention): α_ij · ‖f(x_j)‖, the
+    # length of what this head moves from token j to token i (n × n), and ‖f(x_j)‖ (n), with
+    # f(x) = (x·W_V + b_V)·W_O restricted to the head; None where a reading has no such numbers.
+    norm: np.ndarray | None = None
+    moved_norm: np.ndarray | None = None
 
     @property
     def d_k(self) -> int:
@@ -92,7 +101,13 @@ class Trace:
         """A named matrix of one head (see HEAD_MATRICES)."""
         if name not in HEAD_MATRICES:
             raise ValueError(f"unknown matrix {name!r}; choose one of {', '.join(HEAD_MATRICES)}")
+        if not self.has_matrix(name):
+            raise EngineError(NORM_UNAVAILABLE)
         return getattr(self.heads[head], name)
+
+    def has_matrix(self, name: str) -> bool:
+        """Whether this trace holds matrix `name` (a reading of merged words or rollout has no norms)."""
+        return getattr(self.heads[0], name, None) is not None if self.heads else False
 
     def column_labels(self, name: str, head: int = 0) -> list[str]:
         """Labels for the columns of `matrix(name, head)`: tokens for n × n matrices, else dimensions."""

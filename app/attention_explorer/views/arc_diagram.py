@@ -111,6 +111,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.all_heads.toggled.connect(self._draw_lines)
         self.strongest.valueChanged.connect(self._draw_lines)
         controller.trace_changed.connect(self._rebuild)
+        controller.matrix_changed.connect(self._rebuild)  # weights, or weight × moved norm
         controller.head_changed.connect(self._draw_lines)
         controller.focus_changed.connect(self._show_focus)
         self._rebuild()
@@ -191,7 +192,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         heads = self.heads_shown()
         self._selection = []
         for head, color in zip(heads, head_colors(heads, self.controller.head), strict=True):
-            weights = trace.heads[head].weights
+            weights = self._strengths(trace, head)
             key = (head, self.strongest.value())
             if key not in self._orders:
                 self._orders[key] = strongest_first(weights, key[1])
@@ -209,16 +210,26 @@ class QtArcDiagram(QtWidgets.QWidget):
         selection = self._selection
         if focus is not None:
             looking = self.controller.focus_role == LOOKING
-            selection = [HeadArcs(arcs.head, arcs.color, *arcs_of_word(trace.heads[arcs.head].weights, focus, looking))
-                         for arcs in selection]
+            selection = [HeadArcs(arcs.head, arcs.color, *arcs_of_word(self._strengths(trace, arcs.head), focus,
+                                                                        looking)) for arcs in selection]
         self.focus_lines.set_batches([] if focus is None else batches_of(selection), trace.n if trace else 0)
         self.lines.setOpacity(1.0 if focus is None else DIMMED_OPACITY)
         self._drawn = [row for arcs in selection for row in arcs.rows()]
         self._place_labels()
 
+    def _strengths(self, trace, head: int) -> np.ndarray:
+        """What a head's lines show: its weights, or, with the norm-based matrix chosen, what it moves
+        (weight × moved norm) over the most any shown head moves, so the thickest line is the most moved."""
+        if self.controller.matrix != "norm" or not trace.has_matrix("norm"):
+            return trace.heads[head].weights
+        most = max(float(other.norm.max()) for other in trace.heads) or 1.0
+        return trace.heads[head].norm / most
+
     def _update_legend(self, heads: list[int]) -> None:
         # entries break only between each other, so a dozen heads wrap onto a second line
         spans = [f'<span style="color:{theme.head_color(h).name()}">■</span>&nbsp;head&nbsp;{h + 1}' for h in heads]
+        if self.controller.matrix == "norm":
+            spans.insert(0, "lines: weight × moved norm, the largest thickest:")
         html = " &nbsp; ".join(spans)
         if (html, theme.foreground().name()) != self._legend_html:  # a new text re-lays out the scene
             self._legend_html = (html, theme.foreground().name())

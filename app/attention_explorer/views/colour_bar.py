@@ -79,6 +79,7 @@ class ColourBar(pg.GraphicsWidget):
         self._levels = (0.0, 1.0)
         self.bar = _Gradient(width)
         self.axis = _FittingAxis("right")
+        self.axis.enableAutoSIPrefix(False)  # values under 1 were written as 0 … 900 "(x0.001)"
         self.axis.setRange(*self._levels)
         self.bar.pen = QtGui.QPen(self.axis.pen())
         self.bar.pen.setCosmetic(True)

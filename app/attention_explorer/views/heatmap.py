@@ -18,6 +18,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING, Controller
+from ..engine.census.norm_attention import FORMULA as NORM_FORMULA
 from ..engine.trace import Trace
 from . import theme
 from .elided_label import ElidedLabel
@@ -28,6 +29,7 @@ MATRIX_TITLES = {
     "scores": "scores  QKᵀ",
     "scaled": "scaled scores  QKᵀ/√d_k",
     "masked": "masked scores (before softmax)",
+    "norm": f"norm-based attention  {NORM_FORMULA}",
 }
 LONG_SENTENCE_WORDS = 16  # above this, the weights' colours span each row unless the reader chose otherwise
 COLOUR_SCALES = {"fixed": "0 – 1", "data": "fit to the data", "row": "each row"}
@@ -44,6 +46,16 @@ def heatmap_title(trace: Trace, matrix: str, head: int) -> str:
         return trace.reading.weights_title(where)
     note = trace.reading.scores_note()
     return f"{MATRIX_TITLES[matrix]} — {where}" + (f" · {note}" if note else "")
+
+
+def norm_text(head, looking: str, looked_at: str, row: int, col: int) -> str:
+    """A norm-based cell written out: what the head moves from `looked_at` to `looking`, as its weight
+    times the length of the vector it moves (the weight before any reading renormalised it)."""
+    norm, length = head.norm[row, col], head.moved_norm[col]
+    if length == 0:
+        return f"{looking} → {looked_at}: ‖α·f(x)‖ = 0: {looked_at} moves nothing in this head (‖f(x)‖ = 0)"
+    return (f"{looking} → {looked_at}: ‖α·f(x)‖ = {norm / length:.3g} × {length:.3g} = {norm:.3g} "
+            f"(its weight × the length of what {looked_at} moves)")
 
 
 class QtHeatmap(MatrixPlot):
@@ -119,6 +131,8 @@ class QtHeatmap(MatrixPlot):
         if trace.mask is not None and trace.mask[row, col]:
             return f"{looking} → {looked_at}: masked (a later word), weight 0"
         weight = head.weights[row, col]
+        if self.controller.matrix == "norm":
+            return norm_text(head, looking, looked_at, row, col)
         if trace.reading is not None:  # not a softmax of these scores: written out from what it was made of
             arithmetic = trace.reading.weight_arithmetic(self.controller.head, row, col, trace.labels, weight)
             return f"{looking} → {looked_at} {weight * 100:.1f} % — {arithmetic}"

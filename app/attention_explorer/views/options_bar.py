@@ -13,11 +13,15 @@ from .. import engine
 from ..controller import Controller
 from ..engine import SQUARE_MATRICES
 from ..engine.pretrained import KNOWN_MODELS, installed_models
+from ..engine.trace import NORM_UNAVAILABLE
 from .get_models_dialog import not_found_tip
 
 REAL_MODEL_TIP = "A real model's scaling, mask, positions and heads are its own: open a toy model to change them"
 MATRIX_NAMES = {"weights": "weights (softmax)", "scores": "scores QKᵀ", "scaled": "scaled ÷√d_k",
-                "masked": "masked scores"}
+                "masked": "masked scores", "norm": "weight × moved norm"}
+NORM_TIP = ("Norm-based attention (Kobayashi et al. 2020): each weight times the length of the vector the head "
+            "moves, ‖α_ij · f(x_j)‖ with f(x) = (x·W_V + b_V)·W_O — a token with a large weight and a tiny vector "
+            "moves little")
 
 
 OPENED_NAME_PX = 260  # an opened model's name longer than this is cut in the middle (its path in the tooltip)
@@ -84,6 +88,7 @@ class QtOptionsBar(QtWidgets.QWidget):
         controller.head_changed.connect(self._sync)
         controller.matrix_changed.connect(self._sync)
         controller.real_model_changed.connect(self._sync)
+        controller.real_view_changed.connect(self._sync)  # words or rollout take the norms away
         self._toy_tips = {w: w.toolTip() for w in (self.scale, self.causal, self.positional, self.heads)}
         self._sync()
 
@@ -135,5 +140,9 @@ class QtOptionsBar(QtWidgets.QWidget):
         for toy_only in (self.scale, self.causal, self.positional, self.heads):
             toy_only.setEnabled(not c.is_real)
             toy_only.setToolTip(REAL_MODEL_TIP if c.is_real else self._toy_tips[toy_only])
+        norm_item = self.matrix.model().item(self.matrix.findData("norm"))
+        norm_item.setEnabled(c.matrix_available("norm"))
+        norm_item.setToolTip(NORM_TIP if norm_item.isEnabled() else f"{NORM_TIP}. {NORM_UNAVAILABLE[0].upper()}"
+                             f"{NORM_UNAVAILABLE[1:]}.")
         self.matrix.setCurrentIndex(self.matrix.findData(c.matrix))
         del blockers

@@ -43,7 +43,8 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self._row: np.ndarray | None = None
         self._title: tuple[str, int] | None = None  # (text as shown, colour) above the bars
         self._full_title: tuple[str, QtGui.QColor] | None = None
-        for signal in (controller.trace_changed, controller.head_changed, controller.focus_changed):
+        for signal in (controller.trace_changed, controller.head_changed, controller.focus_changed,
+                       controller.matrix_changed):
             signal.connect(self._redraw)
         self._redraw()
 
@@ -70,9 +71,8 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self.plot = self.graphics.addPlot(axisItems={"bottom": self.axis},
                                           viewBox=pg.ViewBox(enableMenu=False))  # a menu never shown: not built
         make_static(self.plot)
-        self.plot.setYRange(0, 1.15, padding=0)  # room above a full bar for its value
-        self.plot.setLabel("left", "weight")
-        self.plot.getAxis("left").setTicks([[(0, "0"), (0.5, "0.5"), (1, "1")]])  # few: the pane is short
+        self._scale: tuple[float, str] | None = None  # the height axis's top and name (see _set_scale)
+        self._set_scale(1.0, "weight")  # few ticks: the pane is short
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7)
         self.plot.addItem(self.bars)
         self.values = TextLayer(anchor=(0.5, 1.0), point_size=8)
@@ -114,7 +114,11 @@ class QtRowBars(QtWidgets.QStackedWidget):
                 self.graphics.ci.layout.activate()
         self.axis.set_tokens(trace.labels)
         self.plot.setXRange(-0.6, trace.n - 0.4, padding=0)
-        weights = trace.heads[self.controller.head].weights
+        norms = self.controller.matrix == "norm" and trace.has_matrix("norm")
+        head = trace.heads[self.controller.head]
+        weights = head.norm if norms else head.weights
+        top = max(float(weights.max()), 1e-12) if norms else 1.0  # norms: the head's most moved, on every word
+        self._set_scale(top, "‖α·f(x)‖" if norms else "weight")
         looked_at = self.controller.focus_role == LOOKED_AT
         self._row = weights[:, focus] if looked_at else weights[focus]
         brushes = [QtGui.QBrush(theme.head_color(self.controller.head))] * trace.n  # one brush, shared
@@ -125,7 +129,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
             trace.mask[focus] if trace.mask is not None else np.zeros(trace.n, bool))
         # written only where they fit: measuring 512 hidden labels cost more than the bars
         fits = self._values_fit(trace)
-        self.values.set_labels([Label(j, float(w) + 0.02, f"{w:.2f}", ink) for j, w in enumerate(self._row)
+        self.values.set_labels([Label(j, float(w) + 0.02 * top, f"{w:.2f}", ink) for j, w in enumerate(self._row)
                                 if not masked[j]] if fits else [])
         self.values.setVisible(fits)
         self.axis.set_focus(focus)
@@ -133,9 +137,21 @@ class QtRowBars(QtWidgets.QStackedWidget):
         title = f"who looks at “{word}”" if looked_at else f"where “{word}” looks"
         self._set_title(f"{title} ({self._which_weights(trace)})", theme.foreground())
 
+    def _set_scale(self, top: float, name: str) -> None:
+        """The bars' height axis from 0 to `top` (1 for weights), with room above for the values; set
+        only when it changes, as a new axis re-lays out the plot."""
+        if (top, name) == self._scale:
+            return
+        self._scale = (top, name)
+        self.plot.setYRange(0, top * 1.15, padding=0)
+        self.plot.setLabel("left", name)
+        self.plot.getAxis("left").setTicks([[(0, "0"), (top / 2, f"{top / 2:.2g}"), (top, f"{top:.2g}")]])
+
     def _which_weights(self, trace) -> str:
         """Whose weights the bars are: the head's, or a reading of them (rollout is every head's)."""
         head = f"head {self.controller.head + 1}"
+        if self.controller.matrix == "norm" and trace.has_matrix("norm"):
+            head += ", weight × moved norm"
         reading = trace.reading
         if reading is None:
             return head

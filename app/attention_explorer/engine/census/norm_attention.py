@@ -12,6 +12,7 @@ Two calls, one for each kind of model (both pure NumPy):
 
     reading = pretrained_norm_attention(ptrace, layer)   # a real model's layer (0-based)
     reading = trace_norm_attention(trace)                # a toy model's Trace (or a real layer_trace)
+    trace = with_norm_attention(trace)                   # the same, kept in each HeadTrace for the views
     reading.per_head    # (heads, n, n): α_ij · ‖f_h(x_j)‖, rows are the tokens looking
     reading.summed      # (n, n): ‖Σ_h α^h_ij f_h(x_j)‖
     reading.moved       # (heads, n): ‖f_h(x_j)‖, the length of what token j offers each head
@@ -25,7 +26,7 @@ v_h(x_j) placed in the head's own columns.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -100,6 +101,15 @@ def pretrained_norm_attention(ptrace, layer: int) -> NormAttention:
         n = x.shape[0]
         values = values.reshape(n, arch.n_kv_heads, arch.d_head).transpose(1, 0, 2)  # (kv_heads, n, d_head)
         return norm_attention(_without(ptrace.weights[layer], off), moved_by_heads(values, weights.w_o, arch.group))
+
+
+def with_norm_attention(trace):
+    """`trace` with each head's norm-based attention and moved-vector lengths filled in (HeadTrace.norm,
+    .moved_norm), so the views draw it as one more matrix of the trace."""
+    reading = trace_norm_attention(trace)
+    heads = tuple(replace(head, norm=reading.per_head[h], moved_norm=reading.moved[h])
+                  for h, head in enumerate(trace.heads))
+    return replace(trace, heads=heads)
 
 
 def trace_norm_attention(trace) -> NormAttention:
