@@ -20,6 +20,7 @@ from ..safe_read import read_user_text
 from ..tokenizer import check_text
 from .dependencies import require
 from .fields import Fields, shown
+from .gguf_reader import Texts
 
 CONTINUATION = "·"  # marks a piece that continues the word before it: "play", "·ing"
 _WORD_START = ("Ġ", "▁")
@@ -253,10 +254,11 @@ class TextTokenizer:
 
 
 def _gguf_tokens(meta: Fields) -> list[str]:
+    """The tokens' texts, decoded (once the vocabulary's size is checked against the embedding's)."""
     tokens = meta.raw("tokenizer.ggml.tokens")
-    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
+    if not isinstance(tokens, Texts) or not tokens:
         raise meta.wrong(("tokenizer.ggml.tokens",), "must be a list of the tokens' texts", tokens)
-    return tokens
+    return list(tokens)
 
 
 def _gguf_token_types(meta: Fields) -> np.ndarray:
@@ -271,11 +273,11 @@ def _gguf_token_types(meta: Fields) -> np.ndarray:
 def _gguf_merges(meta: Fields) -> list[tuple[str, str]]:
     """BPE's merges, each "left right" in the file."""
     merges = meta.raw("tokenizer.ggml.merges")
-    if not isinstance(merges, list) or not merges:
+    if not isinstance(merges, Texts) or not merges:
         raise meta.wrong(("tokenizer.ggml.merges",), "must be a list of merges", merges)
     pairs = []
     for index, merge in enumerate(merges):
-        if not isinstance(merge, str) or " " not in merge:
+        if " " not in merge:
             raise ModelError(f"{meta.file_name}: merge {index + 1:,} of 'tokenizer.ggml.merges' is {shown(merge)}, "
                              f"not two tokens separated by a space")
         left, right = merge.split(" ", 1)
