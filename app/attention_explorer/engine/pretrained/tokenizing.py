@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError, SentenceError
-from ..limits import MAX_REAL_TEXT_CHARS, MAX_TOKENIZER_BYTES
-from ..safe_read import read_user_text
+from ..limits import MAX_REAL_TEXT_CHARS, MAX_TOKENIZER_BYTES, MIN_TOKENIZER_VALUES, TOKENIZER_VALUES_PER_TOKEN
+from ..safe_read import json_values_at_most, read_user_text
 from ..tokenizer import check_text
 from .dependencies import require
 from .fields import Fields, shown
@@ -140,6 +140,10 @@ class TextTokenizer:
             raise ModelError(f"{path.parent}: no tokenizer.json; the model folder needs its tokenizer")
         text = read_user_text(path, "tokenizer.json", max_bytes=MAX_TOKENIZER_BYTES, error=ModelError,
                               advice="put the model's own tokenizer.json there")
+        most = max(TOKENIZER_VALUES_PER_TOKEN * vocab_size, MIN_TOKENIZER_VALUES)
+        if (count := json_values_at_most(text)) > most:  # before `tokenizers` builds it: 1.4 GB for 64 MB
+            raise ModelError(f"{path.name}: room for {count:,} values, far more than a tokenizer of the model's "
+                             f"{vocab_size:,} tokens holds (at most {most:,}); it belongs to another model")
         tokenizer = guarded(path.name, "cannot read the tokenizer", tokenizers.Tokenizer.from_str, text)
         return cls(tokenizer, max_tokens, vocab_size, path.name, keep_end)
 
