@@ -16,7 +16,8 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from .controller import Controller
-from .engine import MAX_SENTENCE_CHARS, EngineError, ModelError
+from .engine import EngineError, ModelError, catalog
+from .engine.limits import max_text_chars
 from .legacy_settings import unusable_qt_ini
 from .settings_store import DAMAGED_MARK, MAX_SETTINGS_BYTES, SettingsStore, move_aside, shown_path
 from .views import theme
@@ -121,7 +122,7 @@ def restore_settings(settings: SettingsStore, controller: Controller, window: Qt
         ("window/geometry", lambda v: _restore_bytes(window.restoreGeometry, v)),
         ("window/state", lambda v: _restore_bytes(window.restoreState, v)),
         ("model/source", lambda v: controller.open_model(_text(v))),
-        ("model/sentence", lambda v: controller.set_sentence(_sentence(v))),
+        ("model/sentence", lambda v: controller.set_sentence(_sentence(v, _remembers_a_real_model(settings)))),
     ]
     readers += [(f"options/{name}", lambda v, n=name: controller.update_options(**{n: _bool(v)}))
                 for name in OPTION_FLAGS]
@@ -166,12 +167,18 @@ def _text(value: object) -> str:
     return value
 
 
-def _sentence(value: object) -> str:
+def _sentence(value: object, real: bool) -> str:
     if not isinstance(value, str):
         raise BadSetting(f"expected a text, found {type(value).__name__}")
-    if len(value) > MAX_SENTENCE_CHARS:  # longer than any sentence the app computes: not restored
-        raise BadSetting(f"{len(value):,} characters, more than {MAX_SENTENCE_CHARS:,}")
+    if len(value) > max_text_chars(real):  # longer than the model computes: not restored
+        raise BadSetting(f"{len(value):,} characters, more than {max_text_chars(real):,}")
     return value
+
+
+def _remembers_a_real_model(settings: SettingsStore) -> bool:
+    """The saved model is a real one (it may still be loading, so the controller cannot say yet)."""
+    source = settings.value("model/source")
+    return isinstance(source, str) and bool(source) and catalog.is_pretrained_source(source)
 
 
 def _bool(value: object) -> bool:

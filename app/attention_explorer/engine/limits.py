@@ -24,6 +24,12 @@ MAX_SENTENCE_CHARS = 32_000
 # token (Chinese, say), and tokenise in about a tenth of a second (MiniLM's and SmolLM2's tokenizers).
 MAX_REAL_TEXT_CHARS = 64_000
 
+
+def max_text_chars(real: bool) -> int:
+    """The longest text a model takes, in characters: a real model's or a toy model's. The one rule the
+    engine, the saved settings and view files follow, so a text one accepts is never refused by another."""
+    return MAX_REAL_TEXT_CHARS if real else MAX_SENTENCE_CHARS
+
 # Real-model files. A tokenizer.json is a few MB (those of 250,000-token vocabularies some 30 MB); a
 # safetensors header lists each tensor in about 150 bytes, so a checkpoint of 100,000 tensors fits in 16 MB.
 MAX_TOKENIZER_BYTES = 64 * 1024 * 1024

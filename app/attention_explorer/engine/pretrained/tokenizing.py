@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError, SentenceError
-from ..limits import MAX_REAL_TEXT_CHARS, MAX_TOKENIZER_BYTES, MIN_TOKENIZER_VALUES, TOKENIZER_VALUES_PER_TOKEN
+from ..limits import MAX_TOKENIZER_BYTES, MIN_TOKENIZER_VALUES, TOKENIZER_VALUES_PER_TOKEN, max_text_chars
 from ..safe_read import json_values_at_most, read_user_text
 from ..tokenizer import check_text
 from .dependencies import require
@@ -184,9 +184,9 @@ class TextTokenizer:
 
     def encode(self, text: str) -> Encoded:
         """The tokens of `text`; SentenceError for a text too long, not valid or with nothing to read."""
-        if len(text) > MAX_REAL_TEXT_CHARS:  # checked first: tokenising 10 million characters took 2 GB
+        if len(text) > max_text_chars(real=True):  # checked first: tokenising 10 million characters took 2 GB
             raise SentenceError(f"this text has {len(text):,} characters; real models take at most "
-                                f"{MAX_REAL_TEXT_CHARS:,}: shorten it")
+                                f"{max_text_chars(real=True):,}: shorten it")
         check_text(text)
         encoding = guarded(self.source, "the tokenizer failed on this text", self.tokenizer.encode, text)
         if not encoding.ids or not text.strip():
