@@ -9,6 +9,11 @@ their own text and are flagged. A byte-level piece holding part of a character s
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,9 +93,10 @@ _BYTES = _byte_decoder()
 def guarded(source: str, what: str, call, *args, **kwargs):
     """Call into `tokenizers`. It raises its own exception type for a bad file, and a Rust panic
     arrives as pyo3's PanicException, which derives from BaseException and passes `except Exception`:
-    either becomes one ModelError naming `source`."""
+    either becomes one ModelError naming `source`. What a panic prints is held back (see below)."""
     try:
-        return call(*args, **kwargs)
+        with _native_stderr_held_back():
+            return call(*args, **kwargs)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:  # noqa: BLE001 - PanicException is a BaseException
@@ -98,6 +104,37 @@ def guarded(source: str, what: str, call, *args, **kwargs):
         if len(detail) > _DETAIL_CHARS:
             detail = detail[:_DETAIL_CHARS - 1] + "…"
         raise ModelError(f"{source}: {what} ({detail})") from None
+
+
+_STDERR_TAKEN = threading.Lock()
+
+
+@contextmanager
+def _native_stderr_held_back() -> Iterator[None]:
+    """What is written to the process's stderr during the block, held back and written out after it,
+    unless it failed. A Rust panic inside `tokenizers` prints its own lines to stderr (with
+    RUST_BACKTRACE set, a whole backtrace) before Python hears of it, on the command line and on the
+    window's worker alike; the ModelError it becomes already says what went wrong. The descriptor is
+    the process's, so blocks on several threads take turns (each is a call of a few milliseconds)."""
+    with _STDERR_TAKEN, tempfile.TemporaryFile() as held:
+        sys.stderr.flush()
+        try:
+            saved = os.dup(2)
+        except OSError:  # no stderr to hold back
+            yield
+            return
+        os.dup2(held.fileno(), 2)
+        failed = True
+        try:
+            yield
+            failed = False
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            if not failed and held.tell():
+                held.seek(0)
+                os.write(2, held.read())
 
 
 class TextTokenizer:
