@@ -16,6 +16,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -40,9 +41,16 @@ QUIT_WHEN_SHOWN = textwrap.dedent("""
             QtCore.QTimer.singleShot(50, quit_when_shown)
             return
         def report_and_close():
+            if window.controller.busy:  # a remembered real model still loading: how it ends is the point
+                QtCore.QTimer.singleShot(50, report_and_close)
+                return
             print("note:", window.statusBar().currentMessage(), flush=True)
+            for box in QtWidgets.QApplication.topLevelWidgets():  # a failed load's message, waiting for OK
+                if isinstance(box, QtWidgets.QMessageBox) and box.isVisible():
+                    print("message:", " ".join(box.text().split()), flush=True)
+                    box.accept()
             if not os.environ.get("OPEN_A_FILE_DIALOG"):
-                window.close()
+                QtCore.QTimer.singleShot(0, window.close)
                 return
             dialog = QtWidgets.QFileDialog(window, "Open model")  # Qt reads its own settings here
             dialog.open()
@@ -80,6 +88,12 @@ def folders(tmp_path):
 def start_and_quit(tmp_path, open_a_file_dialog: bool = False) -> str:
     """Run the program once (opening a file dialog before quitting, if asked); return the status
     bar's message."""
+    note, _messages = start_and_quit_with_messages(tmp_path, open_a_file_dialog)
+    return note
+
+
+def start_and_quit_with_messages(tmp_path, open_a_file_dialog: bool = False) -> tuple[str, list[str]]:
+    """start_and_quit, with the texts of the message boxes that were open before quitting."""
     hook = tmp_path / "hook"
     hook.mkdir(exist_ok=True)
     (hook / "sitecustomize.py").write_text(QUIT_WHEN_SHOWN)
@@ -91,7 +105,9 @@ def start_and_quit(tmp_path, open_a_file_dialog: bool = False) -> str:
     assert result.returncode == 0, f"exit {result.returncode} (134 is an abort)\n{result.stderr[-2000:]}"
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     [note] = [line for line in result.stdout.splitlines() if line.startswith("note:")]
-    return note.removeprefix("note:").strip()
+    messages = [line.removeprefix("message:").strip() for line in result.stdout.splitlines()
+                if line.startswith("message:")]
+    return note.removeprefix("note:").strip(), messages
 
 
 def assert_a_good_settings_file(path) -> dict:
@@ -213,3 +229,23 @@ def test_a_damaged_window_layout_is_reset_not_handed_to_qt(tmp_path):
     assert start_and_quit(tmp_path) == "Some saved settings could not be used and were reset: window/state"
     saved = assert_a_good_settings_file(path)
     assert saved["view/colormap"] == "magma" and base64.b64decode(saved["window/state"]["base64"]) != CRASHING_LAYOUT
+
+
+def test_a_remembered_real_model_whose_weights_are_a_fifo_starts_and_is_named(tmp_path):
+    """The model opens on the worker, which looks at each file before opening it: the window comes up,
+    says which file cannot be read, and quits with exit 0 (it used to hang at quit); the FIFO is never
+    opened."""
+    _config, path, _legacy = folders(tmp_path)
+    model = tmp_path / "tiny-bert"
+    shutil.copytree(Path(__file__).parent / "engine" / "pretrained" / "data" / "tiny-bert", model)
+    weights = model / "model.safetensors"
+    weights.unlink()
+    os.mkfifo(weights)
+    path.write_text(json.dumps({"tour/seen": True, "model/source": str(model)}))
+    for _ in range(RUNS):
+        note, messages = start_and_quit_with_messages(tmp_path)
+        assert note == ""
+        [message] = messages
+        assert message.startswith(f"{weights}: is not a regular file") and message.endswith("model is unchanged.")
+        assert stat.S_ISFIFO(weights.lstat().st_mode)
+        path.write_text(json.dumps({"tour/seen": True, "model/source": str(model)}))
