@@ -37,8 +37,8 @@ _NUMPY = {0: np.uint8, 1: np.int8, 2: np.uint16, 3: np.int16, 4: np.uint32, 5: n
           7: np.bool_, 10: np.uint64, 11: np.int64, 12: np.float64}
 _STRING, _ARRAY = 8, 9
 _U64 = struct.Struct("<Q")
-# The fewest bytes a metadata entry (key length, type, a one-byte value) and a tensor info (name
-# length, dimension count, type, offset) can take: how many of them the bytes left can hold.
+# The fewest bytes a metadata entry (key length, type, a one-byte value), a tensor info (name length,
+# dimension count, type, offset) and an array (item type, count) can take: how many the bytes left hold.
 _MIN_ENTRY_BYTES, _MIN_TENSOR_INFO_BYTES, _MIN_ARRAY_BYTES = 13, 24, 12
 # What the header's Python objects cost, charged against the file's size before each is made (in
 # bytes, rounded up from tracemalloc): a metadata entry (its slot in the dict and a scalar value), an
@@ -161,8 +161,8 @@ class GGUFFile:
     def _charge(self, nbytes: int, what: str) -> None:
         """Take `nbytes` from what the header may still cost in memory, before it is spent. The budget
         is the file's size: with the mapped pages read, memory stays within twice the file. A real
-        header is a sliver of its file (SmolLM2's: 3 MB of 98); millions of entries of 13 bytes
-        each, or of empty arrays of 12, would take ten to forty times the file as objects."""
+        header is a sliver of its file (SmolLM2's is charged 1 MB of its 98); millions of entries of
+        13 bytes each, or of empty arrays of 12, would take ten to forty times the file as objects."""
         self._memory_left -= nbytes
         if self._memory_left < 0:
             raise _Damaged(f"{what} would take more memory than the file's {len(self._map):,} bytes")

@@ -106,7 +106,7 @@ def guarded(source: str, what: str, call, *args, **kwargs):
         raise ModelError(f"{source}: {what} ({detail})") from None
 
 
-_STDERR_TAKEN = threading.Lock()
+_STDERR_TAKEN = threading.RLock()  # a guarded call inside another holds back into the outer one
 
 
 @contextmanager
