@@ -29,6 +29,7 @@ OPTION_FLAGS = ("scale", "causal", "positional")
 RESET_NOTE_MS = 20_000  # long enough to read the list of what was reset
 SETTINGS_FILE_NAME = "settings.json"
 QT_SETTINGS_FOLDER = "qt"  # Qt's own settings (the file dialog's), beside ours
+QT_SETTINGS_SUFFIXES = (".conf", ".ini")  # the files QSettings reads there
 ORGANIZATION, APPLICATION = "attention-explorer", "Attention Explorer"
 
 
@@ -66,7 +67,7 @@ class QtSettingsCopy:
     def save(self) -> None:
         """What Qt changed goes back to the app's folder through the checked writer, which never
         writes into a device, FIFO or socket, whatever stands there now."""
-        for copy in sorted(self.private.glob("*.conf")):
+        for copy in sorted(p for p in self.private.iterdir() if p.suffix in QT_SETTINGS_SUFFIXES):
             data = copy.read_bytes()
             if self._copied.get(copy.name) == data:
                 continue
@@ -96,20 +97,24 @@ def keep_qt_settings_in(folder: Path) -> str:
     when all is well.
     """
     global _qt_settings
-    _qt_settings = QtSettingsCopy(folder)
-    _point_qt_settings_at(_qt_settings.private)
+    try:
+        _qt_settings = QtSettingsCopy(folder)
+    except OSError:  # no temporary folder to be had: Qt uses the checked folder itself
+        _qt_settings = None
+    _point_qt_settings_at(folder if _qt_settings is None else _qt_settings.private)
     try:
         entries = sorted(folder.iterdir())
     except OSError:  # no folder yet: made when Qt's settings are first saved
         return ""
     notes = []
     for path in entries:
-        if path.suffix not in (".conf", ".ini") or DAMAGED_MARK in path.name:
+        if path.suffix not in QT_SETTINGS_SUFFIXES or DAMAGED_MARK in path.name:
             continue
         reason = unusable_qt_ini(path, MAX_SETTINGS_BYTES)
         if reason is None:
             try:
-                _qt_settings.take(path)
+                if _qt_settings is not None:
+                    _qt_settings.take(path)
             except EngineError as exc:  # changed since it was checked
                 notes.append(f"File dialog settings unreadable ({exc}): the file dialogs start afresh.")
             continue
