@@ -87,7 +87,7 @@ def run_window(model: str | None = None, sentence: str | None = None) -> int:
 
 
 def close_on_termination(window: QtWidgets.QWidget) -> Callable[[], None]:
-    """A session that ends (a logout, `kill`, Ctrl+C in the terminal that started the app) closes the
+    """A logout, a `kill` or Ctrl+C in the terminal that started the app closes the
     window as its close button does: the settings are saved (unsaved model edits are asked about) and
     the exit status is 0. Without this the default action ended the process on the spot. Returns what
     undoes it, for when the event loop is over.
