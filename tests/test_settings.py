@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -147,6 +148,16 @@ def test_a_remembered_sentence_of_a_megabyte_is_not_restored(qtbot, tmp_path):
     assert window.controller.sentence == "the cat sat on the mat"
     assert window.statusBar().currentMessage() == NOTE + "model/sentence"
     assert len(huge) > MAX_SENTENCE_CHARS
+
+
+def test_a_remembered_real_models_long_text_comes_back(qtbot, tmp_path):
+    """A real model takes texts of up to 64,000 characters, a toy model 32,000: the saved text is read
+    against the saved model, which may still be loading."""
+    model = Path(__file__).parent / "engine" / "pretrained" / "data" / "tiny-bert"
+    text = "the cat sat. " * 4000  # 52,000 characters
+    window = _start(qtbot, _settings(tmp_path, {"model/source": str(model), "model/sentence": text}))
+    assert window.controller.sentence == text
+    assert window.statusBar().currentMessage() == ""
 
 
 @pytest.mark.parametrize("value", [["the", "cat", "sat"], 3, True])

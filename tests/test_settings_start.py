@@ -16,6 +16,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -40,10 +41,21 @@ QUIT_WHEN_SHOWN = textwrap.dedent("""
             QtCore.QTimer.singleShot(50, quit_when_shown)
             return
         def report_and_close():
-            print("note:", window.statusBar().currentMessage(), flush=True)
-            if not os.environ.get("OPEN_A_FILE_DIALOG"):
-                window.close()
+            if window.controller.busy:  # a remembered real model still loading: how it ends is the point
+                QtCore.QTimer.singleShot(50, report_and_close)
                 return
+            print("note:", window.statusBar().currentMessage(), flush=True)
+            for box in QtWidgets.QApplication.topLevelWidgets():  # a failed load's message, waiting for OK
+                if isinstance(box, QtWidgets.QMessageBox) and box.isVisible():
+                    print("message:", " ".join(box.text().split()), flush=True)
+                    box.accept()
+            if not os.environ.get("OPEN_A_FILE_DIALOG"):
+                QtCore.QTimer.singleShot(0, window.close)
+                return
+            link_at = os.environ.get("LINK_AT")
+            if link_at:  # what stands at the dialog's settings file changes while the app runs
+                os.symlink(os.environ["LINK_TO"], link_at + ".new")
+                os.replace(link_at + ".new", link_at)
             dialog = QtWidgets.QFileDialog(window, "Open model")  # Qt reads its own settings here
             dialog.open()
             def close_both():
@@ -77,21 +89,30 @@ def folders(tmp_path):
     return config, new / "settings.json", config / "attention-explorer" / "Attention Explorer.conf"
 
 
-def start_and_quit(tmp_path, open_a_file_dialog: bool = False) -> str:
-    """Run the program once (opening a file dialog before quitting, if asked); return the status
-    bar's message."""
+def start_and_quit(tmp_path, open_a_file_dialog: bool = False, **env) -> str:
+    """Run the program once (opening a file dialog before quitting, if asked; `env` for the hook);
+    return the status bar's message."""
+    note, _messages = start_and_quit_with_messages(tmp_path, open_a_file_dialog, **env)
+    return note
+
+
+def start_and_quit_with_messages(tmp_path, open_a_file_dialog: bool = False, **env) -> tuple[str, list[str]]:
+    """start_and_quit, with the texts of the message boxes that were open before quitting."""
     hook = tmp_path / "hook"
     hook.mkdir(exist_ok=True)
     (hook / "sitecustomize.py").write_text(QUIT_WHEN_SHOWN)
+    hook_env = env
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path), "PYTHONPATH": str(hook),
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
     if open_a_file_dialog:
         env["OPEN_A_FILE_DIALOG"] = "1"
-    result = subprocess.run(program(), env=env, capture_output=True, text=True, timeout=90)
+    result = subprocess.run(program(), env=env | hook_env, capture_output=True, text=True, timeout=90)
     assert result.returncode == 0, f"exit {result.returncode} (134 is an abort)\n{result.stderr[-2000:]}"
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     [note] = [line for line in result.stdout.splitlines() if line.startswith("note:")]
-    return note.removeprefix("note:").strip()
+    messages = [line.removeprefix("message:").strip() for line in result.stdout.splitlines()
+                if line.startswith("message:")]
+    return note.removeprefix("note:").strip(), messages
 
 
 def assert_a_good_settings_file(path) -> dict:
@@ -192,6 +213,19 @@ def test_a_damaged_file_dialog_settings_file_is_moved_aside_before_qt_reads_it(t
     assert start_and_quit(tmp_path, open_a_file_dialog=True) == ""
 
 
+def test_a_link_put_at_the_file_dialog_settings_while_the_app_runs_is_never_opened(tmp_path):
+    """Qt reads and writes a private copy of its settings made at the start; a link to a FIFO put where
+    they are kept while the app runs is neither read (a FIFO would block the dialog) nor written
+    through when the app saves them back."""
+    _config, path, _legacy = folders(tmp_path)
+    own = path.parent / "qt" / "QtProject.conf"
+    own.parent.mkdir()
+    own.write_text("[FileDialog]\nhistory=file:///tmp\n")
+    pipe = _fifo(tmp_path / "pipe")
+    assert start_and_quit(tmp_path, open_a_file_dialog=True, LINK_AT=str(own), LINK_TO=str(pipe)) == ""
+    assert os.readlink(own) == str(pipe) and stat.S_ISFIFO(pipe.lstat().st_mode), "both left as they were"
+
+
 # A window layout damaged in a way that made Qt's restoreState crash (segmentation fault) at every
 # start, found by mutating a real saveState(): the dock counts became 0x7fffffff.
 CRASHING_LAYOUT = bytes.fromhex(
@@ -213,3 +247,23 @@ def test_a_damaged_window_layout_is_reset_not_handed_to_qt(tmp_path):
     assert start_and_quit(tmp_path) == "Some saved settings could not be used and were reset: window/state"
     saved = assert_a_good_settings_file(path)
     assert saved["view/colormap"] == "magma" and base64.b64decode(saved["window/state"]["base64"]) != CRASHING_LAYOUT
+
+
+def test_a_remembered_real_model_whose_weights_are_a_fifo_starts_and_is_named(tmp_path):
+    """The model opens on the worker, which looks at each file before opening it: the window comes up,
+    says which file cannot be read, and quits with exit 0 (it used to hang at quit); the FIFO is never
+    opened."""
+    _config, path, _legacy = folders(tmp_path)
+    model = tmp_path / "tiny-bert"
+    shutil.copytree(Path(__file__).parent / "engine" / "pretrained" / "data" / "tiny-bert", model)
+    weights = model / "model.safetensors"
+    weights.unlink()
+    os.mkfifo(weights)
+    path.write_text(json.dumps({"tour/seen": True, "model/source": str(model)}))
+    for _ in range(RUNS):
+        note, messages = start_and_quit_with_messages(tmp_path)
+        assert note == ""
+        [message] = messages
+        assert message.startswith(f"{weights}: is not a regular file") and message.endswith("model is unchanged.")
+        assert stat.S_ISFIFO(weights.lstat().st_mode)
+        path.write_text(json.dumps({"tour/seen": True, "model/source": str(model)}))

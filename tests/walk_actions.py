@@ -10,6 +10,7 @@ box is dismissed, a context menu picks one of its entries, a modal dialog is can
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import os
 import random
@@ -24,6 +25,7 @@ from attention_explorer.engine.pretrained import installed_models
 from attention_explorer.labs.lesson_list import LESSONS
 from attention_explorer.views import theme
 from attention_explorer.views.arc_diagram import LEFT, RIGHT
+from damaged_models import all_cases
 
 DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
 TINY_FOLDERS = [DATA / "tiny-bert", DATA / "tiny-gpt2", DATA / "tiny-llama"]
@@ -38,6 +40,14 @@ ODD_TEXTS = (
 )
 JUNK_VALUES = ("abc", "nan", "inf", "-inf", "1e999", "", " ", "1,5", "0x10", "½", "0.5", "-2", "3", "1e-300")
 JUNK_WORDS = ("zebra", "", "dog!", "a-b", "Cat", "the", "ca\u0301t", "🐱", "x" * 200, "new word")
+
+
+@functools.cache
+def _damaged_cases() -> tuple[list, list]:
+    """Every kind of damaged copy, and those whose weights (a safetensors file, a shard, the GGUF) are a FIFO."""
+    cases = all_cases()
+    return cases, [c for c in cases if "FIFO" in c.kind and ("safetensors" in c.kind or "shard" in c.kind
+                                                             or ".gguf: " in c.kind)]
 
 
 class Answers:
@@ -195,19 +205,46 @@ class Walk:
 
     def real_model(self):
         """A real model, as a user opens one: from the model list (the installed ones), File ▸ Open model
-        folder, or File ▸ Open on a .gguf."""
+        folder, or File ▸ Open on a .gguf; now and then a damaged copy or one whose weights are a FIFO."""
         way = self.rng.random()
-        if self.installed and way < 0.3:
+        if way < 0.3:  # a few per walk of 500 actions
+            self._open_damaged_copy()
+        elif self.installed and way < 0.5:
             bar = self.window.options_bar
             index = bar.model_box.findData(self.rng.choice(self.installed))
             bar.model_box.setCurrentIndex(index)
             bar.model_box.activated.emit(index)
-        elif way < 0.75:
+        elif way < 0.8:
             self.answers.directory = str(self.rng.choice(TINY_FOLDERS))
             self.window.pretrained.open_folder_action.trigger()
         else:
             self.answers.open_file = str(TINY_GGUF)
             self.window.open_action.trigger()
+
+    def _open_damaged_copy(self):
+        """A copy from the damaged-model generator (tests/damaged_models), a third of the time one whose
+        weights are a FIFO, made in the walk's folder and opened by the menus: the window must end un-busy,
+        with one message and the model unchanged, or with none and the copy open."""
+        cases, weight_fifos = _damaged_cases()
+        case = self.rng.choice(weight_fifos if self.rng.random() < 0.3 else cases)
+        path = case.build(self.folder / f"damaged-{self.counts['real_model']}")
+        before, shown, warning = self.controller.real_model, [], QtWidgets.QMessageBox.warning
+        QtWidgets.QMessageBox.warning = lambda *args: (shown.append(args[2]), warning(*args))[1]
+        try:
+            if path.is_dir():
+                self.answers.directory = str(path)
+                self.window.pretrained.open_folder_action.trigger()
+            else:
+                self.answers.open_file = str(path)
+                self.window.open_action.trigger()
+            wait_idle(self.controller)
+        finally:
+            QtWidgets.QMessageBox.warning = warning
+        assert len(shown) <= 1, f"{case.kind}: {len(shown)} messages: {shown}"
+        if shown:
+            assert self.controller.real_model is before, f"{case.kind}: refused but the model changed"
+        else:
+            assert self.controller.model_source == str(path), f"{case.kind}: neither refused nor opened"
 
     def real_bar(self):
         """The real model's own controls: its layer, the readings, the shown head off, all heads on."""

@@ -149,6 +149,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.files = attach_window_files(self)  # drop a figure or model here, Open recent, Save view…
         if settings is not None:
             restore_settings(settings, controller, self)
+            # a model is remembered as soon as it opens, not only at closing: a crash, a kill or a power
+            # cut later still brings it back, and a run can be checked from its settings file
+            controller.model_source_changed.connect(lambda _source: save_settings(settings, controller, self))
 
     def _on_steps_dock_toggled(self, shown: bool) -> None:
         """The reader closed the steps: the finished computation, not a half-played one, stays on screen.

@@ -6,7 +6,10 @@ any of that, so the app answers a launch as fast as a bare Qt window does.
 
 from __future__ import annotations
 
+import signal
+import socket
 import sys
+from collections.abc import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -73,9 +76,41 @@ def run_window(model: str | None = None, sentence: str | None = None) -> int:
             controller.set_sentence(sentence)
     finally:
         splash.close()
+    stop_closing_on_termination = close_on_termination(window)
     window.show()
     QtCore.QTimer.singleShot(RESUME_COLLECTION_MS, resume_after_start)
     try:
         return app.exec()
     finally:
+        stop_closing_on_termination()
         crash_handler.uninstall()
+
+
+def close_on_termination(window: QtWidgets.QWidget) -> Callable[[], None]:
+    """A logout, a `kill` or Ctrl+C in the terminal that started the app closes the
+    window as its close button does: the settings are saved (unsaved model edits are asked about) and
+    the exit status is 0. Without this the default action ended the process on the spot. Returns what
+    undoes it, for when the event loop is over.
+
+    Python runs a signal handler only when it next runs code, and Qt's event loop may sleep for long,
+    so the signal's number is also written to a socket Qt watches (signal.set_wakeup_fd), which wakes it.
+    """
+    reader, writer = socket.socketpair()
+    for end in (reader, writer):
+        end.setblocking(False)
+    signal.set_wakeup_fd(writer.fileno())
+    notifier = QtCore.QSocketNotifier(reader.fileno(), QtCore.QSocketNotifier.Type.Read, window)
+    notifier.activated.connect(lambda: reader.recv(64))  # the handler has run by the time this does
+    names = [name for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name)]  # Windows: no SIGHUP
+    before = {name: signal.signal(getattr(signal, name), lambda *_: QtCore.QTimer.singleShot(0, window.close))
+              for name in names}
+
+    def undo() -> None:
+        notifier.setEnabled(False)
+        signal.set_wakeup_fd(-1)
+        for name, handler in before.items():
+            signal.signal(getattr(signal, name), handler)
+        reader.close()
+        writer.close()
+
+    return undo

@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from .export import check_target, write_matrix_csv
 
@@ -62,39 +58,12 @@ def open_and_run(args: argparse.Namespace):
     """The real model and its forward on the sentence asked for (or REAL_SENTENCE)."""
     from .engine.pretrained import open_pretrained
 
-    with native_stderr_held_back():
-        model = open_pretrained(args.model)
-        ptrace = model.run(real_sentence(args))
+    model = open_pretrained(args.model)  # what a panic in `tokenizers` prints is held back (tokenizing.guarded)
+    ptrace = model.run(real_sentence(args))
     if ptrace.encoded.cut is not None:
         print(f"{PROG}: note: the text was cut ({model.name} reads at most {model.max_tokens} tokens): "
               f"{ptrace.encoded.cut.describe()}", file=sys.stderr)
     return model, ptrace
-
-
-@contextmanager
-def native_stderr_held_back() -> Iterator[None]:
-    """What native code writes to the process's stderr while the model opens and runs, held back and
-    written out afterwards, unless it failed. A Rust panic inside `tokenizers` prints its own lines
-    to stderr before Python hears of it; the failure's one line already says what went wrong."""
-    sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:  # no stderr to hold back
-        yield
-        return
-    with tempfile.TemporaryFile() as held:
-        os.dup2(held.fileno(), 2)
-        failed = True
-        try:
-            yield
-            failed = False
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            if not failed:
-                held.seek(0)
-                os.write(2, held.read())
 
 
 def chosen_layer_head(args: argparse.Namespace, n_layers: int, n_heads: int,

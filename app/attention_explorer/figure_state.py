@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .engine.limits import MAX_SENTENCE_CHARS
+from .engine.limits import max_text_chars
 from .engine.trace import SQUARE_MATRICES
 
 FORMAT_NAME = "attention-explorer-view"
@@ -112,7 +112,7 @@ def state_from_dict(data: object) -> ViewState:
     focus = data.get("focus")
     return ViewState(
         model=_text(model, "source", MAX_SOURCE_CHARS, "model.", empty=False),
-        sentence=_text(data, "sentence", MAX_SENTENCE_CHARS),
+        sentence=_text(data, "sentence", max_text_chars(real)),
         view=_choice(data, "view", VIEWS),
         real=real,
         model_sha256=sha,

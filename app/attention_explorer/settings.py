@@ -10,21 +10,26 @@ that cannot be used at all is moved aside, which the status bar says too.
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
 from .controller import Controller
-from .engine import MAX_SENTENCE_CHARS, EngineError, ModelError
+from .engine import EngineError, ModelError, catalog
+from .engine.atomic_write import write_bytes_atomically
+from .engine.limits import max_text_chars
+from .engine.safe_read import read_user_text
 from .legacy_settings import unusable_qt_ini
-from .settings_store import DAMAGED_MARK, MAX_SETTINGS_BYTES, SettingsStore, move_aside, shown_path
+from .settings_store import DAMAGED_MARK, MAX_SETTINGS_BYTES, SettingsStore, move_aside, say_not_saved, shown_path
 from .views import theme
 
 OPTION_FLAGS = ("scale", "causal", "positional")
 RESET_NOTE_MS = 20_000  # long enough to read the list of what was reset
 SETTINGS_FILE_NAME = "settings.json"
 QT_SETTINGS_FOLDER = "qt"  # Qt's own settings (the file dialog's), beside ours
+QT_SETTINGS_SUFFIXES = (".conf", ".ini")  # the files QSettings reads there
 ORGANIZATION, APPLICATION = "attention-explorer", "Attention Explorer"
 
 
@@ -43,31 +48,79 @@ def open_settings() -> SettingsStore:
     return store
 
 
+class QtSettingsCopy:
+    """Qt's own settings (the file dialog's history and layout) for this run: a private copy, in a
+    fresh folder, of what is usable in the app's folder for them; written back by `save`."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._private = tempfile.TemporaryDirectory(prefix="attention-explorer-qt-")  # removed at exit
+        self.private = Path(self._private.name)
+        self._copied: dict[str, bytes] = {}
+
+    def take(self, path: Path) -> None:
+        """Copy the checked file `path` in, through the bounded reader."""
+        text = read_user_text(path, "settings file", max_bytes=MAX_SETTINGS_BYTES)
+        self._copied[path.name] = text.encode("utf-8")
+        (self.private / path.name).write_bytes(self._copied[path.name])
+
+    def save(self) -> None:
+        """What Qt changed goes back to the app's folder through the checked writer, which never
+        writes into a device, FIFO or socket, whatever stands there now."""
+        for copy in sorted(p for p in self.private.iterdir() if p.suffix in QT_SETTINGS_SUFFIXES):
+            data = copy.read_bytes()
+            if self._copied.get(copy.name) == data:
+                continue
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                write_bytes_atomically(self.folder / copy.name, data)
+            except OSError as exc:
+                say_not_saved("the file dialog's settings", self.folder / copy.name, exc)
+                continue
+            self._copied[copy.name] = data
+
+
+_qt_settings: QtSettingsCopy | None = None  # as process-wide as the QSettings paths it stands for
+
+
 def keep_qt_settings_in(folder: Path) -> str:
-    """Point the settings Qt keeps for itself at `folder`, after checking what is there.
+    """Let Qt keep the settings it keeps for itself in `folder`, through a private copy.
 
     Qt's file dialog reads and writes its history with QSettings (QtProject.conf, shared by every
     Qt program in the user's config folder), and a damaged typed value there aborted the app as
-    soon as a dialog opened, as our own file once did at every start. In a folder of the app's own,
-    each file is checked before Qt can read it, and one QSettings must not read is moved aside;
-    the system-wide fallbacks (/etc/xdg) are not read at all. Returns a note for the status bar,
-    or "" when all is well.
+    soon as a dialog opened, as our own file once did at every start; QSettings also opens whatever
+    stands at its path (a FIFO blocks it) and writes through links. So each file in `folder` is
+    checked here, one QSettings must not read is moved aside, and the usable ones are copied into a
+    fresh folder of this run, the only one Qt reads and writes; save_settings writes them back
+    through the checked writer. A link or a FIFO put in `folder` later is never opened by Qt. The
+    system-wide fallbacks (/etc/xdg) are not read at all. Returns a note for the status bar, or ""
+    when all is well.
     """
-    _point_qt_settings_at(folder)
+    global _qt_settings
+    try:
+        _qt_settings = QtSettingsCopy(folder)
+    except OSError:  # no temporary folder to be had: Qt uses the checked folder itself
+        _qt_settings = None
+    _point_qt_settings_at(folder if _qt_settings is None else _qt_settings.private)
     try:
         entries = sorted(folder.iterdir())
-    except OSError:  # no folder yet: Qt makes it when it first saves
+    except OSError:  # no folder yet: made when Qt's settings are first saved
         return ""
     notes = []
     for path in entries:
-        read_by_qt = path.suffix in (".conf", ".ini") and DAMAGED_MARK not in path.name
-        reason = unusable_qt_ini(path, MAX_SETTINGS_BYTES) if read_by_qt else None
+        if path.suffix not in QT_SETTINGS_SUFFIXES or DAMAGED_MARK in path.name:
+            continue
+        reason = unusable_qt_ini(path, MAX_SETTINGS_BYTES)
         if reason is None:
+            try:
+                if _qt_settings is not None:
+                    _qt_settings.take(path)
+            except EngineError as exc:  # changed since it was checked
+                notes.append(f"File dialog settings unreadable ({exc}): the file dialogs start afresh.")
             continue
         try:
             notes.append(f"File dialog settings unreadable ({reason}): moved to {shown_path(move_aside(path))}.")
         except OSError as exc:
-            _point_qt_settings_at(folder / "fresh")  # Qt must not read what is left there
             notes.append(f"File dialog settings unreadable ({reason}) and not movable from {shown_path(path)} "
                          f"({exc.strerror or exc}): the file dialogs start afresh.")
     return " ".join(notes)
@@ -111,6 +164,8 @@ def save_settings(settings: SettingsStore, controller: Controller, window: QtWid
         settings.setValue("view/head", controller.head)
     settings.setValue("view/colormap", controller.colormap)
     settings.sync()
+    if _qt_settings is not None:
+        _qt_settings.save()
 
 
 def restore_settings(settings: SettingsStore, controller: Controller, window: QtWidgets.QMainWindow) -> list[str]:
@@ -121,7 +176,7 @@ def restore_settings(settings: SettingsStore, controller: Controller, window: Qt
         ("window/geometry", lambda v: _restore_bytes(window.restoreGeometry, v)),
         ("window/state", lambda v: _restore_bytes(window.restoreState, v)),
         ("model/source", lambda v: controller.open_model(_text(v))),
-        ("model/sentence", lambda v: controller.set_sentence(_sentence(v))),
+        ("model/sentence", lambda v: controller.set_sentence(_sentence(v, _remembers_a_real_model(settings)))),
     ]
     readers += [(f"options/{name}", lambda v, n=name: controller.update_options(**{n: _bool(v)}))
                 for name in OPTION_FLAGS]
@@ -166,12 +221,18 @@ def _text(value: object) -> str:
     return value
 
 
-def _sentence(value: object) -> str:
+def _sentence(value: object, real: bool) -> str:
     if not isinstance(value, str):
         raise BadSetting(f"expected a text, found {type(value).__name__}")
-    if len(value) > MAX_SENTENCE_CHARS:  # longer than any sentence the app computes: not restored
-        raise BadSetting(f"{len(value):,} characters, more than {MAX_SENTENCE_CHARS:,}")
+    if len(value) > max_text_chars(real):  # longer than the model computes: not restored
+        raise BadSetting(f"{len(value):,} characters, more than {max_text_chars(real):,}")
     return value
+
+
+def _remembers_a_real_model(settings: SettingsStore) -> bool:
+    """The saved model is a real one (it may still be loading, so the controller cannot say yet)."""
+    source = settings.value("model/source")
+    return isinstance(source, str) and bool(source) and catalog.is_pretrained_source(source)
 
 
 def _bool(value: object) -> bool:

@@ -99,9 +99,7 @@ class SettingsStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomically(self.path, self._to_json())
         except OSError as exc:
-            message = f"attention-explorer: cannot save the settings in {self.path}: {exc.strerror or exc}"
-            print(message, file=sys.stderr)
-            logger.warning(message)
+            say_not_saved("the settings", self.path, exc)
             return False
         self._dirty = False
         return True
@@ -213,6 +211,13 @@ def _storable(key: str, value: object) -> object:
         return [_storable(key, item) for item in value]  # a list of texts or numbers (recent files)
     raise TypeError(f"setting {key}: a {type(value).__name__} cannot be saved; give text, a number, bytes "
                     f"or a list of texts and numbers")
+
+
+def say_not_saved(what: str, path: Path, exc: OSError) -> None:
+    """One line on stderr and in the log: settings are saved when the app closes, with no window to tell."""
+    message = f"attention-explorer: cannot save {what} in {path}: {exc.strerror or exc}"
+    print(message, file=sys.stderr)
+    logger.warning(message)
 
 
 def shown_path(path: Path) -> str:

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 
-from .copies import FOLDERS, Case, folder_case, original
+from .copies import FILES, FOLDERS, Case, folder_case, original
+from .formats import join_safetensors, split_safetensors
+
+SWOLLEN_CASE_BYTES = 1 << 20
 
 # The fields each family's loader reads (the first name is what the tiny checkpoint writes).
 READ_FIELDS = {
@@ -114,3 +118,44 @@ def tokenizer_cases() -> list[Case]:
                 cases.append(folder_case(f"tokenizer.json of {other}", source,
                                          {"tokenizer.json": original(f"{other}/tokenizer.json")}))
     return cases
+
+
+def swollen_cases() -> list[Case]:
+    cases = []
+    for source in FOLDERS:
+        files = {name: original(f"{source}/{name}") for name in FILES}
+        for kind, (name, make) in swollen_files(files, SWOLLEN_CASE_BYTES).items():
+            cases.append(folder_case(kind, source, {name: lambda path, make=make: path.write_bytes(make())}))
+    return cases
+
+
+def swollen_files(files: dict[str, bytes], size: int) -> dict[str, tuple[str, Callable[[], bytes]]]:
+    """A model folder's JSON (`files`: its config.json, tokenizer.json and model.safetensors) grown by
+    about `size` bytes of values that take 2 to 4 bytes each as text and 16 to 60 as Python objects:
+    empty lists in config.json and in the safetensors header, empty tensors listed in the header,
+    tokens added to the tokenizer's vocabulary. kind → (the file changed, a function making it)."""
+    def lists() -> str:
+        return ", ".join(["[]"] * (size // 4))
+
+    def header(more: Callable[[dict], None]) -> bytes:
+        table, blob = split_safetensors(files["model.safetensors"])
+        more(table)
+        return join_safetensors(table, blob)
+
+    def tokenizer() -> bytes:
+        data = json.loads(files["tokenizer.json"])
+        vocab = data["model"]["vocab"]
+        vocab.update({f"{i:x}q": len(vocab) + i for i in range(size // 16)})
+        return json.dumps(data).encode()
+
+    empty = {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}
+    swollen = {  # a JSON object with one more key, "notes", holding the lists; or more tensors; or tokens
+        "config.json": ("config.json", lambda: files["config.json"].rstrip()[:-1] + b', "notes": ['
+                        + lists().encode() + b"]}"),
+        "model.safetensors header": ("model.safetensors", lambda: header(
+            lambda t: t.__setitem__("notes", json.loads("[" + lists() + "]")))),
+        "model.safetensors header of empty tensors": ("model.safetensors", lambda: header(
+            lambda t: t.update({f"e{i:x}": empty for i in range(size // 64)}))),
+        "tokenizer.json vocabulary": ("tokenizer.json", tokenizer),
+    }
+    return {f"{kind} swollen by {size:,} bytes": change for kind, change in swollen.items()}

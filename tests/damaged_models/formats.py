@@ -149,11 +149,14 @@ def write_gguf(g: Gguf) -> bytes:
                                                  x.get("n_meta", len(g.metadata)))
     meta = b"".join(_pack_value(STRING, m.key) + struct.pack("<I", m.type_id) + _pack_value(m.type_id, m.value)
                     for m in g.metadata) + x.get("raw_meta", b"")
-    offsets, blob = {}, b""
+    offsets, pieces, end = {}, [], 0  # joined once: SmolLM2's 98 MB added piece by piece took minutes
     for t in g.tensors:
-        blob += bytes(-len(blob) % g.alignment)
-        offsets[t.name] = len(blob)
-        blob += t.data
+        pieces.append(bytes(-end % g.alignment))
+        end += len(pieces[-1])
+        offsets[t.name] = end
+        pieces.append(t.data)
+        end += len(t.data)
+    blob = b"".join(pieces)
     offsets.update(x.get("offsets", {}))
     infos = b"".join(_pack_value(STRING, t.name) + struct.pack("<I", x.get("n_dims", {}).get(t.name, len(t.dims)))
                      + b"".join(struct.pack("<Q", d) for d in t.dims) + struct.pack("<IQ", t.type_id, offsets[t.name])

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 
 from .copies import GGUF_NAME, Case, gguf_case, original
-from .formats import ARRAY, BOOL, F32, I32, I64, STRING, U32, U64, Gguf, Meta, parse_gguf, write_gguf
+from .formats import ARRAY, BOOL, F32, I32, I64, STRING, U32, U64, Gguf, Meta, Tensor, parse_gguf, write_gguf
 
+SWOLLEN_CASE_BYTES = 1 << 20  # enough to be refused, or to show a reader that keeps memory to the file's size
 COUNTS = ["llama.block_count", "llama.context_length", "llama.embedding_length", "llama.feed_forward_length",
           "llama.attention.head_count", "llama.attention.head_count_kv", "llama.vocab_size"]
 F64 = 12
@@ -135,7 +137,49 @@ def structure_cases() -> list[Case]:
     for name in (names[0], names[len(names) // 2], names[-1]):
         cases += _tensor_cases(base, name)
     cases += _layer_cases(base)
+    whole = original(GGUF_NAME)
+    for kind, make in swollen_headers(whole, SWOLLEN_CASE_BYTES).items():
+        cases.append(gguf_case(kind, lambda path, make=make: path.write_bytes(make())))
     return cases
+
+
+def swollen_headers(whole: bytes, size: int) -> dict[str, Callable[[], bytes]]:
+    """Copies of the GGUF file `whole` (made when called) whose header grows by about `size` bytes of
+    things that take a few bytes each in the file and ten to forty times that as objects: arrays of
+    empty arrays (12 bytes each), texts of 3 letters (11), entries of one byte (14) or of an empty
+    array (21), tensors of an unknown type (25), tokens the vocabulary claims but the embedding lacks,
+    and one text as long as the rest. kind → a function that makes the copy."""
+    base = parse_gguf(whole)
+    tokens = base.meta("tokenizer.ggml.tokens").value[1]
+
+    def with_entries(body: bytes, each: int) -> bytes:
+        count = size // each
+        raw = b"".join(struct.pack("<Q", len(key)) + key + body for key in (b"k%x" % i for i in range(count)))
+        g = base.copy()
+        g.extra.update(n_meta=len(base.metadata) + count, raw_meta=raw)
+        return write_gguf(g)
+
+    def with_tensors() -> bytes:
+        g = base.copy()
+        g.tensors += [Tensor(f"t{i:x}", [], 99, b"") for i in range(size // 25)]
+        return write_gguf(g)
+
+    def more_tokens() -> bytes:
+        many = tokens + [f"{i:x}" for i in range(size // 14)]
+        return write_gguf(base.with_meta("tokenizer.ggml.tokens", ARRAY, (STRING, many))
+                          .with_meta("llama.vocab_size", U32, len(many)))
+
+    notes = {"an array of empty arrays": (ARRAY, (ARRAY, [(U32, [])] * (size // 12))),
+             "an array of 3-letter texts": (ARRAY, (STRING, ["abc"] * (size // 11))),
+             "a text as long as the file": (STRING, "x" * size)}
+    swollen = {kind: (lambda t=t: write_gguf(base.with_meta("general.notes", *t))) for kind, t in notes.items()}
+    swollen.update({
+        "entries of one byte": lambda: with_entries(struct.pack("<IB", 0, 1), 14),
+        "entries of an empty array": lambda: with_entries(struct.pack("<IIQ", ARRAY, U32, 0), 21),
+        "tensors of an unknown type": with_tensors,
+        "tokens the embedding lacks": more_tokens,
+    })
+    return {f"header swollen by {size:,} bytes: {kind}": make for kind, make in swollen.items()}
 
 
 def _tensor_cases(base: Gguf, name: str) -> list[Case]:

@@ -24,10 +24,26 @@ MAX_SENTENCE_CHARS = 32_000
 # token (Chinese, say), and tokenise in about a tenth of a second (MiniLM's and SmolLM2's tokenizers).
 MAX_REAL_TEXT_CHARS = 64_000
 
+
+def max_text_chars(real: bool) -> int:
+    """The longest text a model takes, in characters: a real model's or a toy model's. The one rule the
+    engine, the saved settings and view files follow, so a text one accepts is never refused by another."""
+    return MAX_REAL_TEXT_CHARS if real else MAX_SENTENCE_CHARS
+
 # Real-model files. A tokenizer.json is a few MB (those of 250,000-token vocabularies some 30 MB); a
 # safetensors header lists each tensor in about 150 bytes, so a checkpoint of 100,000 tensors fits in 16 MB.
 MAX_TOKENIZER_BYTES = 64 * 1024 * 1024
 MAX_SAFETENSORS_HEADER_BYTES = 16 * 1024 * 1024
+# JSON costs far more memory parsed than as text (see safe_read.json_values_at_most), so each real-model
+# JSON is refused by its count of values before it is parsed: a config.json holds some 50 (a classifier's
+# label names a few thousand); a safetensors header's values take at most the file's own size in memory,
+# at 64 bytes each (a tiny checkpoint may still list its tensors in 1 MiB); a tokenizer.json holds 2 to 6
+# per token of the model's vocabulary (a vocabulary, merges, added tokens), and `tokenizers` took 1.4 GB
+# for 6 million (a 64 MB file).
+MAX_CONFIG_VALUES = 200_000
+JSON_VALUE_BYTES = 64
+MIN_HEADER_VALUE_BUDGET = 1 << 20
+TOKENIZER_VALUES_PER_TOKEN, MIN_TOKENIZER_VALUES = 16, 65_536
 # A normalisation's epsilon keeps a division away from zero: real models use 1e-12 to 1e-5. A large one
 # changes what the model computes, a negative or zero one can divide by zero (NaN).
 MAX_NORM_EPS = 0.1

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .fields import Fields, shown
-from .gguf_reader import GGUFFile
+from .gguf_reader import GGUFFile, Texts
 from .progress import Progress, report
 from .weights import Architecture, LayerWeights, ModelWeights, TensorSource, check_size
 
@@ -45,12 +45,15 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
     if "rope_freqs.weight" in gguf.tensors or meta.text("llama.rope.scaling.type", default="none") != "none":
         raise ModelError(f"{gguf.name}: scaled RoPE is not supported; only plain RoPE")
     tokens = meta.raw("tokenizer.ggml.tokens")
-    if not isinstance(tokens, list) or not tokens:
+    if not isinstance(tokens, Texts) or not tokens:
         raise meta.wrong(("tokenizer.ggml.tokens",), "must be a list of the tokens' texts", tokens)
     vocab = meta.count("llama.vocab_size", default=len(tokens))
     if vocab < len(tokens):
         raise ModelError(f"{gguf.name}: metadata field 'llama.vocab_size' is {vocab:,} but the tokenizer has "
                          f"{len(tokens):,} tokens; every token needs a row of the embedding")
+    # the embedding holds a row per token: checked before the tokenizer decodes them, so a header
+    # claiming millions of tokens (a few bytes each in the file, a hundred as a tokenizer) is refused first
+    _tensors(gguf).check("token_embd.weight", (vocab, d_model))
     return Architecture(
         family="llama", n_layers=meta.count("llama.block_count"), n_heads=n_heads, n_kv_heads=n_kv_heads,
         d_model=d_model, d_head=d_head, d_ff=meta.count("llama.feed_forward_length"), vocab_size=vocab,
@@ -60,11 +63,15 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
     )
 
 
+def _tensors(gguf: GGUFFile) -> TensorSource:
+    return TensorSource(gguf.name, {name: info.shape for name, info in gguf.tensors.items()}, gguf.tensor)
+
+
 def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None) -> ModelWeights:
     """Every weight of the Llama model in `gguf`, float32, with the q/k rows in HF order."""
     arch = architecture_from_gguf(gguf)
     check_size(arch, gguf.name)
-    src = TensorSource(gguf.name, {name: info.shape for name, info in gguf.tensors.items()}, gguf.tensor)
+    src = _tensors(gguf)
     src.check_layer_count(r"blk\.(\d+)\.", arch.n_layers, "metadata field 'llama.block_count'")
     d, f = arch.d_model, arch.d_ff
     dq, dkv = arch.n_heads * arch.d_head, arch.n_kv_heads * arch.d_head

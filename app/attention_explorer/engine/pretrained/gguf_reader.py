@@ -8,9 +8,11 @@ infos (name, dims innermost first, type, offset), then the data, aligned to `gen
 Nothing in the header is trusted: every count, length and array is checked against the bytes that
 are left before it is read (a count of 2⁶³ entries is refused at once, not looped over), the
 alignment must be a power of two, and every tensor's range must lie inside the file, on the
-alignment and apart from the others. Numeric metadata arrays stay views of the map, so the memory a
-header takes stays within a small multiple of the file's size. Any damage is one ModelError naming
-the file (and the key or tensor).
+alignment and apart from the others. What the header becomes in memory is paid for from a budget of
+the file's own size, charged before each thing is made (see GGUFFile._charge): numeric metadata
+arrays stay views of the map and arrays of texts are decoded only when read (Texts), so a header of
+millions of tiny entries, arrays or texts is refused, or kept, without taking more memory than the
+file. Any damage is one ModelError naming the file (and the key or tensor).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import math
 import mmap
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,9 +37,14 @@ _NUMPY = {0: np.uint8, 1: np.int8, 2: np.uint16, 3: np.int16, 4: np.uint32, 5: n
           7: np.bool_, 10: np.uint64, 11: np.int64, 12: np.float64}
 _STRING, _ARRAY = 8, 9
 _U64 = struct.Struct("<Q")
-# The fewest bytes a metadata entry (key length, type, a one-byte value) and a tensor info (name
-# length, dimension count, type, offset) can take: how many of them the bytes left can hold.
-_MIN_ENTRY_BYTES, _MIN_TENSOR_INFO_BYTES = 13, 24
+# The fewest bytes a metadata entry (key length, type, a one-byte value), a tensor info (name length,
+# dimension count, type, offset) and an array (item type, count) can take: how many the bytes left hold.
+_MIN_ENTRY_BYTES, _MIN_TENSOR_INFO_BYTES, _MIN_ARRAY_BYTES = 13, 24, 12
+# What the header's Python objects cost, charged against the file's size before each is made (in
+# bytes, rounded up from tracemalloc): a metadata entry (its slot in the dict and a scalar value), an
+# array (a NumPy view of the map: ~430), a tensor's info, a text (~50) and each of its characters (up
+# to 4: a byte that is not UTF-8 becomes U+FFFD, and one character beyond U+FFFF widens them all).
+_ENTRY_COST, _ARRAY_COST, _TENSOR_INFO_COST, _TEXT_COST, _CHAR_COST = 128, 512, 512, 64, 4
 DEFAULT_ALIGNMENT = 32
 
 # Tensor types we can turn into float32: name, elements per block, bytes per block.
@@ -50,6 +58,33 @@ _OTHER_SIZES = {6: (32, 22), 7: (32, 24), 9: (32, 36), 10: (256, 84), 11: (256, 
 
 class _Damaged(Exception):
     """The header does not hold what it says; the message says where."""
+
+
+class Texts(Sequence):
+    """A metadata array of texts, each decoded when it is read.
+
+    A vocabulary holds tens of thousands of texts of a few bytes each; as Python strings each would
+    cost some 60 bytes, five to ten times its bytes in the file, and a damaged header of millions of
+    them took 200 MB for a 22 MB file. Only where each text starts is kept (8 bytes, no more than the
+    file holds for it); a model decodes the texts it uses once its sizes are checked.
+    """
+
+    def __init__(self, data: mmap.mmap, starts: np.ndarray):
+        self._data = data
+        self._starts = starts  # the offset of each text's 8-byte length
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        start = int(self._starts[index])
+        (length,) = _U64.unpack_from(self._data, start)
+        return self._data[start + 8:start + 8 + length].decode("utf-8", errors="replace")
+
+    def __repr__(self) -> str:  # as a list's, cut short: a message quotes it (fields.shown)
+        return "[" + ", ".join(repr(text) for text in self[:4]) + (", ...]" if len(self) > 4 else "]")
 
 
 @dataclass(frozen=True)
@@ -75,6 +110,7 @@ class GGUFFile:
             except (OSError, ValueError) as error:
                 raise ModelError(f"{self.name}: cannot open it ({error})") from error
         self._pos = 0
+        self._memory_left = len(self._map)
         try:
             self._read_header()
         except _Damaged as error:
@@ -91,6 +127,7 @@ class GGUFFile:
             raise ModelError(f"{self.name}: GGUF version {version} is not supported (only 2 and 3)")
         n_tensors, n_meta = self._scalar("<Q"), self._scalar("<Q")
         self._check_count(n_meta, _MIN_ENTRY_BYTES, "metadata entries")
+        self._charge(n_meta * _ENTRY_COST, f"its {n_meta:,} metadata entries")
         self.metadata = {}
         for _ in range(n_meta):
             key = self._string()
@@ -98,6 +135,7 @@ class GGUFFile:
                 raise ModelError(f"{self.name}: the metadata key {shown(key)} appears twice; the header is damaged")
             self.metadata[key] = self._value(self._scalar("<I"), key, 0)
         self._check_count(n_tensors, _MIN_TENSOR_INFO_BYTES, "tensors")
+        self._charge(n_tensors * _TENSOR_INFO_COST, f"its {n_tensors:,} tensors")
         infos = []
         for _ in range(n_tensors):
             name = self._string()
@@ -119,6 +157,15 @@ class GGUFFile:
     def _check_count(self, count: int, min_bytes: int, what: str) -> None:
         if count > (len(self._map) - self._pos) // min_bytes:
             raise _Damaged(f"it lists {count:,} {what}, more than the {len(self._map):,} bytes of the file can hold")
+
+    def _charge(self, nbytes: int, what: str) -> None:
+        """Take `nbytes` from what the header may still cost in memory, before it is spent. The budget
+        is the file's size: with the mapped pages read, memory stays within twice the file. A real
+        header is a sliver of its file (SmolLM2's is charged 1 MB of its 98); millions of entries of
+        13 bytes each, or of empty arrays of 12, would take ten to forty times the file as objects."""
+        self._memory_left -= nbytes
+        if self._memory_left < 0:
+            raise _Damaged(f"{what} would take more memory than the file's {len(self._map):,} bytes")
 
     def _alignment(self) -> int:
         alignment = self.metadata.get("general.alignment", DEFAULT_ALIGNMENT)
@@ -168,23 +215,25 @@ class GGUFFile:
     def _string(self) -> str:
         length = self._scalar("<Q")
         self._need(length, "a text")
+        self._charge(_TEXT_COST + _CHAR_COST * length, f"a text of {length:,} bytes")
         text = self._map[self._pos:self._pos + length].decode("utf-8", errors="replace")
         self._pos += length
         return text
 
-    def _strings(self, count: int) -> list[str]:
-        unpack, data, pos, strings, size = _U64.unpack_from, self._map, self._pos, [], len(self._map)
-        for _ in range(count):
+    def _texts(self, count: int, key: str) -> Texts:
+        self._charge(_ARRAY_COST + 8 * count, f"the array {shown(key)} of {count:,} texts")
+        unpack, data, pos, size = _U64.unpack_from, self._map, self._pos, len(self._map)
+        starts = np.empty(count, dtype=np.int64)
+        for index in range(count):  # the vocabulary: ~50,000 texts, walked in one tight loop
             if pos + 8 > size:
                 raise _Damaged(f"it ends at byte {size:,}, inside the header")
             (length,) = unpack(data, pos)
-            pos += 8
-            if length > size - pos:
+            if length > size - pos - 8:
                 raise _Damaged(f"a text of {length:,} bytes runs past the end of the file")
-            strings.append(data[pos:pos + length].decode("utf-8", errors="replace"))
-            pos += length
+            starts[index] = pos
+            pos += 8 + length
         self._pos = pos
-        return strings
+        return Texts(data, starts)
 
     def _value(self, type_id: int, key: str, depth: int):
         if type_id in _SCALARS:
@@ -198,12 +247,17 @@ class GGUFFile:
             if item_type in _NUMPY:  # numbers: a view of the map, read in one go
                 itemsize = np.dtype(_NUMPY[item_type]).itemsize
                 self._need(count * itemsize, f"the array {shown(key)}")
+                self._charge(_ARRAY_COST, f"the array {shown(key)}")
                 values = np.frombuffer(self._map, dtype=_NUMPY[item_type], count=count, offset=self._pos)
                 self._pos += values.nbytes
                 return values
-            self._need(count * 8, f"the array {shown(key)}")  # every text or array takes 8 bytes or more
-            if item_type == _STRING:  # the vocabulary: ~50,000 strings, read in one tight loop
-                return self._strings(count)
+            if item_type == _STRING:
+                self._need(count * 8, f"the array {shown(key)}")  # every text takes 8 bytes or more
+                return self._texts(count, key)
+            # arrays of arrays (or of an unknown type, refused at its first item): a list, and each array
+            # in it charged as it is made, so two million empty ones (12 bytes each) stop at the budget
+            self._need(count * _MIN_ARRAY_BYTES, f"the array {shown(key)}")
+            self._charge(_ARRAY_COST + 8 * count, f"the array {shown(key)} of {count:,} items")
             return [self._value(item_type, key, depth + 1) for _ in range(count)]
         raise _Damaged(f"{shown(key)} has the unknown value type {type_id}")
 

@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from ..errors import ModelError
+from ..limits import MAX_CONFIG_VALUES
 from ..safe_read import parse_json, read_user_text
 from .fields import Fields, shown
 from .progress import Progress, report
@@ -29,7 +30,7 @@ def read_config(folder: Path) -> dict:
                          f"tokenizer.json")
     # the toy models' reader: a regular file of bounded size and nesting, never a FIFO or a device
     text = read_user_text(path, "config.json", error=ModelError, advice=_OWN_FILE.format("config.json"))
-    config = parse_json(text, "config.json", "config.json", error=ModelError)
+    config = parse_json(text, "config.json", "config.json", max_values=MAX_CONFIG_VALUES, error=ModelError)
     if not isinstance(config, dict):
         raise ModelError("config.json: not a JSON object")
     return config

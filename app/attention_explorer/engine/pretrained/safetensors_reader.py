@@ -24,7 +24,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..errors import ModelError
-from ..limits import MAX_SAFETENSORS_HEADER_BYTES
+from ..limits import JSON_VALUE_BYTES, MAX_SAFETENSORS_HEADER_BYTES, MIN_HEADER_VALUE_BUDGET
 from ..safe_read import open_regular_file, parse_json
 from .fields import shown
 
@@ -104,7 +104,8 @@ def _read_header(file_name: str, handle: BinaryIO, size: int) -> dict[str, Tenso
     except UnicodeDecodeError as error:
         raise ModelError(f"{file_name}: the safetensors header is not UTF-8 text (byte {error.start:,}); "
                          f"the file is damaged or not a safetensors file") from None
-    header = parse_json(text, f"{file_name} (its header)", "safetensors header", error=ModelError)
+    most = max(size, MIN_HEADER_VALUE_BUDGET) // JSON_VALUE_BYTES  # parsed, the header takes at most the file's size
+    header = parse_json(text, f"{file_name} (its header)", "safetensors header", max_values=most, error=ModelError)
     if not isinstance(header, dict):
         raise ModelError(f"{file_name}: the safetensors header is not a JSON object")
     data_start, data_len = 8 + header_len, size - 8 - header_len

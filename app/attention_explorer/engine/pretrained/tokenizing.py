@@ -9,17 +9,23 @@ their own text and are flagged. A byte-level piece holding part of a character s
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ModelError, SentenceError
-from ..limits import MAX_REAL_TEXT_CHARS, MAX_TOKENIZER_BYTES
-from ..safe_read import read_user_text
+from ..limits import MAX_TOKENIZER_BYTES, MIN_TOKENIZER_VALUES, TOKENIZER_VALUES_PER_TOKEN, max_text_chars
+from ..safe_read import json_values_at_most, read_user_text
 from ..tokenizer import check_text
 from .dependencies import require
 from .fields import Fields, shown
+from .gguf_reader import Texts
 
 CONTINUATION = "·"  # marks a piece that continues the word before it: "play", "·ing"
 _WORD_START = ("Ġ", "▁")
@@ -87,9 +93,10 @@ _BYTES = _byte_decoder()
 def guarded(source: str, what: str, call, *args, **kwargs):
     """Call into `tokenizers`. It raises its own exception type for a bad file, and a Rust panic
     arrives as pyo3's PanicException, which derives from BaseException and passes `except Exception`:
-    either becomes one ModelError naming `source`."""
+    either becomes one ModelError naming `source`. What a panic prints is held back (see below)."""
     try:
-        return call(*args, **kwargs)
+        with _native_stderr_held_back():
+            return call(*args, **kwargs)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:  # noqa: BLE001 - PanicException is a BaseException
@@ -97,6 +104,37 @@ def guarded(source: str, what: str, call, *args, **kwargs):
         if len(detail) > _DETAIL_CHARS:
             detail = detail[:_DETAIL_CHARS - 1] + "…"
         raise ModelError(f"{source}: {what} ({detail})") from None
+
+
+_STDERR_TAKEN = threading.RLock()  # a guarded call inside another holds back into the outer one
+
+
+@contextmanager
+def _native_stderr_held_back() -> Iterator[None]:
+    """What is written to the process's stderr during the block, held back and written out after it,
+    unless it failed. A Rust panic inside `tokenizers` prints its own lines to stderr (with
+    RUST_BACKTRACE set, a whole backtrace) before Python hears of it, on the command line and on the
+    window's worker alike; the ModelError it becomes already says what went wrong. The descriptor is
+    the process's, so blocks on several threads take turns (each is a call of a few milliseconds)."""
+    with _STDERR_TAKEN, tempfile.TemporaryFile() as held:
+        sys.stderr.flush()
+        try:
+            saved = os.dup(2)
+        except OSError:  # no stderr to hold back
+            yield
+            return
+        os.dup2(held.fileno(), 2)
+        failed = True
+        try:
+            yield
+            failed = False
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            if not failed and held.tell():
+                held.seek(0)
+                os.write(2, held.read())
 
 
 class TextTokenizer:
@@ -139,6 +177,10 @@ class TextTokenizer:
             raise ModelError(f"{path.parent}: no tokenizer.json; the model folder needs its tokenizer")
         text = read_user_text(path, "tokenizer.json", max_bytes=MAX_TOKENIZER_BYTES, error=ModelError,
                               advice="put the model's own tokenizer.json there")
+        most = max(TOKENIZER_VALUES_PER_TOKEN * vocab_size, MIN_TOKENIZER_VALUES)
+        if (count := json_values_at_most(text)) > most:  # before `tokenizers` builds it: 1.4 GB for 64 MB
+            raise ModelError(f"{path.name}: room for {count:,} values, far more than a tokenizer of the model's "
+                             f"{vocab_size:,} tokens holds (at most {most:,}); it belongs to another model")
         tokenizer = guarded(path.name, "cannot read the tokenizer", tokenizers.Tokenizer.from_str, text)
         return cls(tokenizer, max_tokens, vocab_size, path.name, keep_end)
 
@@ -179,9 +221,9 @@ class TextTokenizer:
 
     def encode(self, text: str) -> Encoded:
         """The tokens of `text`; SentenceError for a text too long, not valid or with nothing to read."""
-        if len(text) > MAX_REAL_TEXT_CHARS:  # checked first: tokenising 10 million characters took 2 GB
+        if len(text) > max_text_chars(real=True):  # checked first: tokenising 10 million characters took 2 GB
             raise SentenceError(f"this text has {len(text):,} characters; real models take at most "
-                                f"{MAX_REAL_TEXT_CHARS:,}: shorten it")
+                                f"{max_text_chars(real=True):,}: shorten it")
         check_text(text)
         encoding = guarded(self.source, "the tokenizer failed on this text", self.tokenizer.encode, text)
         if not encoding.ids or not text.strip():
@@ -253,10 +295,11 @@ class TextTokenizer:
 
 
 def _gguf_tokens(meta: Fields) -> list[str]:
+    """The tokens' texts, decoded (once the vocabulary's size is checked against the embedding's)."""
     tokens = meta.raw("tokenizer.ggml.tokens")
-    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
+    if not isinstance(tokens, Texts) or not tokens:
         raise meta.wrong(("tokenizer.ggml.tokens",), "must be a list of the tokens' texts", tokens)
-    return tokens
+    return list(tokens)
 
 
 def _gguf_token_types(meta: Fields) -> np.ndarray:
@@ -271,11 +314,11 @@ def _gguf_token_types(meta: Fields) -> np.ndarray:
 def _gguf_merges(meta: Fields) -> list[tuple[str, str]]:
     """BPE's merges, each "left right" in the file."""
     merges = meta.raw("tokenizer.ggml.merges")
-    if not isinstance(merges, list) or not merges:
+    if not isinstance(merges, Texts) or not merges:
         raise meta.wrong(("tokenizer.ggml.merges",), "must be a list of merges", merges)
     pairs = []
     for index, merge in enumerate(merges):
-        if not isinstance(merge, str) or " " not in merge:
+        if " " not in merge:
             raise ModelError(f"{meta.file_name}: merge {index + 1:,} of 'tokenizer.ggml.merges' is {shown(merge)}, "
                              f"not two tokens separated by a space")
         left, right = merge.split(" ", 1)

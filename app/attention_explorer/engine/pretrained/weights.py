@@ -150,14 +150,18 @@ class TensorSource:
     def shape(self, name: str) -> tuple[int, ...]:
         return tuple(self.shapes[name])
 
-    def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
-        """The float32 tensor `name`, which must have `shape` and hold only finite numbers."""
+    def check(self, name: str, shape: tuple[int, ...]) -> None:
+        """Tensor `name` is in the file with `shape` (from the header alone: nothing is read)."""
         if name not in self.shapes:
             raise ModelError(f"{self.file_name}: tensor {name!r} is missing; the file is incomplete or not "
                              f"a checkpoint of this architecture")
         if self.shape(name) != tuple(shape):
             raise ModelError(f"{self.file_name}: tensor {name!r} has shape {self.shape(name)}, expected "
                              f"{tuple(shape)} from the model's configuration")
+
+    def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """The float32 tensor `name`, which must have `shape` and hold only finite numbers."""
+        self.check(name, shape)
         with np.errstate(all="ignore"):  # a damaged block may dequantise to inf · 0: checked just below
             array = self._load(name)
             array = array if array.dtype == np.float32 else array.astype(np.float32)
