@@ -50,9 +50,9 @@ class CensusControls(QtCore.QObject):
         self._message = ""
         self._texts_file: str | None = None
         self._settings = CensusSettings()
-        self._runner = BackgroundRunner(self)
-        self._runner.busy_changed.connect(self.busy_changed)
-        self._runner.progress_changed.connect(self.progress_changed)
+        # made with the first census (see _worker): a worker hands the cycle collector to the GUI thread
+        # (gc_policy), which a window opened, or built while idle, and never run has no need of
+        self._runner: BackgroundRunner | None = None
         for signal in (controller.model_changed, controller.real_model_changed, controller.options_changed):
             signal.connect(self._on_model_changed)
         controller.model_edited.connect(self._drop_result)
@@ -93,7 +93,7 @@ class CensusControls(QtCore.QObject):
 
     @property
     def busy(self) -> bool:
-        return self._runner.busy
+        return self._runner is not None and self._runner.busy
 
     def model_name(self) -> str:
         c = self.controller
@@ -132,7 +132,7 @@ class CensusControls(QtCore.QObject):
             return cached_census(subject, source, settings, cache, progress), source
 
         self._set_message(f"Measuring every head of {subject.name}…")
-        self._runner.submit("census", work, self._on_census_done, self._on_failed)
+        self._worker().submit("census", work, self._on_census_done, self._on_failed)
 
     def ablate(self, k: int) -> None:
         """Switch off the `k` top heads of the shown measure, on the census's texts, and read the loss."""
@@ -146,13 +146,21 @@ class CensusControls(QtCore.QObject):
             return ablation_effect(subject, result, measure, k, source, seed, progress=progress)
 
         self._set_message(f"Switching off the top {k} heads and reading the loss…")
-        self._runner.submit("ablate", work, self._on_effect_done, self._on_failed)
+        self._worker().submit("ablate", work, self._on_effect_done, self._on_failed)
 
     def cancel(self) -> None:
-        self._runner.cancel()
+        if self._runner is not None:
+            self._runner.cancel()
 
     def wait_idle(self, msecs: int = -1) -> bool:
-        return self._runner.wait(msecs)
+        return self._runner is None or self._runner.wait(msecs)
+
+    def _worker(self) -> BackgroundRunner:
+        if self._runner is None:
+            self._runner = BackgroundRunner(self)
+            self._runner.busy_changed.connect(self.busy_changed)
+            self._runner.progress_changed.connect(self.progress_changed)
+        return self._runner
 
     def open_head(self, layer: int, head: int) -> None:
         """Select the head and show it in the main window on the text where it fires most."""

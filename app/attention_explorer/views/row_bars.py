@@ -15,6 +15,7 @@ from .text_layer import Label, TextLayer
 from .token_axis import TokenAxis
 
 TITLE_POINT_SIZE, TITLE_MARGIN_PX = 9.0, 48  # margin: the layouts' and the label's own
+LEFT_AXIS_PX = 46  # the height axis: its name and numbers such as "0.91" or "1.2e+02"
 MIN_BAR_PX_FOR_VALUES = 26.0  # write each bar's weight above it while bars are at least this wide
 
 
@@ -72,6 +73,9 @@ class QtRowBars(QtWidgets.QStackedWidget):
                                           viewBox=pg.ViewBox(enableMenu=False))  # a menu never shown: not built
         make_static(self.plot)
         self._scale: tuple[float, str] | None = None  # the height axis's top and name (see _set_scale)
+        # a fixed width: ticks of another length ("1" or "0.91") resized the axis only at its next paint,
+        # so the bars stood where a fresh pane would not put them
+        self.plot.getAxis("left").setWidth(LEFT_AXIS_PX)
         self._set_scale(1.0, "weight")  # few ticks: the pane is short
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7)
         self.plot.addItem(self.bars)
@@ -145,7 +149,9 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self._scale = (top, name)
         self.plot.setYRange(0, top * 1.15, padding=0)
         self.plot.setLabel("left", name)
-        self.plot.getAxis("left").setTicks([[(0, "0"), (top / 2, f"{top / 2:.2g}"), (top, f"{top:.2g}")]])
+        axis = self.plot.getAxis("left")
+        axis.setTicks([[(0, "0"), (top / 2, f"{top / 2:.2g}"), (top, f"{top:.2g}")]])
+        axis.resizeEvent(None)  # pyqtgraph centres a new name along the axis only when the axis resizes
 
     def _which_weights(self, trace) -> str:
         """Whose weights the bars are: the head's, or a reading of them (rollout is every head's)."""
