@@ -6,6 +6,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QStandardPaths
 
 # Offscreen, on a screen as large as a desktop's: the default 800 × 800 one would leave the right
@@ -20,3 +21,14 @@ QStandardPaths.setTestModeEnabled(True)
 # packages: tests see only what they put there, in a data home of their own.
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="attention-explorer-tests-")
 atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Headless Chromium for the tests that draw files in it (tests/chromium.py); skipped without it."""
+    from chromium import Chromium, chromium_path
+
+    if chromium_path() is None:
+        pytest.skip("chromium is not installed")
+    with Chromium(tmp_path_factory.mktemp("chromium-profile")) as running:
+        yield running

@@ -24,7 +24,7 @@ from attention_explorer.figure_files import write_figure
 from attention_explorer.figure_options import FigureOptions
 from attention_explorer.headless import destroy_now
 from attention_explorer.svg_fixes import SVG_NS
-from chromium import Chromium, chromium_path
+from chromium import chromium_path
 from figure_compare import MOST_DIFFERING, WORST_BLOCK, assert_alike, difference, pdftoppm, rsvg
 
 TEXT_WIDTH_SLACK = (1.5, 0.005)  # pixels, and a share of the width
@@ -77,14 +77,6 @@ def figures(qapp, tmp_path_factory):
         destroy_now(controller)
         made[name] = stem
     return made
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    if chromium_path() is None:
-        pytest.skip("chromium is not installed")
-    with Chromium(tmp_path_factory.mktemp("chromium-profile")) as running:
-        yield running
 
 
 @needs_rsvg

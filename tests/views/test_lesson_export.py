@@ -10,7 +10,7 @@ from PySide6 import QtWidgets
 
 from attention_explorer.figure_options import FigureOptions
 from attention_explorer.view_file import read_view
-from chromium import Chromium, chromium_path
+from chromium import chromium_path
 from figure_compare import assert_alike, pdftoppm, rsvg
 
 LESSONS = ["scaling", "heads", "word_order", "cost"]
@@ -34,14 +34,6 @@ def test_the_lessons_plots_export_as_png_svg_and_pdf(make_window, tmp_path, monk
 RENDERERS = {"librsvg": ("svg", shutil.which("rsvg-convert"), "rsvg-convert (librsvg2-bin) missing"),
              "Chromium": ("svg", chromium_path(), "chromium is not installed"),
              "pdftoppm": ("pdf", shutil.which("pdftoppm"), "pdftoppm (poppler-utils) missing")}
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    if chromium_path() is None:
-        pytest.skip("chromium is not installed")
-    with Chromium(tmp_path_factory.mktemp("chromium-profile")) as running:
-        yield running
 
 
 @pytest.mark.parametrize("who", list(RENDERERS))

@@ -35,8 +35,18 @@ def _subscript(number: int) -> str:
     return str(number).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
 
 
+class _Stage:
+    """What every stage of a reading says: its name, what it did, a weight's arithmetic, and whether a
+    weight came through it unchanged (then the stage before it explains that weight)."""
+
+    name = ""
+
+    def passes_through(self, row: int, col: int) -> tuple[int, int] | None:
+        return None
+
+
 @dataclass(frozen=True)
-class RolloutStage:
+class RolloutStage(_Stage):
     """Rollout up to `layer` (Abnar & Zuidema 2020): R_l = Â_l · R_(l−1), Â_l = (mean of the heads + I)
     with its rows normalised; R at the first layer is Â itself. One matrix for every head."""
 
@@ -51,9 +61,6 @@ class RolloutStage:
     def describe(self) -> str:
         return f"the rollout up to layer {self.layer + 1}"
 
-    def passes_through(self, row: int, col: int) -> tuple[int, int] | None:
-        return None
-
     def explain(self, head: int, row: int, col: int, a: str, b: str, value: float) -> str:
         here = _subscript(self.layer + 1)
         if self.previous is None:
@@ -66,7 +73,7 @@ class RolloutStage:
 
 
 @dataclass(frozen=True)
-class HiddenStage:
+class HiddenStage(_Stage):
     """Tokens taken out and each row renormalised: w′ = w ÷ (the row's weight on the kept tokens)."""
 
     before: tuple[np.ndarray, ...]  # per head, the weights over every token before hiding (n × n)
@@ -78,9 +85,6 @@ class HiddenStage:
     def describe(self) -> str:
         return f"{self.names} hidden, rows renormalised"
 
-    def passes_through(self, row: int, col: int) -> tuple[int, int] | None:
-        return None
-
     def explain(self, head: int, row: int, col: int, a: str, b: str, value: float) -> str:
         matrix, source_row = self.before[head], int(self.kept[row])
         kept_weight = float(matrix[source_row, self.kept].sum())
@@ -89,7 +93,7 @@ class HiddenStage:
 
 
 @dataclass(frozen=True)
-class WordsStage:
+class WordsStage(_Stage):
     """Pieces merged into words: a word looks with the mean of its pieces and is looked at with the sum
     over its pieces, w(A → B) = Σ_{a∈A} Σ_{b∈B} w(a → b) ÷ |A|."""
 
