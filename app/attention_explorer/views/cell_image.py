@@ -8,7 +8,10 @@ import math
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from .pixel_grid import steady_rect
+
 SEAM_OVERLAP = 1.02  # of a cell
+MAX_DEVICE_SIDE = 8192  # px: cells zoomed larger than this are drawn by Qt's own scaling
 
 
 class CellImage(pg.ImageItem):
@@ -17,13 +20,48 @@ class CellImage(pg.ImageItem):
     def __init__(self, on_cell):
         super().__init__(axisOrder="row-major")
         self._on_cell = on_cell
+        self._scaled: QtGui.QImage | None = None  # the cells at the device's pixels (_paint_in_device_pixels)
+        self._scaled_key: tuple | None = None
         self.setAcceptHoverEvents(True)
 
     def paint(self, painter, *args):
         if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG and self.qimage is not None:
             self._paint_cells_as_rects(painter)
-        else:
+        elif not self._paint_in_device_pixels(painter):
             super().paint(painter, *args)
+
+    def _paint_in_device_pixels(self, painter) -> bool:
+        """The cells scaled once to the device pixels they cover, then copied pixel for pixel. Qt's
+        scaled drawImage steps through the source from the left edge of whatever region is repainted,
+        so a repaint of one row of cells (a focus frame) drew a cell's boundary column one pixel off
+        from a full repaint. False where this does not apply (nothing drawn yet, a rotation, or a
+        zoom that makes the cells larger than MAX_DEVICE_SIDE)."""
+        if self.image is None:
+            return False
+        if self._renderRequired:
+            self.render()
+        if self._unrenderable or self.qimage is None or painter.transform().isRotating():
+            return False
+        rows, cols = self.image.shape[:2]
+        ratio = painter.device().devicePixelRatioF() if painter.device() is not None else 1.0
+        target = steady_rect(painter.transform().mapRect(QtCore.QRectF(0, 0, cols, rows)))
+        left, top = round(target.left() * ratio), round(target.top() * ratio)
+        width, height = round(target.right() * ratio) - left, round(target.bottom() * ratio) - top
+        if not (0 < width <= MAX_DEVICE_SIDE and 0 < height <= MAX_DEVICE_SIDE):
+            return False
+        key = (self.qimage.cacheKey(), width, height, ratio)
+        if key != self._scaled_key:
+            self._scaled = self.qimage.scaled(width, height, QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
+                                              QtCore.Qt.TransformationMode.FastTransformation)
+            self._scaled.setDevicePixelRatio(ratio)
+            self._scaled_key = key
+        painter.save()
+        painter.resetTransform()
+        if self.paintMode is not None:
+            painter.setCompositionMode(self.paintMode)
+        painter.drawImage(QtCore.QPointF(left / ratio, top / ratio), self._scaled)
+        painter.restore()
+        return True
 
     def _paint_cells_as_rects(self, painter) -> None:
         """In SVG, one rectangle per cell: an embedded n × n image would be blurred by viewers
