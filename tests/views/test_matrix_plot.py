@@ -163,3 +163,26 @@ def test_a_value_that_rounds_to_zero_is_written_without_a_sign(qtbot):
     plot.show_matrix(np.array([[-0.0004, 0.0004], [-0.25, 0.0]]), ["a", "b"], ["a", "b"], value_format="{:+.2f}")
     QtWidgets.QApplication.processEvents()
     assert [[plot.written_text(r, c) for c in range(2)] for r in range(2)] == [["0.00", "0.00"], ["-0.25", "0.00"]]
+
+
+def test_every_column_of_cells_is_drawn_as_wide_as_the_others(qtbot):
+    """pyqtgraph hands the cells over as an indexed image, which Qt scales wider than asked (8 cells
+    to 586 pixels came out 74.5 pixels each): the last column was cut short on screen and in PNGs."""
+    heatmap = _heatmap(qtbot, width=700, height=640)
+    columns = 8
+    heatmap.show_matrix(np.tile(np.linspace(0, 1, columns), (columns, 1)), list("abcdefgh"), list("abcdefgh"),
+                        levels=(0, 1))
+    QtWidgets.QApplication.processEvents()
+    assert heatmap.image.qimage.format() == QtGui.QImage.Format.Format_Indexed8  # the case this guards
+    picture = heatmap.grab().toImage()
+    ratio = picture.devicePixelRatio()
+    view = heatmap.graphics
+    cells = view.mapFromScene(heatmap.image.mapRectToScene(heatmap.image.boundingRect())).boundingRect()
+    corner, width, height = view.mapTo(heatmap, cells.topLeft()), cells.width(), cells.height()
+    row = round((corner.y() + height / (6 * columns)) * ratio)  # above the values written in the first row
+    span = range(round((corner.x() - 3) * ratio), round((corner.x() + width + 3) * ratio))
+    colours = [picture.pixel(x, row) for x in span]
+    edges = [x for x in range(1, len(colours)) if colours[x] != colours[x - 1]]  # both ends and between cells
+    assert len(edges) == columns + 1, edges
+    widths = np.diff(edges)
+    assert widths.max() - widths.min() <= 1, widths

@@ -51,8 +51,11 @@ class CellImage(pg.ImageItem):
             return False
         key = (self.qimage.cacheKey(), width, height, ratio)
         if key != self._scaled_key:
-            self._scaled = self.qimage.scaled(width, height, QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
-                                              QtCore.Qt.TransformationMode.FastTransformation)
+            # Qt scales an indexed image (pyqtgraph's, with a colour table) wider than asked: 8 cells
+            # to 586 pixels came out 74.5 pixels each, the last cut short. Converted first, they are even.
+            colours = self.qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+            self._scaled = colours.scaled(width, height, QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
+                                          QtCore.Qt.TransformationMode.FastTransformation)
             self._scaled.setDevicePixelRatio(ratio)
             self._scaled_key = key
         painter.save()

@@ -32,8 +32,9 @@ class CensusLauncher(QtCore.QObject):
         return False
 
     def _prebuild(self) -> None:
-        """Build the window and draw it once off screen (fonts, style, plots), so opening only shows it."""
-        if self.window is None:
+        """Build the window and draw it once off screen (fonts, style, plots), so opening only shows it.
+        Not once the main window is closing: a Quit must not wait for a window nobody will open."""
+        if self.window is None and self.main_window.isVisible():
             self._build()
             self.window.grab()
 
