@@ -23,7 +23,7 @@ def test_layer_trace_recomputes_the_stored_weights_from_its_own_q_and_k(data, na
         np.testing.assert_allclose(head.q_before_rope if head.q_before_rope is not None else head.q, q, atol=1e-5)
         np.testing.assert_allclose(head.scores, head.q @ head.k.T, atol=1e-5)
         np.testing.assert_allclose(head.scaled, head.scores / math.sqrt(head.d_k), atol=1e-6)
-        np.testing.assert_allclose(softmax(head.masked), trace.weights[1, head.index], atol=1e-5)
+        np.testing.assert_allclose(softmax(head.masked), trace.head_weights(1, head.index), atol=1e-5)
         np.testing.assert_allclose(head.output, head.weights @ head.v, atol=1e-5)
     expected = layer.concat @ layer.w_o + (0 if layer.b_o is None else layer.b_o)
     np.testing.assert_allclose(layer.output, expected, atol=1e-5)
@@ -53,7 +53,7 @@ def test_an_ablated_head_shows_zero_output_in_its_layer(data):
 
 def test_rollout_and_merging_run_on_a_real_trace(data):
     trace = open_pretrained(data / "tiny-bert").run("the robots were reading")
-    rolled = trace.rollout()
+    rolled = trace.rollout_all()
     assert rolled.shape == (2, trace.n, trace.n)
     np.testing.assert_allclose(rolled.sum(axis=-1), 1.0, atol=1e-9)
 
@@ -64,10 +64,10 @@ def test_a_decoder_never_looks_ahead_adding_words_leaves_the_earlier_rows_unchan
     short, long = model.run("the cat sat"), model.run("the cat sat on the mat")
     n = short.n
     assert long.tokens[:n] == short.tokens
-    np.testing.assert_allclose(long.weights[:, :, :n, :n], short.weights, atol=1e-6)
+    np.testing.assert_allclose(long.all_weights()[:, :, :n, :n], short.all_weights(), atol=1e-6)
 
 
 def test_an_encoder_looks_both_ways_adding_words_changes_the_earlier_rows(data):
     model = open_pretrained(data / "tiny-bert")
     short, long = model.run("the cat sat"), model.run("the cat sat on the mat")
-    assert np.abs(long.weights[:, :, 1:3, 1:3] - short.weights[:, :, 1:3, 1:3]).max() > 1e-3
+    assert np.abs(long.all_weights()[:, :, 1:3, 1:3] - short.all_weights()[:, :, 1:3, 1:3]).max() > 1e-3

@@ -91,7 +91,7 @@ def _without(weights: np.ndarray, off: Collection[int]) -> np.ndarray:
 def pretrained_norm_attention(ptrace, layer: int) -> NormAttention:
     """The reading of layer `layer` (0-based) of a real model's forward (a PretrainedTrace)."""
     arch, weights = ptrace.model.arch, ptrace.model.layers[layer]
-    x = ptrace.forward_result.attn_inputs[layer]
+    x = ptrace.attention_input(layer)
     off = {head for lay, head in ptrace.ablated if lay == layer}
     with single_blas_thread():  # as the forward: on busy cores one thread is the faster
         values = x @ weights.w_v  # float32 by float32: BLAS (a float64 × float32 product is NumPy's slow loop)
@@ -99,7 +99,8 @@ def pretrained_norm_attention(ptrace, layer: int) -> NormAttention:
             values += weights.b_v
         n = x.shape[0]
         values = values.reshape(n, arch.n_kv_heads, arch.d_head).transpose(1, 0, 2)  # (kv_heads, n, d_head)
-        return norm_attention(_without(ptrace.weights[layer], off), moved_by_heads(values, weights.w_o, arch.group))
+        return norm_attention(_without(ptrace.layer_weights(layer), off),
+                              moved_by_heads(values, weights.w_o, arch.group))
 
 
 def trace_norm_attention(trace) -> NormAttention:
