@@ -225,8 +225,6 @@ def test_every_matrix_a_forward_multiplies_by_is_stored_in_row_order(data, sourc
     # the files store (out, in); the forward multiplies by (in, out), which OpenBLAS does fastest
     # from row order: a transposed view left in place made BERT's projections about a quarter slower
     for layer in open_pretrained(data / source).weights.layers:
-        matrices = {"w_qkv": layer.w_qkv, "w_o": layer.w_o, "w_up": layer.w_up, "w_down": layer.w_down}
-        if layer.w_gate is not None:
-            matrices["w_gate"] = layer.w_gate
+        matrices = {"w_qkv": layer.w_qkv, "w_o": layer.w_o, "w_gate_up": layer.w_gate_up, "w_down": layer.w_down}
         assert all(m.flags.c_contiguous for m in matrices.values()), {
             name: m.flags.c_contiguous for name, m in matrices.items()}

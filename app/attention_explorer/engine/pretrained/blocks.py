@@ -14,17 +14,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .thumbnails import thumb_step
 from .weights import Architecture
 
-# Weights of one head in one block: 256 K float32 (1 MB), so the softmax's passes over a block run in
-# the core's cache rather than in main memory.
-BLOCK_CELLS = 1 << 18
+# Weights of one head in one block: 64 K float32 (256 kB), so the softmax's passes over a block of
+# every head (2.3 MB for SmolLM2's nine) run in the core's caches rather than in main memory.
+BLOCK_CELLS = 1 << 16
 MIN_BLOCK_ROWS = 16
 
 
 def row_blocks(n: int) -> list[tuple[int, int]]:
-    """The query rows of each block, [start, stop): fixed by n alone."""
-    rows = max(MIN_BLOCK_ROWS, (BLOCK_CELLS // max(n, 1)) // MIN_BLOCK_ROWS * MIN_BLOCK_ROWS)
+    """The query rows of each block, [start, stop): fixed by n alone. Each block starts on a row
+    where a thumbnail's block of rows starts (thumbnails.py), so it pools without a seam."""
+    step = thumb_step(n)
+    rows = max(MIN_BLOCK_ROWS, BLOCK_CELLS // max(n, 1))
+    rows = max(step, rows // step * step)
     return [(start, min(start + rows, n)) for start in range(0, n, rows)]
 
 
@@ -33,22 +37,21 @@ def keys_for(stop: int, n: int, causal: bool) -> int:
     return stop if causal else n
 
 
-def block_weights(arch: Architecture, q_scaled: np.ndarray, k: np.ndarray, start: int, stop: int,
+def block_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, start: int, stop: int,
                   heads: Sequence[int] | None = None) -> np.ndarray:
     """softmax(q·kᵀ) of query rows [start, stop) for `heads` (all when None): (heads, rows, keys),
     keys = keys_for(stop, n, causal). `q_scaled` is (heads, n, d_head) already divided by √d_head,
-    `k` (kv_heads, n, d_head); query head h reads key head h // group."""
+    `k_t` the keys transposed, (kv_heads, d_head, n); query head h reads key head h // group."""
     n, causal = q_scaled.shape[1], arch.is_decoder
     keys = keys_for(stop, n, causal)
     if heads is None:  # one batched call: a BLAS product per head, as below
         grouped = q_scaled.reshape(arch.n_kv_heads, arch.group, n, arch.d_head)[:, :, start:stop]
-        scores = np.matmul(grouped, k[:, None, :keys].transpose(0, 1, 3, 2))  # (kv, group, rows, keys)
+        scores = np.matmul(grouped, k_t[:, None, :, :keys])  # (kv, group, rows, keys)
         scores = scores.reshape(arch.n_heads, stop - start, keys)
     else:
         scores = np.empty((len(heads), stop - start, keys), dtype=np.float32)
         for i, h in enumerate(heads):
-            np.matmul(q_scaled[h:h + 1, start:stop], k[h // arch.group, None, :keys].transpose(0, 2, 1),
-                      out=scores[i:i + 1])
+            np.matmul(q_scaled[h:h + 1, start:stop], k_t[h // arch.group, None, :, :keys], out=scores[i:i + 1])
     softmax_rows(scores, start, causal)
     return scores
 
@@ -63,7 +66,8 @@ def softmax_rows(scores: np.ndarray, start: int, causal: bool) -> None:
         scores[..., keys - rows:][..., later] = -np.inf
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
-    scores /= scores.sum(axis=-1, keepdims=True)
+    total = scores.sum(axis=-1, keepdims=True)
+    scores *= np.reciprocal(total, out=total)  # as PyTorch's softmax: one division a row, then products
 
 
 def block_outputs(arch: Architecture, weights: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -73,13 +77,13 @@ def block_outputs(arch: Architecture, weights: np.ndarray, v: np.ndarray) -> np.
     return np.matmul(grouped, v[:, None, :keys]).reshape(heads, rows, arch.d_head)
 
 
-def head_weights(arch: Architecture, q_scaled: np.ndarray, k: np.ndarray, heads: Sequence[int] | None = None
+def head_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, heads: Sequence[int] | None = None
                  ) -> np.ndarray:
     """The whole n × n weights of `heads` (all when None), block by block: (heads, n, n) float32."""
     n = q_scaled.shape[1]
     count = arch.n_heads if heads is None else len(heads)
     weights = np.zeros((count, n, n), dtype=np.float32)
     for start, stop in row_blocks(n):
-        block = block_weights(arch, q_scaled, k, start, stop, heads)
+        block = block_weights(arch, q_scaled, k_t, start, stop, heads)
         weights[:, start:stop, :block.shape[-1]] = block
     return weights

@@ -217,7 +217,7 @@ class PretrainedTrace:
             q_scaled = p.q_scaled(arch.d_head)
             outputs = np.zeros((arch.n_heads, n, arch.d_head), dtype=np.float32)
             for start, stop in row_blocks(n):
-                block = block_weights(arch, q_scaled, p.k, start, stop)
+                block = block_weights(arch, q_scaled, p.k_t, start, stop)
                 keys = keys_for(stop, n, arch.is_decoder)
                 for h in range(arch.n_heads):
                     if (layer, h) not in self.ablated:

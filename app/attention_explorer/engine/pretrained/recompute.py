@@ -94,7 +94,7 @@ class LayerMaker:
             if self.layer_fits():
                 return self.layer_weights(layer)[head]
             p = self.projections(layer)
-            one = head_weights(self.arch, p.q_scaled(self.arch.d_head), p.k, [head])[0]
+            one = head_weights(self.arch, p.q_scaled(self.arch.d_head), p.k_t, [head])[0]
             one.flags.writeable = False  # shared by every view that reads it
             self._weights.put((layer, head), one)
             return one
@@ -109,7 +109,7 @@ class LayerMaker:
                 return one[row]
             p = self.projections(layer)
             start, stop = next(block for block in row_blocks(self.n) if block[0] <= row < block[1])
-            block = block_weights(self.arch, p.q_scaled(self.arch.d_head), p.k, start, stop, [head])[0]
+            block = block_weights(self.arch, p.q_scaled(self.arch.d_head), p.k_t, start, stop, [head])[0]
             weights = np.zeros(self.n, dtype=np.float32)
             weights[:block.shape[-1]] = block[row - start]
             return weights
@@ -120,7 +120,7 @@ class LayerMaker:
             whole = self._weights.get(layer)
             if whole is None:
                 p = self.projections(layer)
-                whole = head_weights(self.arch, p.q_scaled(self.arch.d_head), p.k)
+                whole = head_weights(self.arch, p.q_scaled(self.arch.d_head), p.k_t)
                 whole.flags.writeable = False  # shared by every view that reads it
                 self._weights.put(layer, whole)
             return whole

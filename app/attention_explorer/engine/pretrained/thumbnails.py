@@ -24,20 +24,28 @@ def thumb_size(n: int) -> int:
 
 def pool_rows_into(thumb: np.ndarray, rows: np.ndarray, start: int, step: int) -> None:
     """Fold weights rows (…, r, keys), for queries start … start + r − 1, into `thumb` (…, m, m) by
-    the largest weight of each step × step block. `thumb` starts at 0: weights are never negative,
-    and the keys a causal block leaves out are exact zeros."""
-    if step == 1:
-        thumb[..., start:start + rows.shape[-2], :rows.shape[-1]] = rows
-        return
-    cols = np.maximum.reduceat(rows, np.arange(0, rows.shape[-1], step), axis=-1)
-    first = -(-start // step) * step - start     # the first row that starts a block of thumbnail rows
-    starts = np.arange(first, rows.shape[-2], step)
-    if first:
-        starts = np.concatenate(([0], starts))
-    pooled = np.maximum.reduceat(cols, starts, axis=-2)
+    the largest weight of each step × step block; `start` is a multiple of `step`. `thumb` starts at
+    0: weights are never negative, and the keys a causal block leaves out are exact zeros. Rows are
+    folded first (elementwise maxima along whole rows, the fast way), then the step-fold smaller
+    result's columns."""
+    count, keys = rows.shape[-2:]
     top = start // step
-    target = thumb[..., top:top + pooled.shape[-2], :pooled.shape[-1]]
-    np.maximum(target, pooled, out=target)
+    if step == 1:
+        thumb[..., top:top + count, :keys] = rows
+        return
+    whole = count // step * step
+    folded = [rows[..., :whole, :].reshape(*rows.shape[:-2], whole // step, step, keys).max(axis=-2)]
+    if whole < count:
+        folded.append(rows[..., whole:, :].max(axis=-2, keepdims=True))
+    by_rows = np.concatenate(folded, axis=-2) if len(folded) > 1 else folded[0]
+    groups = -(-keys // step)
+    if groups * step != keys:  # the last block of columns is short: padded with zeros, which change no maximum
+        padded = np.zeros((*by_rows.shape[:-1], groups * step), dtype=by_rows.dtype)
+        padded[..., :keys] = by_rows
+        by_rows = padded
+    pooled_rows = by_rows.reshape(*by_rows.shape[:-1], groups, step).max(axis=-1)
+    target = thumb[..., top:top + pooled_rows.shape[-2], :groups]
+    np.maximum(target, pooled_rows, out=target)
 
 
 def pooled(weights: np.ndarray) -> np.ndarray:
