@@ -239,8 +239,8 @@ class PretrainedControls(QtCore.QObject):
         controller.)"""
         started = time.perf_counter()
         try:
-            ptrace = model.run(text, ablated, progress, previous if previous is not None and
-                               previous.model is model.weights else None)
+            ptrace = model.run(text, ablated, progress,
+                               previous=previous if previous is not None and previous.model is model.weights else None)
         except EngineError as error:
             if isinstance(error, ModelError) and not model_errors:
                 raise

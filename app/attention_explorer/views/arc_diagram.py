@@ -36,6 +36,10 @@ from .token_axis import GAP_PX, MAX_LABEL_PX
 
 AUTO_LIMIT_ABOVE = 24  # words; longer sentences keep only the strongest arcs per word
 AUTO_STRONGEST = 3
+ALL_HEADS_MAX_WORDS = 512  # longer texts draw the selected head's arcs only: every head's would be a
+                           # pass over heads × n² weights for lines too many to tell apart
+ALL_HEADS_TIP = "Draw every head in its own colour, or only the selected head"
+ONE_HEAD_TIP = f"Above {ALL_HEADS_MAX_WORDS} words the arcs show the selected head only"
 LEFT, RIGHT = "left", "right"
 ROLE_OF_SIDE = {LEFT: LOOKING, RIGHT: LOOKED_AT}
 LABEL_OFFSET_PX = 8.0  # between a line's end and its word
@@ -61,7 +65,7 @@ class QtArcDiagram(QtWidgets.QWidget):
 
         self.all_heads = QtWidgets.QCheckBox("All heads")
         self.all_heads.setChecked(True)
-        self.all_heads.setToolTip("Draw every head in its own colour, or only the selected head")
+        self.all_heads.setToolTip(ALL_HEADS_TIP)
         self.strongest = QtWidgets.QSpinBox()
         self.strongest.setRange(0, 512)
         self.strongest.setSpecialValueText("all")
@@ -144,7 +148,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         trace = self.controller.trace
         if trace is None:
             return []
-        if self.all_heads.isChecked():
+        if self.all_heads.isChecked() and trace.n <= ALL_HEADS_MAX_WORDS:
             return list(range(len(trace.heads)))
         return [self.controller.head]
 
@@ -172,6 +176,10 @@ class QtArcDiagram(QtWidgets.QWidget):
             return
         self.message.hide()
         self.graphics.show()
+        few = trace.n <= ALL_HEADS_MAX_WORDS
+        if self.all_heads.isEnabled() != few:
+            self.all_heads.setEnabled(few)
+            self.all_heads.setToolTip(ALL_HEADS_TIP if few else ONE_HEAD_TIP)
         size = 10 if trace.n <= 20 else 8
         self._texts = [_shortened(text, size) for text in trace.labels]
         self._label_px = max(_bold_width(text, size) for text in self._texts) + LABEL_OFFSET_PX
