@@ -209,11 +209,11 @@ def test_the_window_answers_hovers_while_a_forward_runs_and_shows_only_the_lates
     model, release, started = c.real_model, threading.Event(), threading.Event()
     real_run = model.run
 
-    def slow_run(text, ablate=frozenset(), progress=None):
+    def slow_run(text, ablate=frozenset(), progress=None, previous=None):
         if text == "a slow sentence":
             started.set()
             release.wait(10)   # held until the test lets it go
-        return real_run(text, ablate, progress)
+        return real_run(text, ablate, progress, previous)
 
     model.run = slow_run
     c.set_sentence("a slow sentence")
