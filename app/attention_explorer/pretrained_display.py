@@ -62,6 +62,7 @@ def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[La
     A trace read otherwise than head by head over the model's tokens carries its Reading: the
     layer's own trace, and how each shown weight was made from it."""
     source = trace = ptrace.layer_trace(layer)
+    causal = ptrace.causal_mask if source.options.causal else None
     notes, stages = [], []
     groups: tuple[tuple[int, ...], ...] = tuple((i,) for i in range(ptrace.n))
     rolled = None
@@ -79,7 +80,7 @@ def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[La
     words = ptrace.words
     if hidden:
         before = trace
-        trace, kept = _hide(trace, hidden)
+        trace, kept = _hide(trace, hidden, causal)
         words = pretrained.words_after_hiding(words, kept)
         groups = tuple(groups[i] for i in kept)
         names = ", ".join(dict.fromkeys(ptrace.labels[i] for i in hidden))
@@ -88,7 +89,7 @@ def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[La
         notes.append(f"hidden: {names} — they had {removed:.0%} of the weight on average; rows renormalised")
     if view.merge_words:
         before = trace
-        trace = _merge(trace, words)
+        trace = _merge(trace, words, causal)
         stages.append(WordsStage(LazyTuple(lambda h: before.heads[h].weights, len(before.heads)), words))
         groups = tuple(tuple(i for piece in word for i in groups[piece]) for word in words)
         notes.append(MERGE_RULE)
@@ -115,8 +116,9 @@ def _derived(head: LazyHeadTrace, rows=None, **made) -> LazyHeadTrace:
     return LazyHeadTrace(makers, **fields)
 
 
-def _hide(trace: LazyTrace, hidden: list[int]) -> tuple[LazyTrace, np.ndarray]:
-    """Every matrix of the trace without the hidden tokens; weights renormalised by hide_tokens."""
+def _hide(trace: LazyTrace, hidden: list[int], causal) -> tuple[LazyTrace, np.ndarray]:
+    """Every matrix of the trace without the hidden tokens; weights renormalised by hide_tokens. A
+    decoder's tokens left keep their order, so its mask stays causal (`causal(n)` gives it)."""
     kept = np.setdiff1d(np.arange(trace.n), hidden)
     block = pretrained.kept_block(kept)
 
@@ -127,14 +129,19 @@ def _hide(trace: LazyTrace, hidden: list[int]) -> tuple[LazyTrace, np.ndarray]:
                       scores=lambda h: h.scores[block], scaled=lambda h: h.scaled[block],
                       masked=lambda h: h.masked[block], output=lambda h: h.output[kept]) for head in trace.heads]
     tokens = [trace.tokens[i] for i in kept]
-    makers = {"mask": lambda _t: None if trace.mask is None else trace.mask[block],
-              "concat": lambda _t: trace.concat[kept], "output": lambda _t: trace.output[kept]}
+    def mask(_t):
+        if causal is not None:
+            return causal(len(kept))
+        return None if trace.mask is None else trace.mask[block]
+
+    makers = {"mask": mask, "concat": lambda _t: trace.concat[kept], "output": lambda _t: trace.output[kept]}
     return _with_rows(trace, makers, heads, tokens, pick), kept
 
 
-def _merge(trace: LazyTrace, words: tuple[tuple[int, ...], ...]) -> LazyTrace:
+def _merge(trace: LazyTrace, words: tuple[tuple[int, ...], ...], causal) -> LazyTrace:
     """Pieces into words: weights by merge_words; the other n × n matrices and the row arrays averaged
-    over each word's pieces (a mean keeps them on the scale of one piece)."""
+    over each word's pieces (a mean keeps them on the scale of one piece). Words are runs of pieces
+    in order, so a decoder's mask over words is causal too (`causal(n)` gives it)."""
     starts, sizes = _runs(words, trace.n)
 
     def rows(a: np.ndarray) -> np.ndarray:
@@ -148,6 +155,8 @@ def _merge(trace: LazyTrace, words: tuple[tuple[int, ...], ...]) -> LazyTrace:
         return summed
 
     def mask(_t):  # a word may not look at another when none of its pieces may
+        if causal is not None:
+            return causal(len(words))
         if trace.mask is None:
             return None
         return np.logical_and.reduceat(np.logical_and.reduceat(trace.mask, starts, axis=0), starts, axis=1)

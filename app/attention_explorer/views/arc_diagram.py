@@ -320,7 +320,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         theme.set_graphics_background(self.graphics, color)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4 * 8192)
 def _shortened(text: str, point_size: float) -> str:
     """The word as a regular label shows it: ending in "…" where longer than MAX_LABEL_PX. Cached:
     sentences repeat words, and measuring 512 of them on every edit cost 8 ms."""
@@ -329,7 +329,7 @@ def _shortened(text: str, point_size: float) -> str:
     return QtGui.QFontMetricsF(font).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4 * 8192)
 def _bold_width(text: str, point_size: float) -> float:
     font = QtGui.QFont()
     font.setPointSizeF(point_size)

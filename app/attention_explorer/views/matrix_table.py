@@ -45,11 +45,13 @@ def _shades(colormap: str) -> tuple[list[QtGui.QColor], list[QtGui.QColor]]:
     return fills, [theme.readable_text_on(c) for c in fills]
 
 
-def value_levels(values: np.ndarray, key: str) -> tuple[float, float]:
-    """The range the colour map spans: 0–1 for weights (comparable across rows), else the finite span."""
+def value_levels(values: np.ndarray, key: str, found: tuple[float, float, bool] | None = None
+                 ) -> tuple[float, float]:
+    """The range the colour map spans: 0–1 for weights (comparable across rows), else the finite span
+    (`found`: finite_range of the values, when it is known already)."""
     if key == "weights":
         return 0.0, 1.0
-    low, high, _infinite = finite_range(values)
+    low, high, _infinite = found or finite_range(values)
     if low > high:
         return -0.5, 0.5
     return (low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high)
@@ -70,10 +72,10 @@ def finite_range(values: np.ndarray) -> tuple[float, float, bool]:
 
 
 
-def widest_text(values: np.ndarray) -> str:
-    """A text at least as wide as any cell of `values` writes: the widest number its sign and digits
-    allow ("−88.88" for values from −12.5 to 3), found without formatting a cell."""
-    low, high, _infinite = finite_range(values)
+def widest_text(found: tuple[float, float, bool]) -> str:
+    """A text at least as wide as any cell of values of finite_range `found` writes: the widest number
+    its sign and digits allow ("−88.88" for values from −12.5 to 3), found without formatting a cell."""
+    low, high, _infinite = found
     if low > high:
         return "−∞"
     big = max(abs(low), abs(high))
@@ -88,6 +90,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
         self.table: StepTable | None = None
         self._texts: dict[float, str] = {}
         self._levels = (0.0, 1.0)
+        self.found: tuple[float, float, bool] | None = None  # finite_range of a large table's values
         self._fills: list[QtGui.QColor] = []
         self._inks: list[QtGui.QColor] = []
         self._masked_fill = QtGui.QColor()
@@ -115,7 +118,9 @@ class MatrixModel(QtCore.QAbstractTableModel):
             self.beginResetModel()
         self.table, self._by_row, self._marks = table, by_row, ()
         self._colours = (colormap, by_row, theme.muted().rgba())
-        self._levels = value_levels(table.values, table.key)
+        large = table.values.size > MEASURED_CELLS
+        self.found = finite_range(table.values) if large or table.key != "weights" else None
+        self._levels = value_levels(table.values, table.key, self.found)
         self._fills, self._inks = _shades(colormap)
         self._masked_fill = QtGui.QColor(theme.muted())
         self._masked_fill.setAlphaF(0.18)
@@ -383,7 +388,7 @@ class MatrixTable(QtWidgets.QTableView):
             texts = [[self.matrix_model.text(r, c) for r in range(rows)] for c in range(cols)]
             candidates = [sorted(column, key=len)[-3:] for column in texts]  # widths follow lengths closely
         else:  # every column as wide as the widest number the table can write
-            candidates = [[widest_text(table.values)]] * cols
+            candidates = [[widest_text(self.matrix_model.found)]] * cols
         changed = False
         advances: dict[str, int] = {}
         for col, label in enumerate(table.cols):

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained import blocks, open_pretrained
+from attention_explorer.engine.pretrained.forward import project, rope_for
 from attention_explorer.engine.pretrained.ops import apply_rope, rope_tables
 from attention_explorer.engine.softmax import softmax
 
@@ -71,3 +72,31 @@ def test_an_encoder_looks_both_ways_adding_words_changes_the_earlier_rows(data):
     model = open_pretrained(data / "tiny-bert")
     short, long = model.run("the cat sat"), model.run("the cat sat on the mat")
     assert np.abs(long.all_weights()[:, :, 1:3, 1:3] - short.all_weights()[:, :, 1:3, 1:3]).max() > 1e-3
+
+
+@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama.gguf"])
+def test_a_layer_made_again_is_the_forward_s_own_to_the_bit(data, name):
+    """The forward keeps no weights: its thumbnails (one pixel a weight on a short text) are what it
+    computed, and every way of making a layer again — all heads at once, one head alone, one row —
+    gives exactly those numbers."""
+    model = open_pretrained(data / name)
+    trace = model.run("the cat sat on the mat because it was tired and the dog was not")
+    arch = model.arch
+    for layer in range(model.n_layers):
+        weights = trace.layer_weights(layer)
+        np.testing.assert_array_equal(trace.thumbnails[layer], weights)
+        p = project(arch, model.weights.layers[layer], trace.attention_input(layer), rope_for(arch, trace.n))
+        for head in range(model.n_heads):
+            alone = blocks.head_weights(arch, p.q_scaled(arch.d_head), p.k_t, [head])[0]
+            np.testing.assert_array_equal(alone, weights[head])
+            np.testing.assert_array_equal(model.run(trace.text).weight_row(layer, head, 5), weights[head, 5])
+
+
+def test_scores_scaled_and_masked_agree_to_the_bit_as_the_steps_write_them(data):
+    layer = open_pretrained(data / "tiny-gpt2").run("the cat sat on the mat").layer_trace(1)
+    fresh = open_pretrained(data / "tiny-gpt2").run("the cat sat on the mat").layer_trace(1)
+    head, other = layer.heads[2], fresh.heads[2]
+    assert np.array_equal(head.scaled, head.scores / np.float32(math.sqrt(head.d_k)))   # scaled from scores
+    allowed = ~layer.mask
+    assert np.array_equal(other.masked[allowed], head.scaled[allowed])  # masked made alone, without scaled
+    assert np.isneginf(other.masked[layer.mask]).all()

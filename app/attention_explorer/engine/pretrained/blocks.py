@@ -10,6 +10,7 @@ masked): half the work of the full square, and its weights beyond are exact zero
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -38,32 +39,51 @@ def keys_for(stop: int, n: int, causal: bool) -> int:
 
 
 def block_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, start: int, stop: int,
-                  heads: Sequence[int] | None = None) -> np.ndarray:
+                  heads: Sequence[int] | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """softmax(q·kᵀ) of query rows [start, stop) for `heads` (all when None): (heads, rows, keys),
-    keys = keys_for(stop, n, causal). `q_scaled` is (heads, n, d_head) already divided by √d_head,
-    `k_t` the keys transposed, (kv_heads, d_head, n); query head h reads key head h // group."""
-    n, causal = q_scaled.shape[1], arch.is_decoder
-    keys = keys_for(stop, n, causal)
-    if heads is None:  # one batched call: a BLAS product per head, as below
-        grouped = q_scaled.reshape(arch.n_kv_heads, arch.group, n, arch.d_head)[:, :, start:stop]
-        scores = np.matmul(grouped, k_t[:, None, :, :keys])  # (kv, group, rows, keys)
-        scores = scores.reshape(arch.n_heads, stop - start, keys)
-    else:
-        scores = np.empty((len(heads), stop - start, keys), dtype=np.float32)
-        for i, h in enumerate(heads):
-            np.matmul(q_scaled[h:h + 1, start:stop], k_t[h // arch.group, None, :, :keys], out=scores[i:i + 1])
-    softmax_rows(scores, start, causal)
+    keys = keys_for(stop, n, causal), made in `out` when given (e.g. those rows of a whole matrix).
+    `q_scaled` is (heads, n, d_head) already divided by √d_head, `k_t` the keys transposed,
+    (kv_heads, d_head, n); query head h reads key head h // group."""
+    scores = block_scores(arch, q_scaled, k_t, start, stop, heads, out)
+    softmax_rows(scores, start, arch.is_decoder)
     return scores
+
+
+def block_scores(arch: Architecture, q: np.ndarray, k_t: np.ndarray, start: int, stop: int,
+                 heads: Sequence[int] | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """q·kᵀ of query rows [start, stop) against the keys the block reads: (heads, rows, keys)."""
+    n = q.shape[1]
+    keys = keys_for(stop, n, arch.is_decoder)
+    if heads is None and out is None:  # one batched call: a BLAS product per head, as below
+        grouped = q.reshape(arch.n_kv_heads, arch.group, n, arch.d_head)[:, :, start:stop]
+        scores = np.matmul(grouped, k_t[:, None, :, :keys])  # (kv, group, rows, keys)
+        return scores.reshape(arch.n_heads, stop - start, keys)
+    heads = range(arch.n_heads) if heads is None else heads
+    scores = np.empty((len(heads), stop - start, keys), dtype=np.float32) if out is None else out
+    for i, h in enumerate(heads):
+        np.matmul(q[h:h + 1, start:stop], k_t[h // arch.group, None, :, :keys], out=scores[i:i + 1])
+    return scores
+
+
+@functools.lru_cache(maxsize=8)
+def _later(rows: int) -> np.ndarray:
+    """rows × rows, True where the key comes after the query (a block's own square)."""
+    later = np.triu(np.ones((rows, rows), dtype=bool), k=1)
+    later.flags.writeable = False
+    return later
+
+
+def mask_later_keys(scores: np.ndarray, start: int) -> None:
+    """−∞ where a causal block's key comes after its query: the block's keys end at its last query."""
+    rows, keys = scores.shape[-2:]
+    scores[..., keys - rows:][..., _later(rows)] = -np.inf
 
 
 def softmax_rows(scores: np.ndarray, start: int, causal: bool) -> None:
     """Each row's softmax in place, the keys after a decoder's query first set to −∞. Rows are queries
     start, start + 1, …; a causal block's keys end at its last query."""
-    rows = scores.shape[-2]
     if causal:
-        keys = scores.shape[-1]
-        later = np.triu(np.ones((rows, rows), dtype=bool), k=1)   # key j > query i, within the block
-        scores[..., keys - rows:][..., later] = -np.inf
+        mask_later_keys(scores, start)
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
@@ -83,7 +103,25 @@ def head_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, head
     n = q_scaled.shape[1]
     count = arch.n_heads if heads is None else len(heads)
     weights = np.zeros((count, n, n), dtype=np.float32)
-    for start, stop in row_blocks(n):
-        block = block_weights(arch, q_scaled, k_t, start, stop, heads)
-        weights[:, start:stop, :block.shape[-1]] = block
+    for start, stop in row_blocks(n):  # each block made in place: no copy of it
+        keys = keys_for(stop, n, arch.is_decoder)
+        block_weights(arch, q_scaled, k_t, start, stop, heads, weights[:, start:stop, :keys])
     return weights
+
+
+def head_scores(arch: Architecture, q: np.ndarray, k_t: np.ndarray, head: int, divisor: float = 1.0,
+                masked: bool = False) -> np.ndarray:
+    """One head's q·kᵀ ÷ `divisor`, n × n float32, block by block of rows (the same products however
+    it is asked for, so scores ÷ √d_head made later equal these scaled ones to the bit); with `masked`,
+    −∞ where a decoder's key comes after its query."""
+    n = q.shape[1]
+    scores = np.empty((n, n), dtype=np.float32)
+    for start, stop in row_blocks(n):
+        block = scores[start:stop]
+        np.matmul(q[head, start:stop], k_t[head // arch.group], out=block)
+        if divisor != 1.0:
+            block /= np.float32(divisor)
+        if masked and arch.is_decoder:
+            block[:, stop:] = -np.inf
+            mask_later_keys(block[None, :, :stop], start)
+    return scores

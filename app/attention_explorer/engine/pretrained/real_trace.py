@@ -17,7 +17,6 @@ import numpy as np
 
 from ..lazy_trace import LazyHeadTrace, LazyTrace, is_made
 from ..options import Options
-from ..softmax import causal_mask
 from ..threads import single_blas_thread
 from ..tokenizer import token_labels
 from .analysis import rollout_mix
@@ -107,6 +106,11 @@ class PretrainedTrace:
         return float(share[:, kept].mean())
 
     # --- layers made again ------------------------------------------------------------------------
+    def causal_mask(self, n: int) -> np.ndarray:
+        """n × n, True where a key comes after its query (read-only, one array per length): the mask
+        of a decoder's layers and of any reading of them."""
+        return self._maker.causal_mask(n)
+
     def attention_input(self, layer: int) -> np.ndarray:
         """What layer `layer`'s W_Q, W_K, W_V read (normalised first in GPT-2 and Llama), n × d_model."""
         return self._maker.attention_input(layer)
@@ -163,6 +167,8 @@ class PretrainedTrace:
     # --- one layer for the views ------------------------------------------------------------------
     def layer_trace(self, layer: int) -> LazyTrace:
         """Layer `layer` (0-based) as the Trace the single-layer views draw, every head with its q, k, v.
+        The last one asked for is kept, with whatever of it was made (a reading of the layer shown
+        reads the same heads).
 
         X is what the layer's W_Q, W_K, W_V read (normalised first in GPT-2 and Llama); it also stands
         in for the embedding, so the "embed" step shows the layer's input as it is. The weights are
@@ -170,6 +176,14 @@ class PretrainedTrace:
         n × n matrices of a head, its output, the layer's concatenation and output are made when first
         read.
         """
+        kept = self.memo.get("layer trace")
+        if kept is not None and kept.layer == layer:
+            return kept
+        trace = self._make_layer_trace(layer)
+        self.memo["layer trace"] = trace
+        return trace
+
+    def _make_layer_trace(self, layer: int) -> LazyTrace:
         maker, arch, weights = self._maker, self.model.arch, self.model.layers[layer]
         with single_blas_thread():
             x = maker.attention_input(layer)
@@ -192,7 +206,7 @@ class PretrainedTrace:
             ))
         n = self.n
         makers = {
-            "mask": lambda _trace: causal_mask(n) if arch.is_decoder else None,
+            "mask": lambda _trace: maker.causal_mask(n) if arch.is_decoder else None,
             "concat": lambda trace: self._concat(layer, trace),
             "output": lambda trace: _output(trace),
         }
@@ -227,29 +241,32 @@ class PretrainedTrace:
 
 def _head_makers(ptrace: PretrainedTrace, layer: int, h: int) -> dict:
     """How each large part of head `h` of `layer` is made when first read: from the other parts when
-    they are made already, else from q and k (one n × n matrix at a time)."""
+    they are made already, else from q and k (one n × n matrix at a time). The scores are made block
+    by block in one way, so scaled = scores ÷ √d_head and masked = scaled (+ −∞) to the bit, as the
+    step timeline writes them out."""
     maker = ptrace._maker
-    root = np.float32(np.sqrt(maker.arch.d_head))
+    root = float(np.sqrt(maker.arch.d_head))
 
-    def scores(head):
+    def made(divisor: float = 1.0, masked: bool = False) -> np.ndarray:
         with single_blas_thread():
-            return maker.head_scores(layer, h)
+            return maker.head_scores(layer, h, divisor, masked)
 
     def scaled(head):
-        return (head.scores if is_made(head, "scores") else scores(head)) / root
+        return head.scores / np.float32(root) if is_made(head, "scores") else made(root)
 
     def masked(head):
-        values = head.scaled.copy() if is_made(head, "scaled") else scaled(head)
+        if not is_made(head, "scaled"):
+            return made(root, masked=True)
+        values = head.scaled.copy()
         if maker.arch.is_decoder:
-            for row in range(maker.n - 1):  # row by row: the indices of a triangle of 8,192 take 0.5 GB
-                values[row, row + 1:] = -np.inf
+            values[maker.causal_mask(maker.n)] = -np.inf
         return values
 
     def output(head):
         with single_blas_thread():
             return maker.head_output(layer, h, head.weights)
 
-    return {"scores": scores, "scaled": scaled, "masked": masked,
+    return {"scores": lambda _head: made(), "scaled": scaled, "masked": masked,
             "weights": lambda head: ptrace.head_weights(layer, h), "output": output}
 
 

@@ -14,7 +14,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .blocks import block_weights, head_weights, keys_for, row_blocks
+from ..softmax import causal_mask
+from .blocks import block_weights, head_scores, head_weights, keys_for, row_blocks
 from .forward import ForwardResult, Projections, attention_input, project, rope_for
 from .weights import ModelWeights
 
@@ -55,6 +56,7 @@ class LayerMaker:
         self._projections: OrderedDict[int, Projections] = OrderedDict()
         self._weights = _ByteCache(WEIGHTS_CACHE_BYTES)
         self._rope: tuple | None = None
+        self._masks: dict[int, np.ndarray] = {}
         self._lock = threading.RLock()
 
     @property
@@ -66,6 +68,18 @@ class LayerMaker:
             if self._rope is None:
                 self._rope = rope_for(self.arch, self.n)
             return self._rope
+
+    def causal_mask(self, n: int) -> np.ndarray:
+        """n × n, True where a key comes after its query: one array for every layer and reading of
+        this length (so a view that keeps what it worked out from a mask keeps it across layers)."""
+        with self._lock:
+            if n not in self._masks:
+                if len(self._masks) > 2:
+                    self._masks.clear()
+                mask = causal_mask(n)
+                mask.flags.writeable = False
+                self._masks[n] = mask
+            return self._masks[n]
 
     def attention_input(self, layer: int) -> np.ndarray:
         """What layer `layer`'s W_Q, W_K, W_V read (normalised first when pre-LN): n × d_model."""
@@ -142,7 +156,7 @@ class LayerMaker:
             np.matmul(weights[start:stop, :keys], v[:keys], out=output[start:stop])
         return output
 
-    def head_scores(self, layer: int, head: int) -> np.ndarray:
-        """q · kᵀ of one head before scaling, n × n float32."""
+    def head_scores(self, layer: int, head: int, divisor: float = 1.0, masked: bool = False) -> np.ndarray:
+        """q · kᵀ of one head ÷ `divisor`, n × n float32, −∞ after a decoder's query when `masked`."""
         p = self.projections(layer)
-        return p.q[head] @ p.k[head // self.arch.group].T
+        return head_scores(self.arch, p.q, p.k_t, head, divisor, masked)
