@@ -73,7 +73,8 @@ def _read_cells(ptrace: PretrainedTrace, hidden: list[int], merge: bool) -> Cell
             weights = np.divide(weights, remaining, out=np.zeros_like(weights), where=remaining > 0)
         if runs is not None:
             starts, sizes = runs
-            weights = np.add.reduceat(np.add.reduceat(weights, starts, axis=-1), starts, axis=-2)
+            weights = np.stack([pretrained.sum_runs(pretrained.sum_runs(head, starts, sizes, axis=1), starts, sizes,
+                                                    axis=0) for head in weights])
             weights /= sizes.astype(np.float32)[:, None]
         layers.append(pooled(weights))
     if runs is not None:

@@ -145,12 +145,12 @@ def _merge(trace: LazyTrace, words: tuple[tuple[int, ...], ...], causal) -> Lazy
     starts, sizes = _runs(words, trace.n)
 
     def rows(a: np.ndarray) -> np.ndarray:
-        summed = np.add.reduceat(a, starts, axis=0)
+        summed = pretrained.sum_runs(a, starts, sizes, axis=0)
         summed /= sizes.astype(summed.dtype)[:, None]
         return summed
 
     def blocks(a: np.ndarray) -> np.ndarray:
-        summed = np.add.reduceat(np.add.reduceat(a, starts, axis=0), starts, axis=1)
+        summed = pretrained.sum_runs(pretrained.sum_runs(a, starts, sizes, axis=1), starts, sizes, axis=0)
         summed /= np.outer(sizes, sizes).astype(summed.dtype)
         return summed
 
@@ -159,7 +159,7 @@ def _merge(trace: LazyTrace, words: tuple[tuple[int, ...], ...], causal) -> Lazy
             return causal(len(words))
         if trace.mask is None:
             return None
-        return np.logical_and.reduceat(np.logical_and.reduceat(trace.mask, starts, axis=0), starts, axis=1)
+        return np.logical_and.reduceat(np.logical_and.reduceat(trace.mask, starts, axis=1), starts, axis=0)
 
     def masked(head):
         scaled = blocks(head.scaled)

@@ -23,8 +23,15 @@ MAX_SEPARATE_LINES = 4000  # beyond this many lines, the runs share one set of l
 
 
 def mask_runs(mask: np.ndarray) -> np.ndarray:
-    """(row, first column, end column) of every run of True in each row, in reading order."""
+    """(row, first column, end column) of every run of True in each row, in reading order. A causal
+    mask (each row's masked cells run to its end) is recognised by counting, without the edges."""
     rows, cols = mask.shape
+    first = mask.argmax(axis=1)
+    counts = np.count_nonzero(mask, axis=1)
+    some = counts > 0
+    if np.array_equal(counts[some], cols - first[some]):  # each row: one run, to the end
+        found = np.flatnonzero(some)
+        return np.column_stack((found, first[found], np.full(len(found), cols)))
     edges = np.diff(np.pad(mask.astype(np.int8), ((0, 0), (1, 1))), axis=1)   # +1 where a run starts, −1 after it
     start_rows, starts = np.nonzero(edges == 1)
     _, ends = np.nonzero(edges == -1)

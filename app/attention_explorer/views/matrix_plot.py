@@ -24,6 +24,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING
+from ..engine.row_matrix import RowMatrix
 from . import theme
 from .cell_colours import MatrixColours, hidden_cells, value_span
 from .cell_image import CellImage
@@ -192,7 +193,8 @@ class MatrixPlot(QtWidgets.QWidget):
         heatmaps set side by side), by default the span of the finite values. `axis_titles` (rows,
         columns) are kept when None. A matrix of more than REGION_CELLS cells is kept as it was given
         and coloured only where it is in view (cell_colours.py)."""
-        matrix = np.asarray(matrix)
+        if not isinstance(matrix, RowMatrix):  # one made by the rows drawn stays so (engine/row_matrix.py)
+            matrix = np.asarray(matrix)
         if not np.issubdtype(matrix.dtype, np.floating):
             matrix = matrix.astype(np.float64)
         region = colours is None and matrix.size > REGION_CELLS

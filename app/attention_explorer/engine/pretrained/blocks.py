@@ -60,8 +60,8 @@ def block_scores(arch: Architecture, q: np.ndarray, k_t: np.ndarray, start: int,
         return scores.reshape(arch.n_heads, stop - start, keys)
     heads = range(arch.n_heads) if heads is None else heads
     scores = np.empty((len(heads), stop - start, keys), dtype=np.float32) if out is None else out
-    for i, h in enumerate(heads):
-        np.matmul(q[h:h + 1, start:stop], k_t[h // arch.group, None, :, :keys], out=scores[i:i + 1])
+    for i, h in enumerate(heads):  # two-dimensional: NumPy hands it to BLAS even into rows of a larger matrix
+        np.matmul(q[h, start:stop], k_t[h // arch.group, :, :keys], out=scores[i])
     return scores
 
 
@@ -109,19 +109,25 @@ def head_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, head
     return weights
 
 
+def score_rows(arch: Architecture, q: np.ndarray, k_t: np.ndarray, head: int, start: int, stop: int,
+               divisor: float = 1.0, masked: bool = False, out: np.ndarray | None = None) -> np.ndarray:
+    """Rows [start, stop) (a block of row_blocks) of one head's q·kᵀ ÷ `divisor`, against every key;
+    with `masked`, −∞ where a decoder's key comes after its query. Every way of asking for a head's
+    scores comes here, so scores ÷ √d_head made later equal these scaled ones to the bit."""
+    block = np.matmul(q[head, start:stop], k_t[head // arch.group], out=out)
+    if divisor != 1.0:
+        block /= np.float32(divisor)
+    if masked and arch.is_decoder:
+        block[:, stop:] = -np.inf
+        mask_later_keys(block[None, :, :stop], start)
+    return block
+
+
 def head_scores(arch: Architecture, q: np.ndarray, k_t: np.ndarray, head: int, divisor: float = 1.0,
                 masked: bool = False) -> np.ndarray:
-    """One head's q·kᵀ ÷ `divisor`, n × n float32, block by block of rows (the same products however
-    it is asked for, so scores ÷ √d_head made later equal these scaled ones to the bit); with `masked`,
-    −∞ where a decoder's key comes after its query."""
+    """One head's q·kᵀ ÷ `divisor`, n × n float32, block by block of rows (see score_rows)."""
     n = q.shape[1]
     scores = np.empty((n, n), dtype=np.float32)
     for start, stop in row_blocks(n):
-        block = scores[start:stop]
-        np.matmul(q[head, start:stop], k_t[head // arch.group], out=block)
-        if divisor != 1.0:
-            block /= np.float32(divisor)
-        if masked and arch.is_decoder:
-            block[:, stop:] = -np.inf
-            mask_later_keys(block[None, :, :stop], start)
+        score_rows(arch, q, k_t, head, start, stop, divisor, masked, out=scores[start:stop])
     return scores

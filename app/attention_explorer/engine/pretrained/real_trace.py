@@ -252,12 +252,14 @@ def _head_makers(ptrace: PretrainedTrace, layer: int, h: int) -> dict:
             return maker.head_scores(layer, h, divisor, masked)
 
     def scaled(head):
-        return head.scores / np.float32(root) if is_made(head, "scores") else made(root)
+        scores = vars(head).get("scores")
+        return scores / np.float32(root) if isinstance(scores, np.ndarray) else made(root)
 
     def masked(head):
-        if not is_made(head, "scaled"):
+        scaled = vars(head).get("scaled")
+        if not isinstance(scaled, np.ndarray):
             return made(root, masked=True)
-        values = head.scaled.copy()
+        values = scaled.copy()
         if maker.arch.is_decoder:
             values[maker.causal_mask(maker.n)] = -np.inf
         return values

@@ -14,13 +14,15 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..row_matrix import RowMatrix
 from ..softmax import causal_mask
-from .blocks import block_weights, head_scores, head_weights, keys_for, row_blocks
+from .blocks import block_weights, head_scores, head_weights, keys_for, row_blocks, score_rows
 from .forward import ForwardResult, Projections, attention_input, project, rope_for
 from .weights import ModelWeights
 
 PROJECTION_LAYERS = 2
 WEIGHTS_CACHE_BYTES = 128 * 1024 * 1024
+WHOLE_SCORES_CELLS = 2048 * 2048  # a head's scores of more cells are made a block of rows at a time (RowMatrix)
 
 
 class _ByteCache:
@@ -156,7 +158,14 @@ class LayerMaker:
             np.matmul(weights[start:stop, :keys], v[:keys], out=output[start:stop])
         return output
 
-    def head_scores(self, layer: int, head: int, divisor: float = 1.0, masked: bool = False) -> np.ndarray:
-        """q · kᵀ of one head ÷ `divisor`, n × n float32, −∞ after a decoder's query when `masked`."""
+    def head_scores(self, layer: int, head: int, divisor: float = 1.0, masked: bool = False
+                    ) -> np.ndarray | RowMatrix:
+        """q · kᵀ of one head ÷ `divisor`, n × n float32, −∞ after a decoder's query when `masked`:
+        made whole, or for a long text a RowMatrix that makes the rows that are read."""
         p = self.projections(layer)
-        return head_scores(self.arch, p.q, p.k_t, head, divisor, masked)
+        if self.n * self.n <= WHOLE_SCORES_CELLS:
+            return head_scores(self.arch, p.q, p.k_t, head, divisor, masked)
+        arch = self.arch
+        return RowMatrix((self.n, self.n), np.float32,
+                         lambda start, stop: score_rows(arch, p.q, p.k_t, head, start, stop, divisor, masked),
+                         row_blocks(self.n))
