@@ -245,7 +245,11 @@ class MatrixPlot(QtWidgets.QWidget):
     @staticmethod
     def _hatched(matrix: np.ndarray, mask: np.ndarray | None) -> np.ndarray | None:
         """What a large matrix's hatching covers: its mask itself (the same object from one matrix to the
-        next, so the hatch keeps its runs) unless some cell outside it is not finite too."""
+        next, so the hatch keeps its runs) unless some cell outside it is not finite too. The engine's
+        matrices made by rows (a real model's scores) are finite outside their mask, and are not read
+        through for it."""
+        if isinstance(matrix, RowMatrix):
+            return mask
         extra = any((~np.isfinite(matrix[start:start + 512]) & (True if mask is None else ~mask[start:start + 512]))
                     .any() for start in range(0, matrix.shape[0], 512))
         return hidden_cells(matrix, mask) if extra else mask

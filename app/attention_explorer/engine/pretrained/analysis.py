@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+MERGED_ROWS = 256  # words whose rows are merged in one go
 
 def attention_rollout(weights: Sequence[np.ndarray]) -> np.ndarray:
     """Attention rollout (Abnar & Zuidema 2020) after each layer: (layers, n, n), from each layer's
@@ -50,7 +51,12 @@ def merge_words(weights: np.ndarray, words: Sequence[Sequence[int]]) -> np.ndarr
     runs = word_runs(words, weights.shape[0])
     if runs is not None:  # the usual case, pieces in order: sums over slices, 512 tokens in a millisecond
         starts, sizes = runs
-        merged = sum_runs(sum_runs(weights, starts, sizes, axis=1), starts, sizes, axis=0)
+        merged = np.empty((len(starts), len(starts)), dtype=weights.dtype)
+        for first in range(0, len(starts), MERGED_ROWS):  # a few hundred words' rows at a time: no n × words copy
+            chunk = slice(first, first + MERGED_ROWS)
+            rows = slice(starts[first], starts[first] + int(sizes[chunk].sum()))
+            looked_at = sum_runs(weights[rows], starts, sizes, axis=1)
+            merged[chunk] = sum_runs(looked_at, starts[chunk] - starts[first], sizes[chunk], axis=0)
         merged /= sizes.astype(merged.dtype)[:, None]
         return merged
     looked_at = np.stack([weights[:, list(word)].sum(axis=1) for word in words], axis=1)   # (n, words)
@@ -106,7 +112,7 @@ def hide_tokens(weights: np.ndarray, hidden: Sequence[int]) -> HiddenTokens:
     shown = weights[kept_block(keep)]
     remaining = shown.sum(axis=1, keepdims=True)
     renormalised = np.divide(shown, remaining, out=np.zeros_like(shown), where=remaining > 0)
-    totals = weights[keep].sum(axis=1)
+    totals = weights.sum(axis=1)[keep]
     removed = np.divide(totals - remaining[:, 0], totals, out=np.zeros_like(totals), where=totals > 0)
     return HiddenTokens(renormalised, keep, removed)
 

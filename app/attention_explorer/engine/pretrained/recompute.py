@@ -16,6 +16,7 @@ import numpy as np
 
 from ..row_matrix import RowMatrix
 from ..softmax import causal_mask
+from ..threads import single_blas_thread
 from .blocks import block_weights, head_scores, head_weights, keys_for, row_blocks, score_rows
 from .forward import ForwardResult, Projections, attention_input, project, rope_for
 from .weights import ModelWeights
@@ -166,6 +167,9 @@ class LayerMaker:
         if self.n * self.n <= WHOLE_SCORES_CELLS:
             return head_scores(self.arch, p.q, p.k_t, head, divisor, masked)
         arch = self.arch
-        return RowMatrix((self.n, self.n), np.float32,
-                         lambda start, stop: score_rows(arch, p.q, p.k_t, head, start, stop, divisor, masked),
-                         row_blocks(self.n))
+
+        def rows(start: int, stop: int) -> np.ndarray:  # read later, by a view: on one BLAS thread, as here
+            with single_blas_thread():
+                return score_rows(arch, p.q, p.k_t, head, start, stop, divisor, masked)
+
+        return RowMatrix((self.n, self.n), np.float32, rows, row_blocks(self.n))
