@@ -43,7 +43,10 @@ def pool_rows_into(thumb: np.ndarray, rows: np.ndarray, start: int, step: int) -
         padded = np.zeros((*by_rows.shape[:-1], groups * step), dtype=by_rows.dtype)
         padded[..., :keys] = by_rows
         by_rows = padded
-    pooled_rows = by_rows.reshape(*by_rows.shape[:-1], groups, step).max(axis=-1)
+    # every step-th column at once, step times: a maximum over a last axis of a few was 30 times slower
+    pooled_rows = by_rows[..., 0::step].copy()
+    for offset in range(1, step):
+        np.maximum(pooled_rows, by_rows[..., offset::step], out=pooled_rows)
     target = thumb[..., top:top + pooled_rows.shape[-2], :groups]
     np.maximum(target, pooled_rows, out=target)
 
