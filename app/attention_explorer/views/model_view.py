@@ -153,6 +153,8 @@ class QtModelView(QtWidgets.QWidget):
         if same_map and old[0] is thumbnails:
             return
         colors = color_table(colormap)
+        if not same_map:  # another model's grid may have had more cells
+            self.images.clear()
         for (layer, head) in np.ndindex(*thumbnails.shape[:2]):
             if same_map and (layer, head) in self.images and np.array_equal(old[0][layer, head],
                                                                            thumbnails[layer, head]):
