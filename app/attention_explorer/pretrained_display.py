@@ -154,18 +154,24 @@ def _merge(trace: LazyTrace, words: tuple[tuple[int, ...], ...], causal) -> Lazy
         summed /= np.outer(sizes, sizes).astype(summed.dtype)
         return summed
 
-    def mask(_t):  # a word may not look at another when none of its pieces may
-        if causal is not None:
-            return causal(len(words))
-        if trace.mask is None:
-            return None
-        return np.logical_and.reduceat(np.logical_and.reduceat(trace.mask, starts, axis=1), starts, axis=0)
+    made: dict[str, np.ndarray | None] = {}  # the words' mask, made once (not read back from the trace:
+                                             # a maker holding the trace would make a reference cycle)
+
+    def mask(_t=None):  # a word may not look at another when none of its pieces may
+        if "mask" not in made:
+            if causal is not None:
+                made["mask"] = causal(len(words))
+            elif trace.mask is None:
+                made["mask"] = None
+            else:
+                made["mask"] = np.logical_and.reduceat(np.logical_and.reduceat(trace.mask, starts, axis=1), starts,
+                                                       axis=0)
+        return made["mask"]
 
     def masked(head):
         scaled = blocks(head.scaled)
-        shown_mask = merged.mask
-        if shown_mask is not None:
-            scaled[shown_mask] = -np.inf
+        if mask() is not None:
+            scaled[mask()] = -np.inf
         return scaled
 
     heads = [_derived(head, rows, weights=lambda h: pretrained.merge_words(h.weights, words),
@@ -173,8 +179,7 @@ def _merge(trace: LazyTrace, words: tuple[tuple[int, ...], ...], causal) -> Lazy
                       output=lambda h: rows(h.output)) for head in trace.heads]
     tokens = [_word_text(trace.tokens, word) for word in words]
     makers = {"mask": mask, "concat": lambda _t: rows(trace.concat), "output": lambda _t: rows(trace.output)}
-    merged = _with_rows(trace, makers, heads, tokens, rows)
-    return merged
+    return _with_rows(trace, makers, heads, tokens, rows)
 
 
 def _word_text(tokens: list[str], word: tuple[int, ...]) -> str:

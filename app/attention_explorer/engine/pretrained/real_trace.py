@@ -197,7 +197,7 @@ class PretrainedTrace:
             q_cols = slice(h * arch.d_head, (h + 1) * arch.d_head)
             kv_cols = slice(kv * arch.d_head, (kv + 1) * arch.d_head)
             heads.append(LazyHeadTrace(
-                _head_makers(self, layer, h),
+                _head_makers(maker, layer, h),
                 index=h, columns=q_cols, w_q=weights.w_q[:, q_cols], w_k=weights.w_k[:, kv_cols],
                 w_v=weights.w_v[:, kv_cols], q=p.q[h], k=p.k[kv], v=p.v[kv],
                 b_q=_part(weights.b_q, q_cols), b_k=_part(weights.b_k, kv_cols), b_v=_part(weights.b_v, kv_cols),
@@ -205,9 +205,11 @@ class PretrainedTrace:
                 kv_head=kv if arch.group > 1 else None,
             ))
         n = self.n
+        # the makers hold the LayerMaker, not this trace: the trace keeps its last layer trace (memo),
+        # and a cycle back to it would keep a closed model's weights until Python's collector ran
         makers = {
             "mask": lambda _trace: maker.causal_mask(n) if arch.is_decoder else None,
-            "concat": lambda trace: self._concat(layer, trace),
+            "concat": lambda trace: _concat(maker, layer, trace),
             "output": lambda trace: _output(trace),
         }
         return LazyTrace(
@@ -220,31 +222,30 @@ class PretrainedTrace:
             reading=None,
         )
 
-    def _concat(self, layer: int, trace: LazyTrace) -> np.ndarray:
-        """The heads' outputs side by side. Heads whose output a view made already give theirs; the
-        others are made block by block, so a long text never holds a layer's weights at once."""
-        arch, n = self.model.arch, self.n
-        if all(is_made(head, "output") for head in trace.heads) or self._maker.layer_fits():
-            return merge_heads(np.stack([head.output for head in trace.heads]))
-        with single_blas_thread():
-            p = self._maker.projections(layer)
-            q_scaled = p.q_scaled(arch.d_head)
-            outputs = np.zeros((arch.n_heads, n, arch.d_head), dtype=np.float32)
-            for start, stop in row_blocks(n):
-                block = block_weights(arch, q_scaled, p.k_t, start, stop)
-                keys = keys_for(stop, n, arch.is_decoder)
-                for h in range(arch.n_heads):
-                    if (layer, h) not in self.ablated:
-                        np.matmul(block[h], p.v[h // arch.group, :keys], out=outputs[h, start:stop])
-        return merge_heads(outputs)
+def _concat(maker: LayerMaker, layer: int, trace: LazyTrace) -> np.ndarray:
+    """The heads' outputs side by side. Heads whose output a view made already give theirs; the
+    others are made block by block, so a long text never holds a layer's weights at once."""
+    arch, n = maker.arch, maker.n
+    if all(is_made(head, "output") for head in trace.heads) or maker.layer_fits():
+        return merge_heads(np.stack([head.output for head in trace.heads]))
+    with single_blas_thread():
+        p = maker.projections(layer)
+        q_scaled = p.q_scaled(arch.d_head)
+        outputs = np.zeros((arch.n_heads, n, arch.d_head), dtype=np.float32)
+        for start, stop in row_blocks(n):
+            block = block_weights(arch, q_scaled, p.k_t, start, stop)
+            keys = keys_for(stop, n, arch.is_decoder)
+            for h in range(arch.n_heads):
+                if (layer, h) not in maker.ablated:
+                    np.matmul(block[h], p.v[h // arch.group, :keys], out=outputs[h, start:stop])
+    return merge_heads(outputs)
 
 
-def _head_makers(ptrace: PretrainedTrace, layer: int, h: int) -> dict:
+def _head_makers(maker: LayerMaker, layer: int, h: int) -> dict:
     """How each large part of head `h` of `layer` is made when first read: from the other parts when
     they are made already, else from q and k (one n × n matrix at a time). The scores are made block
     by block in one way, so scaled = scores ÷ √d_head and masked = scaled (+ −∞) to the bit, as the
     step timeline writes them out."""
-    maker = ptrace._maker
     root = float(np.sqrt(maker.arch.d_head))
 
     def made(divisor: float = 1.0, masked: bool = False) -> np.ndarray:
@@ -268,8 +269,12 @@ def _head_makers(ptrace: PretrainedTrace, layer: int, h: int) -> dict:
         with single_blas_thread():
             return maker.head_output(layer, h, head.weights)
 
+    def weights():
+        with single_blas_thread():
+            return maker.head_weights(layer, h)
+
     return {"scores": lambda _head: made(), "scaled": scaled, "masked": masked,
-            "weights": lambda head: ptrace.head_weights(layer, h), "output": output}
+            "weights": lambda head: weights(), "output": output}
 
 
 def _output(trace: LazyTrace) -> np.ndarray:
