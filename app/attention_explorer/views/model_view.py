@@ -199,10 +199,11 @@ class QtModelView(QtWidgets.QWidget):
         if c.real_model is None or not self.labels:
             return ""
         view = c.real_view
+        read = self.cells is not None and self.cells.read  # else the cells show every token's own weights
         hidden = [name for on, name in ((view.hide_specials, "specials hidden"),
-                                        (view.hide_first, "first token hidden")) if on]
+                                        (view.hide_first, "first token hidden")) if on and read]
         off = [f"{len(c.ablated)} head{'s' if len(c.ablated) != 1 else ''} off"] if c.ablated else []
-        unit = "words" if view.merge_words else "tokens"
+        unit = "words" if view.merge_words and read else "tokens"
         text = ", ".join([f"{c.real_model.name}: {len(self.labels)} {unit}", *hidden, *off])
         return QtGui.QFontMetrics(self.grid.font()).elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
                                                                 max(self.grid.width() - 8, 40))
