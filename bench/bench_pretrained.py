@@ -215,7 +215,7 @@ def gemm_rows(repeat: int) -> list[str]:
             rng = np.random.default_rng(0)
             inputs = [(rng.standard_normal((n, k), dtype=np.float32), rng.standard_normal((k, m), dtype=np.float32))
                       for k, m in shapes]
-            alone = median_ms(lambda: [x @ w for x, w in inputs], repeat) * arch.n_layers / 1000
+            alone = median_ms(lambda inputs=inputs: [x @ w for x, w in inputs], repeat) * arch.n_layers / 1000
         forward_s, linear_s = statistics.median(totals), statistics.median(spent)
         rows.append(f"| {name}: {n} tokens, GFLOP/s of the forward / of its linear layers / NumPy's products at "
                     f"their shapes | {(linear_flops + attention_flops) / forward_s / 1e9:.0f} / "

@@ -20,6 +20,7 @@ from .engine import pretrained  # its analysis loads on first use, once a real m
 from .engine.lazy_trace import LazyHeadTrace, LazyTrace, LazyTuple
 from .engine.limits import ROLLOUT_MAX_TOKENS
 from .engine.reading import HiddenStage, Reading, RolloutStage, WordsStage
+from .engine.row_matrix import RowMatrix
 from .engine.tokenizer import token_labels
 
 if TYPE_CHECKING:  # types only: the modules load once a real model is opened
@@ -125,9 +126,14 @@ def _hide(trace: LazyTrace, hidden: list[int], causal) -> tuple[LazyTrace, np.nd
     def pick(a: np.ndarray) -> np.ndarray:
         return a[kept]
 
+    def square(values):  # a long text's scores stay made by the rows read when the kept tokens are one run
+        if isinstance(values, RowMatrix) and isinstance(block[0], slice):
+            return values.window(*block)
+        return values[block]
+
     heads = [_derived(head, pick, weights=lambda h: pretrained.hide_tokens(h.weights, hidden).weights,
-                      scores=lambda h: h.scores[block], scaled=lambda h: h.scaled[block],
-                      masked=lambda h: h.masked[block], output=lambda h: h.output[kept]) for head in trace.heads]
+                      scores=lambda h: square(h.scores), scaled=lambda h: square(h.scaled),
+                      masked=lambda h: square(h.masked), output=lambda h: h.output[kept]) for head in trace.heads]
     tokens = [trace.tokens[i] for i in kept]
     def mask(_t):
         if causal is not None:

@@ -32,3 +32,12 @@ def test_a_cell_makes_only_its_block_and_keeps_it():
     matrix[250, 1]
     matrix[260, 3]
     assert made == [(200, 300)]
+
+
+def test_a_window_reads_as_that_part_of_the_array_and_makes_only_its_blocks():
+    values = np.arange(100, dtype=np.float32).reshape(10, 10)
+    matrix, made = _counted(values, [(0, 4), (4, 8), (8, 10)])
+    part = matrix.window(slice(1, 10), slice(1, 10))
+    assert part.shape == (9, 9)
+    assert part[0, 0] == values[1, 1] and made == [(0, 4)]
+    np.testing.assert_array_equal(np.asarray(part), values[1:, 1:])

@@ -74,6 +74,15 @@ class RowMatrix:
                 return self.rows(start, stop)[:, cols]
         return np.asarray(self)[key]
 
+    def window(self, rows: slice, cols: slice) -> RowMatrix:
+        """Rows and columns [start, stop) of this matrix, itself made by the rows read (a reading that
+        hides the first token, say, shows all but a row and a column of a head's scores)."""
+        r0, r1, _ = rows.indices(self.shape[0])
+        c0, c1, _ = cols.indices(self.shape[1])
+        blocks = [(max(start, r0) - r0, min(stop, r1) - r0) for start, stop in self._blocks if start < r1 and stop > r0]
+        return RowMatrix((r1 - r0, c1 - c0), self.dtype, lambda start, stop: self.rows(r0 + start, r0 + stop)[:, c0:c1],
+                         blocks)
+
     def __iter__(self):
         """Row by row, a block made at a time (a file written from it holds one block)."""
         for start, stop in self._blocks:
