@@ -2,7 +2,8 @@
 outputs, exactly as the forward made them, with a small cache for the layers last asked for.
 
 The forward keeps only each layer's input (n × d_model); a view that shows a layer, a file that
-writes one or the census that measures one asks here. The cache holds a few layers' projections and
+writes one or the census that measures one asks here. The cache holds the projections of as many
+layers as fit in PROJECTION_BYTES (at least two) and
 as many heads' weights as fit in WEIGHTS_CACHE_BYTES (at 128 tokens every head of SmolLM2 fits; at
 8,192 one head is 268 MB and is not cached: the trace shown holds it while it is shown).
 """
@@ -21,7 +22,8 @@ from .blocks import block_weights, head_scores, head_weights, keys_for, row_bloc
 from .forward import ForwardResult, Projections, attention_input, project, rope_for
 from .weights import ModelWeights
 
-PROJECTION_LAYERS = 2
+PROJECTION_LAYERS = 2            # layers' q, k, v kept at least, and as many more as fit in PROJECTION_BYTES
+PROJECTION_BYTES = 48 * 1024 * 1024  # (every layer of a short text: hovering the model view's cells is then a row)
 WEIGHTS_CACHE_BYTES = 128 * 1024 * 1024
 WHOLE_SCORES_CELLS = 2048 * 2048  # a head's scores of more cells are made a block of rows at a time (RowMatrix)
 
@@ -95,7 +97,10 @@ class LayerMaker:
                 return self._projections[layer]
             made = project(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope())
             self._projections[layer] = made
-            while len(self._projections) > PROJECTION_LAYERS:
+            size = sum(a.nbytes for a in (made.q, made.k, made.v, made.k_t)) + (
+                0 if made.q_raw is made.q else made.q_raw.nbytes + made.k_raw.nbytes)
+            kept = max(PROJECTION_LAYERS, PROJECTION_BYTES // max(size, 1))
+            while len(self._projections) > kept:
                 self._projections.popitem(last=False)
             return made
 
