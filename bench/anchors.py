@@ -11,6 +11,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
+from settling import settle
+
 
 class BareImageWindow:
     """One pyqtgraph plot holding one ImageItem, sized like the view it stands in for."""
@@ -27,12 +29,12 @@ class BareImageWindow:
         QtWidgets.QApplication.processEvents()
 
     def update(self, n: int, i: int) -> None:
-        """Set an n × n image (one of two, as an edit alternates two sentences) and paint it."""
+        """Set an n × n image (one of two, as an edit alternates two sentences), paint it and settle."""
         if self._n != n:
             self._n, self._matrices = n, [self._rng.random((n, n)) for _ in range(2)]
         self.image.setImage(self._matrices[i % 2], levels=(0.0, 1.0))
         self.widget.setRange(xRange=(0, n), yRange=(0, n), padding=0)
-        QtWidgets.QApplication.processEvents()
+        settle()
 
     def close(self) -> None:
         self.widget.close()

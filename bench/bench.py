@@ -29,6 +29,7 @@ from PySide6 import QtCore, QtWidgets  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 import processes  # noqa: E402  (bench/ is the script's folder, first on sys.path)
+import settling  # noqa: E402
 from anchors import BareImageWindow  # noqa: E402
 from attention_explorer import engine  # noqa: E402
 from attention_explorer.app import MainWindow  # noqa: E402
@@ -85,8 +86,8 @@ def median_ms(action, repeat: int) -> float:
 
 
 def settle() -> None:
-    """Paint whatever the last change made dirty, as the event loop would."""
-    QtWidgets.QApplication.processEvents()
+    """Run the event loop until the last change has settled (bench/settling.py), as for the anchor."""
+    settling.settle()
 
 
 class PaintCounter(QtCore.QObject):

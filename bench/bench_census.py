@@ -222,7 +222,7 @@ def norm_rows() -> list[str]:
 
         for layer in range(model.n_layers):
             reading = pretrained_norm_attention(ptrace, layer)
-            weight.append(share(ptrace.weights[layer]))
+            weight.append(share(ptrace.layer_weights(layer)))
             per_head.append(share(reading.per_head))
             summed.append(share(reading.summed))
         what = "[CLS] and [SEP]" if not model.is_decoder else "the first token"

@@ -178,6 +178,52 @@ def blas_rows(repeat: int) -> list[str]:
     return rows
 
 
+def gemm_rows(repeat: int) -> list[str]:
+    """The forward's rate beside NumPy's own matrix products at the same shapes, one BLAS thread: the
+    forward's GFLOP/s (every product, attention's included), its linear layers' GFLOP/s (the time
+    spent in them, measured inside the forward), and the same products alone, on random inputs."""
+    from attention_explorer.engine.pretrained import forward as forward_module
+    from attention_explorer.engine.threads import single_blas_thread
+
+    rows = []
+    for name, n in ((MINILM, 128), (MINILM, 512), (SMOLLM, 128)):
+        model = open_pretrained(name)
+        arch, ids = model.arch, model.tokenizer.encode(text_of(model, n)).ids
+        n = len(ids)
+        layer = model.weights.layers[0]
+        shapes = [w.shape for w in (layer.w_qkv, layer.w_o, layer.w_gate_up, layer.w_down)]
+        linear_flops = arch.n_layers * sum(2 * n * k * m for k, m in shapes)
+        attention_flops = arch.n_layers * arch.n_heads * 2 * 2 * n * n * arch.d_head // (2 if arch.is_decoder else 1)
+        spent = []
+        original = forward_module._linear
+
+        def timed_linear(x, w, b, original=original, spent=spent):
+            started = time.perf_counter()
+            y = original(x, w, b)
+            spent[-1] += time.perf_counter() - started
+            return y
+
+        forward_module._linear = timed_linear
+        totals = []
+        with single_blas_thread():
+            for _ in range(repeat):
+                spent.append(0.0)
+                started = time.perf_counter()
+                forward(model.weights, ids)
+                totals.append(time.perf_counter() - started)
+            forward_module._linear = original
+            rng = np.random.default_rng(0)
+            inputs = [(rng.standard_normal((n, k), dtype=np.float32), rng.standard_normal((k, m), dtype=np.float32))
+                      for k, m in shapes]
+            alone = median_ms(lambda inputs=inputs: [x @ w for x, w in inputs], repeat) * arch.n_layers / 1000
+        forward_s, linear_s = statistics.median(totals), statistics.median(spent)
+        rows.append(f"| {name}: {n} tokens, GFLOP/s of the forward / of its linear layers / NumPy's products at "
+                    f"their shapes | {(linear_flops + attention_flops) / forward_s / 1e9:.0f} / "
+                    f"{linear_flops / linear_s / 1e9:.0f} | NumPy GEMM | {linear_flops / alone / 1e9:.0f} | "
+                    f"{alone / linear_s:.2f}× | ≥ 0.85× | {'yes' if alone / linear_s >= 0.85 else '**no**'} |")
+    return rows
+
+
 def torch_model(name: str):
     import torch
     from transformers import AutoModel
@@ -220,6 +266,7 @@ def main() -> None:
     lines += forward_rows(MINILM, (12, 128) if args.quick else (12, 128, 512), repeat, with_torch)
     lines += forward_rows(SMOLLM, (12, 128) if args.quick else (12, 128, 256), repeat, with_torch)
     lines += blas_rows(repeat)
+    lines += gemm_rows(repeat)
     for line in lines:
         print(line, flush=True)
 

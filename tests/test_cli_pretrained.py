@@ -78,7 +78,7 @@ def test_trace_writes_every_layers_weights_equal_to_the_engines(capsys, tmp_path
                              "heads": model.n_heads, "key_value_heads": model.n_kv_heads, "d_model": model.d_model,
                              "d_head": model.arch.d_head, "max_tokens": model.max_tokens}
     weights = np.array([[head["weights"] for head in layer["heads"]] for layer in data["layers"]], dtype=np.float32)
-    assert np.array_equal(weights, ptrace.weights)  # float32 → JSON → float32 is exact
+    assert np.array_equal(weights, ptrace.all_weights())  # float32 → JSON → float32 is exact
     assert [layer["layer"] for layer in data["layers"]] == list(range(1, model.n_layers + 1))
     assert set(data["layers"][0]["heads"][0]) == {"head", "weights"}
     if model.is_decoder:

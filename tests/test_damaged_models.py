@@ -130,7 +130,7 @@ class WindowLoader:
             return "accepted", "neither refused nor opened"
         if c.pretrained_trace is None:
             return "accepted", None if c.error and UNFORESEEN not in c.error else f"opened with {c.error!r}"
-        finite = np.isfinite(c.pretrained_trace.weights).all() and c.trace is not None and all(
+        finite = np.isfinite(c.pretrained_trace.all_weights()).all() and c.trace is not None and all(
             np.isfinite(h.weights).all() and np.isfinite(h.output).all() for h in c.trace.heads)
         return "accepted", None if finite else "a trace that is not finite"
 

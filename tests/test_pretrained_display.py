@@ -15,7 +15,8 @@ from attention_explorer.engine.pretrained import (  # noqa: E402
     open_pretrained,
     words_after_hiding,
 )
-from attention_explorer.pretrained_display import RealView, shown_trace, shown_weights  # noqa: E402
+from attention_explorer.pretrained_cells import cell_weight, model_cells  # noqa: E402
+from attention_explorer.pretrained_display import RealView, shown_trace  # noqa: E402
 
 DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
 
@@ -35,12 +36,15 @@ def test_hiding_then_merging_is_the_engine_functions_one_after_the_other(bert_tr
     assert any(len(word) > 1 for word in pt.words), "the sentence needs a word of several pieces"
     view = RealView(merge_words=True, hide_specials=True)
     hidden = list(np.flatnonzero(pt.special))
-    kept = hide_tokens(pt.weights[1, 2], hidden)
+    kept = hide_tokens(pt.head_weights(1, 2), hidden)
     expected = merge_words(kept.weights, words_after_hiding(pt.words, kept.kept))
     trace, note = shown_trace(pt, 1, view)
     np.testing.assert_allclose(trace.heads[2].weights, expected, atol=1e-12)
-    weights, labels = shown_weights(pt, view)
-    np.testing.assert_allclose(weights[1, 2], expected, atol=1e-12)
+    cells = model_cells(pt, view)
+    np.testing.assert_allclose(cells.thumbnails[1, 2], expected, atol=1e-6)  # one pixel a word: n ≤ 128
+    assert cells.read and cells.note == ""
+    assert cell_weight(pt, view, cells, 1, 2, 2, 3) == float(trace.heads[2].weights[2, 3])
+    labels = cells.labels
     assert labels == trace.labels and "[CLS]" not in labels
     assert "hidden: [CLS], [SEP]" in note and "sum over its pieces" in note
     # every array of the shown trace has one row a word
@@ -50,7 +54,7 @@ def test_hiding_then_merging_is_the_engine_functions_one_after_the_other(bert_tr
 
 def test_rollout_is_the_same_matrix_for_every_head_of_the_layer(bert_trace):
     trace, note = shown_trace(bert_trace, 1, RealView(rollout=True))
-    expected = attention_rollout(bert_trace.weights)[1]
+    expected = attention_rollout([bert_trace.layer_weights(layer) for layer in range(2)])[1]
     for head in trace.heads:
         np.testing.assert_allclose(head.weights, expected, atol=1e-12)
     assert "Abnar & Zuidema" in note
@@ -66,9 +70,11 @@ def test_a_decoder_merged_keeps_its_causal_mask_by_words(llama_trace):
 
 def test_with_nothing_on_the_layer_is_the_forward_pass_s_own(bert_trace):
     trace, note = shown_trace(bert_trace, 0, RealView())
-    np.testing.assert_array_equal(trace.heads[1].weights, bert_trace.weights[0, 1])
-    weights, labels = shown_weights(bert_trace, RealView())
-    assert weights is bert_trace.weights and note == "" and labels == list(bert_trace.labels)
+    np.testing.assert_array_equal(trace.heads[1].weights, bert_trace.head_weights(0, 1))
+    cells = model_cells(bert_trace, RealView())
+    assert cells.thumbnails is bert_trace.thumbnails and note == "" and cells.labels == list(bert_trace.labels)
+    np.testing.assert_array_equal(cells.thumbnails[0, 1], bert_trace.head_weights(0, 1))  # the forward's own
+    assert cell_weight(bert_trace, RealView(), cells, 0, 1, 3, 2) == bert_trace.head_weights(0, 1)[3, 2]
 
 
 @pytest.mark.parametrize("view", [RealView(hide_first=True), RealView(hide_specials=True, merge_words=True)],
@@ -83,3 +89,28 @@ def test_a_rotary_model_turns_each_shown_token_by_its_own_position(llama_trace, 
         whole = llama_trace.layer_trace(0)
         np.testing.assert_array_equal(trace.rope_cos, whole.rope_cos[1:])
         np.testing.assert_array_equal(trace.rope_sin, whole.rope_sin[1:])
+
+
+@pytest.mark.parametrize("view", [RealView(), RealView(merge_words=True, hide_first=True, rollout=True)],
+                         ids=["own", "every reading"])
+def test_a_trace_and_its_readings_are_freed_without_the_cycle_collector(view):
+    """A closed model's weights (SmolLM2: 550 MB) go as soon as nothing holds its trace: no maker of
+    a lazy matrix may hold the trace that keeps it, or the memory waits for Python's collector."""
+    import gc
+    import weakref
+
+    model = open_pretrained(DATA / "tiny-gpt2")
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        ptrace = model.run("the cat sat on the mat")
+        trace, _note = shown_trace(ptrace, 1, view)
+        for head in trace.heads:
+            head.weights, head.masked, head.output  # noqa: B018 - made, as the views make them
+        trace.mask, trace.concat  # noqa: B018
+        gone = weakref.ref(ptrace)
+        del ptrace, trace, head
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()

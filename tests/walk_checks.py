@@ -65,7 +65,7 @@ def _check_real(c) -> None:
     ptrace = c.pretrained_trace
     assert ptrace is not None and ptrace.text == c.sentence and ptrace.ablated == c.ablated
     for layer in range(c.real_model.n_layers):
-        np.testing.assert_array_equal(ptrace.weights[layer], fresh.weights[layer])
+        np.testing.assert_array_equal(ptrace.layer_weights(layer), fresh.layer_weights(layer))
     expected, _note = shown_trace(fresh, c.layer, c.real_view)
     assert c.trace.tokens == expected.tokens
     np.testing.assert_array_equal(c.trace.heads[c.head].weights, expected.heads[c.head].weights)

@@ -217,20 +217,21 @@ class PretrainedControls(QtCore.QObject):
         QtCore.QTimer.singleShot(0, self, release_free_memory)
 
     def _run_real(self) -> None:
-        """Run the current sentence through the real model again (after an edit or an ablation)."""
-        model, text, ablated = self._real_model, self._sentence, self._ablated
+        """Run the current sentence through the real model again (after an edit or an ablation); the
+        layers an ablation leaves alone are taken from the last forward of the same text."""
+        model, text, ablated, previous = self._real_model, self._sentence, self._ablated, self._ptrace
 
         runner = self._worker()
         if runner is None:
-            self._accept_forward(*self._forward(model, text, ablated))
+            self._accept_forward(*self._forward(model, text, ablated, previous=previous))
             return
-        runner.submit("run", lambda progress: self._forward(model, text, ablated, progress),
+        runner.submit("run", lambda progress: self._forward(model, text, ablated, progress, previous=previous),
                             lambda result: self._accept_forward(*result),
                             lambda message: message and self._accept_forward(
                                 None, self._failure_message(model.name, message), 0.0))
 
     @staticmethod
-    def _forward(model, text, ablated, progress=None, model_errors: bool = True
+    def _forward(model, text, ablated, progress=None, model_errors: bool = True, previous=None
                  ) -> tuple[PretrainedTrace | None, str, float]:
         """One forward, its error and milliseconds; bad text is an error to show, not a failure of the model.
         A model that fails on the text (ModelError) is an error to show too, unless `model_errors` is
@@ -238,7 +239,8 @@ class PretrainedControls(QtCore.QObject):
         controller.)"""
         started = time.perf_counter()
         try:
-            ptrace = model.run(text, ablated, progress)
+            ptrace = model.run(text, ablated, progress,
+                               previous=previous if previous is not None and previous.model is model.weights else None)
         except EngineError as error:
             if isinstance(error, ModelError) and not model_errors:
                 raise

@@ -158,9 +158,13 @@ def write_trace_json(path: str | os.PathLike, trace: Trace) -> None:
 
 
 def json_pieces(value: object, depth: int) -> Iterator[str]:
-    """`value` as JSON in pieces: a matrix one row per line, so a large one is never held as text whole."""
+    """`value` as JSON in pieces: a matrix one row per line, so a large one is never held as text whole.
+    A function stands for the value it returns, made when the writer reaches it (a real model's
+    layers, one at a time)."""
     pad, inner = " " * depth, " " * (depth + 1)
-    if isinstance(value, np.ndarray):
+    if callable(value):
+        yield from json_pieces(value(), depth)
+    elif isinstance(value, np.ndarray):
         if len(value) == 0:
             yield "[]"
             return
@@ -174,7 +178,8 @@ def json_pieces(value: object, depth: int) -> Iterator[str]:
             yield f"{_SEPARATOR if i else ''}{inner}{json.dumps(key)}: "
             yield from json_pieces(item, depth + 1)
         yield f"\n{pad}}}"
-    elif isinstance(value, list) and value and all(isinstance(item, (list, dict, np.ndarray)) for item in value):
+    elif isinstance(value, list) and value and all(isinstance(item, (list, dict, np.ndarray)) or callable(item)
+                                                   for item in value):
         yield "[\n"
         for i, item in enumerate(value):
             yield f"{_SEPARATOR if i else ''}{inner}"

@@ -3,7 +3,9 @@ and heads (no Qt, like export.py, whose row-by-row writer it uses).
 
 Every layer's and head's weights of a long text are many numbers (30 layers × 9 heads × 256² is
 17.7 million for SmolLM2), so a choice of layer and head keeps the file to what is asked for, and
-the queries, keys, values and scores — recomputed per layer — come only with one chosen layer.
+the queries, keys, values and scores — recomputed per layer — come only with one chosen layer. Each
+head's weights are made when the writer reaches them, so the file is written layer by layer and
+never holds more than a layer in memory.
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ def _shape(model: PretrainedModel) -> dict:
 
 
 def _head(ptrace: PretrainedTrace, layer: int, head: int, layer_trace) -> dict:
-    fields: dict = {"head": head + 1, "weights": ptrace.weights[layer, head]}
+    fields: dict = {"head": head + 1, "weights": lambda: ptrace.head_weights(layer, head)}
     if layer_trace is not None:
         one = layer_trace.heads[head]
         if one.kv_head is not None:
             fields["key_value_head"] = one.kv_head + 1
-        fields.update({name: getattr(one, name) for name in LAYER_MATRICES})
+        fields.update({name: getattr(one, name) for name in LAYER_MATRICES if name != "scores"})
+        fields["scores"] = lambda: ptrace.head_scores(layer, head)  # made as it is written, not kept
         if one.q_before_rope is not None:
             fields["q_before_rope"], fields["k_before_rope"] = one.q_before_rope, one.k_before_rope
     return fields

@@ -190,8 +190,8 @@ def write_html_figure(controller, state: ViewState, options: FigureOptions, path
     import pyqtgraph as pg
 
     from .html_figure import html_page
+    from .views.cell_colours import hidden_cells, value_span
     from .views.heatmap import LONG_SENTENCE_WORDS, heatmap_title
-    from .views.matrix_plot import hidden_cells, value_span
 
     facts = figure_facts(controller)
     trace = controller.trace

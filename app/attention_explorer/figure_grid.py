@@ -18,8 +18,9 @@ from .figure_options import FigureOptions
 from .figure_state import ViewState
 from .figure_text import colour_bar_label
 from .views import theme
+from .views.cell_colours import hidden_cells
 from .views.colour_bar import ColourBar
-from .views.matrix_plot import MatrixPlot, hidden_cells, shared_levels
+from .views.matrix_plot import MatrixPlot, shared_levels
 
 PANEL_PX = (300, 620)         # a panel's side: grows with the text's length between these
 PANEL_PX_PER_WORD = 12
@@ -78,8 +79,8 @@ def grid_pieces(controller, state: ViewState, options: FigureOptions, made: list
         plot.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
         made.append(plot)
         _drop_colour_bar(plot)
-        plot.show_matrix(values, labels, labels, title=title, mask=mask, levels=levels,
-                         colours=_row_scaled(shown[index]) if by_row else None, colormap=state.colormap)
+        plot.show_matrix(values, labels, labels, title=title, mask=mask, levels=levels, by_row=by_row,
+                         colormap=state.colormap)
         plot.resize(side, side)
         plot.show()
         settle(plot)
@@ -92,13 +93,6 @@ def grid_pieces(controller, state: ViewState, options: FigureOptions, made: list
     made.append(bar)
     pieces.append(Piece(bar, QtCore.QPointF(columns * side, (rows * side - bar.height()) / 2)))
     return pieces, QtCore.QSizeF(columns * side + COLOUR_BAR_PX, rows * side)
-
-
-def _row_scaled(values: np.ndarray) -> np.ndarray:
-    """Each row over its largest weight, as the heatmap's "each row" span colours it."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        top = np.nanmax(np.where(np.isfinite(values), values, np.nan), axis=1, keepdims=True)
-    return values / np.where(top > 0, top, 1.0)
 
 
 def _drop_colour_bar(plot: MatrixPlot) -> None:

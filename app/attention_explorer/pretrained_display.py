@@ -4,7 +4,9 @@ the special tokens and sinks, the layer's own heads or the rollout up to it.
 Pure NumPy (no Qt), so the window and the command line share it. The views draw a Trace; a choice here
 gives them a Trace of the same shape rules (every n × n matrix the same size, every row array one row a
 token), so none of them needs to know about real models. The weights come from the engine's own
-functions (merge_words, hide_tokens, attention_rollout): nothing is recomputed here.
+functions (merge_words, hide_tokens, rollout): nothing is recomputed here. A reading's heads are
+lazy like the layer's (engine/lazy_trace.py): a head's n × n matrices are read, hidden or merged when
+a view first reads them, so a reading of a 8,192-token text costs the one head on show.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .engine import pretrained  # its analysis loads on first use, once a real model is open
-from .engine.census.norm_attention import with_norm_attention
+from .engine.lazy_trace import LazyHeadTrace, LazyTrace, LazyTuple
+from .engine.limits import ROLLOUT_MAX_TOKENS
 from .engine.reading import HiddenStage, Reading, RolloutStage, WordsStage
+from .engine.row_matrix import RowMatrix
 from .engine.tokenizer import token_labels
-from .engine.trace import HeadTrace, Trace
 
 if TYPE_CHECKING:  # types only: the modules load once a real model is opened
     from .engine.pretrained import PretrainedTrace
@@ -26,6 +29,12 @@ if TYPE_CHECKING:  # types only: the modules load once a real model is opened
 MERGE_RULE = "words: a word looks with the mean of its pieces and is looked at with the sum over its pieces"
 ROLLOUT_RULE = ("rollout: the heads averaged, the residual added and multiplied through the layers up to "
                 "this one (Abnar & Zuidema 2020); every head shows the same matrix")
+ROLLOUT_TOO_LONG = (f"rollout is offered up to {ROLLOUT_MAX_TOKENS:,} tokens (each layer multiplies two "
+                    f"n × n matrices); the layer's own heads are shown")
+SQUARE = ("scores", "scaled", "masked", "weights", "norm")
+ROWS = ("q", "k", "v", "q_before_rope", "k_before_rope", "moved_norm")
+UNNORMED = {"norm": lambda _h: None}  # rollout and words have no norm-based attention: lengths of one token's
+                                      # vector in one head do not add over heads or pieces
 
 
 @dataclass(frozen=True)
@@ -51,115 +60,144 @@ def hidden_indices(ptrace: PretrainedTrace, view: RealView) -> list[int]:
     return sorted(hidden)
 
 
-def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[Trace, str]:
+def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[LazyTrace, str]:
     """Layer `layer` as the views draw it under `view`, and one line saying what was done to it.
     A trace read otherwise than head by head over the model's tokens carries its Reading: the
     layer's own trace, and how each shown weight was made from it."""
-    source = trace = with_norm_attention(ptrace.layer_trace(layer))
+    source = trace = ptrace.layer_trace(layer)
+    causal = ptrace.causal_mask if source.options.causal else None
     notes, stages = [], []
     groups: tuple[tuple[int, ...], ...] = tuple((i,) for i in range(ptrace.n))
-    if view.rollout:
-        rolled = ptrace.rollout()
-        trace = replace(trace, heads=tuple(replace(h, weights=rolled[layer], norm=None, moved_norm=None)
-                                           for h in trace.heads))  # norms are of one head's vectors
-        stages.append(RolloutStage(layer, len(trace.heads), ptrace.weights[layer].mean(axis=0, dtype=np.float64),
-                                   pretrained.rollout_mix(ptrace.weights[layer]),
-                                   rolled[layer - 1] if layer > 0 else None))
+    rolled = None
+    if view.rollout and ptrace.n > ROLLOUT_MAX_TOKENS:
+        notes.append(ROLLOUT_TOO_LONG)
+    elif view.rollout:
+        previous = ptrace.rollout(layer - 1) if layer > 0 else None
+        rolled = ptrace.rollout(layer)
+        layer_weights = ptrace.layer_weights(layer)
+        trace = trace.replaced(heads=tuple(_derived(h, dropped=("moved_norm",), weights=lambda _s: rolled, **UNNORMED)
+                                           for h in trace.heads))
+        stages.append(RolloutStage(layer, len(trace.heads), layer_weights.mean(axis=0, dtype=np.float64),
+                                   pretrained.rollout_mix(layer_weights), previous))
         notes.append(ROLLOUT_RULE)
     hidden = hidden_indices(ptrace, view)
     words = ptrace.words
     if hidden:
-        before = tuple(h.weights for h in trace.heads)
-        trace, removed, kept = _hide(trace, hidden)
+        before = trace
+        trace, kept = _hide(trace, hidden, causal)
         words = pretrained.words_after_hiding(words, kept)
         groups = tuple(groups[i] for i in kept)
         names = ", ".join(dict.fromkeys(ptrace.labels[i] for i in hidden))
-        stages.append(HiddenStage(before, kept, names))
+        stages.append(HiddenStage(LazyTuple(lambda h: before.heads[h].weights, len(before.heads)), kept, names))
+        removed = _removed_share(rolled, kept) if rolled is not None else ptrace.hidden_share(layer, hidden)
         notes.append(f"hidden: {names} — they had {removed:.0%} of the weight on average; rows renormalised")
     if view.merge_words:
-        before = tuple(h.weights for h in trace.heads)
-        trace = _merge(trace, words)
-        stages.append(WordsStage(before, words))
+        before = trace
+        trace = _merge(trace, words, causal)
+        stages.append(WordsStage(LazyTuple(lambda h: before.heads[h].weights, len(before.heads)), words))
         groups = tuple(tuple(i for piece in word for i in groups[piece]) for word in words)
         notes.append(MERGE_RULE)
     note = "; ".join(notes)
     if stages:
-        trace = replace(trace, reading=Reading(source, tuple(stages), groups, note))
+        trace = trace.replaced(reading=Reading(source, tuple(stages), groups, note))
     return trace, note
 
 
-def shown_weights(ptrace: PretrainedTrace, view: RealView) -> tuple[np.ndarray, list[str]]:
-    """Every layer's and head's weights as the main views read them (hidden tokens, words), and the
-    labels: (layers, heads, n', n'). The same arithmetic as hide_tokens and merge_words, done on all
-    cells at once (a loop over 270 cells of a decoder took over a second).
-    Rollout is one matrix per layer, not per head, so the cells always show the heads."""
-    weights = ptrace.weights  # float32 as the forward made it; float64 once hiding or merging does arithmetic
-    tokens = list(ptrace.tokens)
-    words = ptrace.words
-    hidden = hidden_indices(ptrace, view)
-    if hidden:
-        kept = np.setdiff1d(np.arange(ptrace.n), hidden)
-        weights = weights[:, :, kept][:, :, :, kept].astype(np.float64)
-        remaining = weights.sum(axis=-1, keepdims=True)
-        weights = np.divide(weights, remaining, out=np.zeros_like(weights), where=remaining > 0)
-        words = pretrained.words_after_hiding(words, kept)
-        tokens = [tokens[i] for i in kept]
-    if view.merge_words:
-        starts, sizes = _runs(words, len(tokens))
-        looked_at = np.add.reduceat(weights.astype(np.float64), starts, axis=-1)   # sum over its pieces
-        weights = np.add.reduceat(looked_at, starts, axis=-2) / sizes[:, None]      # mean over its pieces
-        tokens = [_word_text(tokens, word) for word in words]
-    return weights, token_labels(tokens)
+def _removed_share(weights: np.ndarray, kept: np.ndarray) -> float:
+    """The mean share of a kept row's weight that went to the hidden tokens."""
+    rows = weights[kept]
+    return float(np.mean(1.0 - rows[:, kept].sum(axis=1) / rows.sum(axis=1)))
+
+
+def _derived(head: LazyHeadTrace, rows=None, dropped: tuple[str, ...] = (), **made) -> LazyHeadTrace:
+    """A head that reads `head`'s parts, except those in `made` (name → function of `head`), the row
+    arrays picked by `rows` (a function of an array) and the row arrays `dropped` (None): what each
+    reading builds on the one before."""
+    makers = {name: (lambda _h, name=name: getattr(head, name)) for name in (*SQUARE, "output")}
+    makers.update({name: (lambda _h, make=make: make(head)) for name, make in made.items()})
+    fields = {name: value for name, value in vars(head).items() if name not in (*SQUARE, "output", "_makers")}
+    if rows is not None:
+        fields.update({name: rows(getattr(head, name)) for name in ROWS
+                       if name not in dropped and getattr(head, name) is not None})
+    fields.update(dict.fromkeys(dropped))
+    return LazyHeadTrace(makers, **fields)
+
+
+def _hide(trace: LazyTrace, hidden: list[int], causal) -> tuple[LazyTrace, np.ndarray]:
+    """Every matrix of the trace without the hidden tokens; weights renormalised by hide_tokens. A
+    decoder's tokens left keep their order, so its mask stays causal (`causal(n)` gives it)."""
+    kept = np.setdiff1d(np.arange(trace.n), hidden)
+    block = pretrained.kept_block(kept)
+
+    def pick(a: np.ndarray) -> np.ndarray:
+        return a[kept]
+
+    def square(values):  # a long text's scores stay made by the rows read when the kept tokens are one run
+        if isinstance(values, RowMatrix) and isinstance(block[0], slice):
+            return values.window(*block)
+        return values[block]
+
+    heads = [_derived(head, pick, weights=lambda h: pretrained.hide_tokens(h.weights, hidden).weights,
+                      scores=lambda h: square(h.scores), scaled=lambda h: square(h.scaled),
+                      masked=lambda h: square(h.masked), output=lambda h: h.output[kept],
+                      # norms are lengths of what each token moves, not shares of a row: kept as they are
+                      norm=lambda h: None if h.norm is None else h.norm[block]) for head in trace.heads]
+    tokens = [trace.tokens[i] for i in kept]
+    def mask(_t):
+        if causal is not None:
+            return causal(len(kept))
+        return None if trace.mask is None else trace.mask[block]
+
+    makers = {"mask": mask, "concat": lambda _t: trace.concat[kept], "output": lambda _t: trace.output[kept]}
+    return _with_rows(trace, makers, heads, tokens, pick), kept
+
+
+def _merge(trace: LazyTrace, words: tuple[tuple[int, ...], ...], causal) -> LazyTrace:
+    """Pieces into words: weights by merge_words; the other n × n matrices and the row arrays averaged
+    over each word's pieces (a mean keeps them on the scale of one piece). Words are runs of pieces
+    in order, so a decoder's mask over words is causal too (`causal(n)` gives it)."""
+    starts, sizes = _runs(words, trace.n)
+
+    def rows(a: np.ndarray) -> np.ndarray:
+        summed = pretrained.sum_runs(a, starts, sizes, axis=0)
+        summed /= sizes.astype(summed.dtype)[:, None]
+        return summed
+
+    def blocks(a: np.ndarray) -> np.ndarray:
+        summed = pretrained.sum_runs(pretrained.sum_runs(a, starts, sizes, axis=1), starts, sizes, axis=0)
+        summed /= np.outer(sizes, sizes).astype(summed.dtype)
+        return summed
+
+    made: dict[str, np.ndarray | None] = {}  # the words' mask, made once (not read back from the trace:
+                                             # a maker holding the trace would make a reference cycle)
+
+    def mask(_t=None):  # a word may not look at another when none of its pieces may
+        if "mask" not in made:
+            if causal is not None:
+                made["mask"] = causal(len(words))
+            elif trace.mask is None:
+                made["mask"] = None
+            else:
+                made["mask"] = np.logical_and.reduceat(np.logical_and.reduceat(trace.mask, starts, axis=1), starts,
+                                                       axis=0)
+        return made["mask"]
+
+    def masked(head):
+        scaled = blocks(head.scaled)
+        if mask() is not None:
+            scaled[mask()] = -np.inf
+        return scaled
+
+    heads = [_derived(head, rows, dropped=("moved_norm",), weights=lambda h: pretrained.merge_words(h.weights, words),
+                      scores=lambda h: blocks(h.scores), scaled=lambda h: blocks(h.scaled), masked=masked,
+                      output=lambda h: rows(h.output), **UNNORMED) for head in trace.heads]
+    tokens = [_word_text(trace.tokens, word) for word in words]
+    makers = {"mask": mask, "concat": lambda _t: rows(trace.concat), "output": lambda _t: rows(trace.output)}
+    return _with_rows(trace, makers, heads, tokens, rows)
 
 
 def _word_text(tokens: list[str], word: tuple[int, ...]) -> str:
     return "".join(tokens[i].removeprefix(pretrained.CONTINUATION) for i in word)
-
-
-def _hide(trace: Trace, hidden: list[int]) -> tuple[Trace, float, np.ndarray]:
-    """Every matrix of the trace without the hidden tokens; weights renormalised by hide_tokens."""
-    kept = np.setdiff1d(np.arange(trace.n), hidden)
-    removed = []
-    heads = []
-    for head in trace.heads:
-        result = pretrained.hide_tokens(head.weights, hidden)
-        removed.append(float(result.removed.mean()) if len(result.removed) else 0.0)
-        block = pretrained.kept_block(kept)
-        # norms are lengths of what each token moves, not shares of a row: kept as they are
-        square = {name: getattr(head, name)[block] for name in ("scores", "scaled", "masked", "norm")
-                  if getattr(head, name) is not None}
-        rows = _row_arrays(head, lambda a: a[kept])
-        if head.moved_norm is not None:
-            rows["moved_norm"] = head.moved_norm[kept]
-        heads.append(replace(head, weights=result.weights, **square, **rows))
-    tokens = [trace.tokens[i] for i in kept]
-    mask = None if trace.mask is None else trace.mask[pretrained.kept_block(kept)]
-    return _with_rows(trace, heads, tokens, lambda a: a[kept], mask), float(np.mean(removed)), kept
-
-
-def _merge(trace: Trace, words: tuple[tuple[int, ...], ...]) -> Trace:
-    """Pieces into words: weights by merge_words; the other n × n matrices and the row arrays averaged
-    over each word's pieces (a mean keeps them on the scale of one piece)."""
-    starts, sizes = _runs(words, trace.n)
-
-    def rows(a: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(a, starts, axis=0) / sizes[:, None]
-
-    def blocks(a: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(np.add.reduceat(a, starts, axis=0), starts, axis=1) / np.outer(sizes, sizes)
-
-    mask = None
-    if trace.mask is not None:  # a word may not look at another when none of its pieces may
-        mask = blocks(trace.mask.astype(np.float64)) == 1.0
-    heads = []
-    for head in trace.heads:
-        scaled = blocks(head.scaled)
-        masked = scaled.copy() if mask is None else np.where(mask, -np.inf, scaled)
-        heads.append(replace(head, weights=pretrained.merge_words(head.weights, words), scores=blocks(head.scores),
-                             scaled=scaled, masked=masked, **_row_arrays(head, rows),
-                             norm=None, moved_norm=None))  # the lengths of pieces' vectors do not add
-    tokens = [_word_text(trace.tokens, word) for word in words]
-    return _with_rows(trace, heads, tokens, rows, mask)
 
 
 def _runs(words: tuple[tuple[int, ...], ...], n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -170,13 +208,10 @@ def _runs(words: tuple[tuple[int, ...], ...], n: int) -> tuple[np.ndarray, np.nd
     return runs
 
 
-def _row_arrays(head: HeadTrace, pick) -> dict[str, np.ndarray]:
-    names = ("q", "k", "v", "output", "q_before_rope", "k_before_rope")
-    return {name: pick(getattr(head, name)) for name in names if getattr(head, name) is not None}
-
-
-def _with_rows(trace: Trace, heads: list[HeadTrace], tokens: list[str], pick, mask) -> Trace:
+def _with_rows(trace: LazyTrace, makers: dict, heads: list[LazyHeadTrace], tokens: list[str], pick) -> LazyTrace:
     rope = {name: pick(getattr(trace, name)) for name in ("rope_cos", "rope_sin") if getattr(trace, name) is not None}
-    return replace(trace, tokens=tokens, labels=token_labels(tokens), heads=tuple(heads), mask=mask,
-                   embedding=pick(trace.embedding), x=pick(trace.x), concat=pick(trace.concat),
-                   output=pick(trace.output), **rope)
+    fields = {name: value for name, value in vars(trace).items() if name not in ("mask", "concat", "output",
+                                                                                   "_makers")}
+    fields.update(tokens=tokens, labels=token_labels(tokens), heads=tuple(heads), embedding=pick(trace.embedding),
+                  x=pick(trace.x), **rope)
+    return LazyTrace(makers, **fields)

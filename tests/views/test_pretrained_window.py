@@ -12,7 +12,7 @@ pytest.importorskip("tokenizers")
 
 from attention_explorer import engine  # noqa: E402
 from attention_explorer.controller import LOOKED_AT, Controller  # noqa: E402
-from attention_explorer.engine.pretrained import attention_rollout, hide_tokens, merge_words  # noqa: E402
+from attention_explorer.engine.pretrained import hide_tokens, merge_words  # noqa: E402
 from attention_explorer.engine.steps import step_index  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
@@ -34,14 +34,14 @@ def test_a_bert_folder_opens_and_the_heatmap_shows_the_chosen_layer_and_head(rea
     assert c.step == step_index("softmax") and c.matrix == "weights"
     c.set_layer(1)
     c.set_head(2)
-    np.testing.assert_array_equal(window.heatmap.shown_matrix(), ptrace.weights[1, 2])
+    np.testing.assert_array_equal(window.heatmap.shown_matrix(), ptrace.head_weights(1, 2))
     assert window.heatmap.title().endswith("layer 2, head 3 of 4")
     assert window.pretrained.bar.layer.currentIndex() == 1
     assert "layer 2 of 2" in window.status_line.text()
     # the toy-only switches are off and say why
     assert not window.options_bar.scale.isEnabled()
     assert "real model" in window.options_bar.heads.toolTip()
-    assert window.options_bar.head.count() == ptrace.weights.shape[1]
+    assert window.options_bar.head.count() == ptrace.n_heads
 
 
 def test_the_model_view_has_a_cell_per_layer_and_head_and_a_click_opens_it(real_window, qtbot):
@@ -53,11 +53,11 @@ def test_the_model_view_has_a_cell_per_layer_and_head_and_a_click_opens_it(real_
     point = view.cell_rect(1, 3).center().toPoint()
     QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.LeftButton, pos=point)
     assert (c.layer, c.head) == (1, 3)
-    np.testing.assert_array_equal(window.heatmap.shown_matrix(), c.pretrained_trace.weights[1, 3])
+    np.testing.assert_array_equal(window.heatmap.shown_matrix(), c.pretrained_trace.head_weights(1, 3))
     # every thumbnail is its cell's weights, coloured from 0 to its largest weight
     image = view.images[(1, 3)]
     assert (image.width(), image.height()) == (c.trace.n, c.trace.n)
-    weights = c.pretrained_trace.weights[1, 3]
+    weights = c.pretrained_trace.head_weights(1, 3)
     brightest = np.unravel_index(np.argmax(weights), weights.shape)
     assert image.pixelColor(int(brightest[1]), int(brightest[0])) != image.pixelColor(0, 0) or weights[0, 0] == 1
 
@@ -83,18 +83,18 @@ def test_hovering_a_thumbnail_focuses_that_word_in_every_view(real_window):
 def test_switching_a_head_off_changes_later_layers_only(real_window, qtbot):
     window = real_window(BERT)
     c = window.controller
-    before = c.pretrained_trace.weights.copy()
+    before = c.pretrained_trace.all_weights()
     view = window.pretrained.model_view
     QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(0, 1).center().toPoint())
     assert c.ablated == {(0, 1)}
     settle(qtbot, c)
-    after = c.pretrained_trace.weights
+    after = c.pretrained_trace.all_weights()
     np.testing.assert_array_equal(after[0], before[0])   # its own layer's weights are unchanged
     assert np.abs(after[1] - before[1]).max() > 1e-3       # the next layer reads a different input
     assert window.pretrained.bar.heads_on.isEnabled()
     window.pretrained.bar.heads_on.click()
     settle(qtbot, c)
-    np.testing.assert_allclose(c.pretrained_trace.weights, before, atol=1e-7)
+    np.testing.assert_allclose(c.pretrained_trace.all_weights(), before, atol=1e-7)
 
 
 def test_merge_hide_and_rollout_show_what_the_engine_functions_give(real_window):
@@ -105,22 +105,23 @@ def test_merge_hide_and_rollout_show_what_the_engine_functions_give(real_window)
     c.set_head(0)
     bar.hide_specials.setChecked(True)
     specials = list(np.flatnonzero(ptrace.special))
-    expected = hide_tokens(ptrace.weights[1, 0], specials)
+    expected = hide_tokens(ptrace.head_weights(1, 0), specials)
     np.testing.assert_allclose(window.heatmap.shown_matrix(), expected.weights, atol=1e-12)
     assert "[CLS]" not in window.heatmap.row_labels()
     assert "hidden: [CLS], [SEP]" in bar.note.full_text() and "renormalised" in bar.note.full_text()
     bar.hide_specials.setChecked(False)
     bar.rollout.setChecked(True)
-    np.testing.assert_allclose(window.heatmap.shown_matrix(), attention_rollout(ptrace.weights)[1], atol=1e-12)
+    np.testing.assert_allclose(window.heatmap.shown_matrix(), ptrace.rollout(1), atol=1e-12)
     assert window.heatmap.title() == "attention rollout up to layer 2 (all heads)"
     bar.rollout.setChecked(False)
     bar.merge.setChecked(True)
-    np.testing.assert_allclose(window.heatmap.shown_matrix(), merge_words(ptrace.weights[1, 0], ptrace.words),
+    np.testing.assert_allclose(window.heatmap.shown_matrix(), merge_words(ptrace.head_weights(1, 0), ptrace.words),
                                atol=1e-12)
     assert "mean of its pieces" in bar.note.full_text() and "sum over its pieces" in bar.note.full_text()
     assert window.heatmap.row_labels()[-2:] == ["mats", "[SEP]"]
     # the model view reads the cells the same way
-    np.testing.assert_allclose(window.pretrained.model_view.weights[1, 0], window.heatmap.shown_matrix(), atol=1e-12)
+    np.testing.assert_allclose(window.pretrained.model_view.cells.thumbnails[1, 0], window.heatmap.shown_matrix(),
+                               atol=1e-6)
 
 
 def test_a_gguf_decoder_shows_its_next_tokens_and_they_follow_an_ablation(real_window, qtbot):
@@ -208,11 +209,11 @@ def test_the_window_answers_hovers_while_a_forward_runs_and_shows_only_the_lates
     model, release, started = c.real_model, threading.Event(), threading.Event()
     real_run = model.run
 
-    def slow_run(text, ablate=frozenset(), progress=None):
+    def slow_run(text, ablate=frozenset(), progress=None, previous=None):
         if text == "a slow sentence":
             started.set()
             release.wait(10)   # held until the test lets it go
-        return real_run(text, ablate, progress)
+        return real_run(text, ablate, progress, previous)
 
     model.run = slow_run
     c.set_sentence("a slow sentence")

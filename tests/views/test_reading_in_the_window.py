@@ -46,7 +46,7 @@ def test_with_words_the_steps_show_the_layer_s_own_softmax_and_say_so(real_windo
     weights = panel.results()["weights"].matrix_model.table.values
     assert weights.shape == (c.pretrained_trace.n,) * 2
     np.testing.assert_allclose(weights, softmax(scores), atol=1e-6)  # "softmax of each row =" holds
-    np.testing.assert_array_equal(weights, c.pretrained_trace.weights[0, 0])
+    np.testing.assert_array_equal(weights, c.pretrained_trace.head_weights(0, 0))
 
 
 def test_with_words_the_readout_sums_over_the_pieces(real_window, qtbot):
@@ -59,7 +59,7 @@ def test_with_words_the_readout_sums_over_the_pieces(real_window, qtbot):
     hover_cell(window.heatmap, looking, looked_at)
     readout = window.heatmap.readout.full_text()
     shown = c.trace.heads[0].weights[looking, looked_at]
-    pieces = c.pretrained_trace.weights[0, 0, groups[looking][0], list(groups[looked_at])]
+    pieces = c.pretrained_trace.head_weights(0, 0)[groups[looking][0], list(groups[looked_at])]
     assert readout.startswith(f"{c.trace.labels[looking]} → {c.trace.labels[looked_at]} {shown * 100:.1f} % "
                               f"— words: ")
     assert f"(summed over the pieces of {c.trace.labels[looked_at]})" in readout
@@ -93,7 +93,7 @@ def test_with_rollout_the_steps_show_the_head_and_the_readout_multiplies_through
     assert window.row_bars.title().endswith("(rollout)")
     panel = softmax_step(window)
     weights = panel.results()["weights"].matrix_model.table.values
-    np.testing.assert_array_equal(weights, c.pretrained_trace.weights[1, 0])  # the head's own, not the rollout
+    np.testing.assert_array_equal(weights, c.pretrained_trace.head_weights(1, 0))  # the head's own, not the rollout
     assert "rollout" in panel.reading_note.text()
 
 

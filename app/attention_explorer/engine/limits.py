@@ -18,11 +18,18 @@ MAX_JSON_DEPTH = 64
 MAX_SENTENCE_WORDS = 1024
 MAX_SENTENCE_CHARS = 32_000
 
-# Texts for real models: a decoder keeps 256 tokens and an encoder 512, a few thousand characters of
-# ordinary text; a 10-million-character paste took 2 GB and 7 s to tokenise before any of it was cut.
-# 64,000 characters leave room for a model that reads 8,192 tokens of text written one character a
-# token (Chinese, say), and tokenise in about a tenth of a second (MiniLM's and SmolLM2's tokenizers).
+# Texts for real models: an encoder reads its position table (512 tokens for BERT), a decoder its
+# whole context (8,192 for SmolLM2), some 40,000 characters of ordinary text; a 10-million-character
+# paste took 2 GB and 7 s to tokenise before any of it was cut. 64,000 characters leave room for a
+# model that reads 8,192 tokens of text written one character a token (Chinese, say), and tokenise in
+# about a tenth of a second (MiniLM's and SmolLM2's tokenizers).
 MAX_REAL_TEXT_CHARS = 64_000
+# A model with a longer context still reads at most this many tokens: the forward keeps every layer's
+# input (layers × tokens × width: 1.1 GB for SmolLM2 here) and its time grows with tokens².
+MAX_REAL_TOKENS = 16_384
+# Rollout multiplies an n × n matrix into the last one for every layer (n³ work each: a second a
+# layer at 2,048 tokens): offered up to this length.
+ROLLOUT_MAX_TOKENS = 1024
 
 
 def max_text_chars(real: bool) -> int:

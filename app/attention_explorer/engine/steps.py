@@ -16,9 +16,12 @@ from collections.abc import Callable
 import numpy as np
 
 from .cell_arithmetic import CellArithmetic, Used, dot, factor, fmt, sum_of
+from .row_matrix import RowMatrix
 from .step_real import projected, rope_cell, rope_formula, rope_skip, rope_tables, shared_kv_note
 from .step_types import Step, StepContext, StepTable, StepView, Tables, dims
 from .trace import HeadTrace, Trace
+
+WHOLE_MASK_CELLS = 2048 * 2048  # a larger mask's table is made by the rows shown
 
 __all__ = ["ARCS_FROM_STEP", "LAST_STEP", "STEPS", "STEP_KEYS", "Step", "StepTable", "StepView", "cell_arithmetic",
            "heatmap_matrix", "skip_reason", "step_index", "step_view"]
@@ -153,8 +156,17 @@ def _scaled_cell(c: StepContext, row: int, col: int, result: str | None) -> Cell
                           (Used("scores", row, col),))
 
 
+def _mask_values(mask: np.ndarray) -> np.ndarray | RowMatrix:
+    """The trace's boolean mask drawn as what it adds: −∞ or 0 (for a long text, made by the rows shown)."""
+    if mask.size <= WHOLE_MASK_CELLS:
+        return np.where(mask, -np.inf, 0.0)
+    blocks = [(start, min(start + 256, mask.shape[0])) for start in range(0, mask.shape[0], 256)]
+    return RowMatrix(mask.shape, np.float32,
+                     lambda start, stop: np.where(mask[start:stop], np.float32(-np.inf), np.float32(0)), blocks)
+
+
 def _masked_tables(c: StepContext) -> Tables:
-    mask = np.where(c.trace.mask, -np.inf, 0.0)  # the trace's boolean mask, drawn as what it adds
+    mask = _mask_values(c.trace.mask)
     return Tables((c.table("scaled", _scaled_title(c.trace) + c.of_head, c.head.scaled, cols=c.words),
                    c.table("mask", "mask", mask, cols=c.words)),
                   (c.table("masked", "masked scores" + c.of_head, c.head.masked, cols=c.words),), ops=("+",))

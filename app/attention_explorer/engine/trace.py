@@ -107,7 +107,11 @@ class Trace:
 
     def has_matrix(self, name: str) -> bool:
         """Whether this trace holds matrix `name` (a reading of merged words or rollout has no norms)."""
-        return getattr(self.heads[0], name, None) is not None if self.heads else False
+        if not self.heads:
+            return False
+        if name == "norm":  # known by its lengths, without making a real model's n × n matrix to see
+            return self.heads[0].moved_norm is not None
+        return getattr(self.heads[0], name, None) is not None
 
     def column_labels(self, name: str, head: int = 0) -> list[str]:
         """Labels for the columns of `matrix(name, head)`: tokens for n × n matrices, else dimensions."""

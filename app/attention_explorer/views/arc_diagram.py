@@ -36,6 +36,10 @@ from .token_axis import GAP_PX, MAX_LABEL_PX
 
 AUTO_LIMIT_ABOVE = 24  # words; longer sentences keep only the strongest arcs per word
 AUTO_STRONGEST = 3
+ALL_HEADS_MAX_WORDS = 512  # longer texts draw the selected head's arcs only: every head's would be a
+                           # pass over heads × n² weights for lines too many to tell apart
+ALL_HEADS_TIP = "Draw every head in its own colour, or only the selected head"
+ONE_HEAD_TIP = f"Above {ALL_HEADS_MAX_WORDS} words the arcs show the selected head only"
 LEFT, RIGHT = "left", "right"
 ROLE_OF_SIDE = {LEFT: LOOKING, RIGHT: LOOKED_AT}
 LABEL_OFFSET_PX = 8.0  # between a line's end and its word
@@ -61,7 +65,7 @@ class QtArcDiagram(QtWidgets.QWidget):
 
         self.all_heads = QtWidgets.QCheckBox("All heads")
         self.all_heads.setChecked(True)
-        self.all_heads.setToolTip("Draw every head in its own colour, or only the selected head")
+        self.all_heads.setToolTip(ALL_HEADS_TIP)
         self.strongest = QtWidgets.QSpinBox()
         self.strongest.setRange(0, 512)
         self.strongest.setSpecialValueText("all")
@@ -145,7 +149,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         trace = self.controller.trace
         if trace is None:
             return []
-        if self.all_heads.isChecked():
+        if self.all_heads.isChecked() and trace.n <= ALL_HEADS_MAX_WORDS:
             return list(range(len(trace.heads)))
         return [self.controller.head]
 
@@ -173,6 +177,10 @@ class QtArcDiagram(QtWidgets.QWidget):
             return
         self.message.hide()
         self.graphics.show()
+        few = trace.n <= ALL_HEADS_MAX_WORDS
+        if self.all_heads.isEnabled() != few:
+            self.all_heads.setEnabled(few)
+            self.all_heads.setToolTip(ALL_HEADS_TIP if few else ONE_HEAD_TIP)
         size = 10 if trace.n <= 20 else 8
         self._texts = [_shortened(text, size) for text in trace.labels]
         self._label_px = max(_bold_width(text, size) for text in self._texts) + LABEL_OFFSET_PX
@@ -219,10 +227,11 @@ class QtArcDiagram(QtWidgets.QWidget):
 
     def _strengths(self, trace, head: int) -> np.ndarray:
         """What a head's lines show: its weights, or, with the norm-based matrix chosen, what it moves
-        (weight × moved norm) over the most any shown head moves, so the thickest line is the most moved."""
+        (weight × moved norm) over the most any shown head moves, so the thickest line is the most moved.
+        Only the heads shown are read: a long text's heads are each an n × n matrix made on demand."""
         if self.controller.matrix != "norm" or not trace.has_matrix("norm"):
             return trace.heads[head].weights
-        most = max(float(other.norm.max()) for other in trace.heads) or 1.0
+        most = max(float(trace.heads[other].norm.max()) for other in self.heads_shown()) or 1.0
         return trace.heads[head].norm / most
 
     def _update_legend(self, heads: list[int]) -> None:
@@ -323,7 +332,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         theme.set_graphics_background(self.graphics, color)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4 * 8192)
 def _shortened(text: str, point_size: float) -> str:
     """The word as a regular label shows it: ending in "…" where longer than MAX_LABEL_PX. Cached:
     sentences repeat words, and measuring 512 of them on every edit cost 8 ms."""
@@ -332,7 +341,7 @@ def _shortened(text: str, point_size: float) -> str:
     return QtGui.QFontMetricsF(font).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4 * 8192)
 def _bold_width(text: str, point_size: float) -> float:
     font = QtGui.QFont()
     font.setPointSizeF(point_size)

@@ -18,6 +18,7 @@ from .pixel_padded import PixelPaddedItem
 BUCKETS = 10
 MIN_WEIGHT_DRAWN = 0.005
 FEW_PER_ROW = 8  # up to this many strongest per row are found by argmax passes, more by sorting
+ROW_BLOCK = 256  # rows looked at in one go
 LAYERED_WIDTH_PX = 1.0  # lines at least this wide go through an opaque layer (see ArcLinesItem)
 PEN_REACH_PX = 8  # how far a line's stroke may reach past its ends: the widest pen is 7.6 px
 
@@ -43,19 +44,23 @@ def strongest_first(weights: np.ndarray, keep: int) -> np.ndarray:
     """Each row's `keep` strongest columns (all when 0), strongest first, equal weights in word order.
 
     Found once per trace, head and limit. For a few per row, that many passes of argmax cost a
-    fraction of sorting every row (a 512-word sort takes longer than the rest of the arcs' update).
+    fraction of sorting every row (a 512-word sort takes longer than the rest of the arcs' update);
+    they run over a copy of ROW_BLOCK rows at a time, not of the whole matrix (268 MB at 8,192 words).
     """
     n = weights.shape[1]
     if not keep or keep > FEW_PER_ROW:
         return np.argsort(-weights, axis=1, kind="stable")[:, :keep or n]
-    left = weights.copy()
-    rows = np.arange(weights.shape[0])
-    columns = []
-    for _ in range(min(keep, n)):
-        best = left.argmax(axis=1)  # the first of equal maxima, as a stable sort would order them
-        columns.append(best)
-        left[rows, best] = -np.inf
-    return np.column_stack(columns)
+    blocks = []
+    for start in range(0, weights.shape[0], ROW_BLOCK):
+        left = np.array(weights[start:start + ROW_BLOCK])
+        rows = np.arange(left.shape[0])
+        columns = []
+        for _ in range(min(keep, n)):
+            best = left.argmax(axis=1)  # the first of equal maxima, as a stable sort would order them
+            columns.append(best)
+            left[rows, best] = -np.inf
+        blocks.append(np.column_stack(columns))
+    return np.concatenate(blocks) if blocks else np.zeros((0, min(keep, n)), dtype=np.intp)
 
 
 def selected_arcs(weights: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,5 +1,9 @@
 """A matrix's cells as one image: it reports the cell under the mouse, and in SVG paints one
-rectangle per cell (an embedded image would be blurred by viewers that smooth scaled images)."""
+rectangle per cell (an embedded image would be blurred by viewers that smooth scaled images).
+
+The image may hold only the part of a large matrix in view, a pixel for a block of cells (see
+matrix_plot): the cell under the mouse is found in the plot's coordinates, where cell (row, col) is
+centred on (col, row), whatever the image holds."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ class CellImage(pg.ImageItem):
     def __init__(self, on_cell):
         super().__init__(axisOrder="row-major")
         self._on_cell = on_cell
+        self.matrix_shape = (0, 0)  # rows and columns of the whole matrix
         self._scaled: QtGui.QImage | None = None  # the cells at the device's pixels (_paint_in_device_pixels)
         self._scaled_key: tuple | None = None
         self.setAcceptHoverEvents(True)
@@ -89,8 +94,8 @@ class CellImage(pg.ImageItem):
         if ev.isExit() or self.image is None:
             self._on_cell(None, None)
             return
-        pos = ev.pos()
-        row, col = int(math.floor(pos.y())), int(math.floor(pos.x()))
-        rows, cols = self.image.shape[:2]
+        pos = self.mapToParent(ev.pos())
+        row, col = int(math.floor(pos.y() + 0.5)), int(math.floor(pos.x() + 0.5))
+        rows, cols = self.matrix_shape
         inside = 0 <= row < rows and 0 <= col < cols
         self._on_cell((row, col) if inside else None, ev.screenPos() if inside else None)

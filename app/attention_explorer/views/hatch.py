@@ -2,6 +2,12 @@
 
 Drawn in device pixels (not with a pattern brush or cosmetic pens) so that it looks the same on
 screen, in PNG and in SVG, whose generator knows neither pattern transforms nor cosmetic pens.
+
+A mask's runs (each row's masked cells side by side) are found in NumPy. A paint draws the runs it
+can see: each as its own clipped lines while that is a few thousand lines (every figure), else as
+one set of lines across the visible part clipped to the masked area, which at 8,192 tokens is a few
+hundred lines instead of 800,000. The lines of a paint are kept until the view moves or zooms, so a
+hover that repaints the plot draws them again without working them out.
 """
 
 from __future__ import annotations
@@ -13,6 +19,23 @@ from PySide6 import QtCore, QtGui
 from .pixel_grid import steady_rect
 
 SPACING_PX = 7.0
+MAX_SEPARATE_LINES = 4000  # beyond this many lines, the runs share one set of lines, clipped to them
+
+
+def mask_runs(mask: np.ndarray) -> np.ndarray:
+    """(row, first column, end column) of every run of True in each row, in reading order. A causal
+    mask (each row's masked cells run to its end) is recognised by counting, without the edges."""
+    rows, cols = mask.shape
+    first = mask.argmax(axis=1)
+    counts = np.count_nonzero(mask, axis=1)
+    some = counts > 0
+    if np.array_equal(counts[some], cols - first[some]):  # each row: one run, to the end
+        found = np.flatnonzero(some)
+        return np.column_stack((found, first[found], np.full(len(found), cols)))
+    edges = np.diff(np.pad(mask.astype(np.int8), ((0, 0), (1, 1))), axis=1)   # +1 where a run starts, −1 after it
+    start_rows, starts = np.nonzero(edges == 1)
+    _, ends = np.nonzero(edges == -1)
+    return np.column_stack((start_rows, starts, ends)) if len(starts) else np.zeros((0, 3), dtype=np.intp)
 
 
 class MaskHatchItem(pg.GraphicsObject):
@@ -20,56 +43,87 @@ class MaskHatchItem(pg.GraphicsObject):
 
     def __init__(self):
         super().__init__()
-        self._rects: list[QtCore.QRectF] = []
+        self._runs = np.zeros((0, 3), dtype=np.intp)
         self._bounds = QtCore.QRectF()
+        self._drawn: tuple | None = None  # (key, lines, clip) of the last paint
         self.color = QtGui.QColor(128, 128, 128)
 
     def set_mask(self, mask: np.ndarray | None) -> None:
         """Merge each row's runs of masked cells into rectangles (a causal mask: one per row)."""
+        runs = mask_runs(np.asarray(mask, dtype=bool)) if mask is not None else np.zeros((0, 3), dtype=np.intp)
+        if np.array_equal(runs, self._runs):
+            return
         self.prepareGeometryChange()
-        self._rects = []
-        if mask is not None:
-            for row, cells in enumerate(mask):
-                col = 0
-                while col < len(cells):
-                    if cells[col]:
-                        start = col
-                        while col < len(cells) and cells[col]:
-                            col += 1
-                        self._rects.append(QtCore.QRectF(start - 0.5, row - 0.5, col - start, 1.0))
-                    else:
-                        col += 1
-        self._bounds = QtCore.QRectF()
-        for rect in self._rects:
-            self._bounds = self._bounds.united(rect)
+        self._runs = runs
+        self._drawn = None
+        if len(runs):
+            rows, starts, ends = runs.T
+            self._bounds = QtCore.QRectF(QtCore.QPointF(starts.min() - 0.5, rows.min() - 0.5),
+                                         QtCore.QPointF(ends.max() - 0.5, rows.max() + 0.5))
+        else:
+            self._bounds = QtCore.QRectF()
         self.update()
 
     def masked_rects(self) -> list[QtCore.QRectF]:
-        return list(self._rects)
+        return [QtCore.QRectF(start - 0.5, row - 0.5, end - start, 1.0) for row, start, end in self._runs.tolist()]
 
     def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 - Qt API
         return self._bounds
 
     def paint(self, painter, *_):
-        if not self._rects:
+        if not len(self._runs):
             return
         to_device = painter.transform()
+        visible = to_device.inverted()[0].mapRect(QtCore.QRectF(painter.viewport())) if painter.viewport() else None
+        key = (to_device.m11(), to_device.m22(), to_device.dx(), to_device.dy(),
+               None if visible is None else visible.getRect(), self.color.rgba())
+        if self._drawn is None or self._drawn[0] != key:
+            self._drawn = (key, *self._lines(to_device, visible))
+        _key, lines, clip = self._drawn
         painter.save()
         painter.resetTransform()
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
         painter.setPen(QtGui.QPen(self.color, 1.0))
-        lines = []
-        for rect in self._rects:
-            lines.extend(_diagonals(steady_rect(to_device.mapRect(rect))))  # see pixel_grid
+        if clip is not None:
+            painter.setClipPath(clip, QtCore.Qt.ClipOperation.IntersectClip)
         painter.drawLines(lines)
         painter.restore()
 
+    def _lines(self, to_device: QtGui.QTransform, visible: QtCore.QRectF | None
+               ) -> tuple[list[QtCore.QLineF], QtGui.QPainterPath | None]:
+        """The lines of the runs in sight (in device pixels), and a clip path when they share one set."""
+        runs = self._runs
+        if visible is not None:  # the runs the painter can reach: a zoomed-in view sees a few rows
+            rows, starts, ends = runs.T
+            inside = ((rows + 0.5 >= visible.top()) & (rows - 0.5 <= visible.bottom())
+                      & (ends - 0.5 >= visible.left()) & (starts - 0.5 <= visible.right()))
+            runs = runs[inside]
+        rects = [steady_rect(to_device.mapRect(QtCore.QRectF(start - 0.5, row - 0.5, end - start, 1.0)))
+                 for row, start, end in runs.tolist()]  # see pixel_grid
+        if sum(rect.width() + rect.height() for rect in rects) / SPACING_PX <= MAX_SEPARATE_LINES:
+            lines = []
+            for rect in rects:
+                lines.extend(_diagonals(rect))
+            return lines, None
+        area = QtGui.QPainterPath()
+        area.setFillRule(QtCore.Qt.FillRule.WindingFill)
+        for rect in rects:
+            area.addRect(rect)
+        bounds = area.boundingRect()
+        if visible is not None:
+            bounds = bounds.intersected(to_device.mapRect(visible))
+        origin = to_device.map(QtCore.QPointF(-0.5, -0.5))  # the lines keep their place on the cells as the view moves
+        return _diagonals(steady_rect(bounds), origin.x() + origin.y() + SPACING_PX / 2), area
 
-def _diagonals(rect: QtCore.QRectF) -> list[QtCore.QLineF]:
-    """Lines x + y = c across `rect` ("/" direction), SPACING_PX apart, clipped to it."""
+
+def _diagonals(rect: QtCore.QRectF, phase: float | None = None) -> list[QtCore.QLineF]:
+    """Lines x + y = c across `rect` ("/" direction), SPACING_PX apart, clipped to it; the first half a
+    spacing from its corner, or on the lines x + y = phase + k·SPACING_PX when a phase is given."""
     left, top, right, bottom = rect.left(), rect.top(), rect.right(), rect.bottom()
     lines = []
     c = left + top + SPACING_PX / 2
+    if phase is not None:
+        c = phase + np.ceil((left + top - phase) / SPACING_PX) * SPACING_PX
     while c < right + bottom:
         x1, y1 = max(left, c - bottom), min(bottom, c - left)
         x2, y2 = min(right, c - top), max(top, c - right)

@@ -14,7 +14,6 @@ each row, since its weights are all near 1/n and would share one colour on 0–1
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING, Controller
@@ -22,7 +21,7 @@ from ..engine.census.norm_attention import FORMULA as NORM_FORMULA
 from ..engine.trace import Trace
 from . import theme
 from .elided_label import ElidedLabel
-from .matrix_plot import MatrixPlot, hidden_cells, value_span
+from .matrix_plot import MatrixPlot
 
 MATRIX_TITLES = {
     "weights": "attention weights  softmax(QKᵀ/√d_k)",
@@ -198,27 +197,17 @@ class QtHeatmap(MatrixPlot):
             self.show_readout(None)
             return
         matrix = trace.matrix(self.controller.matrix, self.controller.head)
-        # Masked cells are left empty (NaN, transparent) and hatched: the trace holds −∞ in the
-        # masked scores and exact zeros in the weights, and a masked pair must not read as 0.
+        # Masked cells are left empty (transparent) and hatched: the trace holds −∞ in the masked
+        # scores and exact zeros in the weights, and a masked pair must not read as 0.
         mask = trace.mask if self.controller.matrix in ("weights", "masked") else None
-        display = np.where(hidden_cells(matrix, mask), np.nan, matrix)
-        colours, levels = self._colour_values(display, weights)
+        fixed = weights and self._colour_scale in ("fixed", "row")  # weights on 0–1, or each row over its largest
         title = heatmap_title(trace, self.controller.matrix, self.controller.head)
-        self.show_matrix(matrix, trace.labels, trace.labels, title=title, mask=mask, levels=levels, colours=colours,
+        self.show_matrix(matrix, trace.labels, trace.labels, title=title, mask=mask,
+                         levels=(0.0, 1.0) if fixed else None, by_row=weights and self._colour_scale == "row",
                          colormap=self.controller.colormap)
         self._label_colour_bar(weights)
         self.show_readout(self._readout_cell)
         self._on_focus_changed(self.controller.focus)
-
-    def _colour_values(self, display: np.ndarray, weights: bool) -> tuple[np.ndarray, tuple[float, float]]:
-        """What the colours map (the values themselves, or each row over its largest) and their span."""
-        if weights and self._colour_scale == "row":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                row_max = np.nanmax(np.where(np.isfinite(display), display, np.nan), axis=1, keepdims=True)
-            return display / np.where(row_max > 0, row_max, 1.0), (0.0, 1.0)
-        if weights and self._colour_scale == "fixed":
-            return display, (0.0, 1.0)
-        return display, value_span(display)
 
     def _label_colour_bar(self, weights: bool) -> None:
         ticks = [[(0.0, "0"), (1.0 - 1e-9, "row max")]] if weights and self._colour_scale == "row" else None

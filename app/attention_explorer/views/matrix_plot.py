@@ -16,6 +16,7 @@ shows weights, scores, differences, rectangular cross-attention and positional e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,7 +24,9 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING
+from ..engine.row_matrix import RowMatrix
 from . import theme
+from .cell_colours import MatrixColours, hidden_cells, value_span
 from .cell_image import CellImage
 from .colour_bar import ColourBar
 from .hatch import MaskHatchItem
@@ -37,6 +40,7 @@ from .token_axis import TokenAxis
 MIN_CELL_PX_FOR_VALUES = (30.0, 16.0)  # write values in cells at least this wide and high ...
 VALUE_PADDING_PX = 4.0                  # ... and wider than the widest value by this much
 MAX_WRITTEN_CELLS = 40 * 40             # larger matrices are never written: unreadable, and slow to lay out
+REGION_CELLS = 1 << 20                  # larger matrices are coloured only where in view (cell_colours.py)
 COLOUR_BAR_TEXT_PX = 64                 # one width for every span, so the plot's size holds
 TITLE_SLACK_PX = 8                      # the title label's own margins
 
@@ -55,7 +59,10 @@ class MatrixPlot(QtWidgets.QWidget):
                  cell_tips: bool = True):
         super().__init__(parent)
         self._shown: np.ndarray | None = None
-        self._masked = np.zeros((0, 0), dtype=bool)
+        self._mask: np.ndarray | None = None
+        self._masked: np.ndarray | None = np.zeros((0, 0), dtype=bool)  # None: a large matrix (cell_colours.py)
+        self._source: MatrixColours | None = None
+        self._region_key: tuple | None = None
         self._written: dict[tuple[int, int], str] = {}
         self._widest_value = QtCore.QSizeF()
         self._value_format, self._masked_text = "{:.2f}", ""
@@ -115,6 +122,7 @@ class MatrixPlot(QtWidgets.QWidget):
         layout.addWidget(self.message, 1)
         self.view.sigResized.connect(self._on_resized)
         self.view.sigRangeChanged.connect(lambda *_: self._update_value_visibility())
+        self.view.sigRangeChanged.connect(self._draw_region)
         if cell_tips:
             self.cell_hovered.connect(self._show_cell_tip)
 
@@ -137,7 +145,13 @@ class MatrixPlot(QtWidgets.QWidget):
         return tuple(float(x) for x in self.colorbar.levels())
 
     def masked_cells(self) -> np.ndarray:
-        return self._masked.copy()
+        return hidden_cells(self._shown, self._mask) if self._masked is None else self._masked.copy()
+
+    def is_masked(self, row: int, col: int) -> bool:
+        """Whether cell (row, col) is drawn as masked."""
+        if self._masked is not None:
+            return bool(self._masked[row, col])
+        return not math.isfinite(self._shown[row, col]) or (self._mask is not None and bool(self._mask[row, col]))
 
     def written_text(self, row: int, col: int) -> str:
         """What is written in a cell when the values fit: its value, or the masked cells' word."""
@@ -169,20 +183,29 @@ class MatrixPlot(QtWidgets.QWidget):
     # --- drawing --------------------------------------------------------------------------------
     def show_matrix(self, matrix: np.ndarray, row_labels: Sequence[str], column_labels: Sequence[str], *,
                     title: str = "", mask: np.ndarray | None = None, levels: tuple[float, float] | None = None,
-                    colours: np.ndarray | None = None, colormap: str | None = None, masked_text: str = "",
-                    value_format: str = "{:.2f}", axis_titles: tuple[str, str] | None = None) -> None:
+                    colours: np.ndarray | None = None, by_row: bool = False, colormap: str | None = None,
+                    masked_text: str = "", value_format: str = "{:.2f}",
+                    axis_titles: tuple[str, str] | None = None) -> None:
         """Draw `matrix` (rows × columns). Cells that are not finite, or True in `mask`, are masked:
         uncoloured, hatched, and carrying `masked_text`. The colours map `colours` when given (the
-        same shape, e.g. each row over its largest, NaN where uncoloured) and the values otherwise;
-        `levels` fixes their scale (e.g. (0, 1) for weights, or one scale shared by heatmaps set side
-        by side), by default the span of the finite values. `axis_titles` (rows, columns) are kept
-        when None."""
-        matrix = np.asarray(matrix, dtype=np.float64)
-        masked = hidden_cells(matrix, mask)
-        if colours is None:
-            colours = np.where(masked, np.nan, matrix)
+        same shape, e.g. a difference, NaN where uncoloured), else the values, each row over its largest
+        with `by_row`; `levels` fixes their scale (e.g. (0, 1) for weights, or one scale shared by
+        heatmaps set side by side), by default the span of the finite values. `axis_titles` (rows,
+        columns) are kept when None. A matrix of more than REGION_CELLS cells is kept as it was given
+        and coloured only where it is in view (cell_colours.py)."""
+        if not isinstance(matrix, RowMatrix):  # one made by the rows drawn stays so (engine/row_matrix.py)
+            matrix = np.asarray(matrix)
+        if not np.issubdtype(matrix.dtype, np.floating):
+            matrix = matrix.astype(np.float64)
+        region = colours is None and matrix.size > REGION_CELLS
+        self._source = MatrixColours(matrix, mask, by_row) if colours is None else None
+        if not region:
+            masked = hidden_cells(matrix, mask)
+            colours = self._source.whole() if colours is None else np.where(masked, np.nan, colours)
+        levels = tuple(levels) if levels is not None else (self._source.span() if region else value_span(colours))
         reshaped = self._shown is None or self._shown.shape != matrix.shape
-        self._shown, self._masked = matrix, masked
+        self._shown, self._mask = matrix, mask
+        self._masked = None if region else masked
         self._value_format, self._masked_text = value_format, masked_text
         self.message.hide()
         self.graphics.show()
@@ -192,12 +215,17 @@ class MatrixPlot(QtWidgets.QWidget):
         if colormap is not None and colormap != self._colormap:
             self._colormap = colormap
             self.colorbar.setColorMap(pg.colormap.get(colormap))
-        levels = tuple(levels) if levels is not None else value_span(colours)
-        self.image.setImage(colours, autoLevels=False)
+        self.image.matrix_shape = matrix.shape
+        self._region_key = None
+        if region:
+            self._draw_region()
+        else:
+            self._place_image(0, 0, 1)
+            self.image.setImage(colours, autoLevels=False)
         if tuple(self.colorbar.levels()) != levels:  # new levels redraw the colour bar and its axis
             self.colorbar.setLevels(levels)
         self.hatch.color = theme.muted()
-        self.hatch.set_mask(masked if masked.any() else None)
+        self.hatch.set_mask(self._hatched(matrix, mask) if region else (masked if masked.any() else None))
         self.left_axis.set_tokens(row_labels)
         self.top_axis.set_tokens(column_labels)
         if axis_titles is not None:
@@ -205,11 +233,53 @@ class MatrixPlot(QtWidgets.QWidget):
         if title != self._title:
             self._title = title
             self._fit_title()
-        self._write_values(matrix, colours, masked, masked_text, value_format)
+        if region:
+            self._write_values(None, None, None, "", value_format)
+        else:
+            self._write_values(matrix, colours, masked, masked_text, value_format)
         self.set_outlined([])
         if reshaped:
             self._on_resized(force=True)
         self._show_focus()
+
+    @staticmethod
+    def _hatched(matrix: np.ndarray, mask: np.ndarray | None) -> np.ndarray | None:
+        """What a large matrix's hatching covers: its mask itself (the same object from one matrix to the
+        next, so the hatch keeps its runs) unless some cell outside it is not finite too. The engine's
+        matrices made by rows (a real model's scores) are finite outside their mask, and are not read
+        through for it."""
+        if isinstance(matrix, RowMatrix):
+            return mask
+        extra = any((~np.isfinite(matrix[start:start + 512]) & (True if mask is None else ~mask[start:start + 512]))
+                    .any() for start in range(0, matrix.shape[0], 512))
+        return hidden_cells(matrix, mask) if extra else mask
+
+    def _place_image(self, row: int, col: int, step: int) -> None:
+        """Put the image's pixel (0, 0) on cell (row, col), each pixel `step` cells a side."""
+        transform = QtGui.QTransform().translate(col - 0.5, row - 0.5).scale(step, step)
+        if self.image.transform() != transform:
+            self.image.setTransform(transform)
+
+    def _draw_region(self, *_) -> None:
+        """A large matrix: colour only the cells in view, pooled to about one pixel a block of cells."""
+        if self._shown is None or self._masked is not None:
+            return
+        n_rows, n_cols = self._shown.shape
+        (x0, x1), (y0, y1) = self.view.viewRange()
+        width, height = max(1.0, self.view.width()), max(1.0, self.view.height())
+        ratio = self.graphics.devicePixelRatioF()
+        step = max(1, int(min((x1 - x0) / (width * ratio), (y1 - y0) / (height * ratio))))
+        r0 = max(0, math.floor(y0 + 0.5)) // step * step
+        c0 = max(0, math.floor(x0 + 0.5)) // step * step
+        r1, c1 = min(n_rows, math.ceil(y1 + 0.5)), min(n_cols, math.ceil(x1 + 0.5))
+        if r1 <= r0 or c1 <= c0:
+            r0, r1, c0, c1 = 0, 1, 0, 1
+        key = (id(self._source), r0, r1, c0, c1, step)
+        if key == self._region_key:
+            return
+        self._region_key = key
+        self._place_image(r0, c0, step)
+        self.image.setImage(self._source.pooled((r0, r1), (c0, c1), step), autoLevels=False)
 
     def _set_axis_titles(self, titles: tuple[str, str]) -> None:
         for side, text in zip(("left", "top"), titles, strict=True):
@@ -224,7 +294,7 @@ class MatrixPlot(QtWidgets.QWidget):
         cells' word in the text colour on a plain patch, so the hatching does not cross it."""
         self._written = {}
         values, masked_labels = [], []
-        if matrix.size <= MAX_WRITTEN_CELLS:
+        if matrix is not None and matrix.size <= MAX_WRITTEN_CELLS:
             low, high = self.colorbar.levels()
             fraction = np.clip((np.nan_to_num(colours, nan=low) - low) / ((high - low) or 1.0), 0.0, 1.0)
             mapped = pg.colormap.get(self._colormap).map(fraction.ravel(), mode="float")
@@ -259,13 +329,14 @@ class MatrixPlot(QtWidgets.QWidget):
         fits = (width >= max(MIN_CELL_PX_FOR_VALUES[0], self._widest_value.width() + VALUE_PADDING_PX)
                 and height >= max(MIN_CELL_PX_FOR_VALUES[1], self._widest_value.height()))
         self.values.setVisible(fits)
-        self.masked_values.setVisible(fits and self._masked_text != "" and bool(self._masked.any()))
+        self.masked_values.setVisible(fits and self._masked_text != "" and self._masked is not None
+                                      and bool(self._masked.any()))
 
     def cell_tip(self, row: int, col: int) -> str:
         """A cell's row and column labels and its value, in full: the words a small cell has no room for."""
         if self._shown is None:
             return ""
-        if self._masked[row, col]:
+        if self.is_masked(row, col):
             value = f"masked, {self._masked_text}" if self._masked_text else "masked"
         else:
             value = formatted(self._value_format, self._shown[row, col])
@@ -362,6 +433,7 @@ class MatrixPlot(QtWidgets.QWidget):
         row, col = self._focus
         self.frame.update(self._shown.shape if self._shown is not None else (0, 0),
                           row if row is not None else col, force)
+        self._draw_region()
         self._update_value_visibility()
         self.framed.emit(self.frame.zoomable)
 
@@ -392,23 +464,6 @@ def formatted(value_format: str, value: float) -> str:
     difference of −0.0004 read "−0.00", as though something had changed."""
     text = value_format.format(value)
     return value_format.format(0.0).lstrip("+") if float(text) == 0 else text
-
-
-def hidden_cells(matrix: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-    """The cells drawn as masked: not finite (a −∞ score), or True in `mask` (a forbidden pair's 0)."""
-    masked = ~np.isfinite(matrix)
-    if mask is not None:
-        masked |= np.asarray(mask, dtype=bool)
-    return masked
-
-
-def value_span(values: np.ndarray) -> tuple[float, float]:
-    """The range of the finite values, widened when they are all equal (a colour bar needs a span)."""
-    finite = values[np.isfinite(values)]
-    if not finite.size:
-        return 0.0, 1.0
-    low, high = float(finite.min()), float(finite.max())
-    return (low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high)
 
 
 def symmetric_levels(*matrices: np.ndarray) -> tuple[float, float]:

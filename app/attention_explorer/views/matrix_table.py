@@ -4,11 +4,14 @@ count (the animation), and the cells a hovered result came from outlined.
 A QTableView over a QAbstractTableModel (headers, hit-testing, hover signals), whose viewport paints
 its cells in one pass instead of one delegate call per cell: a step's tables hold hundreds of cells,
 and calling into Python per cell costs more than drawing it. The animation repaints only the cell
-it just filled and the cells whose outline changed.
+it just filled and the cells whose outline changed. A cell's text and colour are made when it is
+first drawn: a real model's 8,192-token weights are 67 million cells, of which a screen shows a few
+hundred (formatting every cell of two 512 × 512 tables took 400 ms an action).
 """
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -23,6 +26,8 @@ Mark = tuple[int | None, int | None]  # a row (col None), a column (row None) or
 CELL_PADDING = 8   # a step's three tables side by side fit a 1400-pixel window
 ROW_PADDING = 4    # ... and, with the W_O step's eight rows, its two-fifths of a 900-pixel-high one
 SHADES = 256  # colours per colour map: finer steps than the eye tells apart in a table cell
+MEASURED_CELLS = 64 * 64  # up to this many cells a column is as wide as its widest text; beyond, every
+                          # column as the widest the table's numbers can write, not measured one by one
 
 
 def _grid_color() -> QtGui.QColor:
@@ -40,34 +45,52 @@ def _shades(colormap: str) -> tuple[list[QtGui.QColor], list[QtGui.QColor]]:
     return fills, [theme.readable_text_on(c) for c in fills]
 
 
-def value_levels(values: np.ndarray, key: str) -> tuple[float, float]:
-    """The range the colour map spans: 0–1 for weights (comparable across rows), else the finite span."""
+def value_levels(values: np.ndarray, key: str, found: tuple[float, float, bool] | None = None
+                 ) -> tuple[float, float]:
+    """The range the colour map spans: 0–1 for weights (comparable across rows), else the finite span
+    (`found`: finite_range of the values, when it is known already)."""
     if key == "weights":
         return 0.0, 1.0
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
+    low, high, _infinite = found or finite_range(values)
+    if low > high:
         return -0.5, 0.5
-    low, high = float(finite.min()), float(finite.max())
     return (low - 0.5, high + 0.5) if high - low < 1e-12 else (low, high)
 
 
+def finite_range(values: np.ndarray) -> tuple[float, float, bool]:
+    """The smallest and largest finite value (inf, −inf when none) and whether any is infinite: a
+    block of rows at a time, so a large table is never copied."""
+    low, high, infinite = np.inf, -np.inf, False
+    band = max(1, (1 << 22) // max(values.shape[1], 1))
+    for start in range(0, values.shape[0], band):
+        block = values[start:start + band]
+        finite = np.isfinite(block)
+        low = min(low, float(block.min(where=finite, initial=np.inf)))
+        high = max(high, float(block.max(where=finite, initial=-np.inf)))
+        infinite = infinite or bool(np.isinf(block).any())
+    return low, high, infinite
 
-def _formatted(values: np.ndarray) -> list[list[str]]:
-    """Every cell's text, each distinct value formatted once: a sentence's tables repeat their
-    numbers (embeddings, zeros, masked −∞), and a 128-word edit formatted 2,000 cells one by one.
-    (A dict, not np.unique, which would import numpy.ma, 16 ms, at start.)"""
-    known: dict[float, str] = {}
-    return [[known[x] if x in known else known.setdefault(x, fmt(x)) for x in row] for row in values.tolist()]
+
+
+def widest_text(found: tuple[float, float, bool]) -> str:
+    """A text at least as wide as any cell of values of finite_range `found` writes: the widest number
+    its sign and digits allow ("−88.88" for values from −12.5 to 3), found without formatting a cell."""
+    low, high, _infinite = found
+    if low > high:
+        return "−∞"
+    big = max(abs(low), abs(high))
+    return ("−" if low < 0 else "") + "8" * len(str(int(big))) + ".88"
 
 
 class MatrixModel(QtCore.QAbstractTableModel):
-    """Texts and colours are prepared once per matrix, so painting a cell is two look-ups."""
+    """Texts and colours are made when a cell is drawn, each distinct value formatted once."""
 
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)
         self.table: StepTable | None = None
-        self._texts: list[list[str]] = []
-        self._shade: list[list[int]] = []  # index into the colour map's shades, −1 for −∞
+        self._texts: dict[float, str] = {}
+        self._levels = (0.0, 1.0)
+        self.found: tuple[float, float, bool] | None = None  # finite_range of a large table's values
         self._fills: list[QtGui.QColor] = []
         self._inks: list[QtGui.QColor] = []
         self._masked_fill = QtGui.QColor()
@@ -84,7 +107,8 @@ class MatrixModel(QtCore.QAbstractTableModel):
         return (old is not None and self._colours == (colormap, by_row, theme.muted().rgba())
                 and self._filled == old.values.size and not self._marks
                 and (old.key, old.title, old.rows, old.cols) == (table.key, table.title, table.rows, table.cols)
-                and np.array_equal(old.values, table.values))
+                and (old.values is table.values or (table.values.size <= MEASURED_CELLS
+                                                    and np.array_equal(old.values, table.values))))
 
     def set_table(self, table: StepTable, colormap: str, by_row: bool = False) -> None:
         """Show `table`, complete. A matrix of the same shape (the usual case while typing) only
@@ -94,32 +118,42 @@ class MatrixModel(QtCore.QAbstractTableModel):
             self.beginResetModel()
         self.table, self._by_row, self._marks = table, by_row, ()
         self._colours = (colormap, by_row, theme.muted().rgba())
-        values = table.values
-        low, high = value_levels(values, table.key)
-        finite = np.isfinite(values)
-        scaled = np.clip((np.where(finite, values, low) - low) / (high - low), 0.0, 1.0)
-        self._shade = np.where(finite, np.rint(scaled * (SHADES - 1)), -1).astype(int).tolist()
+        if table.key == "weights":  # softmax's own: between 0 and 1, nothing to look through
+            self.found = (0.0, 1.0, False)
+        else:
+            self.found = finite_range(table.values)
+        self._levels = value_levels(table.values, table.key, self.found)
         self._fills, self._inks = _shades(colormap)
         self._masked_fill = QtGui.QColor(theme.muted())
         self._masked_fill.setAlphaF(0.18)
-        self._texts = _formatted(values)
-        self._filled = values.size
+        self._texts = {}
+        self._filled = table.values.size
         if not same_shape:
             self.endResetModel()
             return
-        rows, cols = values.shape
+        rows, cols = table.values.shape
         self.dataChanged.emit(self.index(0, 0), self.index(rows - 1, cols - 1))
         self.headerDataChanged.emit(QtCore.Qt.Orientation.Horizontal, 0, cols - 1)
         self.headerDataChanged.emit(QtCore.Qt.Orientation.Vertical, 0, rows - 1)
+
+    def text(self, row: int, col: int) -> str:
+        """A cell's text, as it is (or will be) shown, filled or not."""
+        value = float(self.table.values[row, col])
+        text = self._texts.get(value)
+        if text is None:
+            text = self._texts[value] = fmt(value)
+        return text
 
     def look(self, row: int, col: int) -> tuple[str, QtGui.QColor, QtGui.QColor] | None:
         """(text, fill, ink) of a filled cell, None for one not filled in yet: what the delegate paints."""
         if not self.is_filled(row, col):
             return None
-        shade = self._shade[row][col]
-        if shade < 0:
-            return self._texts[row][col], self._masked_fill, theme.foreground()
-        return self._texts[row][col], self._fills[shade], self._inks[shade]
+        value = float(self.table.values[row, col])
+        if not math.isfinite(value):
+            return self.text(row, col), self._masked_fill, theme.foreground()
+        low, high = self._levels
+        shade = round(min(max((value - low) / (high - low), 0.0), 1.0) * (SHADES - 1))
+        return self.text(row, col), self._fills[shade], self._inks[shade]
 
     def unit_count(self) -> int:
         """Animation units of this matrix: its cells, or its rows when it fills by row."""
@@ -149,10 +183,6 @@ class MatrixModel(QtCore.QAbstractTableModel):
         if self.table is None or self._filled == 0:
             return None
         return divmod(self._filled - 1, self.table.values.shape[1])
-
-    def texts(self) -> list[list[str]]:
-        """Every cell's text as it is (or will be) shown, filled or not."""
-        return self._texts
 
     def is_filled(self, row: int, col: int) -> bool:
         return self.table is not None and row * self.table.values.shape[1] + col < self._filled
@@ -260,21 +290,26 @@ class MatrixTable(QtWidgets.QTableView):
 
     def paintEvent(self, event: QtGui.QPaintEvent) -> None:  # noqa: N802 - Qt API
         """The cells in the damaged area: colour and text (blank until filled in); then the grid and
-        the outer edges of the marked cells (the inputs a hovered result used)."""
+        the outer edges of the marked cells (the inputs a hovered result used). Only the rows and
+        columns the damaged area crosses are looked at, however large the table."""
         model = self.matrix_model
         if model.table is None:
             return
         rows, cols = model.table.values.shape
-        xs = [self.columnViewportPosition(c) for c in range(cols)]
-        xs.append(xs[-1] + self.columnWidth(cols - 1))
-        height = self.rowHeight(0)
-        ys = [self.rowViewportPosition(r) for r in range(rows)] + [self.rowViewportPosition(rows - 1) + height]
         damaged = event.rect()
+        height = self.rowHeight(0)
+        top = self.rowViewportPosition(0)
+        first_row = max(0, (damaged.top() - top) // height)
+        last_row = min(rows - 1, (damaged.bottom() - top) // height)
+        first_col, last_col = self._column_at(damaged.left(), 0), self._column_at(damaged.right(), cols - 1)
+        if first_row > last_row or first_col > last_col:
+            return
+        columns = range(first_col, last_col + 1)
+        xs = {c: self.columnViewportPosition(c) for c in range(first_col, last_col + 1)}
+        xs[last_col + 1] = xs[last_col] + self.columnWidth(last_col)
+        ys = {r: top + r * height for r in range(first_row, last_row + 2)}
         painter = QtGui.QPainter(self.viewport())
         center = QtCore.Qt.AlignmentFlag.AlignCenter
-        first_row = max(0, (damaged.top() - ys[0]) // height)
-        last_row = min(rows - 1, (damaged.bottom() - ys[0]) // height)
-        columns = [c for c in range(cols) if xs[c + 1] > damaged.left() and xs[c] <= damaged.right()]
         ink = None
         for row in range(first_row, last_row + 1):
             for col in columns:
@@ -288,14 +323,22 @@ class MatrixTable(QtWidgets.QTableView):
                     painter.setPen(ink)
                 painter.drawText(rect, center, look[0])
         painter.setPen(_grid_color())
-        painter.drawLines([QtCore.QLine(x - 1, ys[0], x - 1, ys[-1] - 1) for x in xs[1:]]
-                          + [QtCore.QLine(xs[0], y - 1, xs[-1] - 1, y - 1) for y in ys[1:]])  # opaque: blending is slow
+        left, right, upper, lower = xs[first_col], xs[last_col + 1], ys[first_row], ys[last_row + 1]
+        painter.drawLines([QtCore.QLine(xs[c] - 1, upper, xs[c] - 1, lower - 1) for c in range(first_col + 1,
+                                                                                              last_col + 2)]
+                          + [QtCore.QLine(left, ys[r] - 1, right - 1, ys[r] - 1) for r in range(first_row + 1,
+                                                                                               last_row + 2)])
         if model.marks():
-            self._paint_marks(painter, xs, ys)
-        self._paint_focus(painter, xs, ys)
+            self._paint_marks(painter, xs, ys, columns, range(first_row, last_row + 1))
+        self._paint_focus(painter, rows, cols, height, top)
         painter.end()
 
-    def _paint_focus(self, painter: QtGui.QPainter, xs: list[int], ys: list[int]) -> None:
+    def _column_at(self, x: int, outside: int) -> int:
+        """The column under viewport x, or `outside` when x is past the table's edge."""
+        col = self.columnAt(x)
+        return outside if col < 0 else col
+
+    def _paint_focus(self, painter: QtGui.QPainter, rows: int, cols: int, height: int, top: int) -> None:
         row, col = self._focus
         if row is None and col is None:
             return
@@ -303,20 +346,27 @@ class MatrixTable(QtWidgets.QTableView):
         pen.setJoinStyle(QtCore.Qt.PenJoinStyle.MiterJoin)
         painter.setPen(pen)
         painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
-        if row is not None and row < len(ys) - 1:
-            end = min(row + self._focus_span, len(ys) - 1)
-            painter.drawRect(QtCore.QRectF(xs[0] + 1, ys[row] + 1, xs[-1] - xs[0] - 3, ys[end] - ys[row] - 3))
-        if col is not None and col < len(xs) - 1:
-            end = min(col + self._focus_span, len(xs) - 1)
-            painter.drawRect(QtCore.QRectF(xs[col] + 1, ys[0] + 1, xs[end] - xs[col] - 3, ys[-1] - ys[0] - 3))
+        left = self.columnViewportPosition(0)
+        right = self.columnViewportPosition(cols - 1) + self.columnWidth(cols - 1)
+        bottom = top + rows * height
+        if row is not None and row < rows:
+            end = min(row + self._focus_span, rows)
+            y = top + row * height
+            painter.drawRect(QtCore.QRectF(left + 1, y + 1, right - left - 3, (end - row) * height - 3))
+        if col is not None and col < cols:
+            end = min(col + self._focus_span, cols)
+            x0 = self.columnViewportPosition(col)
+            x1 = self.columnViewportPosition(end - 1) + self.columnWidth(end - 1)
+            painter.drawRect(QtCore.QRectF(x0 + 1, top + 1, x1 - x0 - 3, bottom - top - 3))
 
-    def _paint_marks(self, painter: QtGui.QPainter, xs: list[int], ys: list[int]) -> None:
+    def _paint_marks(self, painter: QtGui.QPainter, xs: dict[int, int], ys: dict[int, int], columns: range,
+                     rows: range) -> None:
         model = self.matrix_model
         pen = QtGui.QPen(theme.highlight(), 3)
         pen.setJoinStyle(QtCore.Qt.PenJoinStyle.MiterJoin)
         painter.setPen(pen)
-        for row in range(len(ys) - 1):
-            for col in range(len(xs) - 1):
+        for row in rows:
+            for col in columns:
                 if not model.is_marked(row, col):
                     continue
                 inner = QtCore.QRectF(xs[col] + 1.5, ys[row] + 1.5, xs[col + 1] - xs[col] - 2.5,
@@ -335,18 +385,26 @@ class MatrixTable(QtWidgets.QTableView):
         had only grown while the labels stayed kept the width of numbers long gone."""
         metrics = QtGui.QFontMetrics(self.font())
         header_metrics = QtGui.QFontMetrics(self.horizontalHeader().font())
-        texts = self.matrix_model.texts()
+        rows, cols = table.values.shape
+        if rows * cols <= MEASURED_CELLS:
+            texts = [[self.matrix_model.text(r, c) for r in range(rows)] for c in range(cols)]
+            candidates = [sorted(column, key=len)[-3:] for column in texts]  # widths follow lengths closely
+        else:  # every column as wide as the widest number the table can write
+            candidates = [[widest_text(self.matrix_model.found)]] * cols
         changed = False
+        advances: dict[str, int] = {}
         for col, label in enumerate(table.cols):
-            longest = sorted((row[col] for row in texts), key=len)[-3:]  # widths follow lengths closely
-            widest = max([header_metrics.horizontalAdvance(label)] + [metrics.horizontalAdvance(t) for t in longest])
+            for text in candidates[col]:
+                if text not in advances:
+                    advances[text] = metrics.horizontalAdvance(text)
+            widest = max([header_metrics.horizontalAdvance(label)] + [advances[t] for t in candidates[col]])
             if self.columnWidth(col) != widest + CELL_PADDING:
                 self.setColumnWidth(col, widest + CELL_PADDING)
                 changed = True
         row_height = metrics.height() + ROW_PADDING
         vertical = self.verticalHeader()
         vertical.setDefaultSectionSize(row_height)
-        if len(self._label_px) > 4096:
+        if len(self._label_px) > 4 * 8192:
             self._label_px.clear()
         for label in table.rows:
             if label not in self._label_px:

@@ -1,11 +1,14 @@
 """The model view: every layer (rows) and head (columns) of a real model as a small heatmap.
 
-Each cell is one QImage made from its weights with the current colour map and drawn scaled, not a
-plot: 30 layers × 9 heads of a decoder are 270 pictures, which pyqtgraph plots would take seconds to
-build. Every cell is coloured from 0 to its own largest weight (a sink would leave the rest black on
-0–1). The focused word is outlined in every cell — its row when it looks, its column when it is looked
-at. Click a cell to open that layer and head in the main views; right-click (or Ctrl+click) switches
-the head off and on. Cells follow the reading chosen in the real-model bar (words, hidden specials).
+Each cell is one QImage made from its head's thumbnail (at most 128 pixels a side, pooled by the
+forward as it went: engine/pretrained/thumbnails.py) with the current colour map and drawn scaled,
+not a plot: 30 layers × 9 heads of a decoder are 270 pictures, which pyqtgraph plots would take
+seconds to build. Every cell is coloured from 0 to its own largest weight (a sink would leave the rest
+black on 0–1). The focused word is outlined in every cell — its row when it looks, its column when it
+is looked at. Click a cell to open that layer and head in the main views; right-click (or Ctrl+click)
+switches the head off and on. Cells follow the reading chosen in the real-model bar (words, hidden
+specials; see pretrained_cells). A change remakes only the pictures whose thumbnails changed: a
+head switched off in layer 20 remakes layers 20 to 30, a hover or the rollout none.
 """
 
 from __future__ import annotations
@@ -15,28 +18,14 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING, Controller
-from ..pretrained_display import shown_weights
+from ..engine.pretrained.thumbnails import thumb_step
+from ..pretrained_cells import Cells, cell_weight, model_cells
 from . import theme
 
 HEADER_PX = 22          # room for the head numbers above and the layer numbers on the left
 TITLE_PX = 20           # the line above saying which model, text and reading (exports carry it)
 GAP_PX = 4
 MIN_CELL_PX, MAX_CELL_PX = 20, 120
-THUMB_PX = 128          # the most pixels a thumbnail has a side: longer texts are pooled into blocks
-
-
-def pooled(weights: np.ndarray) -> np.ndarray:
-    """Every cell at most THUMB_PX a side: past that, each block of tokens keeps its strongest weight
-    (a 500-token cell is drawn 40 pixels wide). Done on all cells at once, one axis at a time."""
-    n = weights.shape[-1]
-    step = -(-n // THUMB_PX)
-    if step == 1:
-        return weights
-    m = -(-n // step)
-    padded = np.zeros((*weights.shape[:-2], m * step, m * step), dtype=weights.dtype)
-    padded[..., :n, :n] = weights
-    rows = padded.reshape(*weights.shape[:-2], m, step, m * step).max(axis=-2)
-    return rows.reshape(*weights.shape[:-2], m, m, step).max(axis=-1)
 
 
 def weights_image(weights: np.ndarray, colors: list[int]) -> QtGui.QImage:
@@ -103,8 +92,9 @@ class QtModelView(QtWidgets.QWidget):
         self.controller = controller
         self.cell_px = 64
         self.images: dict[tuple[int, int], QtGui.QImage] = {}
-        self.weights = np.zeros((0, 0, 0, 0))
+        self.cells: Cells | None = None
         self.labels: list[str] = []
+        self._painted: tuple | None = None  # (thumbnails, colour map) the images were made from
         self._readout_spot: tuple[int, int, int, int] | None = None  # under the mouse: (layer, head, row, col)
         self.grid = _Grid(self)
         self.scroll = QtWidgets.QScrollArea()
@@ -123,6 +113,7 @@ class QtModelView(QtWidgets.QWidget):
         for signal in (controller.pretrained_trace_changed, controller.real_view_changed,
                        controller.colormap_changed, controller.real_model_changed):
             signal.connect(self.rebuild)
+        controller.trace_changed.connect(self._on_trace_changed)
         for signal in (controller.focus_changed, controller.layer_changed, controller.head_changed,
                        controller.ablation_changed):
             signal.connect(self.grid.update)
@@ -134,27 +125,48 @@ class QtModelView(QtWidgets.QWidget):
         return (model.n_layers, model.n_heads) if model is not None else (0, 0)
 
     def rebuild(self, *_):
-        """New pictures for every cell: after a forward, a new reading or colour map."""
+        """The pictures of the cells whose thumbnails changed (all of them for a new colour map or
+        reading): after a forward, a new reading or colour map."""
         ptrace = self.controller.pretrained_trace
-        self.images.clear()
-        self.labels = []
         if ptrace is None:
-            self.weights = np.zeros((0, 0, 0, 0))  # a closed model's weights are not kept
+            self.images.clear()
+            self.cells, self.labels, self._painted = None, [], None  # a closed model's thumbnails are not kept
             self.caption.setText("Open a real model (the model list, or File ▸ Open) to see all its layers "
                                  "and heads here." if not self.controller.is_real else "Running the model…")
         else:
-            self.weights, self.labels = shown_weights(ptrace, self.controller.real_view)
-            colors, thumbs = color_table(self.controller.colormap), pooled(self.weights)
-            for (layer, head) in np.ndindex(*self.weights.shape[:2]):
-                self.images[(layer, head)] = weights_image(thumbs[layer, head], colors)
+            self.cells = model_cells(ptrace, self.controller.real_view)
+            self.labels = self.cells.labels
+            self._make_images(self.cells.thumbnails, self.controller.colormap)
             model = self.controller.real_model
             self.caption.setText(
                 f"{model.name}: {model.n_layers} layers × {model.n_heads} heads, each coloured from 0 to its "
                 f"largest weight. Hover to follow a word (Shift: the word looked at); click a cell to open it; "
-                f"right-click to switch the head off or on.")
+                f"right-click to switch the head off or on." + (f" {self.cells.note}" if self.cells.note else ""))
         self._fit_cells()
         self.show_readout(self._readout_spot)
         self.grid.update()
+
+    def _make_images(self, thumbnails: np.ndarray, colormap: str) -> None:
+        """One picture per cell, remade only where its thumbnail or the colour map changed."""
+        old = self._painted
+        same_map = old is not None and old[1] == colormap and old[0].shape == thumbnails.shape
+        if same_map and old[0] is thumbnails:
+            return
+        colors = color_table(colormap)
+        if not same_map:  # another model's grid may have had more cells
+            self.images.clear()
+        for (layer, head) in np.ndindex(*thumbnails.shape[:2]):
+            if same_map and (layer, head) in self.images and np.array_equal(old[0][layer, head],
+                                                                           thumbnails[layer, head]):
+                continue
+            self.images[(layer, head)] = weights_image(thumbnails[layer, head], colors)
+        self._painted = (thumbnails, colormap)
+
+    def _on_trace_changed(self, _trace) -> None:
+        """The main views' tokens changed (a reading the cells do not draw, a new layer): the focus
+        band is drawn in the cells' own tokens, so it is drawn again."""
+        if self.cells is not None and not self.cells.read:
+            self.grid.update()
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt API
         # the scroll area's own viewport, once laid out: this widget's resize comes before it, when
@@ -187,10 +199,11 @@ class QtModelView(QtWidgets.QWidget):
         if c.real_model is None or not self.labels:
             return ""
         view = c.real_view
+        read = self.cells is not None and self.cells.read  # else the cells show every token's own weights
         hidden = [name for on, name in ((view.hide_specials, "specials hidden"),
-                                        (view.hide_first, "first token hidden")) if on]
+                                        (view.hide_first, "first token hidden")) if on and read]
         off = [f"{len(c.ablated)} head{'s' if len(c.ablated) != 1 else ''} off"] if c.ablated else []
-        unit = "words" if view.merge_words else "tokens"
+        unit = "words" if view.merge_words and read else "tokens"
         text = ", ".join([f"{c.real_model.name}: {len(self.labels)} {unit}", *hidden, *off])
         return QtGui.QFontMetrics(self.grid.font()).elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
                                                                 max(self.grid.width() - 8, 40))
@@ -228,7 +241,27 @@ class QtModelView(QtWidgets.QWidget):
             return
         _layer, _head, row, col = spot
         shift = QtWidgets.QApplication.keyboardModifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier
-        self.controller.set_hovered(*((col, LOOKED_AT) if shift else (row, LOOKING)), self)
+        index, role = (col, LOOKED_AT) if shift else (row, LOOKING)
+        self.controller.set_hovered(self._shown_index(index), role, self)
+
+    def _reading(self):
+        """The reading of the main views when the cells do not draw it (their tokens are then the
+        layer's own), else None: the cells and the main views count the same tokens."""
+        trace = self.controller.trace
+        return None if self.cells is None or self.cells.read or trace is None else trace.reading
+
+    def _shown_index(self, index: int) -> int | None:
+        """A cell's row or column as the main views number their tokens (None: hidden there)."""
+        reading = self._reading()
+        return index if reading is None else reading.shown_index(index)
+
+    def _cell_span(self, shown: int) -> tuple[int, int]:
+        """The cells' rows (or columns) that stand for the main views' token `shown`: [first, last)."""
+        reading = self._reading()
+        if reading is None:
+            return shown, shown + 1
+        group = reading.groups[shown]
+        return min(group), max(group) + 1
 
     def readout_spot(self) -> tuple[int, int, int, int] | None:
         return self._readout_spot
@@ -245,8 +278,10 @@ class QtModelView(QtWidgets.QWidget):
             self.readout.setText(" ")
             return
         layer, head, row, col = spot
+        c = self.controller
+        weight = cell_weight(c.pretrained_trace, c.real_view, self.cells, layer, head, row, col)
         self.readout.setText(f"layer {layer + 1}, head {head + 1}: {self.labels[row]} → {self.labels[col]}  "
-                             f"{self.weights[layer, head, row, col]:.3f}")
+                             f"{weight:.3f}")
 
     # --- painting -------------------------------------------------------------------------------
     def paint(self, painter: QtGui.QPainter, background: QtGui.QColor | None) -> None:
@@ -269,7 +304,7 @@ class QtModelView(QtWidgets.QWidget):
         c = self.controller
         for (layer, head), image in self.images.items():
             rect = self.cell_rect(layer, head)
-            shown = len(self.labels) / -(-len(self.labels) // THUMB_PX)  # pixels that cover the tokens
+            shown = len(self.labels) / thumb_step(len(self.labels))  # pixels that cover the tokens
             painter.drawImage(rect, image, QtCore.QRectF(0, 0, shown, shown))
             if (layer, head) in c.ablated:
                 self._paint_off(painter, rect)
@@ -282,7 +317,11 @@ class QtModelView(QtWidgets.QWidget):
     def _paint_focus(self, painter: QtGui.QPainter, n: int) -> None:
         """The focused word's row (looking) or column (looked at) outlined in every cell."""
         focus = self.controller.focus
-        if focus is None or n == 0 or focus >= n:
+        trace = self.controller.trace
+        if focus is None or n == 0 or trace is None or focus >= trace.n:
+            return
+        first, last = self._cell_span(focus)
+        if last > n:
             return
         painter.setPen(QtGui.QPen(theme.highlight(), 1.5))
         painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
@@ -290,9 +329,11 @@ class QtModelView(QtWidgets.QWidget):
             rect = self.cell_rect(layer, head)
             band = rect.height() / n
             if self.controller.focus_role == LOOKED_AT:
-                painter.drawRect(QtCore.QRectF(rect.left() + focus * band, rect.top(), band, rect.height()))
+                painter.drawRect(QtCore.QRectF(rect.left() + first * band, rect.top(), (last - first) * band,
+                                               rect.height()))
             else:
-                painter.drawRect(QtCore.QRectF(rect.left(), rect.top() + focus * band, rect.width(), band))
+                painter.drawRect(QtCore.QRectF(rect.left(), rect.top() + first * band, rect.width(),
+                                               (last - first) * band))
 
     @staticmethod
     def _paint_off(painter: QtGui.QPainter, rect: QtCore.QRectF) -> None:

@@ -19,6 +19,7 @@ from . import theme
 
 GAP_PX = 6.0            # the least space between two labels
 MAX_LABEL_PX = 110.0    # longer words are shortened with "…"; the full word shows on hover
+MEASURED_LABELS = 4 * 8192  # labels whose measures are kept: a long text's every word, and a reading's
 PAD_PX = 6.0            # between the labels and the plot
 FOCUS_PAD_PX = 2.0      # the focused word's box reaches this far beyond its text
 OVERLAP_PX = 0.5        # labels closer than this to overlapping count as apart
@@ -43,6 +44,7 @@ class TokenAxis(pg.AxisItem):
         # label → (shown text, its size, its bold width): a sentence keeps most words from one edit
         # to the next, and measuring 2 × 128 labels again on each edit was most of the heatmap's redraw
         self._measured: dict[str, tuple[str, QtCore.QSizeF, float]] = {}
+        self._metrics: tuple[QtGui.QFontMetricsF, QtGui.QFontMetricsF] | None = None  # plain, bold
         self._focus: int | None = None
         self._hovered: int | None = None
         self._rotated = False
@@ -77,11 +79,13 @@ class TokenAxis(pg.AxisItem):
 
     def _measure(self, label: str) -> tuple[str, QtCore.QSizeF, float]:
         if label not in self._measured:
-            if len(self._measured) > 4096:
+            if len(self._measured) > MEASURED_LABELS:
                 self._measured.clear()
-            shown = QtGui.QFontMetricsF(self._font).elidedText(label, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX)
-            self._measured[label] = (shown, QtGui.QFontMetricsF(self._font).size(0, shown),
-                                     QtGui.QFontMetricsF(self._bold).horizontalAdvance(shown))
+            if self._metrics is None:
+                self._metrics = (QtGui.QFontMetricsF(self._font), QtGui.QFontMetricsF(self._bold))
+            plain, bold = self._metrics
+            shown = plain.elidedText(label, QtCore.Qt.TextElideMode.ElideRight, MAX_LABEL_PX)
+            self._measured[label] = (shown, plain.size(0, shown), bold.horizontalAdvance(shown))
         return self._measured[label]
 
     def focus(self) -> int | None:

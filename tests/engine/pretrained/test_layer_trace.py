@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained import blocks, open_pretrained
+from attention_explorer.engine.pretrained.forward import project, rope_for
 from attention_explorer.engine.pretrained.ops import apply_rope, rope_tables
 from attention_explorer.engine.softmax import softmax
 
@@ -23,7 +24,7 @@ def test_layer_trace_recomputes_the_stored_weights_from_its_own_q_and_k(data, na
         np.testing.assert_allclose(head.q_before_rope if head.q_before_rope is not None else head.q, q, atol=1e-5)
         np.testing.assert_allclose(head.scores, head.q @ head.k.T, atol=1e-5)
         np.testing.assert_allclose(head.scaled, head.scores / math.sqrt(head.d_k), atol=1e-6)
-        np.testing.assert_allclose(softmax(head.masked), trace.weights[1, head.index], atol=1e-5)
+        np.testing.assert_allclose(softmax(head.masked), trace.head_weights(1, head.index), atol=1e-5)
         np.testing.assert_allclose(head.output, head.weights @ head.v, atol=1e-5)
     expected = layer.concat @ layer.w_o + (0 if layer.b_o is None else layer.b_o)
     np.testing.assert_allclose(layer.output, expected, atol=1e-5)
@@ -53,7 +54,7 @@ def test_an_ablated_head_shows_zero_output_in_its_layer(data):
 
 def test_rollout_and_merging_run_on_a_real_trace(data):
     trace = open_pretrained(data / "tiny-bert").run("the robots were reading")
-    rolled = trace.rollout()
+    rolled = trace.rollout_all()
     assert rolled.shape == (2, trace.n, trace.n)
     np.testing.assert_allclose(rolled.sum(axis=-1), 1.0, atol=1e-9)
 
@@ -64,10 +65,54 @@ def test_a_decoder_never_looks_ahead_adding_words_leaves_the_earlier_rows_unchan
     short, long = model.run("the cat sat"), model.run("the cat sat on the mat")
     n = short.n
     assert long.tokens[:n] == short.tokens
-    np.testing.assert_allclose(long.weights[:, :, :n, :n], short.weights, atol=1e-6)
+    np.testing.assert_allclose(long.all_weights()[:, :, :n, :n], short.all_weights(), atol=1e-6)
 
 
 def test_an_encoder_looks_both_ways_adding_words_changes_the_earlier_rows(data):
     model = open_pretrained(data / "tiny-bert")
     short, long = model.run("the cat sat"), model.run("the cat sat on the mat")
-    assert np.abs(long.weights[:, :, 1:3, 1:3] - short.weights[:, :, 1:3, 1:3]).max() > 1e-3
+    assert np.abs(long.all_weights()[:, :, 1:3, 1:3] - short.all_weights()[:, :, 1:3, 1:3]).max() > 1e-3
+
+
+@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama.gguf"])
+def test_a_layer_made_again_is_the_forward_s_own_to_the_bit(data, name):
+    """The forward keeps no weights: its thumbnails (one pixel a weight on a short text) are what it
+    computed, and every way of making a layer again — all heads at once, one head alone, one row —
+    gives exactly those numbers."""
+    model = open_pretrained(data / name)
+    trace = model.run("the cat sat on the mat because it was tired and the dog was not")
+    arch = model.arch
+    for layer in range(model.n_layers):
+        weights = trace.layer_weights(layer)
+        np.testing.assert_array_equal(trace.thumbnails[layer], weights)
+        p = project(arch, model.weights.layers[layer], trace.attention_input(layer), rope_for(arch, trace.n))
+        for head in range(model.n_heads):
+            alone = blocks.head_weights(arch, p.q_scaled(arch.d_head), p.k_t, [head])[0]
+            np.testing.assert_array_equal(alone, weights[head])
+            np.testing.assert_array_equal(model.run(trace.text).weight_row(layer, head, 5), weights[head, 5])
+
+
+def test_scores_scaled_and_masked_agree_to_the_bit_as_the_steps_write_them(data):
+    layer = open_pretrained(data / "tiny-gpt2").run("the cat sat on the mat").layer_trace(1)
+    fresh = open_pretrained(data / "tiny-gpt2").run("the cat sat on the mat").layer_trace(1)
+    head, other = layer.heads[2], fresh.heads[2]
+    assert np.array_equal(head.scaled, head.scores / np.float32(math.sqrt(head.d_k)))   # scaled from scores
+    allowed = ~layer.mask
+    assert np.array_equal(other.masked[allowed], head.scaled[allowed])  # masked made alone, without scaled
+    assert np.isneginf(other.masked[layer.mask]).all()
+
+
+@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama.gguf"])
+def test_a_layer_s_norm_based_attention_is_the_census_reading_of_it(data, name):
+    """The layer's lazy norm matrices (weight × the length of what each token moves, made when read)
+    are Kobayashi et al.'s reading as the census works it out from the whole layer, ablated heads 0."""
+    from attention_explorer.engine.census import pretrained_norm_attention
+
+    trace = open_pretrained(data / name).run("the cat sat on the mat", ablate={(1, 3)})
+    layer = trace.layer_trace(1)
+    reading = pretrained_norm_attention(trace, 1)
+    assert layer.has_matrix("norm")
+    for head in layer.heads:
+        np.testing.assert_allclose(head.moved_norm, reading.moved[head.index], rtol=1e-5)
+        np.testing.assert_allclose(head.norm, reading.per_head[head.index], rtol=1e-5, atol=1e-7)
+    assert not layer.heads[3].norm.any() and layer.heads[0].norm.any()

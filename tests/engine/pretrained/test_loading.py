@@ -23,8 +23,9 @@ def test_bert_folder(data):
     assert trace.tokens == ["[CLS]", "the", "robot", "·s", "were", "read", "·ing", "[SEP]"]
     assert trace.special.tolist() == [True, False, False, False, False, False, False, True]
     assert trace.words == ((0,), (1,), (2, 3), (4,), (5, 6), (7,))
-    assert trace.weights.shape == (2, 4, 8, 8) and trace.weights.dtype == np.float32
-    np.testing.assert_allclose(trace.weights.sum(axis=-1), 1.0, atol=1e-6)
+    weights = trace.all_weights()
+    assert weights.shape == (2, 4, 8, 8) and weights.dtype == np.float32
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-6)
     assert trace.next_tokens == ()
 
 
@@ -39,7 +40,7 @@ def test_gpt2_folder_is_a_causal_decoder_with_next_tokens(data):
     trace = model.run("the cat sat")
     assert trace.tokens[:2] == ["the", "cat"]           # "Ġcat" shown as a word of its own
     upper = np.triu(np.ones((trace.n, trace.n), dtype=bool), k=1)
-    assert np.all(trace.weights[:, :, upper] == 0)
+    assert np.all(trace.all_weights()[:, :, upper] == 0)
     assert len(trace.next_tokens) == 5
     probabilities = [t.probability for t in trace.next_tokens]
     assert probabilities == sorted(probabilities, reverse=True) and 0 < sum(probabilities) <= 1
@@ -52,7 +53,7 @@ def test_gguf_file_and_hf_folder_of_the_same_llama_agree(data):
     a, b = from_gguf.run("the cats were playing 2017"), from_folder.run("the cats were playing 2017")
     assert a.tokens == b.tokens
     assert a.tokens[-4:] == ["2", "0", "1", "7"]          # digits split one by one, as SmolLM2 does
-    np.testing.assert_allclose(a.weights, b.weights, atol=1e-5)
+    np.testing.assert_allclose(a.all_weights(), b.all_weights(), atol=1e-5)
     assert [t.token_id for t in a.next_tokens] == [t.token_id for t in b.next_tokens]
 
 
@@ -73,8 +74,8 @@ def test_bert_keys_with_the_bert_prefix_and_old_norm_names_load_the_same(data, t
     old_names = {k.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"): v
                  for k, v in tensors.items()}  # as older BERT checkpoints name them
     write_safetensors(folder / "model.safetensors", {"bert." + k: np.array(v) for k, v in old_names.items()})
-    np.testing.assert_allclose(open_pretrained(folder).run("the cat").weights,
-                               open_pretrained(data / "tiny-bert").run("the cat").weights, atol=1e-5)
+    np.testing.assert_allclose(open_pretrained(folder).run("the cat").all_weights(),
+                               open_pretrained(data / "tiny-bert").run("the cat").all_weights(), atol=1e-5)
 
 
 def test_progress_is_reported_in_order_and_false_cancels(data):
@@ -224,8 +225,6 @@ def test_every_matrix_a_forward_multiplies_by_is_stored_in_row_order(data, sourc
     # the files store (out, in); the forward multiplies by (in, out), which OpenBLAS does fastest
     # from row order: a transposed view left in place made BERT's projections about a quarter slower
     for layer in open_pretrained(data / source).weights.layers:
-        matrices = {"w_qkv": layer.w_qkv, "w_o": layer.w_o, "w_up": layer.w_up, "w_down": layer.w_down}
-        if layer.w_gate is not None:
-            matrices["w_gate"] = layer.w_gate
+        matrices = {"w_qkv": layer.w_qkv, "w_o": layer.w_o, "w_gate_up": layer.w_gate_up, "w_down": layer.w_down}
         assert all(m.flags.c_contiguous for m in matrices.values()), {
             name: m.flags.c_contiguous for name, m in matrices.items()}

@@ -54,7 +54,7 @@ def test_tiny_models_match_transformers(data, name, folder):
     model = open_pretrained(data / name)
     trace = model.run(TEXT)
     weights, probabilities = reference(data / folder, trace.encoded.ids, model.is_decoder)
-    assert np.abs(trace.weights - weights).max() <= TOLERANCE
+    assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
     if model.is_decoder:
         assert [t.token_id for t in trace.next_tokens] == list(np.argsort(probabilities)[::-1][:5])
         for token in trace.next_tokens:
@@ -66,9 +66,10 @@ def test_switching_a_head_off_changes_later_layers_as_in_transformers(data, name
     model = open_pretrained(data / name)
     trace = model.run(TEXT, ablate={(0, 1)})
     weights, probabilities = reference(data / name, trace.encoded.ids, model.is_decoder, ablate_head=(0, 1))
-    assert np.abs(trace.weights - weights).max() <= TOLERANCE
-    assert np.abs(trace.weights[1] - model.run(TEXT).weights[1]).max() > 1e-3  # the ablation did something
-    np.testing.assert_array_equal(trace.weights[0], model.run(TEXT).weights[0])  # its own layer's weights stay
+    assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
+    plain = model.run(TEXT)
+    assert np.abs(trace.layer_weights(1) - plain.layer_weights(1)).max() > 1e-3  # the ablation did something
+    np.testing.assert_array_equal(trace.layer_weights(0), plain.layer_weights(0))  # its own layer's weights stay
 
 
 def _installed(name):
@@ -84,7 +85,7 @@ def test_minilm_matches_transformers_at_about_120_tokens():
     trace = model.run(" ".join(["the cat sat on the mat because it was tired"] * 12))
     assert trace.n == 122
     weights, _ = reference(path, trace.encoded.ids, decoder=False)
-    assert np.abs(trace.weights - weights).max() <= TOLERANCE
+    assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
 
 
 def test_smollm2_matches_transformers_on_its_dequantised_weights():
@@ -92,7 +93,7 @@ def test_smollm2_matches_transformers_on_its_dequantised_weights():
     model = open_pretrained("SmolLM2-135M (decoder)")
     trace = model.run("The cat sat on the mat because it was tired.")
     weights, probabilities = run_reference(llama_from(model.weights), trace.encoded.ids)
-    assert np.abs(trace.weights - weights).max() <= TOLERANCE
+    assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
     assert [t.token_id for t in trace.next_tokens] == list(np.argsort(probabilities)[::-1][:5])
 
 

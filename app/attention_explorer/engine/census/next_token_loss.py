@@ -3,8 +3,8 @@
 engine.pretrained's forward keeps the logits after the last token only (the window shows the five
 likeliest next tokens). The loss at every position needs the last block's output for every token, so
 this finishes the forward from what the trace keeps: the last layer's stored input, its attention
-weights (with any heads switched off) and the model's own building blocks. Only decoders (pre-norm:
-GPT-2, Llama) have a next-token head.
+output (the layer made again, with any heads switched off) and the model's own building blocks. Only
+decoders (pre-norm: GPT-2, Llama) have a next-token head.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OptionsError
-from ..pretrained.forward import _feed_forward, head_outputs, merge_heads, norm, project, rope_for
+from ..pretrained.forward import _feed_forward, norm
 from ..threads import single_blas_thread
 
 
@@ -23,18 +23,9 @@ def final_stream(model, ptrace) -> np.ndarray:
     if not arch.is_decoder:
         raise OptionsError(f"{model.name} is an encoder: it has no next-token head, so no next-token loss")
     last = arch.n_layers - 1
-    layer, result = weights.layers[last], ptrace.forward_result
-    h, x = result.layer_inputs[last], result.attn_inputs[last]
+    layer = weights.layers[last]
+    h = ptrace.forward_result.layer_inputs[last] + ptrace.layer_trace(last).output
     with single_blas_thread():
-        p = project(arch, layer, x, rope_for(arch, ptrace.n))
-        outputs = head_outputs(arch, np.asarray(ptrace.weights[last]), p.v)
-        for lay, head in ptrace.ablated:
-            if lay == last:
-                outputs[head] = 0
-        attended = merge_heads(outputs) @ layer.w_o
-        if layer.b_o is not None:
-            attended += layer.b_o
-        h = h + attended
         h = h + _feed_forward(arch, layer, norm(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
         return norm(arch, h, weights.final_norm, weights.final_norm_bias)
 

@@ -81,6 +81,19 @@ def moved_by_heads(values: np.ndarray, w_o: np.ndarray | None, group: int = 1) -
     return np.matmul(per_query, w_o)
 
 
+def moved_lengths(values: np.ndarray, w_o_rows: np.ndarray | None) -> np.ndarray:
+    """‖f_h(x_j)‖ for one head h and every token j, (n,): the length of what each token's value vector
+    (n, d_head) becomes through the head's rows of W_O (d_head, d_out), or itself when there is no W_O.
+    Worked out from those rows' Gram matrix, n · d_head² work and no (n, d_out) array: a real model's
+    layer reads it for every head of a long text."""
+    values = np.asarray(values, dtype=np.float64)
+    if w_o_rows is None:
+        return np.linalg.norm(values, axis=1)
+    rows = np.asarray(w_o_rows, dtype=np.float64)
+    squared = np.einsum("nd,nd->n", values @ (rows @ rows.T), values)
+    return np.sqrt(np.maximum(squared, 0.0))
+
+
 def _without(weights: np.ndarray, off: Collection[int]) -> np.ndarray:
     if not off:
         return weights
@@ -92,7 +105,7 @@ def _without(weights: np.ndarray, off: Collection[int]) -> np.ndarray:
 def pretrained_norm_attention(ptrace, layer: int) -> NormAttention:
     """The reading of layer `layer` (0-based) of a real model's forward (a PretrainedTrace)."""
     arch, weights = ptrace.model.arch, ptrace.model.layers[layer]
-    x = ptrace.forward_result.attn_inputs[layer]
+    x = ptrace.attention_input(layer)
     off = {head for lay, head in ptrace.ablated if lay == layer}
     with single_blas_thread():  # as the forward: on busy cores one thread is the faster
         values = x @ weights.w_v  # float32 by float32: BLAS (a float64 × float32 product is NumPy's slow loop)
@@ -100,7 +113,8 @@ def pretrained_norm_attention(ptrace, layer: int) -> NormAttention:
             values += weights.b_v
         n = x.shape[0]
         values = values.reshape(n, arch.n_kv_heads, arch.d_head).transpose(1, 0, 2)  # (kv_heads, n, d_head)
-        return norm_attention(_without(ptrace.weights[layer], off), moved_by_heads(values, weights.w_o, arch.group))
+        return norm_attention(_without(ptrace.layer_weights(layer), off),
+                              moved_by_heads(values, weights.w_o, arch.group))
 
 
 def with_norm_attention(trace):

@@ -74,7 +74,7 @@ class RealSubject:
     def run(self, text: str, ablate=frozenset(), progress=None) -> TextRun:
         ptrace = self.model.run(text, ablate, progress)
         return TextRun(ptrace.encoded.ids, ptrace.tokens, ptrace.special, ptrace.encoded.truncated,
-                       lambda layer: ptrace.weights[layer])
+                       ptrace.layer_weights)
 
     def fingerprint(self) -> str:
         return fingerprint_path(Path(self.model.path))

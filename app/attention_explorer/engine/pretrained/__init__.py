@@ -14,19 +14,27 @@ The API the window and the command line use:
     model.name, model.family ("bert" | "gpt2" | "llama"), model.kind ("encoder" | "decoder"),
     model.n_layers, model.n_heads, model.n_kv_heads, model.d_model, model.is_decoder, model.max_tokens
 
-    trace = model.run(text, ablate=frozenset({(layer, head), ...}), progress=None)
-        # 0-based; ablated heads output zero; progress hears of every layer and may cancel
+    trace = model.run(text, ablate=frozenset({(layer, head), ...}), progress=None, previous=None)
+        # 0-based; ablated heads output zero; progress hears of every layer and may cancel; with
+        # `previous` (an earlier trace of the same text) the layers an ablation leaves alone are reused
     trace.tokens       # tidy pieces ("play", "·ing", "[CLS]"); trace.labels: the same told apart ("the₁")
     trace.special      # bool per token;  trace.words: token indices of each word
     trace.encoded.cut  # None, or Cut: the text was longer than model.max_tokens; which tokens were kept
         # (an encoder keeps the start, a decoder the end), cut.describe() says so in a sentence
-    trace.weights      # (layers, heads, n, n) float32, rows sum to 1 (causal for decoders)
     trace.next_tokens  # decoders: top 5 NextToken(token_id, text, label, probability); encoders: ()
-    trace.rollout()    # (layers, n, n) attention rollout after each layer
+    trace.thumbnails   # (layers, heads, m, m) float32: every head's weights pooled to at most 128 a side
+    # The forward keeps each layer's input (memory grows with layers × n × d_model); a layer is made
+    # again, exactly as the forward made it, when asked (a few layers are cached):
+    trace.head_weights(layer, head)   # n × n float32, rows sum to 1 (causal for decoders)
+    trace.layer_weights(layer)        # (heads, n, n)
+    trace.all_weights()               # (layers, heads, n, n): short texts only
+    trace.rollout(layer)              # n × n attention rollout after that layer
+    trace.hidden_share(layer, hidden) # the mean weight the other rows give to hidden tokens
     trace.layer_trace(layer) -> engine.Trace   # one layer for the heatmap, arcs and steps:
         # x = the layer's (normalised) input; per head w_q/w_k/w_v slices and biases, q, k (after RoPE,
         # with q_before_rope/k_before_rope), v, scores, scaled, masked, weights, output; concat, w_o, output;
-        # kv_head for shared key/value heads; ablated_heads.
+        # kv_head for shared key/value heads; ablated_heads. The n × n matrices, the outputs and the
+        # concatenation are made when first read (engine.lazy_trace).
 
     merge_words(weights, trace.words)   # word-level weights (sum over looked-at pieces, mean over looking)
     hide_tokens(weights, indices)       # drop e.g. specials or a sink, renormalise rows; says how much was removed
@@ -41,7 +49,8 @@ from ..lazy_exports import lazy_exports
 # (catalog), while the readers and the forward load only once a real model is opened.
 _HOME = {
     "HiddenTokens": "analysis", "attention_rollout": "analysis", "hide_tokens": "analysis",
-    "kept_block": "analysis", "merge_words": "analysis", "rollout_mix": "analysis", "word_runs": "analysis",
+    "kept_block": "analysis", "merge_words": "analysis", "rollout_mix": "analysis", "sum_runs": "analysis",
+    "word_runs": "analysis",
     "words_after_hiding": "analysis",
     "KNOWN_MODELS": "catalog", "KnownModel": "catalog", "installed_models": "catalog", "known_model_path": "catalog",
     "PretrainedModel": "model", "open_pretrained": "model",

@@ -1,10 +1,15 @@
-"""One float32 forward pass of a BERT, GPT-2 or Llama model, keeping every layer's attention weights.
+"""One float32 forward pass of a BERT, GPT-2 or Llama model, keeping what any layer can be remade from.
 
 BERT:  h = LN(e);  per layer h = LN(h + Attn(h));  h = LN(h + FFN(h))           (post-LN, GELU erf)
 GPT-2: h = e;      per layer h = h + Attn(LN(h));  h = h + FFN(LN(h));  LN(h)   (pre-LN, GELU tanh)
 Llama: h = e;      per layer h = h + Attn(RMS(h)); h = h + SwiGLU(RMS(h)); RMS(h) (RoPE on q and k)
 Attn splits q, k, v into heads; with grouped key/value heads query head h reads kv head h // group.
 An ablated head's output is zeroed before W_O, so every later layer (and the next token) changes.
+
+What is kept grows with layers × n × d_model, not with layers × heads × n²: the residual stream
+entering each layer (from which its q, k, v and weights are made again when a view asks, see
+real_trace) and each head's thumbnail, pooled block by block as the attention is computed
+(thumbnails.py). The attention itself runs in blocks of query rows (blocks.py).
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ops import ACTIVATIONS, apply_rope, layer_norm, masked_softmax, rms_norm, rope_tables
+from .blocks import block_outputs, block_weights, row_blocks
+from .ops import ACTIVATIONS, apply_rope, layer_norm, rms_norm, rope_tables
 from .progress import Progress, report
+from .thumbnails import pool_rows_into, thumb_size, thumb_step
 from .weights import Architecture, LayerWeights, ModelWeights
 
 
@@ -27,18 +34,31 @@ class Projections:
     v: np.ndarray
     q_raw: np.ndarray     # before RoPE (the same arrays as q and k without it)
     k_raw: np.ndarray
+    k_t: np.ndarray       # k transposed, (kv_heads, d_head, n) in row order: BLAS multiplies a few
+                          # queries by it half as fast again as by k's transposed view
+
+    def q_scaled(self, d_head: int) -> np.ndarray:
+        """q ÷ √d_head, as every weight is made from (n × d values to scale instead of n × n)."""
+        return self.q * np.float32(1 / np.sqrt(d_head))
 
 
 @dataclass(frozen=True)
 class ForwardResult:
-    weights: np.ndarray            # (layers, heads, n, n) float32, rows sum to 1
     layer_inputs: list[np.ndarray]  # the residual stream entering each layer, n × d_model
-    attn_inputs: list[np.ndarray]   # what each layer's W_Q, W_K, W_V read (normalised first when pre-LN)
+    thumbnails: np.ndarray          # (layers, heads, m, m) float32: each head's weights pooled (thumbnails.py)
+    sinks: np.ndarray               # (layers, heads, n, 2) float32: each row's weight on the first token and
+                                    # on the special tokens, the ones a reading may hide
     next_logits: np.ndarray | None  # decoders: the logits after the last token, vocab
+    overflow: str = ""              # where the numbers stopped being finite ("layer 3"), or ""
 
 
 def norm(arch: Architecture, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     return (rms_norm if arch.family == "llama" else layer_norm)(x, weight, bias, arch.norm_eps)
+
+
+def attention_input(arch: Architecture, layer: LayerWeights, h: np.ndarray) -> np.ndarray:
+    """What a layer's W_Q, W_K, W_V read: its input, normalised first when the model is pre-LN."""
+    return norm(arch, h, layer.attn_norm, layer.attn_norm_bias) if arch.pre_norm else h
 
 
 def _linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
@@ -62,25 +82,8 @@ def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple 
     q_raw = _split_heads(qkv[:, :q_end], arch.n_heads)
     k_raw = _split_heads(qkv[:, q_end:k_end], arch.n_kv_heads)
     v = _split_heads(qkv[:, k_end:], arch.n_kv_heads)
-    if rope is None:
-        return Projections(q_raw, k_raw, v, q_raw, k_raw)
-    return Projections(apply_rope(q_raw, *rope), apply_rope(k_raw, *rope), v, q_raw, k_raw)
-
-
-def head_scores(arch: Architecture, q: np.ndarray, k: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Q·Kᵀ of every query head (heads, n, n), each against its shared key head."""
-    n = q.shape[1]
-    grouped_q = q.reshape(arch.n_kv_heads, arch.group, n, arch.d_head)
-    keys_t = k.transpose(0, 2, 1)[:, None]                   # (kv_heads, 1, d_head, n)
-    target = None if out is None else out.reshape(arch.n_kv_heads, arch.group, n, n)
-    return np.matmul(grouped_q, keys_t, out=target).reshape(arch.n_heads, n, n)
-
-
-def head_outputs(arch: Architecture, weights: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """weights · V per query head (heads, n, d_head), V shared within each group."""
-    n = weights.shape[-1]
-    grouped = weights.reshape(arch.n_kv_heads, arch.group, n, n)
-    return np.matmul(grouped, v[:, None]).reshape(arch.n_heads, n, arch.d_head)
+    q, k = (q_raw, k_raw) if rope is None else (apply_rope(q_raw, *rope), apply_rope(k_raw, *rope))
+    return Projections(q, k, v, q_raw, k_raw, np.ascontiguousarray(k.transpose(0, 2, 1)))
 
 
 def merge_heads(outputs: np.ndarray) -> np.ndarray:
@@ -104,50 +107,89 @@ def embed(model: ModelWeights, ids: np.ndarray) -> np.ndarray:
 
 
 def _feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.ndarray:
-    hidden = _linear(x, layer.w_up, layer.b_up)
-    if layer.w_gate is not None:                      # SwiGLU: silu(x·W_gate) ⊙ (x·W_up)
-        hidden *= ACTIVATIONS[arch.activation](x @ layer.w_gate)
+    hidden = _linear(x, layer.w_gate_up, layer.b_up)
+    if layer.w_gate is not None:                      # SwiGLU: silu(x·W_gate) ⊙ (x·W_up), one product for both
+        d_ff = layer.w_up.shape[1]
+        gate = ACTIVATIONS[arch.activation](hidden[:, :d_ff])
+        gate *= hidden[:, d_ff:]
+        hidden = gate                                 # rows d_ff apart in a 2·d_ff buffer: BLAS reads them as they are
     else:
         hidden = ACTIVATIONS[arch.activation](hidden)
     return _linear(hidden, layer.w_down, layer.b_down)
 
 
-def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, int]] = frozenset(),
-            progress: Progress | None = None) -> ForwardResult:
-    """Run `ids` through `model`; `ablate` holds (layer, head) pairs whose attention output is zeroed.
+def _attend(arch: Architecture, p: Projections, off: set[int], thumbs: np.ndarray, sinks: np.ndarray,
+            special: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The heads' outputs side by side (n, heads·d_head), block by block of query rows, each block's
+    weights pooled into `thumbs` (heads, m, m) and its weight on the first and the `special` tokens
+    written into `sinks` (heads, n, 2) on the way; heads in `off` output zero. Also whether every
+    weight was finite."""
+    n = p.q.shape[1]
+    q_scaled, step = p.q_scaled(arch.d_head), thumb_step(n)
+    merged = np.empty((n, arch.n_heads * arch.d_head), dtype=np.float32)
+    finite = True
+    for start, stop in row_blocks(n):
+        weights = block_weights(arch, q_scaled, p.k_t, start, stop)
+        finite = finite and bool(np.isfinite(weights[..., 0]).all())  # a NaN or ∞ spoils its whole row
+        pool_rows_into(thumbs, weights, start, step)
+        sinks[:, start:stop, 0] = weights[..., 0]
+        sinks[:, start:stop, 1] = weights[..., special[special < weights.shape[-1]]].sum(axis=-1)
+        outputs = block_outputs(arch, weights, p.v)
+        if off:
+            outputs[sorted(off)] = 0
+        merged[start:stop] = merge_heads(outputs)
+    return merged, finite
 
-    `progress` hears of every layer and may cancel between layers (see progress.py).
+
+def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, int]] = frozenset(),
+            progress: Progress | None = None, resume: tuple[ForwardResult, int] | None = None,
+            special: np.ndarray | None = None) -> ForwardResult:
+    """Run `ids` through `model`; `ablate` holds (layer, head) pairs whose attention output is zeroed;
+    `special` marks the special tokens (bool per token), whose weight each row gives is kept.
+
+    `resume` = (an earlier result on the same ids, a layer): the layers before it are taken from
+    that result unchanged (switching a head off in layer L changes nothing before L). `progress`
+    hears of every layer and may cancel between layers (see progress.py).
     """
     arch = model.arch
     n = len(ids)
     rope = rope_for(arch, n)
-    scale = np.float32(1 / np.sqrt(arch.d_head))
-    weights = np.empty((arch.n_layers, arch.n_heads, n, n), dtype=np.float32)
-    layer_inputs, attn_inputs = [], []
-    h = embed(model, ids)
-    for index, layer in enumerate(model.layers):
+    size = thumb_size(n)
+    first = 0 if resume is None else resume[1]
+    columns = np.flatnonzero(special) if special is not None else np.zeros(0, dtype=np.intp)
+    if resume is None:
+        layer_inputs, h = [], embed(model, ids)
+        thumbnails = np.zeros((arch.n_layers, arch.n_heads, size, size), dtype=np.float32)
+        sinks = np.zeros((arch.n_layers, arch.n_heads, n, 2), dtype=np.float32)
+    else:
+        layer_inputs, h = list(resume[0].layer_inputs[:first]), resume[0].layer_inputs[first]
+        thumbnails, sinks = resume[0].thumbnails.copy(), resume[0].sinks.copy()
+        thumbnails[first:] = 0
+    for index in range(first, arch.n_layers):
+        layer = model.layers[index]
         report(progress, index / arch.n_layers, f"layer {index + 1} of {arch.n_layers}")
         layer_inputs.append(h)
-        x = norm(arch, h, layer.attn_norm, layer.attn_norm_bias) if arch.pre_norm else h
-        attn_inputs.append(x)
-        p = project(arch, layer, x, rope)
-        # Q scaled before the product: n × d values to scale instead of n × n.
-        scores = head_scores(arch, p.q * scale, p.k, out=weights[index])
-        masked_softmax(scores, arch.is_decoder)
-        outputs = head_outputs(arch, scores, p.v)
-        for layer_index, head in ablate:
-            if layer_index == index:
-                outputs[head] = 0
-        attended = _linear(merge_heads(outputs), layer.w_o, layer.b_o)
+        if not np.isfinite(h).all():
+            return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
+        p = project(arch, layer, attention_input(arch, layer, h), rope)
+        off = {head for lay, head in ablate if lay == index}
+        merged, finite = _attend(arch, p, off, thumbnails[index], sinks[index], columns)
+        if not finite:
+            return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
+        attended = _linear(merged, layer.w_o, layer.b_o)
         if arch.pre_norm:
             h = h + attended
             h = h + _feed_forward(arch, layer, norm(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
         else:
             h = norm(arch, h + attended, layer.attn_norm, layer.attn_norm_bias)
             h = norm(arch, h + _feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
+    if not np.isfinite(h).all():
+        return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {arch.n_layers}'s output")
     next_logits = None
     if arch.is_decoder:
         last = norm(arch, h[-1:], model.final_norm, model.final_norm_bias)[0]
         head = model.lm_head if model.lm_head is not None else model.token_embedding
         next_logits = head @ last
-    return ForwardResult(weights, layer_inputs, attn_inputs, next_logits)
+        if not np.isfinite(next_logits).all():
+            return ForwardResult(layer_inputs, thumbnails, sinks, None, "the next-token scores")
+    return ForwardResult(layer_inputs, thumbnails, sinks, next_logits)

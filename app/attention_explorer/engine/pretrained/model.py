@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError, OptionsError
+from ..lazy_trace import LazyTrace
+from ..limits import MAX_REAL_TOKENS
 from ..threads import single_blas_thread
-from ..trace import Trace
 from .catalog import KNOWN_MODELS, known_model_path
 from .dependencies import require
-from .forward import ForwardResult, forward
+from .forward import forward
 from .gguf_model import architecture_from_gguf, read_gguf_weights
 from .gguf_reader import GGUFFile
 from .hf_folder import read_hf_folder
@@ -22,11 +23,8 @@ from .real_trace import NextToken, PretrainedTrace, make_labels
 from .tokenizing import TextTokenizer
 from .weights import FAMILY_KINDS, Architecture, ModelWeights
 
-# Longest texts: an encoder takes its whole position table (512 for BERT); a decoder keeps the
-# weights of many more layers and heads, so it stops at 256 tokens to stay within memory.
-ENCODER_MAX_TOKENS = 512
-DECODER_MAX_TOKENS = 256
 TOP_NEXT_TOKENS = 5
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass
@@ -75,11 +73,13 @@ class PretrainedModel:
         return self.tokenizer.max_tokens
 
     def run(self, text: str, ablate: frozenset[tuple[int, int]] = frozenset(),
-            progress: Progress | None = None) -> PretrainedTrace:
+            progress: Progress | None = None, previous: PretrainedTrace | None = None) -> PretrainedTrace:
         """Tokenise `text` and run the model; `ablate` switches off (layer, head) pairs (0-based).
 
-        Raises SentenceError for text that gives no tokens, OptionsError for a head that does not exist,
-        Cancelled when `progress` (told of every layer) answers False.
+        `previous`, an earlier run of this model: when it read the same tokens, the layers before the
+        first one whose heads are switched differently are taken from it (an ablation in layer 20 runs
+        10 layers of 30). Raises SentenceError for text that gives no tokens, OptionsError for a head
+        that does not exist, Cancelled when `progress` (told of every layer) answers False.
         """
         ablate = frozenset(ablate)
         for layer, head in ablate:
@@ -87,14 +87,19 @@ class PretrainedModel:
                 raise OptionsError(f"no head {head + 1} in layer {layer + 1}: {self.name} has {self.n_layers} "
                                    f"layers of {self.n_heads} heads")
         encoded = self.tokenizer.encode(text)
+        resume = None
+        if previous is not None and previous.model is self.weights and np.array_equal(previous.encoded.ids,
+                                                                                      encoded.ids):
+            changed = [layer for layer, _head in ablate ^ previous.ablated]
+            resume = (previous.forward_result, min(changed, default=self.n_layers - 1))
         # damaged weights may overflow: the result is checked, so NumPy's warnings would only add noise
         with single_blas_thread(), np.errstate(all="ignore"):
-            result = forward(self.weights, encoded.ids, ablate, progress)
-        _check_finite(self.name, result)
+            result = forward(self.weights, encoded.ids, ablate, progress, resume, encoded.special)
+        if result.overflow:
+            raise _overflowed(self.name, result.overflow)
         return CheckedTrace(
-            model_name=self.name, text=text, encoded=encoded, labels=make_labels(encoded), weights=result.weights,
-            ablated=ablate, next_tokens=self._next_tokens(result.next_logits), model=self.weights,
-            forward_result=result,
+            model_name=self.name, text=text, encoded=encoded, labels=make_labels(encoded), ablated=ablate,
+            next_tokens=self._next_tokens(result.next_logits), model=self.weights, forward_result=result,
         )
 
     def _next_tokens(self, logits: np.ndarray | None) -> tuple[NextToken, ...]:
@@ -139,36 +144,45 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) 
     return PretrainedModel(name, path, weights, tokenizer)
 
 
-def _check_finite(name: str, result: ForwardResult) -> None:
-    """No NaN or infinity may reach a trace, a view or a file: a forward that overflowed is refused.
-    (Each weight is finite once loaded, but products of damaged, huge ones can still overflow.)"""
-    for index, x in enumerate(result.attn_inputs):
-        with np.errstate(all="ignore"):
-            finite = np.isfinite(x).all() and np.isfinite(result.weights[index].sum(dtype=np.float64))
-        if not finite:
-            raise _overflowed(name, f"layer {index + 1}")
-    if result.next_logits is not None and not np.isfinite(result.next_logits).all():
-        raise _overflowed(name, "the next-token scores")
-
-
 class CheckedTrace(PretrainedTrace):
     """A PretrainedTrace whose layers are checked as they are made for the views and the files.
 
-    A layer's q, k, v and scores are recomputed from the layer's input (see real_trace); products of
+    A layer's q, k, v and scores are made again from the layer's input (see real_trace); products of
     damaged, huge weights can overflow there (the unscaled scores are √d_head times the forward's)
-    even when the forward's own numbers stayed finite, so a layer that holds a NaN or an infinity is
-    refused rather than drawn or written."""
+    even when the forward's own numbers stayed finite, so a layer that would hold a NaN or an infinity
+    is refused rather than drawn or written. Its n × n matrices are made only when a view reads them,
+    so they are bounded here instead: |q·k| ≤ ‖q‖·‖k‖, and a head's output row is an average of value
+    rows."""
 
-    def layer_trace(self, layer: int) -> Trace:
+    def layer_trace(self, layer: int) -> LazyTrace:
         with np.errstate(all="ignore"):  # an overflow is refused just below, not warned about
             trace = super().layer_trace(layer)
-            arrays = [trace.x, trace.concat, trace.output]
-            for head in trace.heads:
-                arrays += [head.q, head.k, head.v, head.scores, head.scaled, head.weights, head.output]
-            finite = all(np.isfinite(a.sum(dtype=np.float64)) for a in arrays)
+            finite = all(np.isfinite(a.sum(dtype=np.float64)) for a in (trace.x, *_row_arrays(trace)))
+            if finite and not _products_bounded(trace):  # only damaged weights get here: look at every number
+                finite = all(np.isfinite(head.scores.sum(dtype=np.float64)) for head in trace.heads) and \
+                    np.isfinite(trace.output.sum(dtype=np.float64))
         if not finite:
             raise _overflowed(self.model_name, f"layer {layer + 1}'s queries, keys, values or scores")
         return trace
+
+
+def _row_arrays(trace: LazyTrace) -> list[np.ndarray]:
+    return [a for head in trace.heads for a in (head.q, head.k, head.v)]
+
+
+def _products_bounded(trace: LazyTrace) -> bool:
+    """Whether no score q·k and no output concat·W_O can overflow float32, by Cauchy–Schwarz, worked
+    out in float64 from the rows' lengths (n × d work instead of n × n)."""
+    for head in trace.heads:
+        q = np.sqrt(np.square(head.q, dtype=np.float64).sum(axis=1).max())
+        k = np.sqrt(np.square(head.k, dtype=np.float64).sum(axis=1).max())
+        if not q * k < FLOAT32_MAX:
+            return False
+    largest_value = max(float(np.abs(head.v).max(initial=0.0)) for head in trace.heads)
+    concat_row = largest_value * np.sqrt(len(trace.heads) * trace.heads[0].d_k)
+    column = np.sqrt(np.square(trace.w_o, dtype=np.float64).sum(axis=0).max())
+    bias = 0.0 if trace.b_o is None else float(np.abs(trace.b_o).max())
+    return bool(concat_row * column + bias < FLOAT32_MAX)
 
 
 def _overflowed(name: str, where: str) -> ModelError:
@@ -177,5 +191,6 @@ def _overflowed(name: str, where: str) -> ModelError:
 
 
 def _max_tokens(arch: Architecture) -> int:
-    return min(arch.max_positions, DECODER_MAX_TOKENS if arch.is_decoder else ENCODER_MAX_TOKENS)
+    """An encoder reads its whole position table, a decoder its whole context (see limits.py)."""
+    return min(arch.max_positions, MAX_REAL_TOKENS)
 

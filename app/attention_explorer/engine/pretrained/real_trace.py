@@ -1,25 +1,33 @@
-"""The result of one real-model forward: every layer's and head's weights, and one layer as a Trace.
+"""The result of one real-model forward: its tokens, every head's thumbnail, and any layer on demand.
 
-The views that draw a toy model's Trace (heatmap, arcs, steps) draw any layer of a real model
-through `layer_trace`, which recomputes that layer's Q, K, V and scores from the stored layer
-input (a few milliseconds) instead of keeping them for all layers.
+The forward keeps each layer's input (n × d_model); a layer's weights, scores, q, k and v are made
+again from it when asked (recompute.py: the forward's own numbers, to the bit), so memory grows with
+layers × n × d_model and a 8,192-token text fits where its layers × heads × n² weights (68.6 GiB
+for SmolLM2) would not. The views draw any layer through `layer_trace`, a Trace whose n × n
+matrices are made only when a view reads them (engine/lazy_trace.py).
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..census.norm_attention import moved_lengths
+from ..lazy_trace import LazyHeadTrace, LazyTrace, is_made
 from ..options import Options
-from ..softmax import causal_mask
 from ..threads import single_blas_thread
 from ..tokenizer import token_labels
-from ..trace import HeadTrace, Trace
-from .analysis import attention_rollout
-from .forward import ForwardResult, head_scores, merge_heads, project, rope_for
+from .analysis import rollout_mix
+from .blocks import block_weights, keys_for, row_blocks
+from .forward import ForwardResult, merge_heads
+from .recompute import LayerMaker
 from .tokenizing import Encoded
 from .weights import ModelWeights
+
+ROLLOUT_KEPT = 3  # rollout matrices kept (each n × n float64): the layer shown and the ones around it
 
 
 @dataclass(frozen=True)
@@ -34,21 +42,38 @@ class NextToken:
 
 @dataclass(frozen=True)
 class PretrainedTrace:
-    """A text through a real model: tokens, labels, and the attention of every layer and head."""
+    """A text through a real model: tokens, labels, every head's thumbnail and any layer on demand."""
 
     model_name: str
     text: str
     encoded: Encoded
     labels: list[str]                  # tidy and told apart ("the₁", "the₂"), for axes
-    weights: np.ndarray                # (layers, heads, n, n) float32
     ablated: frozenset[tuple[int, int]]  # (layer, head) pairs switched off, 0-based
     next_tokens: tuple[NextToken, ...]  # decoders: the five likeliest next tokens; encoders: empty
     model: ModelWeights = field(repr=False)
     forward_result: ForwardResult = field(repr=False)
+    _maker: LayerMaker = field(init=False, repr=False, compare=False)
+    _rolled: OrderedDict = field(init=False, repr=False, compare=False)
+    _rollout_lock: threading.Lock = field(init=False, repr=False, compare=False)
+    memo: dict = field(init=False, repr=False, compare=False)  # what readers make from this trace and keep
+
+    def __post_init__(self):
+        object.__setattr__(self, "_maker", LayerMaker(self.model, self.forward_result, self.ablated))
+        object.__setattr__(self, "_rolled", OrderedDict())
+        object.__setattr__(self, "_rollout_lock", threading.Lock())
+        object.__setattr__(self, "memo", {})
 
     @property
     def n(self) -> int:
         return len(self.labels)
+
+    @property
+    def n_layers(self) -> int:
+        return self.model.arch.n_layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.model.arch.n_heads
 
     @property
     def tokens(self) -> list[str]:
@@ -62,58 +87,209 @@ class PretrainedTrace:
     def words(self) -> tuple[tuple[int, ...], ...]:
         return self.encoded.words
 
-    def rollout(self) -> np.ndarray:
-        """Attention rollout after each layer, (layers, n, n) — see analysis.attention_rollout."""
-        with single_blas_thread():
-            return attention_rollout(self.weights)
+    @property
+    def thumbnails(self) -> np.ndarray:
+        """(layers, heads, m, m) float32: each head's weights, pooled by the largest of each block (thumbnails.py)."""
+        return self.forward_result.thumbnails
 
-    def layer_trace(self, layer: int) -> Trace:
+    def hidden_share(self, layer: int, hidden: list[int]) -> float:
+        """The mean share of weight the rows left shown give to `hidden` (the first token, the special
+        tokens or both), over the heads of `layer`: from the forward's own sums, no layer made again."""
+        if not hidden:
+            return 0.0
+        sinks = self.forward_result.sinks[layer]                    # (heads, n, 2)
+        special = set(np.flatnonzero(self.special).tolist())
+        specials_hidden = bool(special) and special <= set(hidden)   # else only the first token is
+        share = sinks[..., 1].astype(np.float64) if specials_hidden else np.zeros(sinks.shape[:2])
+        if 0 in hidden and not (specials_hidden and 0 in special):
+            share += sinks[..., 0]
+        kept = np.setdiff1d(np.arange(self.n), hidden)
+        return float(share[:, kept].mean())
+
+    # --- layers made again ------------------------------------------------------------------------
+    def causal_mask(self, n: int) -> np.ndarray:
+        """n × n, True where a key comes after its query (read-only, one array per length): the mask
+        of a decoder's layers and of any reading of them."""
+        return self._maker.causal_mask(n)
+
+    def attention_input(self, layer: int) -> np.ndarray:
+        """What layer `layer`'s W_Q, W_K, W_V read (normalised first in GPT-2 and Llama), n × d_model."""
+        return self._maker.attention_input(layer)
+
+    def layer_weights(self, layer: int) -> np.ndarray:
+        """Every head's weights of one layer, (heads, n, n) float32, rows summing to 1 (causal for
+        decoders): heads × n² numbers, so a view of one head asks head_weights instead."""
+        with single_blas_thread():
+            return self._maker.layer_weights(layer)
+
+    def head_weights(self, layer: int, head: int) -> np.ndarray:
+        """One head's weights, n × n float32."""
+        with single_blas_thread():
+            return self._maker.head_weights(layer, head)
+
+    def weight_row(self, layer: int, head: int, row: int) -> np.ndarray:
+        """One row of one head's weights (n,) float32, the rest of the head left unmade."""
+        with single_blas_thread():
+            return self._maker.weight_row(layer, head, row)
+
+    def head_scores(self, layer: int, head: int) -> np.ndarray:
+        """One head's q · kᵀ before scaling, n × n float32 (made each time: nothing keeps it)."""
+        with single_blas_thread():
+            return self._maker.head_scores(layer, head)
+
+    def all_weights(self) -> np.ndarray:
+        """(layers, heads, n, n) float32: every weight of the forward at once, for short texts (tests,
+        a file of every layer); a long text's would not fit in memory."""
+        return np.stack([self.layer_weights(layer) for layer in range(self.n_layers)])
+
+    # --- rollout ------------------------------------------------------------------------------------
+    def rollout(self, layer: int) -> np.ndarray:
+        """Attention rollout after layer `layer` (see analysis.attention_rollout), n × n float64: each
+        layer's mix multiplied in from the nearest layer already rolled out. Each layer costs an
+        n × n by n × n product, so the window offers it up to limits.ROLLOUT_MAX_TOKENS."""
+        with self._rollout_lock, single_blas_thread():
+            if layer in self._rolled:
+                self._rolled.move_to_end(layer)
+                return self._rolled[layer]
+            below = [lay for lay in self._rolled if lay < layer]
+            start = max(below) if below else -1
+            rolled = self._rolled[start] if below else np.eye(self.n)
+            for index in range(start + 1, layer + 1):
+                rolled = rollout_mix(self._maker.layer_weights(index)) @ rolled
+                self._rolled[index] = rolled
+                while len(self._rolled) > ROLLOUT_KEPT:
+                    self._rolled.popitem(last=False)
+            return rolled
+
+    def rollout_all(self) -> np.ndarray:
+        """(layers, n, n): the rollout after every layer, for short texts."""
+        return np.stack([self.rollout(layer) for layer in range(self.n_layers)])
+
+    # --- one layer for the views ------------------------------------------------------------------
+    def layer_trace(self, layer: int) -> LazyTrace:
         """Layer `layer` (0-based) as the Trace the single-layer views draw, every head with its q, k, v.
+        The last one asked for is kept, with whatever of it was made (a reading of the layer shown
+        reads the same heads).
 
         X is what the layer's W_Q, W_K, W_V read (normalised first in GPT-2 and Llama); it also stands
         in for the embedding, so the "embed" step shows the layer's input as it is. The weights are
-        the forward pass's own, so every view of a layer agrees with the model view to the bit.
+        the forward pass's own, so every view of a layer agrees with the model view to the bit. The
+        n × n matrices of a head, its output, the layer's concatenation and output are made when first
+        read.
         """
-        arch, weights = self.model.arch, self.model.layers[layer]
-        x = self.forward_result.attn_inputs[layer]
+        kept = self.memo.get("layer trace")
+        if kept is not None and kept.layer == layer:
+            return kept
+        trace = self._make_layer_trace(layer)
+        self.memo["layer trace"] = trace
+        return trace
+
+    def _make_layer_trace(self, layer: int) -> LazyTrace:
+        maker, arch, weights = self._maker, self.model.arch, self.model.layers[layer]
         with single_blas_thread():
-            rotary = rope_for(arch, self.n)
-            p = project(arch, weights, x, rotary)
-            scores = head_scores(arch, p.q, p.k)
-        scaled = scores / np.float32(np.sqrt(arch.d_head))
-        mask = causal_mask(self.n) if arch.is_decoder else None
-        masked = scaled.copy()
-        if mask is not None:
-            masked[:, mask] = -np.inf
-        stored = self.weights[layer]
-        off = {head for lay, head in self.ablated if lay == layer}
+            x = maker.attention_input(layer)
+            p = maker.projections(layer)
+        rotary = maker.rope()
+        off = frozenset(head for lay, head in self.ablated if lay == layer)
+        rope = arch.family == "llama"
         heads = []
         for h in range(arch.n_heads):
             kv = h // arch.group
             q_cols = slice(h * arch.d_head, (h + 1) * arch.d_head)
             kv_cols = slice(kv * arch.d_head, (kv + 1) * arch.d_head)
-            output = np.zeros_like(p.q[h]) if h in off else stored[h] @ p.v[kv]
-            rope = arch.family == "llama"
-            heads.append(HeadTrace(
+            heads.append(LazyHeadTrace(
+                _head_makers(maker, layer, h, switched_off=h in off),
                 index=h, columns=q_cols, w_q=weights.w_q[:, q_cols], w_k=weights.w_k[:, kv_cols],
-                w_v=weights.w_v[:, kv_cols], q=p.q[h], k=p.k[kv], v=p.v[kv], scores=scores[h],
-                scaled=scaled[h], masked=masked[h], weights=stored[h], output=output,
+                w_v=weights.w_v[:, kv_cols], q=p.q[h], k=p.k[kv], v=p.v[kv],
                 b_q=_part(weights.b_q, q_cols), b_k=_part(weights.b_k, kv_cols), b_v=_part(weights.b_v, kv_cols),
                 q_before_rope=p.q_raw[h] if rope else None, k_before_rope=p.k_raw[kv] if rope else None,
-                kv_head=kv if arch.group > 1 else None,
+                kv_head=kv if arch.group > 1 else None, moved_norm=moved_lengths(p.v[kv], weights.w_o[q_cols]),
             ))
-        concat = merge_heads(np.stack([head.output for head in heads]))
-        output = concat @ weights.w_o
-        if weights.b_o is not None:
-            output += weights.b_o
-        return Trace(
-            model_name=self.model_name, sentence=self.text, tokens=self.tokens, labels=list(self.labels),
+        n = self.n
+        # the makers hold the LayerMaker, not this trace: the trace keeps its last layer trace (memo),
+        # and a cycle back to it would keep a closed model's weights until Python's collector ran
+        makers = {
+            "mask": lambda _trace: maker.causal_mask(n) if arch.is_decoder else None,
+            "concat": lambda trace: _concat(maker, layer, trace),
+            "output": lambda trace: _output(trace),
+        }
+        return LazyTrace(
+            makers, model_name=self.model_name, sentence=self.text, tokens=self.tokens, labels=list(self.labels),
             unknown=[], features=[f"d{i + 1}" for i in range(arch.d_model)],
             options=Options(scale=True, causal=arch.is_decoder, positional=False, heads=arch.n_heads),
-            embedding=x, positional=None, x=x, mask=mask, heads=tuple(heads), concat=concat, w_o=weights.w_o,
-            output=output, layer=layer, b_o=weights.b_o, ablated_heads=frozenset(off),
+            embedding=x, positional=None, x=x, heads=tuple(heads), w_o=weights.w_o,
+            layer=layer, b_o=weights.b_o, ablated_heads=off,
             rope_cos=None if rotary is None else rotary[0], rope_sin=None if rotary is None else rotary[1],
+            reading=None,
         )
+
+def _concat(maker: LayerMaker, layer: int, trace: LazyTrace) -> np.ndarray:
+    """The heads' outputs side by side. Heads whose output a view made already give theirs; the
+    others are made block by block, so a long text never holds a layer's weights at once."""
+    arch, n = maker.arch, maker.n
+    if all(is_made(head, "output") for head in trace.heads) or maker.layer_fits():
+        return merge_heads(np.stack([head.output for head in trace.heads]))
+    with single_blas_thread():
+        p = maker.projections(layer)
+        q_scaled = p.q_scaled(arch.d_head)
+        outputs = np.zeros((arch.n_heads, n, arch.d_head), dtype=np.float32)
+        for start, stop in row_blocks(n):
+            block = block_weights(arch, q_scaled, p.k_t, start, stop)
+            keys = keys_for(stop, n, arch.is_decoder)
+            for h in range(arch.n_heads):
+                if (layer, h) not in maker.ablated:
+                    np.matmul(block[h], p.v[h // arch.group, :keys], out=outputs[h, start:stop])
+    return merge_heads(outputs)
+
+
+def _head_makers(maker: LayerMaker, layer: int, h: int, switched_off: bool) -> dict:
+    """How each large part of head `h` of `layer` is made when first read: from the other parts when
+    they are made already, else from q and k (one n × n matrix at a time). The scores are made block
+    by block in one way, so scaled = scores ÷ √d_head and masked = scaled (+ −∞) to the bit, as the
+    step timeline writes them out. Norm-based attention α_ij · ‖f(x_j)‖ (census/norm_attention.py) is
+    0 for a head `switched_off`: it moves nothing."""
+    root = float(np.sqrt(maker.arch.d_head))
+
+    def made(divisor: float = 1.0, masked: bool = False) -> np.ndarray:
+        with single_blas_thread():
+            return maker.head_scores(layer, h, divisor, masked)
+
+    def scaled(head):
+        scores = vars(head).get("scores")
+        return scores / np.float32(root) if isinstance(scores, np.ndarray) else made(root)
+
+    def masked(head):
+        scaled = vars(head).get("scaled")
+        if not isinstance(scaled, np.ndarray):
+            return made(root, masked=True)
+        values = scaled.copy()
+        if maker.arch.is_decoder:
+            values[maker.causal_mask(maker.n)] = -np.inf
+        return values
+
+    def output(head):
+        with single_blas_thread():
+            return maker.head_output(layer, h, head.weights)
+
+    def weights():
+        with single_blas_thread():
+            return maker.head_weights(layer, h)
+
+    def norm(head):
+        if switched_off:
+            return np.zeros((maker.n, maker.n), dtype=np.float32)
+        return head.weights * head.moved_norm.astype(np.float32)
+
+    return {"scores": lambda _head: made(), "scaled": scaled, "masked": masked,
+            "weights": lambda head: weights(), "norm": norm, "output": output}
+
+
+def _output(trace: LazyTrace) -> np.ndarray:
+    with single_blas_thread():
+        output = trace.concat @ trace.w_o
+    if trace.b_o is not None:
+        output += trace.b_o
+    return output
 
 
 def _part(bias: np.ndarray | None, cols: slice) -> np.ndarray | None:

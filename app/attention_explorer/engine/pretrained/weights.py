@@ -96,13 +96,19 @@ class LayerWeights:
     # time for the projections; w_q, w_k and w_v become views of it, so nothing is stored twice.
     w_qkv: np.ndarray = field(init=False, repr=False)
     b_qkv: np.ndarray | None = field(init=False, repr=False)
+    # Likewise W_gate | W_up (SwiGLU), or W_up alone: the first product of the feed-forward.
+    w_gate_up: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
         # (in, out) in row order: OpenBLAS multiplies by these about 10 % faster than by the
         # transposed views the files give (HF and GGUF store (out, in)); a one-off copy at open.
-        self.w_o, self.w_up, self.w_down = (np.ascontiguousarray(w) for w in (self.w_o, self.w_up, self.w_down))
-        if self.w_gate is not None:
-            self.w_gate = np.ascontiguousarray(self.w_gate)
+        self.w_o, self.w_down = (np.ascontiguousarray(w) for w in (self.w_o, self.w_down))
+        if self.w_gate is None:
+            self.w_up = self.w_gate_up = np.ascontiguousarray(self.w_up)
+        else:
+            self.w_gate_up = np.ascontiguousarray(np.concatenate([self.w_gate, self.w_up], axis=1))
+            d_ff = self.w_up.shape[1]
+            self.w_gate, self.w_up = self.w_gate_up[:, :d_ff], self.w_gate_up[:, d_ff:]
         # np.concatenate keeps its inputs' column order (the files' transposed views): C order is asked for
         self.w_qkv = np.ascontiguousarray(np.concatenate([self.w_q, self.w_k, self.w_v], axis=1))
         q_end, k_end = self.w_q.shape[1], self.w_q.shape[1] + self.w_k.shape[1]

@@ -1,0 +1,133 @@
+"""Attention in blocks of queries: softmax(q·Kᵀ) a few rows at a time, so that no step holds a layer's
+heads × n × n weights (at 8,192 tokens one layer of SmolLM2 would be 2.4 GB).
+
+Every weight the app shows or writes is made here, by the forward and again on demand for a view,
+a file or the census. The blocks depend only on the number of tokens, and each head's product of a
+block is the same BLAS call whichever heads are asked for, so a weight recomputed later is the
+forward's own to the bit. A decoder's block reads only the keys up to its last query (the rest are
+masked): half the work of the full square, and its weights beyond are exact zeros.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+
+from .thumbnails import thumb_step
+from .weights import Architecture
+
+# Weights of one head in one block: 64 K float32 (256 kB), so the softmax's passes over a block of
+# every head (2.3 MB for SmolLM2's nine) run in the core's caches rather than in main memory.
+BLOCK_CELLS = 1 << 16
+MIN_BLOCK_ROWS = 16
+
+
+def row_blocks(n: int) -> list[tuple[int, int]]:
+    """The query rows of each block, [start, stop): fixed by n alone. Each block starts on a row
+    where a thumbnail's block of rows starts (thumbnails.py), so it pools without a seam."""
+    step = thumb_step(n)
+    rows = max(MIN_BLOCK_ROWS, BLOCK_CELLS // max(n, 1))
+    rows = max(step, rows // step * step)
+    return [(start, min(start + rows, n)) for start in range(0, n, rows)]
+
+
+def keys_for(stop: int, n: int, causal: bool) -> int:
+    """How many keys a block ending at query `stop` reads: all, or (causal) those up to its last query."""
+    return stop if causal else n
+
+
+def block_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, start: int, stop: int,
+                  heads: Sequence[int] | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """softmax(q·kᵀ) of query rows [start, stop) for `heads` (all when None): (heads, rows, keys),
+    keys = keys_for(stop, n, causal), made in `out` when given (e.g. those rows of a whole matrix).
+    `q_scaled` is (heads, n, d_head) already divided by √d_head, `k_t` the keys transposed,
+    (kv_heads, d_head, n); query head h reads key head h // group."""
+    scores = block_scores(arch, q_scaled, k_t, start, stop, heads, out)
+    softmax_rows(scores, start, arch.is_decoder)
+    return scores
+
+
+def block_scores(arch: Architecture, q: np.ndarray, k_t: np.ndarray, start: int, stop: int,
+                 heads: Sequence[int] | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """q·kᵀ of query rows [start, stop) against the keys the block reads: (heads, rows, keys)."""
+    n = q.shape[1]
+    keys = keys_for(stop, n, arch.is_decoder)
+    if heads is None and out is None:  # one batched call: a BLAS product per head, as below
+        grouped = q.reshape(arch.n_kv_heads, arch.group, n, arch.d_head)[:, :, start:stop]
+        scores = np.matmul(grouped, k_t[:, None, :, :keys])  # (kv, group, rows, keys)
+        return scores.reshape(arch.n_heads, stop - start, keys)
+    heads = range(arch.n_heads) if heads is None else heads
+    scores = np.empty((len(heads), stop - start, keys), dtype=np.float32) if out is None else out
+    for i, h in enumerate(heads):  # two-dimensional: NumPy hands it to BLAS even into rows of a larger matrix
+        np.matmul(q[h, start:stop], k_t[h // arch.group, :, :keys], out=scores[i])
+    return scores
+
+
+@functools.lru_cache(maxsize=8)
+def _later(rows: int) -> np.ndarray:
+    """rows × rows, True where the key comes after the query (a block's own square)."""
+    later = np.triu(np.ones((rows, rows), dtype=bool), k=1)
+    later.flags.writeable = False
+    return later
+
+
+def mask_later_keys(scores: np.ndarray, start: int) -> None:
+    """−∞ where a causal block's key comes after its query: the block's keys end at its last query."""
+    rows, keys = scores.shape[-2:]
+    scores[..., keys - rows:][..., _later(rows)] = -np.inf
+
+
+def softmax_rows(scores: np.ndarray, start: int, causal: bool) -> None:
+    """Each row's softmax in place, the keys after a decoder's query first set to −∞. Rows are queries
+    start, start + 1, …; a causal block's keys end at its last query."""
+    if causal:
+        mask_later_keys(scores, start)
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    total = scores.sum(axis=-1, keepdims=True)
+    scores *= np.reciprocal(total, out=total)  # as PyTorch's softmax: one division a row, then products
+
+
+def block_outputs(arch: Architecture, weights: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """A block's weights (heads, rows, keys) times V: (heads, rows, d_head), V shared within each group."""
+    heads, rows, keys = weights.shape
+    grouped = weights.reshape(arch.n_kv_heads, arch.group, rows, keys)
+    return np.matmul(grouped, v[:, None, :keys]).reshape(heads, rows, arch.d_head)
+
+
+def head_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, heads: Sequence[int] | None = None
+                 ) -> np.ndarray:
+    """The whole n × n weights of `heads` (all when None), block by block: (heads, n, n) float32."""
+    n = q_scaled.shape[1]
+    count = arch.n_heads if heads is None else len(heads)
+    weights = np.zeros((count, n, n), dtype=np.float32)
+    for start, stop in row_blocks(n):  # each block made in place: no copy of it
+        keys = keys_for(stop, n, arch.is_decoder)
+        block_weights(arch, q_scaled, k_t, start, stop, heads, weights[:, start:stop, :keys])
+    return weights
+
+
+def score_rows(arch: Architecture, q: np.ndarray, k_t: np.ndarray, head: int, start: int, stop: int,
+               divisor: float = 1.0, masked: bool = False, out: np.ndarray | None = None) -> np.ndarray:
+    """Rows [start, stop) (a block of row_blocks) of one head's q·kᵀ ÷ `divisor`, against every key;
+    with `masked`, −∞ where a decoder's key comes after its query. Every way of asking for a head's
+    scores comes here, so scores ÷ √d_head made later equal these scaled ones to the bit."""
+    block = np.matmul(q[head, start:stop], k_t[head // arch.group], out=out)
+    if divisor != 1.0:
+        block /= np.float32(divisor)
+    if masked and arch.is_decoder:
+        block[:, stop:] = -np.inf
+        mask_later_keys(block[None, :, :stop], start)
+    return block
+
+
+def head_scores(arch: Architecture, q: np.ndarray, k_t: np.ndarray, head: int, divisor: float = 1.0,
+                masked: bool = False) -> np.ndarray:
+    """One head's q·kᵀ ÷ `divisor`, n × n float32, block by block of rows (see score_rows)."""
+    n = q.shape[1]
+    scores = np.empty((n, n), dtype=np.float32)
+    for start, stop in row_blocks(n):
+        score_rows(arch, q, k_t, head, start, stop, divisor, masked, out=scores[start:stop])
+    return scores

@@ -1,0 +1,180 @@
+"""A layer made again from the residual stream that entered it: its q, k, v, its heads' weights and
+outputs, exactly as the forward made them, with a small cache for the layers last asked for.
+
+The forward keeps only each layer's input (n × d_model); a view that shows a layer, a file that
+writes one or the census that measures one asks here. The cache holds the projections of as many
+layers as fit in PROJECTION_BYTES (at least two) and
+as many heads' weights as fit in WEIGHTS_CACHE_BYTES (at 128 tokens every head of SmolLM2 fits; at
+8,192 one head is 268 MB and is not cached: the trace shown holds it while it is shown).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..row_matrix import RowMatrix
+from ..softmax import causal_mask
+from ..threads import single_blas_thread
+from .blocks import block_weights, head_scores, head_weights, keys_for, row_blocks, score_rows
+from .forward import ForwardResult, Projections, attention_input, project, rope_for
+from .weights import ModelWeights
+
+PROJECTION_LAYERS = 2            # layers' q, k, v kept at least, and as many more as fit in PROJECTION_BYTES
+PROJECTION_BYTES = 48 * 1024 * 1024  # (every layer of a short text: hovering the model view's cells is then a row)
+WEIGHTS_CACHE_BYTES = 128 * 1024 * 1024
+WHOLE_SCORES_CELLS = 2048 * 2048  # a head's scores of more cells are made a block of rows at a time (RowMatrix)
+
+
+class _ByteCache:
+    """Least recently used first out, within a number of bytes; a value larger than all of it is not kept."""
+
+    def __init__(self, budget: int):
+        self.budget, self.used = budget, 0
+        self._items: OrderedDict = OrderedDict()
+
+    def get(self, key):
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key, value: np.ndarray) -> None:
+        if value.nbytes > self.budget or key in self._items:
+            return
+        self._items[key] = value
+        self.used += value.nbytes
+        while self.used > self.budget:
+            _, old = self._items.popitem(last=False)
+            self.used -= old.nbytes
+
+
+class LayerMaker:
+    """The layers of one forward, made again on demand (thread-safe: the census and the window's
+    worker may ask while the window draws)."""
+
+    def __init__(self, model: ModelWeights, result: ForwardResult, ablated: frozenset[tuple[int, int]]):
+        self.model, self.result, self.ablated = model, result, ablated
+        self.n = result.layer_inputs[0].shape[0] if result.layer_inputs else 0
+        self._projections: OrderedDict[int, Projections] = OrderedDict()
+        self._weights = _ByteCache(WEIGHTS_CACHE_BYTES)
+        self._rope: tuple | None = None
+        self._masks: dict[int, np.ndarray] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def arch(self):
+        return self.model.arch
+
+    def rope(self) -> tuple | None:
+        with self._lock:
+            if self._rope is None:
+                self._rope = rope_for(self.arch, self.n)
+            return self._rope
+
+    def causal_mask(self, n: int) -> np.ndarray:
+        """n × n, True where a key comes after its query: one array for every layer and reading of
+        this length (so a view that keeps what it worked out from a mask keeps it across layers)."""
+        with self._lock:
+            if n not in self._masks:
+                if len(self._masks) > 2:
+                    self._masks.clear()
+                mask = causal_mask(n)
+                mask.flags.writeable = False
+                self._masks[n] = mask
+            return self._masks[n]
+
+    def attention_input(self, layer: int) -> np.ndarray:
+        """What layer `layer`'s W_Q, W_K, W_V read (normalised first when pre-LN): n × d_model."""
+        return attention_input(self.arch, self.model.layers[layer], self.result.layer_inputs[layer])
+
+    def projections(self, layer: int) -> Projections:
+        with self._lock:
+            if layer in self._projections:
+                self._projections.move_to_end(layer)
+                return self._projections[layer]
+            made = project(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope())
+            self._projections[layer] = made
+            size = sum(a.nbytes for a in (made.q, made.k, made.v, made.k_t)) + (
+                0 if made.q_raw is made.q else made.q_raw.nbytes + made.k_raw.nbytes)
+            kept = max(PROJECTION_LAYERS, PROJECTION_BYTES // max(size, 1))
+            while len(self._projections) > kept:
+                self._projections.popitem(last=False)
+            return made
+
+    def head_weights(self, layer: int, head: int) -> np.ndarray:
+        """The forward's weights of one head, n × n float32 (rows sum to 1)."""
+        with self._lock:
+            whole = self._weights.get(layer)
+            if whole is not None:
+                return whole[head]
+            one = self._weights.get((layer, head))
+            if one is not None:
+                return one
+            if self.layer_fits():
+                return self.layer_weights(layer)[head]
+            p = self.projections(layer)
+            one = head_weights(self.arch, p.q_scaled(self.arch.d_head), p.k_t, [head])[0]
+            one.flags.writeable = False  # shared by every view that reads it
+            self._weights.put((layer, head), one)
+            return one
+
+    def weight_row(self, layer: int, head: int, row: int) -> np.ndarray:
+        """Row `row` of one head's weights (n,) float32: from the cache, else only the block of rows
+        that holds it (the forward's own numbers: the same block, the same products)."""
+        with self._lock:
+            whole = self._weights.get(layer)
+            one = whole[head] if whole is not None else self._weights.get((layer, head))
+            if one is not None:
+                return one[row]
+            p = self.projections(layer)
+            start, stop = next(block for block in row_blocks(self.n) if block[0] <= row < block[1])
+            block = block_weights(self.arch, p.q_scaled(self.arch.d_head), p.k_t, start, stop, [head])[0]
+            weights = np.zeros(self.n, dtype=np.float32)
+            weights[:block.shape[-1]] = block[row - start]
+            return weights
+
+    def layer_weights(self, layer: int) -> np.ndarray:
+        """Every head's weights of one layer, (heads, n, n) float32."""
+        with self._lock:
+            whole = self._weights.get(layer)
+            if whole is None:
+                p = self.projections(layer)
+                whole = head_weights(self.arch, p.q_scaled(self.arch.d_head), p.k_t)
+                whole.flags.writeable = False  # shared by every view that reads it
+                self._weights.put(layer, whole)
+            return whole
+
+    def layer_fits(self) -> bool:
+        """Whether a whole layer's weights fit the cache twice over: then a head is made with its layer."""
+        return self.arch.n_heads * self.n * self.n * 4 * 2 <= self._weights.budget
+
+    def head_output(self, layer: int, head: int, weights: np.ndarray) -> np.ndarray:
+        """weights · V of one head (n × d_head), zero when it is switched off; block by block, as the
+        forward multiplied them, so it is the forward's own to the bit."""
+        p = self.projections(layer)
+        v = p.v[head // self.arch.group]
+        if (layer, head) in self.ablated:
+            return np.zeros((self.n, self.arch.d_head), dtype=np.float32)
+        output = np.empty((self.n, self.arch.d_head), dtype=np.float32)
+        for start, stop in row_blocks(self.n):
+            keys = keys_for(stop, self.n, self.arch.is_decoder)
+            np.matmul(weights[start:stop, :keys], v[:keys], out=output[start:stop])
+        return output
+
+    def head_scores(self, layer: int, head: int, divisor: float = 1.0, masked: bool = False
+                    ) -> np.ndarray | RowMatrix:
+        """q · kᵀ of one head ÷ `divisor`, n × n float32, −∞ after a decoder's query when `masked`:
+        made whole, or for a long text a RowMatrix that makes the rows that are read."""
+        p = self.projections(layer)
+        if self.n * self.n <= WHOLE_SCORES_CELLS:
+            return head_scores(self.arch, p.q, p.k_t, head, divisor, masked)
+        arch = self.arch
+
+        def rows(start: int, stop: int) -> np.ndarray:  # read later, by a view: on one BLAS thread, as here
+            with single_blas_thread():
+                return score_rows(arch, p.q, p.k_t, head, start, stop, divisor, masked)
+
+        return RowMatrix((self.n, self.n), np.float32, rows, row_blocks(self.n))

@@ -1,0 +1,92 @@
+"""What the model view shows of a real model: every layer's and head's thumbnail under the reading
+chosen (words, hidden tokens), and the exact weight under the mouse.
+
+Pure NumPy (no Qt). With no reading on, the cells are the forward's own thumbnails, pooled as it
+went (engine/pretrained/thumbnails.py): nothing is made again. A reading is a new matrix for every
+head of every layer, made from the layers' weights again; up to READING_CELLS_MAX_TOKENS that takes
+a fraction of a second and is kept with the trace, beyond it (a second or more per layer) the cells
+show the tokens' own weights and say so, while the main views show the reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .engine import pretrained
+from .engine.pretrained.thumbnails import pooled
+from .engine.tokenizer import token_labels
+from .pretrained_display import RealView, hidden_indices, shown_trace
+
+if TYPE_CHECKING:  # types only: the modules load once a real model is opened
+    from .engine.pretrained import PretrainedTrace
+
+READING_CELLS_MAX_TOKENS = 1024
+TOKENS_ONLY_NOTE = (f"Above {READING_CELLS_MAX_TOKENS:,} tokens the cells show every token's own weights; the "
+                    f"main views show the reading.")
+
+
+@dataclass(frozen=True)
+class Cells:
+    """The model view's pictures and what their rows and columns stand for."""
+
+    thumbnails: np.ndarray    # (layers, heads, m, m) float32, each block's largest weight
+    labels: list[str]         # the tokens or words of the rows and columns
+    read: bool                # the reading is drawn (else each token's own weights, with a reading on)
+    note: str                 # "" or why the reading is not drawn
+
+    @property
+    def n(self) -> int:
+        return len(self.labels)
+
+
+def model_cells(ptrace: PretrainedTrace, view: RealView) -> Cells:
+    """The cells for `view` (rollout is one matrix per layer, not per head: cells always show heads)."""
+    hidden = hidden_indices(ptrace, view)
+    if not hidden and not view.merge_words:
+        return Cells(ptrace.thumbnails, list(ptrace.labels), True, "")
+    if ptrace.n > READING_CELLS_MAX_TOKENS:
+        return Cells(ptrace.thumbnails, list(ptrace.labels), False, TOKENS_ONLY_NOTE)
+    key = ("cells", tuple(hidden), view.merge_words)
+    if key not in ptrace.memo:
+        ptrace.memo[key] = _read_cells(ptrace, hidden, view.merge_words)
+    return ptrace.memo[key]
+
+
+def _read_cells(ptrace: PretrainedTrace, hidden: list[int], merge: bool) -> Cells:
+    """Every head's weights under the reading, pooled: the same arithmetic as hide_tokens and
+    merge_words, on a layer's heads at once, in the weights' own float32."""
+    tokens, words = list(ptrace.tokens), ptrace.words
+    kept = np.setdiff1d(np.arange(ptrace.n), hidden)
+    if hidden:
+        words = pretrained.words_after_hiding(words, kept)
+        tokens = [tokens[i] for i in kept]
+    runs = pretrained.word_runs(words, len(tokens)) if merge else None
+    layers = []
+    for layer in range(ptrace.n_layers):
+        weights = ptrace.layer_weights(layer)
+        if hidden:
+            weights = weights[(slice(None), *pretrained.kept_block(kept))]
+            remaining = weights.sum(axis=-1, keepdims=True)
+            weights = np.divide(weights, remaining, out=np.zeros_like(weights), where=remaining > 0)
+        if runs is not None:
+            starts, sizes = runs
+            weights = np.stack([pretrained.sum_runs(pretrained.sum_runs(head, starts, sizes, axis=1), starts, sizes,
+                                                    axis=0) for head in weights])
+            weights /= sizes.astype(np.float32)[:, None]
+        layers.append(pooled(weights))
+    if runs is not None:
+        tokens = ["".join(tokens[i].removeprefix(pretrained.CONTINUATION) for i in word) for word in words]
+    return Cells(np.stack(layers), token_labels(tokens), True, "")
+
+
+def cell_weight(ptrace: PretrainedTrace, view: RealView, cells: Cells, layer: int, head: int, row: int,
+                col: int) -> float:
+    """The weight at (row, col) of one cell, as the main views would show that layer and head: under
+    the reading when the cells draw it, else the tokens' own (made one row at a time, so a long
+    text's hover costs a row, not a head)."""
+    if cells.read and (view.merge_words or hidden_indices(ptrace, view)):
+        return float(shown_trace(ptrace, layer, view.with_changes(rollout=False))[0].heads[head].weights[row, col])
+    return float(ptrace.weight_row(layer, head, row)[col])
