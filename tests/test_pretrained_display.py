@@ -114,3 +114,21 @@ def test_a_trace_and_its_readings_are_freed_without_the_cycle_collector(view):
     finally:
         if enabled:
             gc.enable()
+
+
+def test_each_stage_of_a_reading_keeps_the_weights_it_was_made_from(bert_trace):
+    """Hidden specials then words: the hidden stage's weights are the layer's own over every token, the
+    words' are those left after hiding (both once read the same variable, the last one, and writing
+    out a hidden weight of the last pieces failed on a matrix two tokens short)."""
+    shown, _ = shown_trace(bert_trace, 1, RealView(merge_words=True, hide_specials=True))
+    hidden, words = shown.reading.stages
+    n = bert_trace.n
+    np.testing.assert_array_equal(hidden.before[0], bert_trace.head_weights(1, 0))
+    assert words.before[0].shape == (n - 2, n - 2)
+    last = len(shown.labels) - 1
+    text = shown.reading.weight_arithmetic(0, last, last, shown.labels, float(shown.heads[0].weights[last, last]))
+    assert text.startswith(("words:", "hidden:"))
+    hide_only, _ = shown_trace(bert_trace, 1, RealView(hide_specials=True))
+    row = hide_only.n - 1
+    text = hide_only.reading.weight_arithmetic(0, row, row, hide_only.labels, float(hide_only.heads[0].weights[row, row]))
+    assert text.startswith("hidden:") and "of" in text

@@ -88,19 +88,26 @@ def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[La
         words = pretrained.words_after_hiding(words, kept)
         groups = tuple(groups[i] for i in kept)
         names = ", ".join(dict.fromkeys(ptrace.labels[i] for i in hidden))
-        stages.append(HiddenStage(LazyTuple(lambda h: before.heads[h].weights, len(before.heads)), kept, names))
+        stages.append(HiddenStage(_weights_of(before), kept, names))
         removed = _removed_share(rolled, kept) if rolled is not None else ptrace.hidden_share(layer, hidden)
         notes.append(f"hidden: {names} — they had {removed:.0%} of the weight on average; rows renormalised")
     if view.merge_words:
         before = trace
         trace = _merge(trace, words, causal)
-        stages.append(WordsStage(LazyTuple(lambda h: before.heads[h].weights, len(before.heads)), words))
+        stages.append(WordsStage(_weights_of(before), words))
         groups = tuple(tuple(i for piece in word for i in groups[piece]) for word in words)
         notes.append(MERGE_RULE)
     note = "; ".join(notes)
     if stages:
         trace = trace.replaced(reading=Reading(source, tuple(stages), groups, note))
     return trace, note
+
+
+def _weights_of(trace: LazyTrace) -> LazyTuple:
+    """Each head's weights in `trace`, made when a stage's arithmetic first reads them. A function of its
+    own so each stage keeps its own trace (a lambda in shown_trace read the variable's last value: the
+    hidden tokens' stage then read the words' input, two tokens short)."""
+    return LazyTuple(lambda h: trace.heads[h].weights, len(trace.heads))
 
 
 def _removed_share(weights: np.ndarray, kept: np.ndarray) -> float:
