@@ -150,6 +150,7 @@ def test_a_sentence_with_an_invalid_utf8_byte_is_one_line_for_a_file_and_for_sta
     (["--transparent", "--view", "steps", "-o", "x.gif"], "--transparent applies to PNG images, not to GIF"),
     (["--matrix", "scores", "--view", "arcs", "-o", "x.png"], "the arcs show weights, or weight × moved norm"),
     (["--matrix", "scores", "--view", "steps", "-o", "x.gif"], "the steps view has no such choice"),
+    (["--matrix", "scores", "--view", "model", "-o", "x.png"], "the model view shows weights, or weight × moved norm"),
     (["--view", "heatmap", "-o", "-"], "standard output (-o -) takes the CSV of one matrix"),
 ])
 def test_options_that_would_change_nothing_are_refused(capsys, tmp_path, monkeypatch, argv, message):

@@ -11,6 +11,8 @@ from PIL import Image
 
 from attention_explorer import engine
 from attention_explorer.cli import main
+from attention_explorer.figure_command import command_for
+from attention_explorer.figure_options import FigureOptions
 from attention_explorer.view_file import read_view
 from test_entry_point import RUNS, run, run_repeatedly
 
@@ -156,6 +158,17 @@ def test_a_long_text_is_drawn_whole_not_the_corner_the_window_opens_on(qapp, tmp
             assert "part shown" not in figure.caption
     finally:
         destroy_now(controller)
+
+
+def test_the_model_view_draws_norm_based_attention_from_the_command_line(capsys, tmp_path):
+    pytest.importorskip("tokenizers")
+    drawn = {matrix: export(capsys, tmp_path, "--model", BERT, "--view", "model", "--matrix", matrix,
+                            name=f"{matrix}.png")[0] for matrix in ("weights", "norm")}
+    state = read_view(drawn["norm"])
+    assert (state.view, state.matrix) == ("model", "norm")
+    assert "--matrix norm" in command_for(state, FigureOptions(), "model.png")
+    assert "--matrix" not in command_for(read_view(drawn["weights"]), FigureOptions(), "model.png")
+    assert not np.array_equal(np.asarray(Image.open(drawn["norm"])), np.asarray(Image.open(drawn["weights"])))
 
 
 # --- the installed command -----------------------------------------------------------------------------

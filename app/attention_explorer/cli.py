@@ -250,11 +250,12 @@ def _export_kind(args: argparse.Namespace) -> str:
         raise UsageError("--step chooses where a PNG or SVG of --view steps stands (or a PDF); a GIF plays every step")
     _step(args)  # an unknown step is refused before anything is computed
     if kind in IMAGE_SUFFIXES and args.matrix is not None:
-        if view in ("arcs", "bars") and args.matrix not in ("weights", "norm"):
-            raise UsageError(f"the {view} show weights, or weight × moved norm (--matrix norm), not {args.matrix}")
-        if view not in ("heatmap", "arcs", "bars"):
-            raise UsageError(f"--matrix chooses what the heatmap, arcs and bars show; the {view} view has no such "
-                             "choice")
+        if view in ("arcs", "bars", "model") and args.matrix not in ("weights", "norm"):
+            subject = {"arcs": "the arcs show", "bars": "the bars show", "model": "the model view shows"}[view]
+            raise UsageError(f"{subject} weights, or weight × moved norm (--matrix norm), not {args.matrix}")
+        if view not in ("heatmap", "arcs", "bars", "model"):
+            raise UsageError(f"--matrix chooses what the heatmap, arcs, bars and model view show; the {view} view "
+                             "has no such choice")
         if args.matrix not in SQUARE_MATRICES:
             raise UsageError(f"the heatmap shows {', '.join(SQUARE_MATRICES)}; write {args.matrix} as .csv")
     return kind

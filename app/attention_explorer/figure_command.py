@@ -170,7 +170,7 @@ def command_for(state: ViewState, options: FigureOptions, path: str) -> str:
         words += [f"--{flag}" if state.options[flag] else f"--no-{flag}" for flag in ("scale", "causal", "positional")]
         words += ["--heads", str(state.options["heads"])]
     words += ["--view", state.view, "--head", str(state.head + 1)]
-    if state.view in ("heatmap", "arcs", "bars") and state.matrix != "weights":
+    if state.view in ("heatmap", "arcs", "bars", "model") and state.matrix != "weights":
         words += ["--matrix", state.matrix]
     if state.view == "arcs":
         words += ["--all-heads"] if state.all_heads else []

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .engine import pretrained
+from .engine import census, pretrained
 from .engine.pretrained.thumbnails import pooled
 from .engine.tokenizer import token_labels
 from .pretrained_display import RealView, hidden_indices, shown_trace
@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # types only: the modules load once a real model is opened
 READING_CELLS_MAX_TOKENS = 1024
 TOKENS_ONLY_NOTE = (f"Above {READING_CELLS_MAX_TOKENS:,} tokens the cells show every token's own weights; the "
                     f"main views show the reading.")
+WEIGHTS_ONLY_NOTE = (f"Above {READING_CELLS_MAX_TOKENS:,} tokens the cells show the weights; the main views show "
+                     f"norm-based attention.")
 
 
 @dataclass(frozen=True)
@@ -42,22 +44,27 @@ class Cells:
         return len(self.labels)
 
 
-def model_cells(ptrace: PretrainedTrace, view: RealView) -> Cells:
-    """The cells for `view` (rollout is one matrix per layer, not per head: cells always show heads)."""
+def model_cells(ptrace: PretrainedTrace, view: RealView, norm: bool = False) -> Cells:
+    """The cells for `view` (rollout is one matrix per layer, not per head: cells always show heads),
+    with `norm` each weight times the length of what it moves (norm-based attention; never with
+    Words, which the main views refuse it with too)."""
     hidden = hidden_indices(ptrace, view)
-    if not hidden and not view.merge_words:
+    merge = view.merge_words and not norm
+    if not hidden and not merge and not norm:
         return Cells(ptrace.thumbnails, list(ptrace.labels), True, "")
     if ptrace.n > READING_CELLS_MAX_TOKENS:
-        return Cells(ptrace.thumbnails, list(ptrace.labels), False, TOKENS_ONLY_NOTE)
-    key = ("cells", tuple(hidden), view.merge_words)
+        return Cells(ptrace.thumbnails, list(ptrace.labels), False, WEIGHTS_ONLY_NOTE if norm else TOKENS_ONLY_NOTE)
+    key = ("cells", tuple(hidden), merge, norm)
     if key not in ptrace.memo:
-        ptrace.memo[key] = _read_cells(ptrace, hidden, view.merge_words)
+        ptrace.memo[key] = _read_cells(ptrace, hidden, merge, norm)
     return ptrace.memo[key]
 
 
-def _read_cells(ptrace: PretrainedTrace, hidden: list[int], merge: bool) -> Cells:
+def _read_cells(ptrace: PretrainedTrace, hidden: list[int], merge: bool, norm: bool) -> Cells:
     """Every head's weights under the reading, pooled: the same arithmetic as hide_tokens and
-    merge_words, on a layer's heads at once, in the weights' own float32."""
+    merge_words, on a layer's heads at once, in the weights' own float32. Norm-based attention is a
+    length, not a share of a row: hidden tokens' rows and columns are dropped and the rest kept as is
+    (as the main views do)."""
     tokens, words = list(ptrace.tokens), ptrace.words
     kept = np.setdiff1d(np.arange(ptrace.n), hidden)
     if hidden:
@@ -67,8 +74,11 @@ def _read_cells(ptrace: PretrainedTrace, hidden: list[int], merge: bool) -> Cell
     layers = []
     for layer in range(ptrace.n_layers):
         weights = ptrace.layer_weights(layer)
+        if norm:
+            weights = weights * moved_lengths(ptrace, layer)[:, None, :]
         if hidden:
             weights = weights[(slice(None), *pretrained.kept_block(kept))]
+        if hidden and not norm:
             remaining = weights.sum(axis=-1, keepdims=True)
             weights = np.divide(weights, remaining, out=np.zeros_like(weights), where=remaining > 0)
         if runs is not None:
@@ -83,10 +93,22 @@ def _read_cells(ptrace: PretrainedTrace, hidden: list[int], merge: bool) -> Cell
 
 
 def cell_weight(ptrace: PretrainedTrace, view: RealView, cells: Cells, layer: int, head: int, row: int,
-                col: int) -> float:
-    """The weight at (row, col) of one cell, as the main views would show that layer and head: under
-    the reading when the cells draw it, else the tokens' own (made one row at a time, so a long
-    text's hover costs a row, not a head)."""
+                col: int, norm: bool = False) -> float:
+    """The weight at (row, col) of one cell (with `norm`, its norm-based attention when the cells draw
+    it), as the main views would show that layer and head: under the reading when the cells draw it,
+    else the tokens' own (made one row at a time, so a long text's hover costs a row, not a head)."""
     if cells.read and (view.merge_words or hidden_indices(ptrace, view)):
-        return float(shown_trace(ptrace, layer, view.with_changes(rollout=False))[0].heads[head].weights[row, col])
-    return float(ptrace.weight_row(layer, head, row)[col])
+        head_trace = shown_trace(ptrace, layer, view.with_changes(rollout=False))[0].heads[head]
+        return float((head_trace.norm if norm else head_trace.weights)[row, col])
+    weight = float(ptrace.weight_row(layer, head, row)[col])
+    if norm and cells.read:
+        return weight * float(moved_lengths(ptrace, layer)[head, col])
+    return weight
+
+
+def moved_lengths(ptrace: PretrainedTrace, layer: int) -> np.ndarray:
+    """‖f_h(x_j)‖ for every head and token of `layer` (heads, n), kept with the trace: a hover reads one."""
+    key = ("moved lengths", layer)
+    if key not in ptrace.memo:
+        ptrace.memo[key] = census.pretrained_moved_lengths(ptrace, layer)
+    return ptrace.memo[key]

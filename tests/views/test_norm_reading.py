@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PySide6 import QtCore
+from PySide6.QtTest import QTest
 
 from screen_oracle import settle
 
@@ -72,3 +74,42 @@ def test_a_real_layer_has_norms_until_words_or_rollout_take_them_away(real_windo
     assert not box.model().item(box.findData("norm")).isEnabled()
     assert "switch Words and Rollout off" in box.model().item(box.findData("norm")).toolTip()
     assert not window.matrix_actions["norm"].isEnabled()
+
+
+def test_the_model_view_follows_the_choice_cell_by_cell(real_window, qtbot):
+    """Chosen in the matrix box, norm-based attention colours the model view too: each cell is the
+    heatmap of that layer and head (the census's reading of it), its readout and title say so, a head
+    switched off is 0, and hiding the specials drops their rows and columns without renormalising."""
+    from attention_explorer.engine.census import pretrained_norm_attention
+
+    window = real_window(str(DATA / "tiny-bert"))
+    c, view = window.controller, window.pretrained.model_view
+    choose_norm(window)
+    ptrace = c.pretrained_trace
+    for layer in range(2):
+        reading = pretrained_norm_attention(ptrace, layer)
+        np.testing.assert_allclose(view.cells.thumbnails[layer], reading.per_head, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(view.cells.thumbnails[c.layer, c.head], window.heatmap.shown_matrix(), rtol=1e-6)
+    assert "norm-based attention" in view.title() and "‖α·f(x)‖" in view.caption.text()
+    rect = view.cell_rect(1, 2)
+    n = c.trace.n
+    view.hover_at(QtCore.QPointF(rect.left() + 3.5 * rect.width() / n, rect.top() + 2.5 * rect.height() / n))
+    expected = pretrained_norm_attention(ptrace, 1).per_head[2, 2, 3]
+    assert view.readout.text().endswith(f"‖α·f(x)‖ {expected:.3f}")
+
+    QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(0, 1).center().toPoint())
+    qtbot.waitUntil(lambda: not c.busy and c.pretrained_trace is not ptrace)
+    settle()
+    assert not view.cells.thumbnails[0, 1].any() and view.cells.thumbnails[0, 0].any()
+
+    window.pretrained.bar.hide_specials.click()
+    qtbot.waitUntil(lambda: not c.busy)
+    settle()
+    whole = pretrained_norm_attention(c.pretrained_trace, 1).per_head[0]
+    np.testing.assert_allclose(view.cells.thumbnails[1, 0], whole[1:-1, 1:-1], rtol=1e-5, atol=1e-7)
+
+    box = window.options_bar.matrix
+    box.setCurrentIndex(box.findData("weights"))
+    box.activated.emit(box.findData("weights"))
+    settle()
+    assert "norm-based" not in view.title() and "‖α·f(x)‖" not in view.caption.text()

@@ -111,7 +111,7 @@ class QtModelView(QtWidgets.QWidget):
         layout.addWidget(self.readout)
         self.scroll.viewport().installEventFilter(self)
         for signal in (controller.pretrained_trace_changed, controller.real_view_changed,
-                       controller.colormap_changed, controller.real_model_changed):
+                       controller.colormap_changed, controller.real_model_changed, controller.matrix_changed):
             signal.connect(self.rebuild)
         controller.trace_changed.connect(self._on_trace_changed)
         for signal in (controller.focus_changed, controller.layer_changed, controller.head_changed,
@@ -134,13 +134,15 @@ class QtModelView(QtWidgets.QWidget):
             self.caption.setText("Open a real model (the model list, or File ▸ Open) to see all its layers "
                                  "and heads here." if not self.controller.is_real else "Running the model…")
         else:
-            self.cells = model_cells(ptrace, self.controller.real_view)
+            self.cells = model_cells(ptrace, self.controller.real_view, self._norm_chosen())
             self.labels = self.cells.labels
             self._make_images(self.cells.thumbnails, self.controller.colormap)
             model = self.controller.real_model
+            coloured = ("its largest weight × moved norm ‖α·f(x)‖ (norm-based attention)" if self._norm_drawn()
+                        else "its largest weight")
             self.caption.setText(
-                f"{model.name}: {model.n_layers} layers × {model.n_heads} heads, each coloured from 0 to its "
-                f"largest weight. Hover to follow a word (Shift: the word looked at); click a cell to open it; "
+                f"{model.name}: {model.n_layers} layers × {model.n_heads} heads, each coloured from 0 to "
+                f"{coloured}. Hover to follow a word (Shift: the word looked at); click a cell to open it; "
                 f"right-click to switch the head off or on." + (f" {self.cells.note}" if self.cells.note else ""))
         self._fit_cells()
         self.show_readout(self._readout_spot)
@@ -161,6 +163,14 @@ class QtModelView(QtWidgets.QWidget):
                 continue
             self.images[(layer, head)] = weights_image(thumbnails[layer, head], colors)
         self._painted = (thumbnails, colormap)
+
+    def _norm_chosen(self) -> bool:
+        """Norm-based attention chosen in the matrix box (the cells follow it as the heatmap does)."""
+        return self.controller.matrix == "norm"
+
+    def _norm_drawn(self) -> bool:
+        """The cells draw norm-based attention (chosen, and the text short enough to make it for every head)."""
+        return self._norm_chosen() and self.cells is not None and self.cells.read
 
     def _on_trace_changed(self, _trace) -> None:
         """The main views' tokens changed (a reading the cells do not draw, a new layer): the focus
@@ -204,7 +214,8 @@ class QtModelView(QtWidgets.QWidget):
                                         (view.hide_first, "first token hidden")) if on and read]
         off = [f"{len(c.ablated)} head{'s' if len(c.ablated) != 1 else ''} off"] if c.ablated else []
         unit = "words" if view.merge_words and read else "tokens"
-        text = ", ".join([f"{c.real_model.name}: {len(self.labels)} {unit}", *hidden, *off])
+        norm = ["norm-based attention"] if self._norm_drawn() else []
+        text = ", ".join([f"{c.real_model.name}: {len(self.labels)} {unit}", *norm, *hidden, *off])
         return QtGui.QFontMetrics(self.grid.font()).elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
                                                                 max(self.grid.width() - 8, 40))
 
@@ -279,9 +290,11 @@ class QtModelView(QtWidgets.QWidget):
             return
         layer, head, row, col = spot
         c = self.controller
-        weight = cell_weight(c.pretrained_trace, c.real_view, self.cells, layer, head, row, col)
+        norm = self._norm_drawn()
+        value = cell_weight(c.pretrained_trace, c.real_view, self.cells, layer, head, row, col, norm)
+        what = "‖α·f(x)‖ " if norm else ""
         self.readout.setText(f"layer {layer + 1}, head {head + 1}: {self.labels[row]} → {self.labels[col]}  "
-                             f"{weight:.3f}")
+                             f"{what}{value:.3f}")
 
     # --- painting -------------------------------------------------------------------------------
     def paint(self, painter: QtGui.QPainter, background: QtGui.QColor | None) -> None:

@@ -33,6 +33,7 @@ _HOME = {
     "CensusSettings": "measures", "Measure": "measures", "keys_of": "measures",
     "FORMULA": "norm_attention", "FORMULA_SUMMED": "norm_attention", "NormAttention": "norm_attention",
     "norm_attention": "norm_attention", "pretrained_norm_attention": "norm_attention",
+    "pretrained_moved_lengths": "norm_attention",
     "trace_norm_attention": "norm_attention", "with_norm_attention": "norm_attention",
     "census_csv": "report", "census_json": "report", "summary_lines": "report",
     "CensusResult": "result", "HeadScore": "result",

@@ -102,19 +102,43 @@ def _without(weights: np.ndarray, off: Collection[int]) -> np.ndarray:
     return weights
 
 
+def _layer_values(ptrace, layer: int) -> np.ndarray:
+    """The value vectors x W_V + b_V of a real model's layer, (kv_heads, n, d_head)."""
+    arch, weights = ptrace.model.arch, ptrace.model.layers[layer]
+    x = ptrace.attention_input(layer)
+    with single_blas_thread():  # as the forward: on busy cores one thread is the faster
+        values = x @ weights.w_v  # float32 by float32: BLAS (a float64 × float32 product is NumPy's slow loop)
+    if weights.b_v is not None:
+        values += weights.b_v
+    return values.reshape(x.shape[0], arch.n_kv_heads, arch.d_head).transpose(1, 0, 2)
+
+
+def _switched_off(ptrace, layer: int) -> set[int]:
+    return {head for lay, head in ptrace.ablated if lay == layer}
+
+
 def pretrained_norm_attention(ptrace, layer: int) -> NormAttention:
     """The reading of layer `layer` (0-based) of a real model's forward (a PretrainedTrace)."""
     arch, weights = ptrace.model.arch, ptrace.model.layers[layer]
-    x = ptrace.attention_input(layer)
-    off = {head for lay, head in ptrace.ablated if lay == layer}
-    with single_blas_thread():  # as the forward: on busy cores one thread is the faster
-        values = x @ weights.w_v  # float32 by float32: BLAS (a float64 × float32 product is NumPy's slow loop)
-        if weights.b_v is not None:
-            values += weights.b_v
-        n = x.shape[0]
-        values = values.reshape(n, arch.n_kv_heads, arch.d_head).transpose(1, 0, 2)  # (kv_heads, n, d_head)
-        return norm_attention(_without(ptrace.layer_weights(layer), off),
+    values = _layer_values(ptrace, layer)
+    with single_blas_thread():
+        return norm_attention(_without(ptrace.layer_weights(layer), _switched_off(ptrace, layer)),
                               moved_by_heads(values, weights.w_o, arch.group))
+
+
+def pretrained_moved_lengths(ptrace, layer: int) -> np.ndarray:
+    """‖f_h(x_j)‖ of every head h and token j of a real model's layer, (heads, n) float32, 0 for a
+    head switched off (it moves nothing): weights × these are the layer's norm-based attention,
+    without the summed reading's n × n × heads² work."""
+    arch, weights = ptrace.model.arch, ptrace.model.layers[layer]
+    values = _layer_values(ptrace, layer)
+    off = _switched_off(ptrace, layer)
+    lengths = np.zeros((arch.n_heads, values.shape[1]), dtype=np.float32)
+    for h in range(arch.n_heads):
+        if h not in off:
+            rows = weights.w_o[h * arch.d_head:(h + 1) * arch.d_head]
+            lengths[h] = moved_lengths(values[h // arch.group], rows)
+    return lengths
 
 
 def with_norm_attention(trace):
