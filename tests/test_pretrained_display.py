@@ -130,5 +130,6 @@ def test_each_stage_of_a_reading_keeps_the_weights_it_was_made_from(bert_trace):
     assert text.startswith(("words:", "hidden:"))
     hide_only, _ = shown_trace(bert_trace, 1, RealView(hide_specials=True))
     row = hide_only.n - 1
-    text = hide_only.reading.weight_arithmetic(0, row, row, hide_only.labels, float(hide_only.heads[0].weights[row, row]))
+    value = float(hide_only.heads[0].weights[row, row])
+    text = hide_only.reading.weight_arithmetic(0, row, row, hide_only.labels, value)
     assert text.startswith("hidden:") and "of" in text
