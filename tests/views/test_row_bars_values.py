@@ -74,3 +74,23 @@ def test_the_first_focus_builds_the_plot_at_once_when_it_comes_before_the_idle_b
     bars = shown_bars(qtbot, (500, 300))
     bars.controller.set_hovered(2)
     assert bars.currentWidget() is bars.graphics and bars.plot.titleLabel.text == "where “sat” looks (head 1)"
+
+
+def test_a_long_text_s_bars_are_never_thinner_than_a_pixel_and_a_half(qtbot):
+    """300 words in a pane of 300 pixels: a bar 0.7 of its word's place would be 0.6 pixels, and at
+    2,048 words 0.1 (none was drawn); each is widened to MIN_BAR_PX, and narrow again once there is room."""
+    from attention_explorer.views.row_bars import BAR_SHARE, MIN_BAR_PX
+
+    bars = shown_bars(qtbot, (300, 260), " ".join(["the cat sat on the mat"] * 50))
+    qtbot.waitExposed(bars)
+    bars.controller.set_hovered(4)
+    QtWidgets.QApplication.processEvents()
+    view = bars.plot.getViewBox()
+
+    def bar_px() -> float:
+        return bars.bars.opts["width"] * view.width() / bars.controller.trace.n
+
+    assert abs(bar_px() - MIN_BAR_PX) < 1e-6
+    bars.resize(1900, 260)
+    QtWidgets.QApplication.processEvents()
+    assert bars.bars.opts["width"] == BAR_SHARE and bar_px() > MIN_BAR_PX

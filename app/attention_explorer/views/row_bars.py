@@ -17,6 +17,8 @@ from .token_axis import TokenAxis
 TITLE_POINT_SIZE, TITLE_MARGIN_PX = 9.0, 48  # margin: the layouts' and the label's own
 LEFT_AXIS_PX = 46  # the height axis: its name and numbers such as "0.91" or "1.2e+02"
 MIN_BAR_PX_FOR_VALUES = 26.0  # write each bar's weight above it while bars are at least this wide
+BAR_SHARE = 0.7  # of a word's place on the axis
+MIN_BAR_PX = 1.5  # never narrower on screen: 2,048 words' bars in 250 pixels overlap, but every one is seen
 
 
 HINT = "Hover a word to see where it looks"
@@ -77,7 +79,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
         # so the bars stood where a fresh pane would not put them
         self.plot.getAxis("left").setWidth(LEFT_AXIS_PX)
         self._set_scale(1.0, "weight")  # few ticks: the pane is short
-        self.bars = pg.BarGraphItem(x=[], height=[], width=0.7)
+        self.bars = pg.BarGraphItem(x=[], height=[], width=BAR_SHARE)
         self.plot.addItem(self.bars)
         self.values = TextLayer(anchor=(0.5, 1.0), point_size=8)
         self.plot.addItem(self.values)
@@ -127,7 +129,8 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self._row = weights[:, focus] if looked_at else weights[focus]
         brushes = [QtGui.QBrush(theme.head_color(self.controller.head))] * trace.n  # one brush, shared
         brushes[focus] = QtGui.QBrush(theme.highlight())
-        self.bars.setOpts(x=np.arange(trace.n), height=self._row, width=0.7, brushes=brushes, pen=None)
+        self.bars.setOpts(x=np.arange(trace.n), height=self._row, width=self._bar_width(trace.n), brushes=brushes,
+                          pen=None)
         ink = theme.foreground()
         masked = trace.mask[:, focus] if looked_at and trace.mask is not None else (
             trace.mask[focus] if trace.mask is not None else np.zeros(trace.n, bool))
@@ -187,6 +190,12 @@ class QtRowBars(QtWidgets.QStackedWidget):
         if self._full_title is not None:
             self._set_title(*self._full_title)
 
+    def _bar_width(self, n: int) -> float:
+        """A bar's width on the axis: its share of a word's place, or MIN_BAR_PX when that is less (at
+        0.7 of 0.12 pixels, a long text's bars were not drawn at all)."""
+        place_px = self.plot.getViewBox().width() / max(n, 1)
+        return max(BAR_SHARE, MIN_BAR_PX / place_px) if place_px > 0 else BAR_SHARE
+
     def _values_fit(self, trace) -> bool:
         return self.plot.getViewBox().width() / max(trace.n, 1) >= MIN_BAR_PX_FOR_VALUES
 
@@ -199,3 +208,6 @@ class QtRowBars(QtWidgets.QStackedWidget):
             self._redraw()  # the bars grew wide enough: write their values now
             return
         self.values.setVisible(fits)
+        width = self._bar_width(trace.n)
+        if self._row is not None and width != self.bars.opts["width"]:
+            self.bars.setOpts(width=width)
