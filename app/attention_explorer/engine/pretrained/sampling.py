@@ -60,6 +60,7 @@ class Candidate:
 class Choice:
     token_id: int
     candidates: tuple[Candidate, ...]  # the likeliest CANDIDATES under the model, likeliest first
+    probability: float                 # the chosen token's under the model (a draw may go past the candidates)
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -90,7 +91,8 @@ def choose(logits: np.ndarray, sampling: Sampling, rng: np.random.Generator) -> 
     model = softmax(logits)
     drawn = drawing_distribution(logits, sampling)
     token = int(np.argmax(logits)) if sampling.greedy else int(rng.choice(len(drawn), p=drawn))
-    return Choice(token, tuple(Candidate(int(i), float(model[i]), float(drawn[i])) for i in likeliest(model)))
+    candidates = tuple(Candidate(int(i), float(model[i]), float(drawn[i])) for i in likeliest(model))
+    return Choice(token, candidates, float(model[token]))
 
 
 def likeliest(probabilities: np.ndarray, count: int = CANDIDATES) -> np.ndarray:
