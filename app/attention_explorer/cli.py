@@ -4,6 +4,7 @@
     attention-explorer models                                       list the built-in and real models
     attention-explorer trace [options] [-o FILE.json]               the whole trace as JSON
     attention-explorer export [options] ... -o FILE.csv|png|svg|pdf|html|gif  one matrix or one figure
+    attention-explorer generate --model M --prompt TEXT [...] -o FILE.json|csv  a decoder writes (cli_generate)
 
 A real model (its list name, an HF folder or a .gguf file: see cli_real) takes --layer and --head
 instead of the toy models' --causal, --scale, --positional and --heads.
@@ -24,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import __version__, engine
+from .cli_generate import add_generate_command, cmd_generate
 from .cli_heads import add_heads_command, cmd_heads
 from .cli_real import (
     RealUsageError,
@@ -109,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     scaling.add_argument("-o", "--output", default=STDOUT, metavar="FILE.json",
                          help="write here instead of standard output (-)")
     add_heads_command(commands)
+    add_generate_command(commands)
     return parser
 
 
@@ -261,6 +264,11 @@ def _export_kind(args: argparse.Namespace) -> str:
     return kind
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    check_sentence(args.prompt)  # here: cli_generate importing cli would reach the window's imports
+    return cmd_generate(args)
+
+
 def cmd_scaling(args: argparse.Namespace) -> int:
     """Spread, mean top weight and slope of random scores, raw, ÷√d_k and ÷d_k, as JSON."""
     import json
@@ -294,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_window(model=args.gui_model, sentence=args.gui_sentence)
         handler = {"models": cmd_models, "trace": cmd_trace, "export": cmd_export,
-                   "scaling": cmd_scaling, "heads": cmd_heads}[args.command]
+                   "scaling": cmd_scaling, "heads": cmd_heads, "generate": _cmd_generate}[args.command]
         return handler(args)
     except (UsageError, RealUsageError, FigureUsageError) as exc:
         return _fail(str(exc), EXIT_USAGE)

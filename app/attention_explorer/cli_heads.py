@@ -59,7 +59,7 @@ def add_heads_command(commands) -> None:
                        help="heads.csv or heads.json; - writes to standard output")
 
 
-class _StderrProgress:
+class StderrProgress:
     """Progress on stderr, a line every tenth of the way, so a log stays short."""
 
     def __init__(self, what: str):
@@ -144,7 +144,7 @@ def cmd_heads(args: argparse.Namespace) -> int:
     print(f"{PROG}: {subject.name}, {subject.n_layers} layers × {subject.n_heads} heads; {source.label}",
           file=sys.stderr)
     cache = None if args.no_cache else CensusCache(default_cache_folder())
-    census = cached_census(subject, source, settings, cache, _StderrProgress("census"))
+    census = cached_census(subject, source, settings, cache, StderrProgress("census"))
     result = census.result
     if census.from_cache:
         print(f"{PROG}: note: from the cache of an earlier run ({cache.folder}); --no-cache runs it again",
@@ -155,7 +155,7 @@ def cmd_heads(args: argparse.Namespace) -> int:
     if args.ablate_top is not None:
         measure = _ablation_measure(args, result)
         effect = ablation_effect(subject, result, measure, args.ablate_top, source, args.seed,
-                                 progress=_StderrProgress("heads switched off"))
+                                 progress=StderrProgress("heads switched off"))
         ablation = effect.to_dict()
         for line in effect.lines():
             print(f"{PROG}: {line}", file=sys.stderr)

@@ -26,7 +26,8 @@ def weight_count(model: PretrainedModel, n: int, layers: int | None = None, head
     return (model.n_layers if layers is None else layers) * (model.n_heads if heads is None else heads) * n * n
 
 
-def _shape(model: PretrainedModel) -> dict:
+def model_shape(model: PretrainedModel) -> dict:
+    """The model's family and sizes, as every file about a real model names them."""
     arch = model.arch
     return {"family": model.family, "kind": model.kind, "layers": model.n_layers, "heads": model.n_heads,
             "key_value_heads": model.n_kv_heads, "d_model": model.d_model, "d_head": arch.d_head,
@@ -57,7 +58,7 @@ def pretrained_fields(model: PretrainedModel, ptrace: PretrainedTrace, layer: in
     fields = {
         "model": ptrace.model_name,
         "sentence": ptrace.text,
-        "shape": _shape(model),
+        "shape": model_shape(model),
         "tokens": ptrace.tokens,
         "labels": list(ptrace.labels),
         "special": [bool(s) for s in ptrace.special],

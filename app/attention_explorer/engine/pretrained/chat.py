@@ -20,6 +20,7 @@ def render_chat(template: str, prompt: str, *, bos_token: str = "", eos_token: s
                 source: str = "the model's chat template") -> str:
     """`prompt` as the user's one message, followed by the template's cue for the assistant's reply."""
     import jinja2  # only for a chat
+    import jinja2.ext  # loopcontrols: `import jinja2` alone does not load it
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     if len(template) > MAX_TEMPLATE_CHARS:

@@ -14,6 +14,7 @@ real_trace) and each head's thumbnail, pooled block by block as the attention is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,10 +96,12 @@ def rope_for(arch: Architecture, n: int) -> tuple | None:
     return rope_tables(n, arch.d_head, arch.rope_theta) if arch.family == "llama" else None
 
 
-def embed(model: ModelWeights, ids: np.ndarray) -> np.ndarray:
+def embed(model: ModelWeights, ids: np.ndarray, start: int = 0) -> np.ndarray:
+    """The first residual stream of `ids`, which stand at positions start, start + 1, … (a generated
+    token is embedded alone, at its place after the text before it)."""
     h = model.token_embedding[ids].astype(np.float32)
     if model.position_embedding is not None:
-        h += model.position_embedding[:len(ids)]
+        h += model.position_embedding[start:start + len(ids)]
     if model.type_embedding is not None:
         h += model.type_embedding
     if model.embedding_norm is not None:
@@ -116,6 +119,25 @@ def _feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.
     else:
         hidden = ACTIVATIONS[arch.activation](hidden)
     return _linear(hidden, layer.w_down, layer.b_down)
+
+
+def finish_layer(arch: Architecture, layer: LayerWeights, h: np.ndarray, merged: np.ndarray) -> np.ndarray:
+    """The residual stream leaving `layer`: the heads' outputs `merged` through W_O, added to the stream
+    `h` that entered it, then the feed-forward (each sub-layer normalised before, or after for BERT).
+    The forward and a generation's one-token steps both end a layer here."""
+    attended = _linear(merged, layer.w_o, layer.b_o)
+    if arch.pre_norm:
+        h = h + attended
+        return h + _feed_forward(arch, layer, norm(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
+    h = norm(arch, h + attended, layer.attn_norm, layer.attn_norm_bias)
+    return norm(arch, h + _feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
+
+
+def next_logits(model: ModelWeights, h_last: np.ndarray) -> np.ndarray:
+    """A decoder's scores for the token after the one whose last residual stream is `h_last` (d_model,)."""
+    last = norm(model.arch, h_last[None], model.final_norm, model.final_norm_bias)[0]
+    head = model.lm_head if model.lm_head is not None else model.token_embedding
+    return head @ last
 
 
 def _attend(arch: Architecture, p: Projections, off: set[int], thumbs: np.ndarray, sinks: np.ndarray,
@@ -143,13 +165,15 @@ def _attend(arch: Architecture, p: Projections, off: set[int], thumbs: np.ndarra
 
 def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, int]] = frozenset(),
             progress: Progress | None = None, resume: tuple[ForwardResult, int] | None = None,
-            special: np.ndarray | None = None) -> ForwardResult:
+            special: np.ndarray | None = None,
+            keep: Callable[[int, Projections], None] | None = None) -> ForwardResult:
     """Run `ids` through `model`; `ablate` holds (layer, head) pairs whose attention output is zeroed;
     `special` marks the special tokens (bool per token), whose weight each row gives is kept.
 
     `resume` = (an earlier result on the same ids, a layer): the layers before it are taken from
     that result unchanged (switching a head off in layer L changes nothing before L). `progress`
-    hears of every layer and may cancel between layers (see progress.py).
+    hears of every layer and may cancel between layers (see progress.py). `keep(layer, projections)`
+    is handed each layer's q, k, v as they are made (a generation keeps the keys and values).
     """
     arch = model.arch
     n = len(ids)
@@ -172,24 +196,18 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         if not np.isfinite(h).all():
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
         p = project(arch, layer, attention_input(arch, layer, h), rope)
+        if keep is not None:
+            keep(index, p)
         off = {head for lay, head in ablate if lay == index}
         merged, finite = _attend(arch, p, off, thumbnails[index], sinks[index], columns)
         if not finite:
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
-        attended = _linear(merged, layer.w_o, layer.b_o)
-        if arch.pre_norm:
-            h = h + attended
-            h = h + _feed_forward(arch, layer, norm(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
-        else:
-            h = norm(arch, h + attended, layer.attn_norm, layer.attn_norm_bias)
-            h = norm(arch, h + _feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
+        h = finish_layer(arch, layer, h, merged)
     if not np.isfinite(h).all():
         return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {arch.n_layers}'s output")
-    next_logits = None
+    logits = None
     if arch.is_decoder:
-        last = norm(arch, h[-1:], model.final_norm, model.final_norm_bias)[0]
-        head = model.lm_head if model.lm_head is not None else model.token_embedding
-        next_logits = head @ last
-        if not np.isfinite(next_logits).all():
+        logits = next_logits(model, h[-1])
+        if not np.isfinite(logits).all():
             return ForwardResult(layer_inputs, thumbnails, sinks, None, "the next-token scores")
-    return ForwardResult(layer_inputs, thumbnails, sinks, next_logits)
+    return ForwardResult(layer_inputs, thumbnails, sinks, logits)

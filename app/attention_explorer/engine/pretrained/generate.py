@@ -1,0 +1,136 @@
+"""A decoder writes: a prompt (as it is, or put into the model's chat template) read once, then one
+token at a time, each chosen from the model's scores (sampling.py) and read back in (decode.py),
+until a stop token of the model, the count asked for, or a Stop.
+
+Every step keeps what a viewer asks of it: the token, the five candidates it was chosen from with
+their probabilities, and the attention of the token the model read last — the row, in every layer
+and head, of the query whose scores chose it. The steps of a generation are therefore the last rows
+of forwards over the prompt plus the text written so far (a test checks this to 1e-5 at every step),
+without running those forwards. The rows are float32, layers × heads × the length at that step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import OptionsError
+from ..threads import single_blas_thread
+from .chat import render_chat
+from .decode import Decoder
+from .model import PretrainedModel
+from .progress import Progress
+from .sampling import Choice, Sampling, choose, generator
+from .tokenizing import Cut
+
+STOP_TOKEN, LENGTH, CANCELLED = "stop token", "length", "cancelled"  # why a generation ended
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    tokens: int = 32                                  # at most this many are written
+    sampling: Sampling = field(default_factory=Sampling)
+    chat: bool = False                                # the prompt put into the model's chat template
+    ablate: frozenset[tuple[int, int]] = frozenset()  # (layer, head) switched off, 0-based, as in the forward
+
+    def __post_init__(self):
+        if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 1:
+            raise OptionsError(f"the number of tokens to write is a whole number from 1, not {self.tokens}")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One token written: the choice (its id and the candidates) and where the model looked to make it."""
+
+    choice: Choice
+    text: str               # what the token writes on its own (" mat")
+    attention: np.ndarray   # (layers, heads, length) float32: the last token read, on every token up to it
+
+    @property
+    def token_id(self) -> int:
+        return self.choice.token_id
+
+
+@dataclass
+class Generation:
+    model_name: str
+    prompt: str                 # as given
+    text: str                   # what the model read: the prompt, or the prompt in its chat template
+    prompt_ids: np.ndarray      # the tokens of `text` (the end of it when it was cut)
+    cut: Cut | None             # the text was longer than the model reads: what was kept
+    settings: GenerationSettings
+    stop_ids: tuple[int, ...]
+    steps: list[Step] = field(default_factory=list)
+    stopped: str = ""           # STOP_TOKEN, LENGTH or CANCELLED once it has ended
+    written: str = ""           # the tokens written, as text
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The prompt's tokens and the ones written after it."""
+        return np.concatenate([self.prompt_ids, np.array([s.token_id for s in self.steps], dtype=np.int64)])
+
+
+def prompt_text(model: PretrainedModel, prompt: str, chat: bool) -> str:
+    """What the model reads: `prompt`, or (chat) the user's turn of its chat template and the cue for its reply."""
+    if not chat:
+        return prompt
+    info = model.generation
+    if info.chat_template is None:
+        raise OptionsError(f"{model.name}'s files carry no chat template, so it cannot be asked as a chat; "
+                           f"generate from the plain prompt")
+    return render_chat(info.chat_template, prompt, bos_token=info.bos_token, eos_token=info.eos_token,
+                       source=f"{info.source}: the chat template")
+
+
+def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings = GenerationSettings(),
+             progress: Progress | None = None, on_step: Callable[[Step], None] | None = None) -> Generation:
+    """Write up to `settings.tokens` tokens after `prompt`; `on_step` hears of each as it is made.
+
+    `progress(fraction, text)` hears of every layer of the prompt and every token. Answering False
+    while the prompt is read raises Cancelled (nothing was written); while writing, it stops there
+    and the generation keeps what was written (`stopped` = CANCELLED). Raises OptionsError for an
+    encoder, a chat with no template, a head that does not exist or more tokens than the model's
+    context leaves room for; SentenceError for a prompt with nothing to read.
+    """
+    if not model.is_decoder:
+        raise OptionsError(f"{model.name} is an encoder: it reads a text whole and writes nothing; "
+                           f"generate with a decoder (a GPT-2 or Llama model)")
+    ablate = model.checked_heads(settings.ablate)
+    text = prompt_text(model, prompt, settings.chat)
+    encoded = model.tokenizer.encode(text, add_specials=not settings.chat)
+    room = model.max_tokens - len(encoded.ids)
+    if settings.tokens > room:
+        raise OptionsError(f"{model.name} reads at most {model.max_tokens:,} tokens and the prompt holds "
+                           f"{len(encoded.ids):,}: " + (f"at most {room:,} more can be written, not "
+                                                        f"{settings.tokens:,}" if room > 0 else "shorten it"))
+    stop_ids = model.generation.stop_ids
+    result = Generation(model.name, prompt, text, encoded.ids, encoded.cut, settings, stop_ids)
+    decoder = Decoder(model, ablate, len(encoded.ids) + settings.tokens)
+    share = 1 / (settings.tokens + 1)  # of the progress bar, for reading the prompt
+
+    def reading(fraction: float, what: str):
+        return progress(fraction * share, f"reading the prompt: {what}")
+
+    rng = generator(settings.sampling)
+    with single_blas_thread(), np.errstate(all="ignore"):  # the scores are checked; NumPy's warnings add nothing
+        logits, rows = decoder.prefill(encoded.ids, encoded.special, None if progress is None else reading)
+    while True:
+        choice = choose(logits, settings.sampling, rng)
+        step = Step(choice, model.tokenizer.token_text(choice.token_id), rows)
+        result.steps.append(step)
+        if on_step is not None:
+            on_step(step)
+        count = len(result.steps)
+        if choice.token_id in stop_ids or count == settings.tokens:
+            result.stopped = STOP_TOKEN if choice.token_id in stop_ids else LENGTH
+            break
+        if progress is not None and progress(share + (1 - share) * count / settings.tokens,
+                                             f"token {count + 1} of {settings.tokens}") is False:
+            result.stopped = CANCELLED
+            break
+        with single_blas_thread(), np.errstate(all="ignore"):
+            logits, rows = decoder.step(choice.token_id)
+    result.written = model.tokenizer.decode([s.token_id for s in result.steps])
+    return result

@@ -1,0 +1,158 @@
+"""Generation with a key/value cache: every step's attention rows and scores are the project's own full
+forward over the prompt and the text written so far (1e-5, with and without a head switched off, the
+cache grown on the way), the choice and its candidates come from those scores, and it stops, cancels
+and refuses as it says."""
+
+import dataclasses
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.errors import ModelError, OptionsError, SentenceError
+from attention_explorer.engine.pretrained import Cancelled, open_pretrained
+from attention_explorer.engine.pretrained import decode as decode_module
+from attention_explorer.engine.pretrained.decode import Decoder
+from attention_explorer.engine.pretrained.forward import forward
+from attention_explorer.engine.pretrained.generate import CANCELLED, LENGTH, STOP_TOKEN, GenerationSettings, generate
+from attention_explorer.engine.pretrained.generation_info import GenerationInfo
+from attention_explorer.engine.pretrained.recompute import LayerMaker
+from attention_explorer.engine.pretrained.sampling import Sampling, likeliest, softmax
+
+pytest.importorskip("tokenizers")
+
+TOLERANCE = 1e-5
+PROMPT = "The cat sat on the mat"
+DECODERS = ["tiny-gpt2", "tiny-llama", "tiny-llama.gguf"]
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+          "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def full_forward(model, ids, ablate):
+    """The project's forward over `ids`: the last token's row of every layer and head, and its scores."""
+    result = forward(model.weights, np.asarray(ids), ablate)
+    maker = LayerMaker(model.weights, result, ablate)
+    return np.stack([maker.layer_weights(layer)[:, -1] for layer in range(model.n_layers)]), result.next_logits
+
+
+@pytest.mark.parametrize("ablate", [frozenset(), frozenset({(0, 1)})], ids=["all heads", "head 1:2 off"])
+@pytest.mark.parametrize("name", DECODERS)
+def test_every_step_is_the_full_forward_over_the_text_so_far(data, monkeypatch, name, ablate):
+    monkeypatch.setattr(decode_module, "FIRST_ROOM", 3)  # the cache grows twice on the way
+    model = dataclasses.replace(open_pretrained(data / name), generation=GenerationInfo())  # no stop: 12 tokens
+    result = generate(model, PROMPT, GenerationSettings(tokens=12, ablate=ablate))
+    assert len(result.steps) == 12 and result.stopped == LENGTH
+    n = len(result.prompt_ids)
+    decoder = Decoder(model, ablate, n + 12)
+    logits, rows = decoder.prefill(result.prompt_ids)
+    for i, step in enumerate(result.steps):
+        expected_rows, expected_logits = full_forward(model, result.ids[:n + i], ablate)
+        assert step.attention.shape == (model.n_layers, model.n_heads, n + i)
+        assert np.abs(step.attention - expected_rows).max() <= TOLERANCE
+        assert np.abs(rows - expected_rows).max() <= TOLERANCE
+        assert np.abs(logits - expected_logits).max() <= TOLERANCE
+        assert step.token_id == int(np.argmax(expected_logits))
+        probabilities = softmax(expected_logits)
+        assert [c.token_id for c in step.choice.candidates] == list(likeliest(probabilities))
+        for candidate in step.choice.candidates:
+            assert abs(candidate.probability - probabilities[candidate.token_id]) <= TOLERANCE
+        logits, rows = decoder.step(step.token_id)
+    if ablate:
+        plain = generate(model, PROMPT, GenerationSettings(tokens=12))
+        assert not np.array_equal(plain.steps[-1].attention, result.steps[-1].attention)
+
+
+def test_a_seed_writes_the_same_again_and_the_candidates_are_the_models(data):
+    model = open_pretrained(data / "tiny-llama")
+    settings = GenerationSettings(tokens=10, sampling=Sampling(temperature=1.5, top_k=40, top_p=0.95, seed=7))
+    first, again = (generate(model, PROMPT, settings) for _ in range(2))
+    assert [s.token_id for s in first.steps] == [s.token_id for s in again.steps]
+    other = generate(model, PROMPT, dataclasses.replace(settings, sampling=Sampling(temperature=1.5, seed=8)))
+    assert [s.token_id for s in other.steps] != [s.token_id for s in first.steps]
+    for step in first.steps:
+        assert len(step.choice.candidates) == 5
+        assert step.choice.candidates[0].probability >= step.choice.candidates[-1].probability
+
+
+def test_it_stops_after_a_stop_token_of_the_model(data):
+    model = open_pretrained(data / "tiny-gpt2")
+    assert model.generation.stop_ids == (0,)  # config.json's eos_token_id
+    first = generate(model, PROMPT, GenerationSettings(tokens=3)).steps[1].token_id
+    stopping = dataclasses.replace(model, generation=GenerationInfo(stop_ids=(first,)))
+    result = generate(stopping, PROMPT, GenerationSettings(tokens=8))
+    assert result.stopped == STOP_TOKEN and result.steps[-1].token_id == first and len(result.steps) == 2
+    assert result.written == model.tokenizer.decode([s.token_id for s in result.steps])
+
+
+def test_a_stop_keeps_what_was_written_and_a_cancel_while_reading_raises(data):
+    model = open_pretrained(data / "tiny-llama.gguf")
+    heard = []
+
+    def progress(fraction, text):
+        heard.append((fraction, text))
+        return not text.startswith("token 4")
+
+    written = []
+    result = generate(model, PROMPT, GenerationSettings(tokens=10), progress, on_step=written.append)
+    assert result.stopped == CANCELLED and len(result.steps) == 3 and written == result.steps
+    fractions = [f for f, _ in heard]
+    assert fractions == sorted(fractions) and heard[0][1].startswith("reading the prompt")
+    with pytest.raises(Cancelled):
+        generate(model, PROMPT, GenerationSettings(tokens=10), lambda fraction, text: False)
+
+
+def test_what_cannot_be_generated_is_refused_in_words(data):
+    llama = open_pretrained(data / "tiny-llama")
+    with pytest.raises(OptionsError, match="is an encoder"):
+        generate(open_pretrained(data / "tiny-bert"), PROMPT)
+    with pytest.raises(OptionsError, match="no chat template"):
+        generate(llama, PROMPT, GenerationSettings(chat=True))
+    with pytest.raises(OptionsError, match="at most 64 tokens .* at most 5. more can be written, not 100"):
+        generate(llama, PROMPT, GenerationSettings(tokens=100))
+    with pytest.raises(OptionsError, match="no head 9 in layer 1"):
+        generate(llama, PROMPT, GenerationSettings(ablate=frozenset({(0, 8)})))
+    with pytest.raises(SentenceError):
+        generate(llama, "   ")
+    for tokens in (0, -1, 2.5, True):
+        with pytest.raises(OptionsError, match="whole number from 1"):
+            GenerationSettings(tokens=tokens)
+
+
+def copy_with(data, tmp_path, files: dict[str, object]):
+    """tiny-llama's folder with `files` added (JSON objects, or text as it is)."""
+    folder = tmp_path / "model"
+    shutil.copytree(data / "tiny-llama", folder)
+    for name, content in files.items():
+        (folder / name).write_text(content if isinstance(content, str) else json.dumps(content))
+    return folder
+
+
+def test_a_chat_reads_the_template_and_stop_ids_of_the_folder(data, tmp_path):
+    folder = copy_with(data, tmp_path, {"tokenizer_config.json": {"chat_template": CHATML, "eos_token": "<|im_end|>"},
+                                        "generation_config.json": {"eos_token_id": [2, 5]}})
+    model = open_pretrained(folder)
+    assert model.generation.stop_ids == (2, 5) and model.generation.eos_token == "<|im_end|>"
+    result = generate(model, "Hi", GenerationSettings(tokens=4, chat=True))
+    assert result.text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" and result.prompt == "Hi"
+    assert list(result.prompt_ids) == list(model.tokenizer.encode(result.text, add_specials=False).ids)
+    jinja = copy_with(data, tmp_path / "jinja", {"chat_template.jinja": "{{ messages[0]['content'] }}!"})
+    assert generate(open_pretrained(jinja), "Hi", GenerationSettings(tokens=1, chat=True)).text == "Hi!"
+
+
+@pytest.mark.parametrize(("files", "message"), [
+    ({"generation_config.json": {"eos_token_id": 320}}, "generation_config.json: field 'eos_token_id' must be token"),
+    ({"generation_config.json": {"eos_token_id": ["2"]}}, "must be token ids"),
+    ({"tokenizer_config.json": {"chat_template": 3}}, "'chat_template' must be a template's text"),
+    ({"tokenizer_config.json": "[1, 2]"}, "tokenizer_config.json: not a JSON object"),
+])
+def test_damaged_generation_fields_are_one_model_error(data, tmp_path, files, message):
+    with pytest.raises(ModelError, match=message):
+        open_pretrained(copy_with(data, tmp_path, files))
+
+
+def test_the_likeliest_are_a_stable_sorts_first_ones_even_through_ties():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        values = rng.integers(0, 6, size=rng.integers(1, 30)).astype(float)
+        assert list(likeliest(values)) == list(np.argsort(-values, kind="stable")[:5])

@@ -1,0 +1,46 @@
+"""Greedy generation writes the tokens transformers' `generate` writes (with its cache), stop tokens
+included. Runs with the `reference` extra (torch, transformers); SmolLM2 when its package is installed,
+given to transformers as the weights our engine read from its GGUF file."""
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.pretrained import installed_models, open_pretrained
+from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
+
+pytest.importorskip("tokenizers")
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+from transformers_reference import llama_from  # noqa: E402
+
+PROMPTS = ("The cat sat on the mat because", "Once upon a time, 2017 robots")
+
+
+def their_tokens(reference, ids, tokens: int, stop_ids) -> list[int]:
+    with torch.no_grad():
+        out = reference.generate(torch.tensor(np.asarray(ids))[None], max_new_tokens=tokens, do_sample=False,
+                                 use_cache=True, eos_token_id=list(stop_ids) or None, pad_token_id=0)
+    return out[0, len(ids):].tolist()
+
+
+@pytest.mark.parametrize(("name", "folder"), [("tiny-gpt2", "tiny-gpt2"), ("tiny-llama", "tiny-llama"),
+                                              ("tiny-llama.gguf", "tiny-llama")])
+def test_tiny_models_write_what_transformers_writes(data, name, folder):
+    model = open_pretrained(data / name)
+    reference = transformers.AutoModelForCausalLM.from_pretrained(str(data / folder)).eval()
+    for prompt in PROMPTS:
+        result = generate(model, prompt, GenerationSettings(tokens=20))
+        theirs = their_tokens(reference, result.prompt_ids, 20, model.generation.stop_ids)
+        assert [s.token_id for s in result.steps] == theirs
+
+
+def test_smollm2_writes_what_transformers_writes():
+    if "SmolLM2-135M (decoder)" not in installed_models():
+        pytest.skip("SmolLM2-135M (decoder) is not installed")
+    model = open_pretrained("SmolLM2-135M (decoder)")
+    reference = llama_from(model.weights)
+    for prompt, chat in (("The cat sat on the mat because it was tired, and", False),
+                         ("What is the capital of France?", True)):
+        result = generate(model, prompt, GenerationSettings(tokens=24, chat=chat))
+        theirs = their_tokens(reference, result.prompt_ids, 24, model.generation.stop_ids)
+        assert [s.token_id for s in result.steps] == theirs

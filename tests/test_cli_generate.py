@@ -1,0 +1,117 @@
+"""`attention-explorer generate` on the tiny committed checkpoints: the JSON and CSV hold the engine's
+own generation (tokens, candidates, attention rows of the layers and heads asked for), the installed
+program exits 0, and every mistake is one line on stderr."""
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_explorer.cli import main
+
+pytest.importorskip("tokenizers")
+from attention_explorer.engine.pretrained import open_pretrained  # noqa: E402
+from attention_explorer.engine.pretrained.generate import GenerationSettings, generate  # noqa: E402
+from attention_explorer.engine.pretrained.sampling import Sampling  # noqa: E402
+
+DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
+LLAMA, GPT2, BERT = DATA / "tiny-llama.gguf", DATA / "tiny-gpt2", DATA / "tiny-bert"
+PROMPT = "the cat sat on the mat"
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_json_holds_the_engines_generation_and_the_rows_asked_for(capsys, tmp_path):
+    target = tmp_path / "gen.json"
+    code, _, err = run_cli(capsys, "generate", "--model", LLAMA, "--prompt", PROMPT, "--tokens", 6, "--temperature",
+                           "0.9", "--top-k", 50, "--seed", 3, "--ablate", "1:2", "--layer", 2, "-o", target)
+    assert code == 0 and err == ""
+    model = open_pretrained(LLAMA)
+    expected = generate(model, PROMPT, GenerationSettings(6, Sampling(0.9, 50, 1.0, 3), ablate=frozenset({(0, 1)})))
+    data = json.loads(target.read_text())
+    assert data["prompt"] == PROMPT and data["model"] == "tiny-llama.gguf" and data["stopped"] == "length"
+    assert data["settings"]["ablated"] == [[1, 2]] and data["settings"]["temperature"] == 0.9
+    assert data["attention_layers"] == [2] and data["attention_heads"] == [1, 2, 3, 4]
+    assert [t["token_id"] for t in data["prompt_tokens"]] == list(expected.prompt_ids)
+    assert data["written"] == expected.written
+    for index, (step, made) in enumerate(zip(data["steps"], expected.steps, strict=True)):
+        assert step["step"] == index + 1 and step["token_id"] == made.token_id and step["text"] == made.text
+        assert [c["token_id"] for c in step["candidates"]] == [c.token_id for c in made.choice.candidates]
+        assert step["probability"] == made.choice.probability
+        np.testing.assert_array_equal(np.array(step["attention"], dtype=np.float32), made.attention[[1]])
+
+
+def test_one_head_of_every_layer_and_json_on_standard_output(capsys):
+    code, out, _ = run_cli(capsys, "generate", "--model", GPT2, "--prompt", PROMPT, "--tokens", 3, "--head", 4,
+                           "-o", "-")
+    data = json.loads(out)
+    assert code == 0 and data["attention_layers"] == [1, 2] and data["attention_heads"] == [4]
+    assert [len(step["attention"][0][0]) for step in data["steps"]] == [len(data["prompt_tokens"]) + i
+                                                                         for i in range(len(data["steps"]))]
+
+
+def test_the_csv_is_a_row_per_step_with_its_candidates(capsys, tmp_path):
+    target = tmp_path / "gen.csv"
+    code, _, _ = run_cli(capsys, "generate", "--model", LLAMA, "--prompt", PROMPT, "--tokens", 4, "-o", target)
+    rows = list(csv.reader(io.StringIO(target.read_text(encoding="utf-8"), newline="")))
+    expected = generate(open_pretrained(LLAMA), PROMPT, GenerationSettings(4))
+    assert code == 0 and rows[0][:6] == ["step", "token_id", "token", "probability", "candidate_1", "probability_1"]
+    assert len(rows) == 5 and len(rows[0]) == 14
+    for row, step in zip(rows[1:], expected.steps, strict=True):
+        assert int(row[1]) == step.token_id and row[2] == step.text
+        assert float(row[3]) == step.choice.probability == float(row[5])  # greedy: the likeliest candidate
+
+
+def test_the_installed_program_writes_and_exits_zero(tmp_path):
+    program = shutil.which("attention-explorer") or str(Path(sys.executable).with_name("attention-explorer"))
+    if not Path(program).exists():
+        pytest.skip("the attention-explorer program is not installed")
+    target = tmp_path / "gen.json"
+    result = subprocess.run([program, "generate", "--model", str(LLAMA), "--prompt", PROMPT, "--tokens", "5",
+                             "-o", str(target)], capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert len(json.loads(target.read_text())["steps"]) == 5
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--prompt", "  "], "--prompt is empty"),
+    (["--tokens", "0"], "--tokens must be 1 or more, not 0"),
+    (["--tokens", "1000000"], "the prompt holds 9: at most 55 more can be written, not 1,000,000"),
+    (["--tokens", "many"], "argument --tokens: invalid int value: 'many'"),
+    (["--temperature", "hot"], "argument --temperature: invalid float value: 'hot'"),
+    (["--temperature", "inf"], "the temperature is 0 (greedy) or a number up to 100"),
+    (["--temperature", "1", "--top-p", "0"], "top-p is a share of the probability above 0"),
+    (["--seed", "4"], "--seed shapes a draw, and --temperature 0 (the default) is greedy"),
+    (["--chat"], "carry no chat template"),
+    (["--ablate", "1:9"], "no head 9 in layer 1"),
+    (["--ablate", "x"], "--ablate takes LAYER:HEAD pairs"),
+    (["--layer", "3"], "--layer must be between 1 and 2"),
+    (["-o", "gen.png"], "gen.png': end it in .json or .csv"),
+    (["--head", "1", "-o", "gen.csv"], "--layer and --head choose the attention rows of a JSON file"),
+    (["--model", "cats-chase-mice"], "'cats-chase-mice' is a toy model"),
+    (["--model", BERT], "tiny-bert is an encoder"),
+])
+def test_each_mistake_is_one_line_and_exit_2(capsys, tmp_path, args, message):
+    argv = ["generate", "--model", LLAMA, "--prompt", PROMPT, "-o", tmp_path / "gen.json"] + args
+    if "-o" in args:  # the mistake's own target
+        argv = argv[:5] + [a if a != "gen.png" and a != "gen.csv" else tmp_path / a for a in args]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
+    assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_a_model_that_is_not_there_is_one_line(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "generate", "--model", tmp_path / "none.gguf", "--prompt", PROMPT, "-o",
+                           tmp_path / "gen.json")
+    assert code == 1 and err.count("\n") == 1 and "none.gguf: no such file or folder" in err

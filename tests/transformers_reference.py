@@ -1,0 +1,34 @@
+"""transformers' own model on the weights our engine read, for the tests and benchmarks that compare
+the two (needs torch and transformers: the `reference` extra)."""
+
+import numpy as np
+import torch
+import transformers
+
+
+def llama_from(weights):
+    """transformers' Llama holding the weights we read from the GGUF file (back in HF's (out, in) layout)."""
+    arch = weights.arch
+    config = transformers.LlamaConfig(
+        vocab_size=arch.vocab_size, hidden_size=arch.d_model, intermediate_size=arch.d_ff,
+        num_hidden_layers=arch.n_layers, num_attention_heads=arch.n_heads, num_key_value_heads=arch.n_kv_heads,
+        rms_norm_eps=arch.norm_eps, rope_theta=arch.rope_theta, max_position_embeddings=arch.max_positions,
+        tie_word_embeddings=True, attn_implementation="eager")
+    state = {"model.embed_tokens.weight": weights.token_embedding, "model.norm.weight": weights.final_norm}
+    for i, layer in enumerate(weights.layers):
+        p = f"model.layers.{i}."
+        state.update({
+            p + "self_attn.q_proj.weight": layer.w_q.T, p + "self_attn.k_proj.weight": layer.w_k.T,
+            p + "self_attn.v_proj.weight": layer.w_v.T, p + "self_attn.o_proj.weight": layer.w_o.T,
+            p + "input_layernorm.weight": layer.attn_norm, p + "post_attention_layernorm.weight": layer.mlp_norm,
+            p + "mlp.gate_proj.weight": layer.w_gate.T, p + "mlp.up_proj.weight": layer.w_up.T,
+            p + "mlp.down_proj.weight": layer.w_down.T})
+    # Built on the meta device and given our arrays (no copy): random initialisation of 135M weights
+    # would take longer than the whole comparison. The rotary table is a buffer, so it is rebuilt.
+    with torch.device("meta"):
+        model = transformers.LlamaForCausalLM(config)
+    model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()},
+                          strict=False, assign=True)
+    model.tie_weights()
+    model.model.rotary_emb = type(model.model.rotary_emb)(config)
+    return model.eval()
