@@ -10,10 +10,12 @@ box is dismissed, a context menu picks one of its entries, a modal dialog is can
 from __future__ import annotations
 
 import collections
+import faulthandler
 import functools
 import json
 import os
 import random
+import tempfile
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
@@ -31,6 +33,7 @@ DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
 TINY_FOLDERS = [DATA / "tiny-bert", DATA / "tiny-gpt2", DATA / "tiny-llama"]
 TINY_GGUF = DATA / "tiny-llama.gguf"
 LOAD_WAIT_MS = 60_000
+PATIENCE_MS, CANCEL_WAIT_MS = 20_000, 10_000  # a long real-model forward is cancelled, and must stop
 
 ODD_TEXTS = (
     "the cat sat on the mat", "🐱 the cat zebra 🐶", "THE CAT SAT", "straße the dog", "the ca\u0301t sat",
@@ -86,13 +89,32 @@ def settle() -> None:
     QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
 
 
-def wait_idle(controller, ms: int = LOAD_WAIT_MS) -> None:
-    """Until the worker has delivered its last load or forward (real models run on it)."""
-    deadline = QtCore.QDeadlineTimer(ms)
+def wait_idle(controller, ms: int = LOAD_WAIT_MS, cancel=None) -> bool:
+    """Until the worker has delivered its last load or forward (real models run on it). With `cancel`
+    (what clicks Cancel), a load or forward still running after PATIENCE_MS is cancelled as a user
+    would, and must end within CANCEL_WAIT_MS: a real model reads its whole context, so a 5,000-word
+    sentence kept from a toy model takes SmolLM2 minutes. Returns whether it was cancelled."""
+    deadline = QtCore.QDeadlineTimer(PATIENCE_MS if cancel is not None else ms)
     while controller.busy and not deadline.hasExpired():
         QTest.qWait(5)
-    assert not controller.busy, f"the window was still busy after {ms} ms"
+    cancelled = cancel is not None and controller.busy
+    if cancelled:
+        cancel()
+        deadline = QtCore.QDeadlineTimer(CANCEL_WAIT_MS)
+        while controller.busy and not deadline.hasExpired():
+            QTest.qWait(5)
+    waited = f"{PATIENCE_MS} ms and a Cancel" if cancelled else f"{ms} ms"
+    assert not controller.busy, f"the window was still busy after {waited}; its threads:\n{thread_stacks()}"
     settle()
+    return cancelled
+
+
+def thread_stacks() -> str:
+    """Where every thread is, for a failure that may be a hang (the worker's stack says which)."""
+    with tempfile.TemporaryFile("w+") as dump:
+        faulthandler.dump_traceback(dump, all_threads=True)
+        dump.seek(0)
+        return dump.read()
 
 
 class Walk:
@@ -140,7 +162,8 @@ class Walk:
         action = self.rng.choices(self.actions, weights=self._weights)[0][1]
         action()
         settle()
-        wait_idle(self.controller)
+        if wait_idle(self.controller, cancel=self.window.pretrained.cancel_button.click):
+            self.counts["long load cancelled"] += 1
         self.counts[action.__name__] += 1
         return action.__name__
 
