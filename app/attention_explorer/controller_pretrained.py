@@ -227,8 +227,15 @@ class PretrainedControls(QtCore.QObject):
             return
         runner.submit("run", lambda progress: self._forward(model, text, ablated, progress, previous=previous),
                             lambda result: self._accept_forward(*result),
-                            lambda message: message and self._accept_forward(
-                                None, self._failure_message(model.name, message), 0.0))
+                            lambda message: self._accept_forward(None, self._failure_message(model.name, message), 0.0)
+                            if message else self._keep_shown_heads())
+
+    def _keep_shown_heads(self) -> None:
+        """A forward was cancelled: what is on screen stays, so the heads switched off go back to the
+        shown forward's (a cancelled right-click left "1 head off" over next tokens made with none off)."""
+        if self._ptrace is not None and self._ablated != self._ptrace.ablated:
+            self._ablated = self._ptrace.ablated
+            self.ablation_changed.emit(self._ablated)
 
     @staticmethod
     def _forward(model, text, ablated, progress=None, model_errors: bool = True, previous=None

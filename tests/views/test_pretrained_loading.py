@@ -220,3 +220,36 @@ def test_cancel_answers_at_once_even_when_the_load_is_stuck_and_the_next_load_do
     release.set()
     qtbot.wait(300)  # the stuck load ends in its own time and is not delivered
     assert c.real_model.name == "tiny-bert" and len(window.messages) == 1
+
+
+def test_a_cancelled_ablation_puts_the_head_back_on_as_the_screen_shows_it(window, qtbot, monkeypatch):
+    """Right-click a head off, then Cancel before the model has run again: the next tokens, the model
+    view and the bar go on showing the forward on screen, with no head off (the walk found "with 1 head
+    off" over next tokens made with none off)."""
+    from PySide6 import QtCore
+    from PySide6.QtTest import QTest
+
+    from attention_explorer.engine.pretrained import model as model_module
+    from attention_explorer.engine.pretrained.progress import report
+
+    llama = str(Path(BERT).parent / "tiny-llama.gguf")
+    c = window.controller
+    c.open_model(llama)
+    qtbot.waitUntil(lambda: c.is_real and c.pretrained_trace is not None and not c.busy)
+    shown = c.pretrained_trace
+    window.pretrained.dock.show()
+
+    def never_done(self, text, ablate=frozenset(), progress=None, **_):
+        while True:  # a forward that only ends when cancelled
+            report(progress, 0.5, "running layer 1")
+            QtCore.QThread.msleep(5)
+
+    monkeypatch.setattr(model_module.PretrainedModel, "run", never_done)
+    view = window.pretrained.model_view
+    QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(0, 1).center().toPoint())
+    assert c.ablated == {(0, 1)} and c.busy
+    window.pretrained.cancel_button.click()
+    qtbot.waitUntil(lambda: not c.busy)
+    assert c.pretrained_trace is shown and c.ablated == frozenset() == shown.ablated
+    assert "head off" not in window.pretrained.next_tokens.title.text()
+    assert not window.pretrained.bar.heads_on.isEnabled()

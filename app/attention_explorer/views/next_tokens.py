@@ -56,7 +56,7 @@ class QtNextTokens(QtWidgets.QWidget):
         elif ptrace is None:
             self.title.setText("Running the model…")
         else:
-            off = len(self.controller.ablated)
+            off = len(ptrace.ablated)  # the heads off in the forward these numbers came from
             note = f", with {off} head{'s' if off != 1 else ''} off" if off else ""
             self.title.setText(f"What {model.name} would write next{note}:")
         for row, (word, bar) in enumerate(zip(self.words, self.bars, strict=True)):
