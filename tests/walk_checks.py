@@ -63,7 +63,11 @@ def _check_real(c) -> None:
         assert c.trace is None and c.error == str(exc), "the window shows a trace the model refuses"
         return
     ptrace = c.pretrained_trace
-    assert ptrace is not None and ptrace.text == c.sentence and ptrace.ablated == c.ablated
+    assert ptrace is not None, "a real model's trace is missing"
+    assert ptrace.text == c.sentence, \
+        f"the forward shown read {ptrace.text[:60]!r}…, the window holds {c.sentence[:60]!r}…"
+    assert ptrace.ablated == c.ablated, \
+        f"the forward shown had {set(ptrace.ablated)} off, the window says {set(c.ablated)}"
     for layer in range(c.real_model.n_layers):
         np.testing.assert_array_equal(ptrace.layer_weights(layer), fresh.layer_weights(layer))
     expected, _note = shown_trace(fresh, c.layer, c.real_view)
