@@ -8,6 +8,7 @@ import numpy as np
 from PySide6 import QtWidgets
 
 from attention_explorer import engine
+from attention_explorer.controller_pretrained import FORWARD_STOPPED
 from attention_explorer.pretrained_display import shown_trace
 from screen_oracle import check_backing_store
 from view_twins import check_twin
@@ -63,7 +64,9 @@ def _check_real(c) -> None:
         assert c.trace is None and c.error == str(exc), "the window shows a trace the model refuses"
         return
     ptrace = c.pretrained_trace
-    assert ptrace is not None, "a real model's trace is missing"
+    if ptrace is None:  # a forward stopped with Cancel: nothing drawn, and the window says why
+        assert c.trace is None and c.error == FORWARD_STOPPED, f"a real model's trace is missing: {c.error!r}"
+        return
     assert ptrace.text == c.sentence, \
         f"the forward shown read {ptrace.text[:60]!r}…, the window holds {c.sentence[:60]!r}…"
     assert ptrace.ablated == c.ablated, \

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # types only: the modules load once a real model is opened
     from .pretrained_worker import BackgroundRunner
 
 LOAD_CANCELLED = "Loading was cancelled"
+FORWARD_STOPPED = "Stopped before the model read this text: change the text to run it again"
 OPENING_STEP = "softmax"  # where the step timeline stands when a real model opens
 
 
@@ -228,12 +229,18 @@ class PretrainedControls(QtCore.QObject):
         runner.submit("run", lambda progress: self._forward(model, text, ablated, progress, previous=previous),
                             lambda result: self._accept_forward(*result),
                             lambda message: self._accept_forward(None, self._failure_message(model.name, message), 0.0)
-                            if message else self._keep_shown_heads())
+                            if message else self._after_cancelled_forward())
 
-    def _keep_shown_heads(self) -> None:
-        """A forward was cancelled: what is on screen stays, so the heads switched off go back to the
-        shown forward's (a cancelled right-click left "1 head off" over next tokens made with none off)."""
-        if self._ptrace is not None and self._ablated != self._ptrace.ablated:
+    def _after_cancelled_forward(self) -> None:
+        """A forward was cancelled. After a head was switched off, what is on screen stays and the heads
+        go back to the shown forward's (a cancelled right-click left "1 head off" over next tokens made
+        with none off). After the text changed, the text stays as typed and the views say the model has
+        not read it (they had gone on showing the last text's tokens under the new one)."""
+        if self._ptrace is None:
+            return
+        if self._ptrace.text != self._sentence:
+            self._accept_forward(None, FORWARD_STOPPED, 0.0)
+        elif self._ablated != self._ptrace.ablated:
             self._ablated = self._ptrace.ablated
             self.ablation_changed.emit(self._ablated)
 

@@ -253,3 +253,32 @@ def test_a_cancelled_ablation_puts_the_head_back_on_as_the_screen_shows_it(windo
     assert c.pretrained_trace is shown and c.ablated == frozenset() == shown.ablated
     assert "head off" not in window.pretrained.next_tokens.title.text()
     assert not window.pretrained.bar.heads_on.isEnabled()
+
+
+def test_a_forward_cancelled_after_an_edit_keeps_the_text_and_says_the_model_has_not_read_it(window, qtbot,
+                                                                                               monkeypatch):
+    """The views had gone on showing the last text's tokens under the new one."""
+    from PySide6 import QtCore
+
+    from attention_explorer.controller_pretrained import FORWARD_STOPPED
+    from attention_explorer.engine.pretrained import model as model_module
+    from attention_explorer.engine.pretrained.progress import report
+
+    c = window.controller
+    c.open_model(str(Path(BERT).parent / "tiny-llama.gguf"), "the cat sat")
+    qtbot.waitUntil(lambda: c.is_real and c.pretrained_trace is not None and not c.busy)
+
+    def never_done(self, text, ablate=frozenset(), progress=None, **_):
+        while True:
+            report(progress, 0.5, "running layer 1")
+            QtCore.QThread.msleep(5)
+
+    monkeypatch.setattr(model_module.PretrainedModel, "run", never_done)
+    c.set_sentence("the cat sat on the mat")
+    assert c.busy
+    window.pretrained.cancel_button.click()
+    qtbot.waitUntil(lambda: not c.busy)
+    assert c.sentence == "the cat sat on the mat" and window.sentence_box.toPlainText() == "the cat sat on the mat"
+    assert c.trace is None and c.error == FORWARD_STOPPED
+    assert window.heatmap.shown_matrix() is None or not window.heatmap.graphics.isVisible()
+    assert window.pretrained.next_tokens.title.text() == FORWARD_STOPPED

@@ -39,6 +39,7 @@ class QtNextTokens(QtWidgets.QWidget):
         layout.setRowStretch(SHOWN + 1, 1)
         controller.pretrained_trace_changed.connect(self._sync)
         controller.real_model_changed.connect(self._sync)
+        controller.error_changed.connect(self._sync)  # said after the trace's signals: a stopped forward
         self._sync()
 
     def shown(self) -> list[tuple[str, float]]:
@@ -54,7 +55,7 @@ class QtNextTokens(QtWidgets.QWidget):
         elif not model.is_decoder:
             self.title.setText(f"{model.name} is an encoder: it reads the whole text and guesses no next token.")
         elif ptrace is None:
-            self.title.setText("Running the model…")
+            self.title.setText(self.controller.error or "Running the model…")  # a stopped or failed forward says so
         else:
             off = len(ptrace.ablated)  # the heads off in the forward these numbers came from
             note = f", with {off} head{'s' if off != 1 else ''} off" if off else ""
