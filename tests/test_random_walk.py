@@ -82,12 +82,51 @@ def run_walk(window: MainWindow, folder: Path, seed: int, actions: int, crash: C
                 baseline = rss[-1]
             elif baseline is not None:
                 assert rss[-1] - baseline < RSS_GROWTH_LIMIT_MB, (
-                    f"memory grew {baseline:.0f} → {rss[-1]:.0f} MB; by action: {_largest(growth)}")
+                    f"memory grew {baseline:.0f} → {rss[-1]:.0f} MB; by action: {_largest(growth)}; "
+                    f"real models still held: {_real_model_holders()}")
             if report:
                 report(number, rss[-1], time.perf_counter() - started)
     return {"actions": actions, "seconds": time.perf_counter() - started, "rss_start_mb": rss[0],
             "rss_max_mb": max(rss), "rss_end_mb": rss[-1], "counts": dict(walk.counts),
             "refused_edits": walk.expected_errors, "rss_growth_by_action_mb": _largest(growth)}
+
+
+def _real_model_holders() -> list[str]:
+    """What keeps a closed real model's weights alive: from each ModelWeights, the first chain of
+    referrers (not this function's own lists and frames) up to twelve steps out, by type."""
+    import gc
+    import types
+
+    from attention_explorer.engine.pretrained.weights import ModelWeights
+
+    gc.collect()
+    everything = gc.get_objects()
+    found = []
+    alive = [o for o in everything if isinstance(o, ModelWeights)]
+    for weights in alive:
+        chain, obj, seen = [], weights, {id(everything), id(alive)}
+        for _ in range(12):
+            holders = [r for r in gc.get_referrers(obj) if id(r) not in seen and r is not found
+                       and not isinstance(r, types.FrameType)]
+            seen.add(id(holders))
+            if not holders:
+                break
+            obj = next((h for h in holders if not isinstance(h, list)), holders[0])  # lists: often ours
+            seen.add(id(obj))
+            name = type(obj).__name__
+            if isinstance(obj, dict):
+                name += str([key for key, value in obj.items() if value is not None][:4])
+            elif isinstance(obj, types.FunctionType):
+                name += f"({obj.__qualname__})"
+            elif isinstance(obj, types.GeneratorType):
+                name += f"({obj.gi_code.co_qualname} in {obj.gi_code.co_filename.rsplit('/', 1)[-1]}, " \
+                        f"{'running' if obj.gi_frame is not None else 'done'})"
+            elif isinstance(obj, list):
+                name += f"[{len(obj)}: {', '.join(type(item).__name__ for item in obj[:3])}]"
+            chain.append(name)
+        found.append(" ← ".join(chain))
+    del everything, alive
+    return found[:4]
 
 
 def _largest(growth: collections.Counter[str]) -> dict[str, float]:

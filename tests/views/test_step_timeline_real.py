@@ -54,3 +54,20 @@ def test_the_kv_step_names_the_shared_head_and_a_toy_model_skips_rope(timeline):
     assert titles == ["K (key/value head 2, shared)", "V (key/value head 2, shared)"]
     timeline.controller.open_model("cats-chase-mice")
     assert timeline.strip.button(step_index("rope")).property("skipped")
+
+
+def test_hidden_tables_let_go_of_a_closed_real_model(timeline):
+    """The steps drew a real model's layer, then were put away and a toy model chosen: nothing may keep
+    the real model's weights (the hidden tables held its layer, and through it 590 MB of SmolLM2)."""
+    import gc
+    import weakref
+
+    controller = timeline.controller
+    weights = weakref.ref(controller.pretrained_trace.model)
+    timeline.hide()
+    controller.open_model("cat-sat-on-mat")
+    assert not controller.is_real
+    gc.collect()
+    assert weights() is None
+    timeline.show()  # drawn again for the model now open
+    assert timeline.controller.step_trace.model_name == "cat-sat-on-mat"

@@ -138,6 +138,10 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self._update_arithmetic()
         self._fit_texts()
 
+    def holds_trace(self) -> bool:
+        """Whether the tables show a trace (and keep it)."""
+        return self._trace is not None
+
     def show_message(self, text: str) -> None:
         """Nothing to compute (e.g. no known word): say so instead of the tables."""
         self._trace = self._view = self._arithmetic = None

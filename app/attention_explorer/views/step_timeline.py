@@ -288,6 +288,7 @@ class QtStepTimeline(QtWidgets.QWidget):
         """New trace, head or colours: redraw the current step, keeping as much of its fill as fits."""
         if not self.isVisible():
             self._stale = True
+            self._release_panel()
             return
         filled, units = self._panel.filled(), self._panel.unit_count()
         finished = filled >= units
@@ -298,6 +299,7 @@ class QtStepTimeline(QtWidgets.QWidget):
     def _show_step(self) -> None:
         if not self.isVisible():
             self._stale = True  # drawn when shown again: a closed timeline costs the typing nothing
+            self._release_panel()
             return
         self._stale = False
         trace, step = self.controller.step_trace, self.controller.step
@@ -311,6 +313,13 @@ class QtStepTimeline(QtWidgets.QWidget):
             self._draw_panel()
         else:
             self._panel_stale = True
+            self._release_panel()
+
+    def _release_panel(self) -> None:
+        """The hidden tables let go of the trace they drew (drawn again when shown): they held a closed
+        real model's layer, and with it the model's weights, 590 MB of SmolLM2 after a toy model was chosen."""
+        if self._panel.holds_trace():
+            self._panel.show_message("")
 
     def _draw_panel(self) -> None:
         self._panel_stale = False
