@@ -8,13 +8,7 @@ import os
 import pytest
 
 from attention_explorer import engine
-from attention_explorer.cli import main
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from cli_runner import run_cli
 
 
 def test_models_lists_every_builtin_with_features_and_sentence(capsys):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_explorer.cli import main
+from cli_runner import run_cli
 
 pytest.importorskip("tokenizers")
 from attention_explorer.engine.pretrained import open_pretrained  # noqa: E402
@@ -25,11 +25,6 @@ DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
 LLAMA, GPT2, BERT = DATA / "tiny-llama.gguf", DATA / "tiny-gpt2", DATA / "tiny-bert"
 PROMPT = "the cat sat on the mat"
 
-
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_the_json_holds_the_engines_generation_and_the_rows_asked_for(capsys, tmp_path):

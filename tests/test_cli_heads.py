@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from attention_explorer.cli import main
+from cli_runner import run_cli
 
 pytest.importorskip("tokenizers")
 from attention_explorer.engine.census import builtin_battery, run_census, subject_for  # noqa: E402
@@ -30,11 +30,6 @@ def own_data_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "data"))
     return tmp_path / "data"
 
-
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_the_csv_holds_the_engines_scores_for_every_head(capsys, tmp_path):

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_explorer.cli import main
 from attention_explorer.cli_real import REAL_SENTENCE
 from attention_explorer.engine.catalog import is_pretrained_source
+from cli_runner import run_cli
 
 pytest.importorskip("tokenizers")
 from attention_explorer.engine.pretrained import KNOWN_MODELS, open_pretrained  # noqa: E402
@@ -23,11 +23,6 @@ DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
 LLAMA, BERT, GPT2 = DATA / "tiny-llama.gguf", DATA / "tiny-bert", DATA / "tiny-gpt2"
 SENTENCE = "the cat sat on the mat"
 
-
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

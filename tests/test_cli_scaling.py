@@ -5,13 +5,7 @@ import json
 import pytest
 
 from attention_explorer import engine
-from attention_explorer.cli import main
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from cli_runner import run_cli
 
 
 def test_prints_the_documented_json(capsys):
