@@ -51,7 +51,8 @@ def test_every_step_is_the_full_forward_over_the_text_so_far(data, monkeypatch, 
         assert step.attention.shape == (model.n_layers, model.n_heads, n + i)
         assert np.abs(step.attention - expected_rows).max() <= TOLERANCE
         assert np.abs(rows - expected_rows).max() <= TOLERANCE
-        assert np.abs(logits - expected_logits).max() <= TOLERANCE
+        # scores are not bounded as weights are: float32 rounding grows with their size (~4 here)
+        assert np.abs(logits - expected_logits).max() <= TOLERANCE * max(1.0, np.abs(expected_logits).max())
         assert step.token_id == int(np.argmax(expected_logits))
         probabilities = softmax(expected_logits)
         assert [c.token_id for c in step.choice.candidates] == list(likeliest(probabilities))

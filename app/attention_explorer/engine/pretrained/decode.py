@@ -39,13 +39,16 @@ def attend_newest(arch, q_scaled: np.ndarray, keys: np.ndarray, values: np.ndarr
 class Decoder:
     """A decoder part-way through a text: the keys and values of the tokens read so far, and how many."""
 
-    def __init__(self, model: PretrainedModel, ablate: frozenset[tuple[int, int]], most: int):
+    def __init__(self, model: PretrainedModel, ablate: frozenset[tuple[int, int]], most: int,
+                 keep_inputs: bool = False):
         """`ablate`: (layer, head) pairs switched off, as in the forward; `most`: the longest text it
-        will read (the cache never grows past it)."""
+        will read (the cache never grows past it); `keep_inputs`: keep the residual stream entering
+        each layer too, for a trace of the text so far (KVCache)."""
         self.model, self.weights, self.arch = model, model.weights, model.arch
         self.off = {layer: sorted(h for lay, h in ablate if lay == layer) for layer, _ in ablate}
         self.ablate = frozenset(ablate)
         self.most = most
+        self.keep_inputs = keep_inputs
         self.cache: KVCache | None = None
         self.length = 0
         self._rope: tuple | None = None
@@ -55,7 +58,7 @@ class Decoder:
         """Read the text `ids` through the forward, keeping every layer's keys and values. Returns the
         next-token scores (vocab,) and the last token's attention (layers, heads, n)."""
         n, d_head = len(ids), self.arch.d_head
-        self.cache = KVCache(self.arch, n + FIRST_ROOM, self.most)
+        self.cache = KVCache(self.arch, n + FIRST_ROOM, self.most, inputs=self.keep_inputs)
         last_queries = [np.empty(0)] * self.arch.n_layers
         scale = np.float32(1 / np.sqrt(d_head))
 
@@ -66,6 +69,9 @@ class Decoder:
         result = forward(self.weights, ids, self.ablate, progress, special=special, keep=keep)
         if result.overflow:
             raise overflow_error(self.model.name, result.overflow)
+        if self.keep_inputs:
+            for index, h in enumerate(result.layer_inputs):
+                self.cache.write_input(index, 0, h)
         rows = np.empty((self.arch.n_layers, self.arch.n_heads, n), dtype=np.float32)
         for index, query in enumerate(last_queries):
             _, rows[index] = attend_newest(self.arch, query, *self.cache.read(index, n), self.off.get(index))
@@ -81,6 +87,8 @@ class Decoder:
         h = embed(self.weights, np.array([token_id]), start=t)
         rows = np.empty((arch.n_layers, arch.n_heads, t + 1), dtype=np.float32)
         for index, layer in enumerate(self.weights.layers):
+            if self.keep_inputs:
+                self.cache.write_input(index, t, h)
             p = project(arch, layer, attention_input(arch, layer, h), rope)
             self.cache.write(index, t, p.k, p.v)
             merged, rows[index] = attend_newest(arch, p.q_scaled(arch.d_head)[:, 0], *self.cache.read(index, t + 1),

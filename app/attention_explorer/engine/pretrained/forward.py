@@ -153,14 +153,23 @@ def _attend(arch: Architecture, p: Projections, off: set[int], thumbs: np.ndarra
     for start, stop in row_blocks(n):
         weights = block_weights(arch, q_scaled, p.k_t, start, stop)
         finite = finite and bool(np.isfinite(weights[..., 0]).all())  # a NaN or ∞ spoils its whole row
-        pool_rows_into(thumbs, weights, start, step)
-        sinks[:, start:stop, 0] = weights[..., 0]
-        sinks[:, start:stop, 1] = weights[..., special[special < weights.shape[-1]]].sum(axis=-1)
+        summarise_block(weights, start, step, thumbs, sinks, special)
         outputs = block_outputs(arch, weights, p.v)
         if off:
             outputs[sorted(off)] = 0
         merged[start:stop] = merge_heads(outputs)
     return merged, finite
+
+
+def summarise_block(weights: np.ndarray, start: int, step: int, thumbs: np.ndarray, sinks: np.ndarray,
+                    special: np.ndarray) -> None:
+    """What the model view and the readings keep of a block of rows of a layer's weights (heads, rows,
+    keys), for queries start, start + 1, …: pooled into the thumbnails `thumbs` (heads, m, m), and
+    each row's weight on the first token and on the `special` columns into `sinks` (heads, n, 2)."""
+    stop = start + weights.shape[1]
+    pool_rows_into(thumbs, weights, start, step)
+    sinks[:, start:stop, 0] = weights[..., 0]
+    sinks[:, start:stop, 1] = weights[..., special[special < weights.shape[-1]]].sum(axis=-1)
 
 
 def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, int]] = frozenset(),

@@ -23,7 +23,7 @@ from .decode import Decoder
 from .model import PretrainedModel
 from .progress import Progress
 from .sampling import Choice, Sampling, choose, generator
-from .tokenizing import Cut
+from .tokenizing import Cut, Encoded
 
 STOP_TOKEN, LENGTH, CANCELLED = "stop token", "length", "cancelled"  # why a generation ended
 
@@ -58,13 +58,24 @@ class Generation:
     model_name: str
     prompt: str                 # as given
     text: str                   # what the model read: the prompt, or the prompt in its chat template
-    prompt_ids: np.ndarray      # the tokens of `text` (the end of it when it was cut)
-    cut: Cut | None             # the text was longer than the model reads: what was kept
+    encoded: Encoded            # the tokens of `text` (the end of it when it was cut)
     settings: GenerationSettings
     stop_ids: tuple[int, ...]
     steps: list[Step] = field(default_factory=list)
     stopped: str = ""           # STOP_TOKEN, LENGTH or CANCELLED once it has ended
     written: str = ""           # the tokens written, as text
+    # kept when asked (a window shows the text so far from them, generation_trace.py):
+    reader: Decoder | None = field(default=None, repr=False)  # its cache holds every layer's input
+    after_logits: np.ndarray | None = field(default=None, repr=False)  # the scores after the last token
+
+    @property
+    def prompt_ids(self) -> np.ndarray:
+        return self.encoded.ids
+
+    @property
+    def cut(self) -> Cut | None:
+        """The prompt was longer than the model reads: what was kept."""
+        return self.encoded.cut
 
     @property
     def ids(self) -> np.ndarray:
@@ -85,8 +96,13 @@ def prompt_text(model: PretrainedModel, prompt: str, chat: bool) -> str:
 
 
 def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings = GenerationSettings(),
-             progress: Progress | None = None, on_step: Callable[[Step], None] | None = None) -> Generation:
+             progress: Progress | None = None, on_step: Callable[[Step], None] | None = None,
+             keep_reader: bool = False) -> Generation:
     """Write up to `settings.tokens` tokens after `prompt`; `on_step` hears of each as it is made.
+
+    `keep_reader`: the generation keeps its decoder (`reader`) with every layer's input, and reads
+    the last token written too (`after_logits`), so a viewer can show any text so far (a window; the
+    command line writes files from the steps alone).
 
     `progress(fraction, text)` hears of every layer of the prompt and every token. Answering False
     while the prompt is read raises Cancelled (nothing was written); while writing, it stops there
@@ -106,8 +122,10 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
                            f"{len(encoded.ids):,}: " + (f"at most {room:,} more can be written, not "
                                                         f"{settings.tokens:,}" if room > 0 else "shorten it"))
     stop_ids = model.generation.stop_ids
-    result = Generation(model.name, prompt, text, encoded.ids, encoded.cut, settings, stop_ids)
-    decoder = Decoder(model, ablate, len(encoded.ids) + settings.tokens)
+    result = Generation(model.name, prompt, text, encoded, settings, stop_ids)
+    decoder = Decoder(model, ablate, len(encoded.ids) + settings.tokens, keep_inputs=keep_reader)
+    if keep_reader:
+        result.reader = decoder
     share = 1 / (settings.tokens + 1)  # of the progress bar, for reading the prompt
 
     def reading(fraction: float, what: str):
@@ -132,5 +150,8 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
             break
         with single_blas_thread(), np.errstate(all="ignore"):
             logits, rows = decoder.step(choice.token_id)
+    if keep_reader and decoder.length < decoder.most:
+        with single_blas_thread(), np.errstate(all="ignore"):
+            result.after_logits, _ = decoder.step(result.steps[-1].token_id)
     result.written = model.tokenizer.decode([s.token_id for s in result.steps])
     return result

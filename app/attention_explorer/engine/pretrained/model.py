@@ -98,7 +98,7 @@ class PretrainedModel:
             raise overflow_error(self.name, result.overflow)
         return CheckedTrace(
             model_name=self.name, text=text, encoded=encoded, labels=make_labels(encoded), ablated=ablate,
-            next_tokens=self._next_tokens(result.next_logits), model=self.weights, forward_result=result,
+            next_tokens=self.likeliest_next(result.next_logits), model=self.weights, forward_result=result,
         )
 
     def checked_heads(self, ablate) -> frozenset[tuple[int, int]]:
@@ -110,7 +110,7 @@ class PretrainedModel:
                                    f"layers of {self.n_heads} heads")
         return ablate
 
-    def _next_tokens(self, logits: np.ndarray | None) -> tuple[NextToken, ...]:
+    def likeliest_next(self, logits: np.ndarray | None) -> tuple[NextToken, ...]:
         if logits is None:
             return ()
         logits = logits.astype(np.float64)

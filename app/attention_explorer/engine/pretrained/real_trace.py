@@ -22,8 +22,9 @@ from ..threads import single_blas_thread
 from ..tokenizer import token_labels
 from .analysis import rollout_mix
 from .blocks import block_weights, keys_for, row_blocks
-from .forward import ForwardResult, merge_heads
+from .forward import ForwardResult, merge_heads, summarise_block
 from .recompute import LayerMaker
+from .thumbnails import thumb_step
 from .tokenizing import Encoded
 from .weights import ModelWeights
 
@@ -105,6 +106,20 @@ class PretrainedTrace:
             share += sinks[..., 0]
         kept = np.setdiff1d(np.arange(self.n), hidden)
         return float(share[:, kept].mean())
+
+    def summarise_layers(self) -> None:
+        """Work out every head's thumbnail and sink sums from the layers' inputs, block by block as the
+        forward does on its way: for a trace whose inputs were kept elsewhere (the text so far of a
+        generation, generation_trace.py), made with them zero."""
+        arch, result, n = self.model.arch, self.forward_result, self.n
+        columns = np.flatnonzero(self.special)
+        with single_blas_thread():
+            for layer in range(arch.n_layers):
+                p = self._maker.projections(layer)
+                q_scaled = p.q_scaled(arch.d_head)
+                for start, stop in row_blocks(n):
+                    summarise_block(block_weights(arch, q_scaled, p.k_t, start, stop), start, thumb_step(n),
+                                    result.thumbnails[layer], result.sinks[layer], columns)
 
     # --- layers made again ------------------------------------------------------------------------
     def causal_mask(self, n: int) -> np.ndarray:

@@ -252,6 +252,29 @@ class TextTokenizer:
         return Encoded(ids, pieces, labels, special, tuple(tuple(w) for w in words),
                        self._cut(encoding, len(text)) if encoding.overflowing else None)
 
+    def extended(self, encoded: Encoded, token_ids) -> Encoded:
+        """`encoded` followed by the tokens `token_ids`, as a decoder wrote them, labelled as encode()
+        labels a text. A written piece continues the word before it when both are ordinary, it does not
+        start a word ("Ġ", "▁") and both meet on a letter or digit: the pre-tokenizer's own split is
+        not there to ask, and it splits punctuation and spaces into words of their own."""
+        ids = [int(i) for i in token_ids]
+        labels, words = list(encoded.labels), [list(word) for word in encoded.words]
+        special = list(encoded.special)
+        pieces = [guarded(self.source, "cannot name a token", self.tokenizer.id_to_token, i) or "" for i in ids]
+        for token_id, piece in zip(ids, pieces, strict=True):
+            is_special = token_id in self.special_ids
+            tidy = piece if is_special else self._tidy(piece)
+            continues = (bool(labels) and not is_special and not special[-1] and not piece.startswith(_WORD_START)
+                         and tidy[:1].isalnum() and labels[-1][-1:].isalnum())
+            if continues:
+                words[-1].append(len(labels))
+            else:
+                words.append([len(labels)])
+            labels.append((CONTINUATION if continues else "") + tidy)
+            special.append(is_special)
+        return Encoded(np.concatenate([encoded.ids, np.array(ids, dtype=np.int64)]), encoded.pieces + pieces, labels,
+                       np.array(special, dtype=bool), tuple(tuple(word) for word in words), encoded.cut)
+
     def _cut(self, encoding, text_length: int) -> Cut:
         """What was kept of a text cut at max_tokens: the tokens left out are in `overflowing`, each
         piece with the template's specials around it again."""

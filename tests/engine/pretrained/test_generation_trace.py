@@ -1,0 +1,73 @@
+"""The text so far of a generation, as the trace its decoder's kept inputs make: the same thumbnails, sink
+sums and layers as the project's forward over the same tokens (1e-5), at every step, with a head off
+and with the cache grown on the way; the written tokens marked; its next tokens the candidates."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.pretrained import decode as decode_module
+from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained.forward import forward
+from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
+from attention_explorer.engine.pretrained.generation_info import GenerationInfo
+from attention_explorer.engine.pretrained.generation_trace import WRITTEN_MARK, trace_so_far, written_so_far
+from attention_explorer.engine.pretrained.recompute import LayerMaker
+from attention_explorer.engine.pretrained.tokenizing import CONTINUATION
+
+pytest.importorskip("tokenizers")
+
+TOLERANCE = 1e-5
+PROMPT = "The cat sat on the mat"
+
+
+@pytest.mark.parametrize("ablate", [frozenset(), frozenset({(1, 0)})], ids=["all heads", "head 2:1 off"])
+@pytest.mark.parametrize("name", ["tiny-gpt2", "tiny-llama"])
+def test_the_text_so_far_is_the_forward_over_it(data, monkeypatch, name, ablate):
+    monkeypatch.setattr(decode_module, "FIRST_ROOM", 3)  # the cache (and its kept inputs) grows on the way
+    model = dataclasses.replace(open_pretrained(data / name), generation=GenerationInfo())  # no stop token
+    generation = generate(model, PROMPT, GenerationSettings(tokens=10, ablate=ablate), keep_reader=True)
+    prompt = len(generation.prompt_ids)
+    assert written_so_far(generation) == 10  # the last token was read too
+    for written in (0, 1, 5, 10):
+        trace = trace_so_far(model, generation, written)
+        ids = generation.ids[:prompt + written]
+        expected = forward(model.weights, ids, ablate, special=trace.special)
+        maker = LayerMaker(model.weights, expected, ablate)
+        assert trace.n == prompt + written and np.array_equal(trace.encoded.ids, ids)
+        assert np.abs(trace.thumbnails - expected.thumbnails).max() <= TOLERANCE
+        assert np.abs(trace.forward_result.sinks - expected.sinks).max() <= TOLERANCE
+        for layer in range(model.n_layers):
+            assert np.abs(trace.layer_weights(layer) - maker.layer_weights(layer)).max() <= TOLERANCE
+        if written < 10:  # what the next token was chosen from
+            assert [t.token_id for t in trace.next_tokens] == \
+                [c.token_id for c in generation.steps[written].choice.candidates]
+        else:  # the model's guess after the last token: the forward's own scores
+            probabilities = np.exp(expected.next_logits - expected.next_logits.max())
+            assert trace.next_tokens[0].token_id == int(np.argmax(expected.next_logits))
+            assert abs(trace.next_tokens[0].probability - probabilities.max() / probabilities.sum()) <= TOLERANCE
+        assert trace.ablated == ablate
+
+
+def test_written_tokens_are_marked_and_the_text_is_what_was_written(data):
+    model = open_pretrained(data / "tiny-gpt2")
+    model = dataclasses.replace(model, generation=GenerationInfo())
+    generation = generate(model, PROMPT, GenerationSettings(tokens=6), keep_reader=True)
+    trace = trace_so_far(model, generation, 6)
+    prompt = len(generation.prompt_ids)
+    assert not any(WRITTEN_MARK in label for label in trace.tokens[:prompt])
+    for label in trace.tokens[prompt:]:
+        assert label.removeprefix(CONTINUATION).startswith(WRITTEN_MARK)
+    assert trace.text == generation.text + generation.written
+    # the words are runs of neighbouring tokens that cover them all, the prompt's as encode() makes them
+    assert [i for word in trace.words for i in word] == list(range(trace.n))
+    assert trace.words[:len(model.tokenizer.encode(PROMPT).words)] == model.tokenizer.encode(PROMPT).words
+
+
+def test_the_cli_keeps_no_reader(data):
+    model = open_pretrained(data / "tiny-llama")
+    generation = generate(model, PROMPT, GenerationSettings(tokens=3))
+    assert generation.reader is None and generation.after_logits is None and written_so_far(generation) == 0
+    with pytest.raises(ValueError):
+        trace_so_far(model, generation, 1)
