@@ -59,6 +59,7 @@ class Answers:
     def __init__(self):
         self.directory = ""
         self.open_file = ""
+        self.save_file = ""
         self.menu_choice: random.Random | None = None
 
 
@@ -70,7 +71,7 @@ def quiet_dialogs(patch, answers: Answers) -> None:
     patch(QtWidgets.QMessageBox, "warning", lambda *a, **k: buttons.Ok)
     patch(QtWidgets.QMessageBox, "information", lambda *a, **k: buttons.Ok)
     patch(QtWidgets.QMessageBox, "question", lambda *a, **k: buttons.Discard)
-    patch(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: ("", ""))
+    patch(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (answers.save_file, ""))
     patch(QtWidgets.QFileDialog, "getExistingDirectory", lambda *a, **k: answers.directory)
     patch(QtWidgets.QFileDialog, "getOpenFileName", lambda *a, **k: (answers.open_file, ""))
     patch(QtWidgets.QDialog, "exec", lambda self: QtWidgets.QDialog.DialogCode.Rejected)
@@ -140,7 +141,7 @@ class Walk:
             ("open_model_file", 2), ("builtin_model", 3), ("export", 2), ("colormap_menu", 3), ("reset_model", 1),
             ("long_sentence", 0.05), ("gif", 0.1), ("real_model", 3), ("real_bar", 8), ("model_view_mouse", 4),
             ("context_menu", 1), ("dock", 2), ("cancel_load", 0.5), ("switch_during_forward", 0.5),
-            ("heatmap_controls", 2),
+            ("heatmap_controls", 2), ("generation", 3),
         )]
         self._weights = [w for w, _ in self.actions]
 
@@ -473,6 +474,37 @@ class Walk:
     def gif(self):
         if self.controller.trace is not None and self.controller.trace.n <= 8 and not self.controller.is_real:
             self.window.export_to("steps", str(self.folder / "steps.gif"))
+
+    def generation(self):
+        """A decoder writes: Generate (a few tokens), now and then Stop at once; the scrubber's buttons and
+        keys; Export to a file of the walk's. The text box holds the prompt and what was written."""
+        panel, c = self.window.pretrained.generation, self.controller
+        if not panel.isVisible():
+            return
+        choice = self.rng.random()
+        if choice < 0.45 and panel.generate_button.isEnabled():
+            panel.tokens.setValue(self.rng.randint(1, 6))
+            panel.generate_button.click()
+            if self.rng.random() < 0.3:
+                panel.stop_button.click()
+            wait_idle(c)
+        elif choice < 0.8:
+            widget = self.rng.choice([panel.back, panel.forth, panel.slider, panel.text])
+            if isinstance(widget, QtWidgets.QAbstractButton):
+                if widget.isEnabled():
+                    widget.click()
+            else:
+                widget.setFocus()
+                QTest.keyClick(widget, self.rng.choice([QtCore.Qt.Key.Key_Left, QtCore.Qt.Key.Key_Right]))
+        elif panel.export_button.isEnabled():
+            suffix = self.rng.choice([".json", ".csv"])
+            self.answers.save_file = str(self.rng.choice([self.folder / f"gen{suffix}",
+                                                          self.folder / "no-such-folder" / f"gen{suffix}"]))
+            panel.export_button.click()
+            self.answers.save_file = ""  # every other Save dialog is cancelled, as before
+        generation = c.generation
+        if generation is not None and not c.generating:
+            assert c.sentence == generation.prompt + generation.written, "the text box lost what was written"
 
     # --- races ----------------------------------------------------------------------------------
     def cancel_load(self):

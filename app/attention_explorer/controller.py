@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6 import QtCore
 
 from . import engine
-from .controller_pretrained import PretrainedControls
+from .controller_generation import GenerationControls
 from .engine import SQUARE_MATRICES, EngineError, ModelError, Options, ToyModel, Trace
 from .engine.steps import LAST_STEP, STEPS, skip_reason
 from .engine.threads import blas_threads_for, largest_product
@@ -22,7 +22,7 @@ LOOKED_AT = "looked_at"  # the focused word as the one looked at: its column, wh
 FOCUS_ROLES = (LOOKING, LOOKED_AT)
 
 
-class Controller(PretrainedControls):
+class Controller(GenerationControls):
     """State: model, sentence, options, trace, hovered/pinned token and their roles, matrix shown, head,
     colour map, step; for a real model also its layer, switched-off heads and reading (controller_pretrained).
 
@@ -49,6 +49,7 @@ class Controller(PretrainedControls):
                  parent: QtCore.QObject | None = None, background: bool = False):
         super().__init__(parent)
         self._init_pretrained(background)
+        self._init_generation()
         self._model = model or engine.load_builtin(engine.catalog.DEFAULT_MODEL)
         self._model_source = self._model.name
         self._sentence = self._model.default_sentence if sentence is None else sentence
@@ -194,6 +195,7 @@ class Controller(PretrainedControls):
     def set_sentence(self, sentence: str) -> None:
         if sentence == self._sentence:
             return
+        self._drop_generation()  # an edited text is no longer what the model wrote
         self._sentence = sentence
         if self.is_real:  # the forward may run on the worker: the new trace comes when it is done
             self.sentence_changed.emit(sentence)

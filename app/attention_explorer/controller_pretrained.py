@@ -160,6 +160,7 @@ class PretrainedControls(QtCore.QObject):
             return
         self._ablated = pairs
         self.ablation_changed.emit(pairs)
+        self.stop_generating()  # what was written stays; the text is read again with these heads
         self._run_real()
 
     def toggle_ablated(self, layer: int, head: int) -> None:
@@ -206,6 +207,7 @@ class PretrainedControls(QtCore.QObject):
         self.cancel_load()
         if self._real_model is None:
             return
+        self._drop_generation()
         if self._runner is not None:
             self._runner.drop("run")
         self._real_model, self._ptrace, self._layer, self._ablated = None, None, 0, frozenset()
@@ -230,6 +232,12 @@ class PretrainedControls(QtCore.QObject):
                             lambda result: self._accept_forward(*result),
                             lambda message: self._accept_forward(None, self._failure_message(model.name, message), 0.0)
                             if message else self._after_cancelled_forward())
+
+    def _drop_generation(self) -> None:
+        """Forget a generation on screen (controller_generation overrides it)."""
+
+    def stop_generating(self) -> None:
+        """Stop a generation being written (controller_generation overrides it)."""
 
     def _after_cancelled_forward(self) -> None:
         """A forward was cancelled. After a head was switched off, what is on screen stays and the heads
@@ -264,6 +272,7 @@ class PretrainedControls(QtCore.QObject):
     def _enter_real(self, source: str, text: str, model: PretrainedModel, ptrace: PretrainedTrace | None,
                     error: str, forward_ms: float) -> None:
         replaced = self._real_model is not None and self._real_model is not model
+        self._drop_generation()
         self._real_model, self._ptrace, self._real_error, self._forward_ms = model, ptrace, error, forward_ms
         self._layer, self._ablated = 0, frozenset()
         self._model_source = source
@@ -311,10 +320,13 @@ class PretrainedControls(QtCore.QObject):
             parts.append(f"{model.n_kv_heads} shared key/value heads")
         if self._ablated:
             parts.append(f"{len(self._ablated)} head{'s' if len(self._ablated) != 1 else ''} off")
-        text = " · ".join(parts) + f" — forward in {self._forward_ms:.0f} ms"
+        text = " · ".join(parts) + f" — {self._timing_note()}"
         if ptrace.encoded.cut is not None:
             text += f". Text cut: {ptrace.encoded.cut.describe()}"
         return text
+
+    def _timing_note(self) -> str:
+        return f"forward in {self._forward_ms:.0f} ms"
 
     @staticmethod
     def _load_message(source: str, message: str) -> str:

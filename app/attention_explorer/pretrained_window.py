@@ -11,9 +11,11 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from .views.census_menu import CensusLauncher
+from .views.generation_panel import QtGenerationPanel
 from .views.model_view import QtModelView
 from .views.next_tokens import QtNextTokens
 from .views.pretrained_bar import QtPretrainedBar
+from .window_generation import export_generation
 
 REAL_MODEL_NOTE = "A real model's weights are its own: open a toy model to change this"
 DOCK_MIN_PX, DOCK_SHARE = 340, 0.27   # the model view's first width: a share of the window's
@@ -30,16 +32,17 @@ class PretrainedParts(QtCore.QObject):
         controller = window.controller
         self.model_view = QtModelView(controller)
         self.next_tokens = QtNextTokens(controller)
+        self.generation = QtGenerationPanel(controller)
+        self.generation.export_requested.connect(lambda: export_generation(window))
         self.bar = QtPretrainedBar(controller)
 
-        body = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
-        body.addWidget(self.model_view)
-        body.addWidget(self.next_tokens)
-        body.setStretchFactor(0, 4)
-        body.setStretchFactor(1, 1)
+        self.body = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        for index, part in enumerate((self.model_view, self.next_tokens, self.generation)):
+            self.body.addWidget(part)
+            self.body.setStretchFactor(index, 4 if part is self.model_view else 1)
         self.dock = QtWidgets.QDockWidget("Model view", window)
         self.dock.setObjectName("modelViewDock")
-        self.dock.setWidget(body)
+        self.dock.setWidget(self.body)
         window.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.dock.hide()
 
@@ -109,6 +112,8 @@ class PretrainedParts(QtCore.QObject):
             self.dock.show()
             width = max(DOCK_MIN_PX, int(self.window.width() * DOCK_SHARE))
             self.window.resizeDocks([self.dock], [width], QtCore.Qt.Orientation.Horizontal)
+            parts = [self.next_tokens.sizeHint().height(), self.generation.sizeHint().height()]
+            self.body.setSizes([max(1, self.body.height() - sum(parts)), *parts])  # the rest to the model view
         window = self.window
         editor = window.model_editor
         for action in (editor.save_action, editor.save_as_action):

@@ -40,6 +40,7 @@ class QtNextTokens(QtWidgets.QWidget):
         controller.pretrained_trace_changed.connect(self._sync)
         controller.real_model_changed.connect(self._sync)
         controller.error_changed.connect(self._sync)  # said after the trace's signals: a stopped forward
+        controller.written_shown_changed.connect(self._sync)
         self._sync()
 
     def shown(self) -> list[tuple[str, float]]:
@@ -50,6 +51,7 @@ class QtNextTokens(QtWidgets.QWidget):
     def _sync(self, *_):
         model, ptrace = self.controller.real_model, self.controller.pretrained_trace
         rows = self.shown()
+        chosen = self.controller.shown_choice()  # a generation's text so far: (index, token written after it)
         if model is None:
             self.title.setText("The next tokens of a decoder (SmolLM2, GPT-2, Llama) show here.")
         elif not model.is_decoder:
@@ -59,7 +61,13 @@ class QtNextTokens(QtWidgets.QWidget):
         else:
             off = len(ptrace.ablated)  # the heads off in the forward these numbers came from
             note = f", with {off} head{'s' if off != 1 else ''} off" if off else ""
-            self.title.setText(f"What {model.name} would write next{note}:")
+            if chosen is not None:
+                self.title.setText(f"Token {chosen[0] + 1} written, {model.tokenizer.token_label(chosen[1])!r}, "
+                                   f"was chosen from{note}:")
+            else:
+                self.title.setText(f"What {model.name} would write next{note}:")
+        chosen_id = None if chosen is None else chosen[1]
+        ids = [t.token_id for t in ptrace.next_tokens] if ptrace is not None else []
         for row, (word, bar) in enumerate(zip(self.words, self.bars, strict=True)):
             visible = row < len(rows)
             word.setVisible(visible)
@@ -67,5 +75,8 @@ class QtNextTokens(QtWidgets.QWidget):
             if visible:
                 label, probability = rows[row]
                 word.setText(label)
+                font = word.font()
+                font.setBold(ids[row] == chosen_id)  # the token written at this step
+                word.setFont(font)
                 bar.setValue(round(probability * 1000))
                 bar.setFormat(f"{probability:.1%}")

@@ -34,13 +34,19 @@ HINT = "Hover a result cell to see its arithmetic; click to keep it."
 
 Key = QtCore.Qt.Key
 TYPING_WIDGETS = (QtWidgets.QLineEdit, QtWidgets.QTextEdit, QtWidgets.QPlainTextEdit, QtWidgets.QAbstractSpinBox,
-                  QtWidgets.QComboBox, QtWidgets.QAbstractItemView)
+                  QtWidgets.QComboBox, QtWidgets.QAbstractItemView, QtWidgets.QAbstractSlider)
+OWNS_ARROWS = "ownsArrowKeys"  # a widget with this property true steps its own thing with ← and →
 
 
 def widget_needs_key(widget: QtWidgets.QWidget | None, key: Key) -> bool:
     """Whether the focused `widget` uses `key` itself, so the timeline must leave it alone."""
     if isinstance(widget, TYPING_WIDGETS):
         return True
+    if key in (Key.Key_Left, Key.Key_Right):
+        while widget is not None:
+            if widget.property(OWNS_ARROWS):
+                return True
+            widget = widget.parentWidget()
     return key == Key.Key_Space and isinstance(widget, QtWidgets.QAbstractButton)
 
 

@@ -68,6 +68,6 @@ def test_written_tokens_are_marked_and_the_text_is_what_was_written(data):
 def test_the_cli_keeps_no_reader(data):
     model = open_pretrained(data / "tiny-llama")
     generation = generate(model, PROMPT, GenerationSettings(tokens=3))
-    assert generation.reader is None and generation.after_logits is None and written_so_far(generation) == 0
+    assert generation.reader is None and generation.after_logits is None and written_so_far(generation) is None
     with pytest.raises(ValueError):
         trace_so_far(model, generation, 1)

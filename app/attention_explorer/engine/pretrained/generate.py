@@ -97,8 +97,9 @@ def prompt_text(model: PretrainedModel, prompt: str, chat: bool) -> str:
 
 def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings = GenerationSettings(),
              progress: Progress | None = None, on_step: Callable[[Step], None] | None = None,
-             keep_reader: bool = False) -> Generation:
-    """Write up to `settings.tokens` tokens after `prompt`; `on_step` hears of each as it is made.
+             keep_reader: bool = False, on_start: Callable[[Generation], None] | None = None) -> Generation:
+    """Write up to `settings.tokens` tokens after `prompt`; `on_step` hears of each as it is made, and
+    `on_start` is handed the generation before the prompt is read (a window watches it grow).
 
     `keep_reader`: the generation keeps its decoder (`reader`) with every layer's input, and reads
     the last token written too (`after_logits`), so a viewer can show any text so far (a window; the
@@ -126,6 +127,8 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
     decoder = Decoder(model, ablate, len(encoded.ids) + settings.tokens, keep_inputs=keep_reader)
     if keep_reader:
         result.reader = decoder
+    if on_start is not None:
+        on_start(result)
     share = 1 / (settings.tokens + 1)  # of the progress bar, for reading the prompt
 
     def reading(fraction: float, what: str):

@@ -29,19 +29,21 @@ from .tokenizing import CONTINUATION
 WRITTEN_MARK = "›"  # before a written token's label (after the "·" of a piece that continues a word)
 
 
-def written_so_far(generation: Generation) -> int:
+def written_so_far(generation: Generation) -> int | None:
     """How many written tokens a trace can hold now: each one once the decoder has read it (the last
-    one only once the generation has ended and read it too)."""
+    one only once the generation has ended and read it too); None before the prompt is read (or
+    when the generation kept no reader)."""
     reader = generation.reader
-    if reader is None:
-        return 0
+    if reader is None or reader.length < len(generation.prompt_ids):
+        return None
     return min(len(generation.steps), reader.length - len(generation.prompt_ids))
 
 
 def trace_so_far(model: PretrainedModel, generation: Generation, written: int) -> PretrainedTrace:
     """The prompt and the first `written` tokens written (0 … written_so_far), as a forward's trace."""
-    if not 0 <= written <= written_so_far(generation):
-        raise ValueError(f"{written} tokens written are not all read yet ({written_so_far(generation)} are)")
+    ready = written_so_far(generation)
+    if ready is None or not 0 <= written <= ready:
+        raise ValueError(f"the text with {written} tokens written is not read yet (with {ready} it is)")
     prompt = len(generation.prompt_ids)
     length = prompt + written
     ids = [step.token_id for step in generation.steps[:written]]

@@ -1,0 +1,331 @@
+"""The controller's part for a decoder that writes: Generate, Stop, and a scrubber over what it wrote.
+
+A generation runs on the worker's "write" lane (generate.py, keeping its decoder's layer inputs). The
+text box holds the prompt and what is written so far, token by token; the views show "the text so
+far" at the scrubber's step: the prompt and the first k tokens written, as the trace of a forward
+over them (generation_trace.py, made from the kept inputs, never by running the model again), with
+its last row pinned (the token whose query chose the next one) and the next-token list holding the
+candidates the next token was chosen from. While it writes, the views follow the newest token: the
+worker makes the newest trace between two tokens when the window has taken the last one.
+
+A generation stays on screen until the text is edited or another model opens. Generate again while
+it is shown writes from the same prompt with the heads now switched off; when those differ, the
+generation before is kept beside it (`compared`), so the two continuations can be read side by side.
+Scrubbing needs the heads the generation was written with (its traces are made with them).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from PySide6 import QtCore
+
+from .controller_pretrained import PretrainedControls
+from .engine.errors import EngineError
+
+if TYPE_CHECKING:
+    from .engine.pretrained.generate import Generation
+    from .engine.pretrained.real_trace import PretrainedTrace
+
+POLL_MS = 30            # how often the window looks for new tokens while one is written
+FOLLOW_MS = 200         # the views follow the newest token at most this often, and take at most a third of the time
+TRACES_KEPT = 8         # texts so far kept made, for scrubbing back and forth
+WRITE_LANE = "write"
+
+
+class _Mailbox:
+    """Between the writing worker and the window: Stop, and the newest text so far, made on the worker
+    after the next token once the window asks for one."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.stop = False
+        self.generation: Generation | None = None
+        self._wanted = True
+        self._made: tuple[int, PretrainedTrace, float] | None = None
+
+    def want(self) -> None:
+        with self._lock:
+            self._wanted = True
+
+    def wanted(self) -> bool:
+        with self._lock:
+            return self._wanted and not self.stop
+
+    def put(self, written: int, trace: PretrainedTrace, made_ms: float) -> None:
+        with self._lock:
+            self._made, self._wanted = (written, trace, made_ms), False
+
+    def take(self) -> tuple[int, PretrainedTrace, float] | None:
+        with self._lock:
+            made, self._made = self._made, None
+            return made
+
+
+class GenerationControls(PretrainedControls):
+    """Generate, Stop and the scrubber, for the Controller (which subclasses this)."""
+
+    generation_changed = QtCore.Signal(object)   # the Generation on screen (written or being written), or None
+    generating_changed = QtCore.Signal(bool)
+    written_shown_changed = QtCore.Signal(int)   # how many written tokens the views' text so far holds
+
+    def _init_generation(self) -> None:
+        self._generation: Generation | None = None
+        self._compared: Generation | None = None
+        self._mailbox: _Mailbox | None = None       # of the generation being written
+        self._written_shown = 0
+        self._following = True                      # the views follow the newest token
+        self._traces: OrderedDict[int, PretrainedTrace] = OrderedDict()
+        self._generation_error = ""
+        self._next_follow = 0.0                     # when the views may next follow the newest token
+        self._poll = QtCore.QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self._take_written)
+
+    # --- read-only state -------------------------------------------------------------------------
+    @property
+    def generation(self) -> Generation | None:
+        return self._generation
+
+    @property
+    def compared(self) -> Generation | None:
+        """The generation before the one shown, from the same prompt with other heads off, or None."""
+        return self._compared
+
+    @property
+    def generating(self) -> bool:
+        return self._mailbox is not None
+
+    @property
+    def written_shown(self) -> int:
+        return self._written_shown
+
+    @property
+    def written_ready(self) -> int:
+        """How many written tokens the scrubber can reach now."""
+        return 0 if self._generation is None else (_ready(self._generation) or 0)
+
+    @property
+    def generation_error(self) -> str:
+        """Why the last Generate wrote nothing ("" when it did)."""
+        return self._generation_error
+
+    def shown_choice(self) -> tuple[int, int] | None:
+        """(index, token id) of the written token the views' text so far was followed by, when they
+        show a text so far of the generation and a token was written after it."""
+        generation, shown = self._generation, self._written_shown
+        if generation is None or shown >= len(generation.steps) or self._ptrace is not self._traces.get(shown):
+            return None
+        return shown, generation.steps[shown].token_id
+
+    def can_generate(self) -> bool:
+        model = self._real_model
+        return model is not None and model.is_decoder and self._mailbox is None and not self.loading
+
+    def room_to_write(self) -> int:
+        """How many tokens the model's context leaves after the text shown (its prompt, with a generation)."""
+        model, ptrace = self._real_model, self._ptrace
+        if model is None or ptrace is None:
+            return 0
+        prompt = len(self._generation.prompt_ids) if self._generation is not None else ptrace.n
+        return max(0, model.max_tokens - prompt)
+
+    def can_scrub(self) -> bool:
+        """The generation shown was written with the heads now switched off (its texts so far are)."""
+        generation = self._generation
+        return generation is not None and generation.settings.ablate == self._ablated
+
+    # --- setters ------------------------------------------------------------------------------------
+    def generate(self, tokens: int) -> None:
+        """Write up to `tokens` tokens after the text (greedy), or, while a generation is shown, again
+        after its prompt with the heads now switched off."""
+        from .engine.pretrained.generate import GenerationSettings, generate
+
+        if not self.can_generate():
+            return
+        model, shown = self._real_model, self._generation
+        prompt = shown.prompt if shown is not None else self._sentence
+        settings = GenerationSettings(tokens=max(1, int(tokens)), ablate=self._ablated)
+        if shown is not None and shown.prompt == prompt and shown.settings.ablate != settings.ablate:
+            self._compared = shown
+        elif shown is None or shown.prompt != prompt:
+            self._compared = None
+        mailbox = _Mailbox()
+        self._mailbox, self._following, self._generation_error = mailbox, True, ""
+        self._traces.clear()
+
+        def on_step(_step) -> None:  # on the worker: the newest text so far, when the window took the last
+            if mailbox.wanted():
+                _make_newest(model, mailbox)
+
+        def write(progress):
+            generation = generate(model, prompt, settings, lambda f, t: progress(f, t) and not mailbox.stop,
+                                  on_step, keep_reader=True, on_start=lambda g: setattr(mailbox, "generation", g))
+            _make_newest(model, mailbox)
+            return generation
+
+        runner = self._worker()
+        self.generating_changed.emit(True)
+        if runner is None:  # a controller without a worker (tests, the command line): all at once
+            try:
+                self._written(write(lambda _f, _t: True))
+            except EngineError as error:
+                self._write_failed(str(error))
+            return
+        self._poll.start()
+        runner.submit(WRITE_LANE, write, self._written, self._write_failed)
+
+    def stop_generating(self) -> None:
+        """Stop writing after the token being written; what was written stays."""
+        if self._mailbox is not None:
+            self._mailbox.stop = True
+
+    def show_written(self, written: int) -> None:
+        """The scrubber: show the text so far with `written` tokens written (clamped to those read)."""
+        if self._generation is None or not self.can_scrub():
+            return
+        ready = self.written_ready
+        written = max(0, min(int(written), ready))
+        self._following = self._mailbox is not None and written == ready
+        if written != self._written_shown or self._ptrace is not self._traces.get(written):
+            self._show(written, self._trace_of(written), None)
+
+    # --- the writing, back on the GUI thread ----------------------------------------------------------
+    def _take_written(self) -> None:
+        """Poll: the text box follows every token written; the views the newest text so far made."""
+        mailbox = self._mailbox
+        if mailbox is None or mailbox.generation is None:
+            return
+        self._follow_text(mailbox.generation)
+        made = mailbox.take()
+        if made is not None:
+            written, trace, made_ms = made
+            self._traces[written] = trace
+            if self._following:
+                started = time.perf_counter()
+                self._show(written, trace, made_ms)
+                took = time.perf_counter() - started
+                self._next_follow = time.perf_counter() + max(FOLLOW_MS / 1000 - took, 2 * took)
+        elif self._following and time.perf_counter() >= self._next_follow:
+            mailbox.want()
+
+    def _written(self, generation: Generation) -> None:
+        """Done (or stopped with Stop): the views on all of it, made on the worker as it ended."""
+        mailbox = self._mailbox
+        self._end_writing()
+        self._follow_text(generation)
+        made = mailbox.take() if mailbox is not None else None
+        if made is not None:
+            self._traces[made[0]] = made[1]
+        written = self.written_ready
+        fresh = made is not None and made[0] == written
+        self._show(written, self._trace_of(written), made[2] if fresh else None)
+
+    def _write_failed(self, message: str) -> None:
+        """Cancel in the status bar (""), or an error: what was written stays, if anything was."""
+        mailbox = self._mailbox
+        self._end_writing()
+        generation = mailbox.generation if mailbox is not None else None
+        if generation is not None:  # the worker may write one more token before it hears: keep what is here
+            generation = _stopped_copy(generation, self._real_model)
+        if generation is None or _ready(generation) is None:
+            if message:  # said in the panel and the status line; the views keep the text they show
+                self._generation_error = message
+                self._set_status(message)
+                self.generation_changed.emit(self._generation)
+            return
+        self._follow_text(generation)
+        written = self.written_ready
+        self._show(written, self._trace_of(written), None)
+
+    def _end_writing(self) -> None:
+        self._poll.stop()
+        self._mailbox = None
+        self.generating_changed.emit(False)
+
+    def _follow_text(self, generation: Generation) -> None:
+        """The generation on screen, and the text box holding its prompt and every token written so far."""
+        if generation is not self._generation:
+            self._generation = generation
+            self.generation_changed.emit(generation)
+        text = generation.prompt + self._real_model.tokenizer.decode([s.token_id for s in generation.steps])
+        if text != self._sentence:
+            self._sentence = text
+            self.sentence_changed.emit(text)
+
+    def _trace_of(self, written: int) -> PretrainedTrace:
+        from .engine.pretrained.generation_trace import trace_so_far
+
+        trace = self._traces.get(written)
+        if trace is None:
+            started = time.perf_counter()
+            trace = trace_so_far(self._real_model, self._generation, written)
+            self._forward_ms = (time.perf_counter() - started) * 1000
+            self._traces[written] = trace
+        self._traces.move_to_end(written)
+        while len(self._traces) > TRACES_KEPT:
+            self._traces.popitem(last=False)
+        return trace
+
+    def _show(self, written: int, trace: PretrainedTrace, made_ms: float | None) -> None:
+        """The views on the text so far with `written` tokens, its last row pinned; `made_ms`: how long
+        the worker took to make it (None: _trace_of timed it, or it was made before)."""
+        self._written_shown = written
+        self._ptrace, self._real_error = trace, ""
+        if made_ms is not None:
+            self._forward_ms = made_ms
+        self._recompute((self.pretrained_trace_changed, trace), (self.written_shown_changed, written))
+        self.set_pinned(trace.n - 1)
+
+    def _timing_note(self) -> str:
+        generation = self._generation
+        if generation is None or self._ptrace is not self._traces.get(self._written_shown):
+            return super()._timing_note()
+        return (f"{self._written_shown} of {len(generation.steps)} written tokens, made from the kept layer inputs "
+                f"in {self._forward_ms:.0f} ms")
+
+    # --- what ends a generation on screen ------------------------------------------------------------
+    def _drop_generation(self) -> None:
+        """The text was edited or another model opened: the generation (and the one compared) goes."""
+        if self._mailbox is not None and self._runner is not None:
+            self._runner.drop(WRITE_LANE)
+            self._end_writing()
+        if self._generation is not None or self._compared is not None:
+            self._generation = self._compared = None
+            self._traces.clear()
+            self._written_shown = 0
+            self.generation_changed.emit(None)
+
+
+def _stopped_copy(generation: Generation, model) -> Generation:
+    """The generation as it stands, stopped: its own list of the steps written so far."""
+    from dataclasses import replace
+
+    from .engine.pretrained.generate import CANCELLED
+
+    steps = list(generation.steps)
+    return replace(generation, steps=steps, stopped=CANCELLED,
+                   written=model.tokenizer.decode([step.token_id for step in steps]))
+
+
+def _ready(generation: Generation) -> int | None:
+    """How many written tokens a text so far can hold now (None: not even the prompt is read)."""
+    from .engine.pretrained.generation_trace import written_so_far  # loaded with the real models
+
+    return written_so_far(generation)
+
+
+def _make_newest(model, mailbox: _Mailbox) -> None:
+    """On the worker: the newest text so far of the generation being written, for the window."""
+    from .engine.pretrained.generation_trace import trace_so_far
+
+    generation = mailbox.generation
+    written = None if generation is None else _ready(generation)
+    if written is None:
+        return
+    started = time.perf_counter()
+    trace = trace_so_far(model, generation, written)
+    mailbox.put(written, trace, (time.perf_counter() - started) * 1000)

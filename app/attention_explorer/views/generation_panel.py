@@ -1,0 +1,201 @@
+"""A decoder writes: Generate (a count of tokens; it stops sooner at the model's stop token) and Stop,
+a scrubber over what it wrote (its slider, the ◀ ▶ buttons, and ← / → while it has the keys), and
+the text, the prompt plain and the tokens written tinted, the token the scrubber stands on framed.
+
+Shown under the next tokens while a decoder is open. After Generate again with other heads off, the
+two continuations stand one above the other, each after its heads, with the first token where they
+part marked in both.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..controller import Controller
+from .step_timeline import OWNS_ARROWS
+
+DEFAULT_TOKENS, MOST_TOKENS = 32, 2048
+WRITTEN_TINT = "rgba(255, 170, 0, 0.22)"   # behind the tokens written, in light and dark themes alike
+PARTED_TINT = "rgba(230, 60, 60, 0.35)"    # the first token where two continuations part
+
+
+class QtGenerationPanel(QtWidgets.QWidget):
+    export_requested = QtCore.Signal()  # Export…: the window asks where and writes the generation
+
+    def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self.tokens = QtWidgets.QSpinBox()
+        self.tokens.setRange(1, MOST_TOKENS)
+        self.tokens.setValue(DEFAULT_TOKENS)
+        self.tokens.setSuffix(" tokens")
+        self.tokens.setToolTip("Write at most this many tokens (it stops sooner at the model's stop token)")
+        self.generate_button = QtWidgets.QPushButton("Generate")
+        self.generate_button.setToolTip("The model writes after the text, one token at a time, each the likeliest "
+                                        "(greedy); with a generation shown, it writes again after the same prompt "
+                                        "with the heads now switched off")
+        self.stop_button = QtWidgets.QPushButton("Stop")
+        self.stop_button.setToolTip("Stop after the token being written; what was written stays")
+        self.export_button = QtWidgets.QPushButton("Export…")
+        self.export_button.setToolTip("Write the generation: every token, its candidates and its attention "
+                                      "(JSON or CSV), or its attention rows as a figure (PNG, SVG, GIF)")
+        self.back = QtWidgets.QToolButton()
+        self.back.setArrowType(QtCore.Qt.ArrowType.LeftArrow)
+        self.back.setToolTip("One token back (←)")
+        self.forth = QtWidgets.QToolButton()
+        self.forth.setArrowType(QtCore.Qt.ArrowType.RightArrow)
+        self.forth.setToolTip("One token on (→)")
+        self.slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
+        self.slider.setToolTip("The text so far: how many written tokens the views show (← and → step)")
+        self.slider.setPageStep(1)
+        self.position = QtWidgets.QLabel()
+        self.position.setWordWrap(True)
+        self.position.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # a token may read "<|im_end|>"
+        self.text = QtWidgets.QTextBrowser()  # shown once there is a generation: the model view keeps the room
+        self.text.setOpenLinks(False)
+        self.text.setMinimumHeight(3 * self.fontMetrics().lineSpacing())
+        self.text.installEventFilter(self)  # ← and → step the scrubber there too (the text has no caret)
+        self.setProperty(OWNS_ARROWS, True)   # the step timeline's ← and → leave this panel alone
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
+
+        controls = QtWidgets.QHBoxLayout()
+        for widget in (self.generate_button, self.tokens, self.stop_button, self.export_button):
+            controls.addWidget(widget)
+        controls.addStretch(1)
+        scrub = QtWidgets.QHBoxLayout()
+        for widget in (self.back, self.slider, self.forth):
+            scrub.addWidget(widget)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(controls)
+        layout.addLayout(scrub)
+        layout.addWidget(self.position)
+        layout.addWidget(self.text, 1)
+
+        self.generate_button.clicked.connect(lambda: controller.generate(self.tokens.value()))
+        self.stop_button.clicked.connect(controller.stop_generating)
+        self.export_button.clicked.connect(self.export_requested)
+        self.slider.valueChanged.connect(controller.show_written)
+        self.back.clicked.connect(lambda: controller.show_written(controller.written_shown - 1))
+        self.forth.clicked.connect(lambda: controller.show_written(controller.written_shown + 1))
+        for signal in (controller.real_model_changed, controller.generation_changed, controller.generating_changed,
+                       controller.written_shown_changed, controller.pretrained_trace_changed,
+                       controller.ablation_changed, controller.busy_changed, controller.sentence_changed):
+            signal.connect(self._sync)
+        self._sync()
+
+    def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 - Qt's name
+        if not self._stepped(event):
+            super().keyPressEvent(event)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.text and event.type() == QtCore.QEvent.Type.KeyPress:
+            return self._stepped(event)
+        return super().eventFilter(watched, event)
+
+    def _stepped(self, event: QtGui.QKeyEvent) -> bool:
+        """← or →: the scrubber one token back or on."""
+        step = {QtCore.Qt.Key.Key_Left: -1, QtCore.Qt.Key.Key_Right: 1}.get(QtCore.Qt.Key(event.key()))
+        if step is None or event.modifiers() & ~QtCore.Qt.KeyboardModifier.KeypadModifier:
+            return False
+        self.controller.show_written(self.controller.written_shown + step)
+        return True
+
+    def _sync(self, *_) -> None:
+        c = self.controller
+        model, generation = c.real_model, c.generation
+        self.setVisible(model is not None and model.is_decoder)
+        writing = c.generating
+        room = c.room_to_write()
+        self.generate_button.setEnabled(c.can_generate() and room > 0)
+        if room > 0:
+            self.tokens.setMaximum(min(room, MOST_TOKENS))  # the context's room after the prompt
+        self.generate_button.setText("Generate again" if generation is not None and not writing else "Generate")
+        self.stop_button.setEnabled(writing)
+        self.export_button.setEnabled(generation is not None and not writing)
+        self.tokens.setEnabled(not writing)
+        scrubbable = generation is not None and c.can_scrub()
+        ready = c.written_ready
+        with QtCore.QSignalBlocker(self.slider):
+            self.slider.setRange(0, ready)
+            self.slider.setValue(c.written_shown)
+        for widget in (self.slider, self.back, self.forth):
+            widget.setEnabled(scrubbable and ready > 0)
+        self.back.setEnabled(scrubbable and c.written_shown > 0)
+        self.forth.setEnabled(scrubbable and c.written_shown < ready)
+        self.position.setText(self._position_text())
+        self.text.setVisible(generation is not None)
+        if generation is not None:
+            self.text.setHtml(self._text_html())
+
+    def _position_text(self) -> str:
+        c = self.controller
+        generation = c.generation
+        if generation is None:
+            return c.generation_error or "Generate writes after the text; the views then follow each new token."
+        if not c.can_scrub():
+            return ("The heads switched off changed since this was written: the views read the text again with "
+                    "them. Generate again to write with them, or switch the heads back to step through it.")
+        count, shown = len(generation.steps), c.written_shown
+        state = "writing…" if c.generating else _ended(generation.stopped)
+        if shown < count:
+            step = generation.steps[shown]
+            where = (f"Token {shown + 1} of {count}: the last row chose {_label(c, step.token_id)} "
+                     f"({step.choice.probability:.1%})")
+        else:
+            where = f"All {count} written tokens; next tokens: the model's guess after them"
+        return f"{where}. ({state})"
+
+    def _text_html(self) -> str:
+        c = self.controller
+        generation, compared = c.generation, c.compared
+        if generation is None:
+            return ""
+        tokenizer = c.real_model.tokenizer
+        if compared is None:
+            return _continuation_html(tokenizer, generation, c.written_shown, None)
+        parted = _first_difference(compared, generation)
+        return (f"<p><b>{html.escape(_heads(compared))}</b><br>{_continuation_html(tokenizer, compared, None, parted)}"
+                f"</p><p><b>{html.escape(_heads(generation))}</b><br>"
+                f"{_continuation_html(tokenizer, generation, c.written_shown, parted)}</p>")
+
+
+def _label(controller: Controller, token_id: int) -> str:
+    return "›" + controller.real_model.tokenizer.token_label(token_id)
+
+
+def _ended(stopped: str) -> str:
+    from ..engine.pretrained.generate import CANCELLED, LENGTH, STOP_TOKEN
+
+    return {STOP_TOKEN: "stopped at the model's stop token", LENGTH: "wrote the count asked for",
+            CANCELLED: "stopped"}.get(stopped, "stopped")
+
+
+def _heads(generation) -> str:
+    off = sorted(generation.settings.ablate)
+    if not off:
+        return "Every head on:"
+    return "Heads off: " + ", ".join(f"layer {layer + 1} head {head + 1}" for layer, head in off) + ":"
+
+
+def _first_difference(first, second) -> int | None:
+    """The index of the first written token where two generations part, None when one continues the other."""
+    for index, (a, b) in enumerate(zip(first.steps, second.steps)):  # noqa: B905 - the shorter one ends it
+        if a.token_id != b.token_id:
+            return index
+    return None
+
+
+def _continuation_html(tokenizer, generation, shown: int | None, parted: int | None) -> str:
+    """The prompt plain, each written token tinted; the one at `shown` framed, the one at `parted` red."""
+    pieces = [html.escape(generation.prompt)]
+    for index, step in enumerate(generation.steps):
+        tint = PARTED_TINT if index == parted else WRITTEN_TINT
+        style = f"background-color: {tint};"
+        if index == shown:
+            style += " font-weight: bold; text-decoration: underline;"
+        text = html.escape(tokenizer.token_text(step.token_id)).replace("\n", "↵<br>")
+        pieces.append(f'<span style="{style}">{text}</span>')
+    return "".join(pieces).replace("\n", "<br>")

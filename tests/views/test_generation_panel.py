@@ -1,0 +1,189 @@
+"""A decoder writes in the window: Generate and Stop, the text box and the views following the newest
+token, the scrubber (its buttons and ← / →) stepping through the text so far with the candidates of
+each step, a head switched off and the two continuations side by side, an edit ending it, and the
+generation exported. Driven through the panel's own buttons and keys, on the tiny committed decoders."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtTest import QTest
+
+pytest.importorskip("tokenizers")
+
+from attention_explorer.engine.pretrained.generate import (  # noqa: E402
+    CANCELLED,
+    GenerationSettings,
+    generate,
+)
+from attention_explorer.engine.pretrained.generation_trace import WRITTEN_MARK  # noqa: E402
+from screen_oracle import check_backing_store  # noqa: E402
+
+DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
+PROMPT = "the cat sat on the mat"
+
+
+def written_ids(controller):
+    return [step.token_id for step in controller.generation.steps]
+
+
+def generate_in(window, qtbot, tokens: int):
+    panel = window.pretrained.generation
+    panel.tokens.setValue(tokens)
+    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.controller.generating and not window.controller.busy, timeout=30_000)
+    QtWidgets.QApplication.processEvents()
+    return panel
+
+
+@pytest.mark.parametrize("name", ["tiny-llama", "tiny-gpt2"])
+def test_generate_writes_what_the_engine_writes_and_the_views_follow(real_window, qtbot, name):
+    window = real_window(str(DATA / name), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 8)
+    expected = generate(c.real_model, PROMPT, GenerationSettings(tokens=8))
+    assert written_ids(c) == [s.token_id for s in expected.steps]
+    count = len(expected.steps)
+    assert c.sentence == PROMPT + expected.written == window.sentence_box.toPlainText()
+    # the views on all of it: the prompt's tokens and the written ones, marked; the last row pinned
+    prompt = len(expected.prompt_ids)
+    assert c.pretrained_trace.n == prompt + count and c.trace.n == prompt + count
+    assert all(label.lstrip("·").startswith(WRITTEN_MARK) for label in c.trace.tokens[prompt:])
+    assert not any(WRITTEN_MARK in label for label in c.trace.tokens[:prompt])
+    assert c.pinned == c.trace.n - 1
+    assert c.written_shown == count and panel.slider.value() == count and panel.slider.maximum() == count
+    assert f"All {count} written tokens" in panel.position.text()
+    assert "written tokens" in c.status
+    check_backing_store(window, "a generation written")
+
+
+def test_the_scrubber_steps_through_the_text_so_far_with_each_steps_candidates(real_window, qtbot):
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 6)
+    steps = c.generation.steps
+    prompt = len(c.generation.prompt_ids)
+    panel.slider.setFocus()
+    QTest.keyClick(panel.slider, QtCore.Qt.Key.Key_Left)  # the step timeline's own ← must leave it alone
+    QTest.keyClick(panel.slider, QtCore.Qt.Key.Key_Left)
+    shown = len(steps) - 2
+    assert c.written_shown == shown and c.pretrained_trace.n == prompt + shown
+    # the heatmap draws the text so far; its last row is the query that chose the next token
+    assert c.trace.n == prompt + shown and c.pinned == prompt + shown - 1
+    chosen = steps[shown]
+    assert [t.token_id for t in c.pretrained_trace.next_tokens] == [x.token_id for x in chosen.choice.candidates]
+    next_tokens = window.pretrained.next_tokens
+    assert f"Token {shown + 1} written" in next_tokens.title.text()
+    bold = [w.text() for w in next_tokens.words if w.isVisible() and w.font().bold()]
+    assert bold == [c.real_model.tokenizer.token_label(chosen.token_id)]
+    # its weights are the step's own attention row, kept as it was written
+    last_row = c.pretrained_trace.layer_weights(1)[:, -1]
+    assert np.abs(last_row - chosen.attention[1]).max() <= 1e-5
+    # the arrows beside the slider, and ← / → in the text
+    qtbot.mouseClick(panel.forth, QtCore.Qt.MouseButton.LeftButton)
+    assert c.written_shown == shown + 1
+    qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+    assert c.written_shown == shown - 1
+    QTest.keyClick(panel.text, QtCore.Qt.Key.Key_Right)
+    assert c.written_shown == shown and panel.slider.value() == shown
+    panel.slider.setValue(0)  # the prompt alone
+    assert c.written_shown == 0 and c.trace.n == prompt
+    # the text box keeps all of it
+    assert window.sentence_box.toPlainText() == c.generation.prompt + c.generation.written
+    check_backing_store(window, "scrubbed to the prompt")
+
+
+def test_stop_keeps_what_was_written(real_window, qtbot, monkeypatch):
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = window.pretrained.generation
+    panel.tokens.setValue(400)
+    room = c.real_model.max_tokens - c.pretrained_trace.n
+    assert panel.tokens.value() == room  # no more than the model's context leaves
+    slow = generate.__globals__["choose"]
+
+    def choose_slowly(*args):
+        QtCore.QThread.msleep(20)  # time to press Stop: the tiny model writes its 58 tokens in a blink
+        return slow(*args)
+
+    monkeypatch.setitem(generate.__globals__, "choose", choose_slowly)
+    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
+    assert c.generating and panel.stop_button.isEnabled() and not panel.generate_button.isEnabled()
+    qtbot.waitUntil(lambda: c.generation is not None and len(c.generation.steps) >= 3, timeout=30_000)
+    qtbot.mouseClick(panel.stop_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not c.generating and not c.busy, timeout=30_000)
+    count = len(c.generation.steps)
+    assert c.generation.stopped == CANCELLED and 3 <= count < room
+    assert c.written_shown == count and c.pretrained_trace.n == len(c.generation.prompt_ids) + count
+    assert "(stopped)" in panel.position.text() and panel.generate_button.isEnabled()
+
+
+def test_a_head_off_and_generate_again_puts_the_continuations_side_by_side(real_window, qtbot):
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 8)
+    first = c.generation
+    c.toggle_ablated(0, 0)
+    qtbot.waitUntil(lambda: not c.busy)
+    assert not c.can_scrub() and not panel.slider.isEnabled() and "changed since" in panel.position.text()
+    assert panel.generate_button.text() == "Generate again"
+    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not c.generating and not c.busy, timeout=30_000)
+    second = c.generation
+    assert second is not first and c.compared is first and second.prompt == first.prompt == PROMPT
+    expected = generate(c.real_model, PROMPT, GenerationSettings(tokens=8, ablate=frozenset({(0, 0)})))
+    assert written_ids(c) == [s.token_id for s in expected.steps]
+    shown = panel.text.toPlainText()
+    assert "Every head on:" in shown and "Heads off: layer 1 head 1:" in shown
+    assert shown.count(PROMPT) == 2
+    assert c.can_scrub() and panel.slider.isEnabled()
+
+
+def test_editing_the_text_ends_the_generation_and_reads_the_text(real_window, qtbot):
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 4)
+    window.sentence_box.setFocus()
+    QTest.keyClicks(window.sentence_box, " again")
+    qtbot.waitUntil(lambda: not c.busy and c.pretrained_trace is not None and c.pretrained_trace.text == c.sentence)
+    assert c.generation is None and not panel.text.isVisible() and panel.generate_button.text() == "Generate"
+    assert not any(WRITTEN_MARK in label for label in c.trace.tokens)
+
+
+def test_an_encoder_has_no_generate(real_window):
+    window = real_window(str(DATA / "tiny-bert"), PROMPT)
+    assert not window.pretrained.generation.isVisible()
+
+
+@pytest.mark.parametrize("suffix", [".json", ".csv"])
+def test_the_generation_is_exported_from_the_window(real_window, qtbot, tmp_path, monkeypatch, suffix):
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 5)
+    target = tmp_path / "gen"  # typed without an ending: the chosen type's is added
+    filters = {".json": "JSON trace (*.json)", ".csv": "CSV table (*.csv)"}
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), filters[suffix]))
+    qtbot.mouseClick(panel.export_button, QtCore.Qt.MouseButton.LeftButton)
+    written = target.with_suffix(suffix)
+    assert written.is_file()
+    if suffix == ".json":
+        data = json.loads(written.read_text())
+        assert [s["token_id"] for s in data["steps"]] == written_ids(c)
+        assert len(data["attention_layers"]) == c.real_model.n_layers
+    else:
+        assert len(written.read_text().splitlines()) == 1 + len(c.generation.steps)
+    assert "Exported gen" in window.statusBar().currentMessage()
+
+
+def test_an_unwritable_export_says_why_and_writes_nothing(real_window, qtbot, tmp_path, monkeypatch):
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    panel = generate_in(window, qtbot, 3)
+    messages = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda _p, _t, text: messages.append(text))
+    target = tmp_path / "no-such-folder" / "gen.json"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    qtbot.mouseClick(panel.export_button, QtCore.Qt.MouseButton.LeftButton)
+    assert len(messages) == 1 and "Nothing was written" in messages[0] and not target.exists()
