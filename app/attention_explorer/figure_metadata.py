@@ -47,9 +47,9 @@ def png_chunks(data: bytes):
         at += 12 + length
 
 
-def png_with_metadata(png: bytes, *, state: str, description: str, dpi: float) -> bytes:
-    """`png` with the view state, a description (the caption) and its density: right after its header,
-    where readers find them before the pixels."""
+def png_with_metadata(png: bytes, *, state: str, description: str, dpi: float, keyword: str = KEYWORD) -> bytes:
+    """`png` with the view state (under `keyword`), a description (the caption) and its density: right
+    after its header, where readers find them before the pixels."""
     if not png.startswith(PNG_SIGNATURE):
         raise ValueError("not a PNG image")
     chunks = list(png_chunks(png))
@@ -59,7 +59,7 @@ def png_with_metadata(png: bytes, *, state: str, description: str, dpi: float) -
     added = [_chunk(b"pHYs", struct.pack(">IIB", per_metre, per_metre, 1)),
              _chunk(b"tEXt", b"Software\0Attention Explorer"),
              _itxt("Description", description),
-             _itxt(KEYWORD, state)]
+             _itxt(keyword, state)]
     kept = [_chunk(kind, body) for kind, body in chunks[1:] if kind not in (b"pHYs", b"tEXt", b"iTXt", b"zTXt")]
     return PNG_SIGNATURE + _chunk(b"IHDR", chunks[0][1]) + b"".join(added) + b"".join(kept)
 

@@ -54,10 +54,10 @@ def font_stack(family: str) -> str:
 
 def fix_svg(svg: bytes, *, family: str, drawn_size: Callable[[float], float], title: str, description: str,
             metadata: str | None, width: str, height: str, pixel_ratio: float = 1.0,
-            max_enlarged: int = MAX_ENLARGED_SIDE) -> bytes:
+            max_enlarged: int = MAX_ENLARGED_SIDE, metadata_id: str = METADATA_ID) -> bytes:
     """The SVG of QSvgGenerator as every viewer draws it alike (see the module's text), sized `width` ×
     `height` (with their units: "820" or "8.5cm"), titled, described, and carrying `metadata` (a view
-    state; None for a picture that is no view, such as the census grid);
+    state; None for a picture that is no view, such as the census grid) as <metadata id="`metadata_id`">;
     `drawn_size(px)`: the font size Qt drew for a written `px`; `pixel_ratio`: the output's pixels per
     unit of the drawing (what a picture is enlarged for), a picture left as it is when enlarging would
     take it past `max_enlarged` pixels a side."""
@@ -84,7 +84,7 @@ def fix_svg(svg: bytes, *, family: str, drawn_size: Callable[[float], float], ti
     _set_text(root, "title", title, 0)
     _set_text(root, "desc", description, 1)
     if metadata is not None:
-        meta = ET.Element(f"{{{SVG_NS}}}metadata", {"id": METADATA_ID})
+        meta = ET.Element(f"{{{SVG_NS}}}metadata", {"id": metadata_id})
         meta.text = metadata
         root.insert(2, meta)
     return b'<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + ET.tostring(root, encoding="utf-8",
