@@ -1,6 +1,7 @@
 """`attention-explorer generate` on the tiny committed checkpoints: the JSON and CSV hold the engine's
-own generation (tokens, candidates, attention rows of the layers and heads asked for), the installed
-program exits 0, and every mistake is one line on stderr."""
+own generation (tokens, candidates, attention rows of the layers and heads asked for), the PNG, SVG and
+GIF its picture (test_generation_figure looks inside them), the installed program exits 0, and every
+mistake is one line on stderr."""
 
 import csv
 import io
@@ -92,15 +93,24 @@ def test_the_installed_program_writes_and_exits_zero(tmp_path):
     (["--ablate", "1:9"], "no head 9 in layer 1"),
     (["--ablate", "x"], "--ablate takes LAYER:HEAD pairs"),
     (["--layer", "3"], "--layer must be between 1 and 2"),
-    (["-o", "gen.png"], "gen.png': end it in .json or .csv"),
-    (["--head", "1", "-o", "gen.csv"], "--layer and --head choose the attention rows of a JSON file"),
+    (["-o", "gen.pdf"], "gen.pdf': end it in .json or .csv (the numbers), .png, .svg or .gif (a picture)"),
+    (["--head", "1", "-o", "gen.csv"], "--layer and --head choose the attention rows of a JSON file or the head"),
+    (["--span", "row", "-o", "gen.csv"], "--span colours a picture; a CSV holds numbers"),
+    (["--span", "row"], "--span colours a picture; a JSON holds numbers"),
+    (["--image-scale", "2", "-o", "gen.svg"], "--image-scale applies to PNG and GIF images; an SVG is drawn as"),
+    (["--image-scale", "2", "-o", "gen.csv"], "--image-scale applies to PNG and GIF images; a CSV holds numbers"),
+    (["--image-scale", "3", "-o", "gen.png"], "argument --image-scale: invalid choice: 3"),
+    (["--span", "all", "-o", "gen.gif"], "argument --span: invalid choice: 'all'"),
+    (["--layer", "3", "-o", "gen.png"], "--layer must be between 1 and 2"),
+    (["--head", "5", "-o", "gen.gif"], "--head must be between 1 and 4"),
+    (["--chat", "-o", "gen.png"], "carry no chat template"),
     (["--model", "cats-chase-mice"], "'cats-chase-mice' is a toy model"),
     (["--model", BERT], "tiny-bert is an encoder"),
 ])
 def test_each_mistake_is_one_line_and_exit_2(capsys, tmp_path, args, message):
     argv = ["generate", "--model", LLAMA, "--prompt", PROMPT, "-o", tmp_path / "gen.json"] + args
     if "-o" in args:  # the mistake's own target
-        argv = argv[:5] + [a if a != "gen.png" and a != "gen.csv" else tmp_path / a for a in args]
+        argv = argv[:5] + [tmp_path / a if a.startswith("gen.") else a for a in args]
     code, out, err = run_cli(capsys, *argv)
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
     assert not any(tmp_path.iterdir())  # nothing written
@@ -110,3 +120,65 @@ def test_a_model_that_is_not_there_is_one_line(capsys, tmp_path):
     code, _, err = run_cli(capsys, "generate", "--model", tmp_path / "none.gguf", "--prompt", PROMPT, "-o",
                            tmp_path / "gen.json")
     assert code == 1 and err.count("\n") == 1 and "none.gguf: no such file or folder" in err
+
+
+@pytest.mark.parametrize(("suffix", "magic"), [(".png", b"\x89PNG"), (".svg", b"<?xml"), (".gif", b"GIF89a")])
+def test_a_picture_of_the_generation(capsys, tmp_path, suffix, magic):
+    target = tmp_path / f"gen{suffix}"
+    scale = ["--image-scale", 2] if suffix != ".svg" else []
+    code, out, err = run_cli(capsys, "generate", "--model", GPT2, "--prompt", PROMPT, "--tokens", 4, "--layer", 2,
+                             "--head", 3, "--span", "data", *scale, "-o", target)
+    assert code == 0 and out == "" and err == "", err
+    data = target.read_bytes()
+    assert data.startswith(magic)
+    command = f"--layer 2 --head 3 --span data {'--image-scale 2 ' if scale else ''}-o {target}".encode()
+    assert command in data  # the command that makes it again, in the PNG's text and the SVG's metadata
+    if suffix == ".png":
+        from PySide6 import QtGui
+
+        from attention_explorer.generation_figure import built_generation_figure
+
+        model = open_pretrained(GPT2)
+        generation = generate(model, PROMPT, GenerationSettings(4))
+        with built_generation_figure(model, generation, 1, 2, "data") as drawn:
+            size = round(drawn.figure.width * 2), round(drawn.figure.height * 2)
+        image = QtGui.QImage.fromData(data)
+        assert (image.width(), image.height()) == size
+
+
+def test_a_picture_too_large_is_refused_before_the_model_writes(capsys, tmp_path, monkeypatch):
+    import attention_explorer.engine.pretrained.generate as generating
+    import attention_explorer.image_export as image_export
+
+    monkeypatch.setattr(image_export, "MAX_IMAGE_PIXELS", 1_000_000)
+
+    def no_writing(*_args, **_kwargs):
+        raise AssertionError("the model wrote")
+
+    monkeypatch.setattr(generating, "generate", no_writing)
+    code, out, err = run_cli(capsys, "generate", "--model", LLAMA, "--prompt", PROMPT, "--tokens", 50,
+                             "--image-scale", 4, "-o", tmp_path / "gen.png")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "50 tokens after a prompt of 9 could make a picture of" in err and "give a smaller --image-scale" in err
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_picture_that_cannot_be_written_fails_before_the_model_is_opened(capsys, tmp_path, monkeypatch):
+    import attention_explorer.engine.pretrained as pretrained
+
+    monkeypatch.setattr(pretrained, "open_pretrained", lambda *_: pytest.fail("the model was opened"))
+    code, _, err = run_cli(capsys, "generate", "--model", LLAMA, "--prompt", PROMPT, "-o", tmp_path / "no" / "gen.gif")
+    assert code == 1 and err.count("\n") == 1 and "cannot write" in err
+
+
+def test_the_installed_program_draws_offscreen_by_itself(tmp_path):
+    program = shutil.which("attention-explorer") or str(Path(sys.executable).with_name("attention-explorer"))
+    if not Path(program).exists():
+        pytest.skip("the attention-explorer program is not installed")
+    env = {key: value for key, value in os.environ.items() if key not in ("QT_QPA_PLATFORM", "DISPLAY",
+                                                                          "WAYLAND_DISPLAY")}
+    target = tmp_path / "gen.gif"
+    result = subprocess.run([program, "generate", "--model", str(LLAMA), "--prompt", PROMPT, "--tokens", "3",
+                             "-o", str(target)], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert target.read_bytes().startswith(b"GIF89a")

@@ -4,7 +4,7 @@
     attention-explorer models                                       list the built-in and real models
     attention-explorer trace [options] [-o FILE.json]               the whole trace as JSON
     attention-explorer export [options] ... -o FILE.csv|png|svg|pdf|html|gif  one matrix or one figure
-    attention-explorer generate --model M --prompt TEXT [...] -o FILE.json|csv  a decoder writes (cli_generate)
+    attention-explorer generate --model M --prompt TEXT [...] -o FILE.json|csv|png|svg|gif  a decoder writes
 
 A real model (its list name, an HF folder or a .gguf file: see cli_real) takes --layer and --head
 instead of the toy models' --causal, --scale, --positional and --heads.
@@ -266,7 +266,14 @@ def _export_kind(args: argparse.Namespace) -> str:
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     check_sentence(args.prompt)  # here: cli_generate importing cli would reach the window's imports
-    return cmd_generate(args)
+    return cmd_generate(args, _generation_pictures)
+
+
+def _generation_pictures():
+    """What draws a generation (PNG, SVG, GIF): Qt loads here, only when a picture is asked for."""
+    from . import generation_figure
+
+    return generation_figure
 
 
 def cmd_scaling(args: argparse.Namespace) -> int:

@@ -1,24 +1,32 @@
 """`attention-explorer generate`: a real decoder writes after a prompt, token by token, and every step
-is written out — its token, the five candidates it was chosen from, and where it looked.
+is written out — its token, the five candidates it was chosen from, and where it looked — or drawn.
 
     attention-explorer generate --model M --prompt TEXT [--tokens N] [--temperature T] [--top-k K]
-        [--top-p P] [--seed S] [--chat] [--ablate L:H,...] [--layer L] [--head K] -o gen.json|gen.csv|-
+        [--top-p P] [--seed S] [--chat] [--ablate L:H,...] [--layer L] [--head K]
+        [--span fixed|data|row] [--image-scale 1|2|4] -o gen.json|gen.csv|gen.png|gen.svg|gen.gif|-
 
-Layers and heads count from 1, as on screen. The settings are checked before the model is opened,
-so a mistake costs no wait; each is one line on stderr and exit status 2. Progress goes to stderr
-only when it is a terminal.
+JSON and CSV are the numbers (export_generation); PNG, SVG and GIF are the picture of one layer and
+head, a row per step over every token read, the GIF writing it row by row (generation_figure; layer 1,
+head 1 unless --layer and --head say otherwise). Layers and heads count from 1, as on screen. The
+settings are checked before the model is opened, so a mistake costs no wait; each is one line on
+stderr and exit status 2. A picture too large at its --image-scale for the tokens asked is refused once
+the prompt is read, before the model writes. Progress goes to stderr only when it is a terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from .cli_real import RealUsageError, chosen_layer_head
 
 PROG = "attention-explorer"
-FORMATS = (".json", ".csv")
+DATA_FORMATS = (".json", ".csv")
+PICTURE_FORMATS = (".png", ".svg", ".gif")
+FORMATS = (*DATA_FORMATS, *PICTURE_FORMATS)
 
 
 class GenerateUsageError(RealUsageError):
@@ -27,8 +35,12 @@ class GenerateUsageError(RealUsageError):
 
 def add_generate_command(commands) -> None:
     """The `generate` subcommand's arguments, on the parser's subcommands."""
+    from .export import IMAGE_SCALES
+    from .figure_state import SPANS
+
     gen = commands.add_parser("generate", help="a real decoder writes after a prompt, token by token: each token, "
-                                               "its five candidates and its attention, as JSON or CSV")
+                                               "its five candidates and its attention, as JSON or CSV, or drawn "
+                                               "as PNG, SVG or an animated GIF")
     gen.add_argument("--model", required=True, metavar="NAME_OR_FILE",
                      help="a real decoder: its name in `models`, an HF folder of a GPT-2 or Llama model, or a "
                           "Llama .gguf file")
@@ -46,13 +58,23 @@ def add_generate_command(commands) -> None:
                      help="put the prompt into the model's chat template (when its files carry one)")
     gen.add_argument("--ablate", default=None, metavar="L:H[,L:H…]", help="switch these heads off while writing")
     gen.add_argument("--layer", type=int, default=None, metavar="L",
-                     help="JSON: the attention rows of this layer only (default: every layer)")
+                     help="JSON: the attention rows of this layer only (default: every layer); a picture: the "
+                          "layer drawn (default: 1)")
     gen.add_argument("--head", type=int, default=None, metavar="K",
-                     help="JSON: the attention rows of this head only (default: every head)")
+                     help="JSON: the attention rows of this head only (default: every head); a picture: the head "
+                          "drawn (default: 1)")
+    gen.add_argument("--span", choices=SPANS, default=None,
+                     help="a picture: what the weights' colours span: fixed (0–1), data (the weights drawn), row "
+                          "(each row's own); default: fixed, or row past 16 tokens read, as the heatmap")
+    gen.add_argument("--image-scale", type=int, choices=IMAGE_SCALES, default=None,
+                     help="pixel scale of a PNG or GIF (default 1)")
     gen.add_argument("-o", "--output", required=True, metavar="FILE",
                      help="gen.json (the prompt, settings, every step's token, candidates and attention rows of "
-                          "every layer and head, or those chosen) or gen.csv (a row per step: token, probability, "
-                          "candidates); - writes the JSON to standard output")
+                          "every layer and head, or those chosen), gen.csv (a row per step: token, probability, "
+                          "candidates), or a picture of one layer and head: gen.png, gen.svg, or gen.gif (the "
+                          "steps written one after another); a row per step, labelled by its token and "
+                          "probability, over the prompt's tokens and then those written; - writes the JSON to "
+                          "standard output")
 
 
 def _format(output: str) -> str:
@@ -62,9 +84,23 @@ def _format(output: str) -> str:
         return ".json"
     suffix = Path(output).suffix.lower()
     if suffix not in FORMATS:
-        raise GenerateUsageError(f"cannot write a generation to {output!r}: end it in .json or .csv (or -o - for "
-                                 f"JSON on standard output)")
+        raise GenerateUsageError(f"cannot write a generation to {output!r}: end it in .json or .csv (the "
+                                 f"numbers), .png, .svg or .gif (a picture), or give -o - for JSON on standard "
+                                 f"output")
     return suffix
+
+
+def _check_output_options(args: argparse.Namespace, kind: str) -> None:
+    """Refuse options that would change nothing in this kind of file."""
+    if kind == ".csv" and (args.layer is not None or args.head is not None):
+        raise GenerateUsageError("--layer and --head choose the attention rows of a JSON file or the head of a "
+                                 "picture; a CSV holds the tokens only: drop them or write .json, .png, .svg or .gif")
+    if kind in DATA_FORMATS and args.span is not None:
+        raise GenerateUsageError(f"--span colours a picture; a {kind[1:].upper()} holds numbers: drop it or write "
+                                 f".png, .svg or .gif")
+    if args.image_scale is not None and kind not in (".png", ".gif"):
+        what = "an SVG is drawn as vectors, at any size" if kind == ".svg" else f"a {kind[1:].upper()} holds numbers"
+        raise GenerateUsageError(f"--image-scale applies to PNG and GIF images; {what}: drop it")
 
 
 def _settings(args: argparse.Namespace):
@@ -101,7 +137,9 @@ def _check_model_name(name: str) -> None:
                                  f".gguf file)")
 
 
-def cmd_generate(args: argparse.Namespace) -> int:
+def cmd_generate(args: argparse.Namespace, pictures: Callable[[], ModuleType]) -> int:
+    """Write the generation `args` ask for; `pictures()` gives the module that draws one (generation_figure),
+    handed over by cli.py so that this module, loaded by every command, leads to no Qt."""
     from .cli_heads import StderrProgress
     from .engine.errors import OptionsError
     from .engine.pretrained import open_pretrained
@@ -110,9 +148,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from .export_generation import write_generation_csv, write_generation_json
 
     kind = _format(args.output)
-    if kind == ".csv" and (args.layer is not None or args.head is not None):
-        raise GenerateUsageError("--layer and --head choose the attention rows of a JSON file; a CSV holds the "
-                                 "tokens only: drop them or write .json")
+    _check_output_options(args, kind)
     settings = _settings(args)
     _check_model_name(args.model)
     check_target(args.output)  # a bad path fails before the model is opened
@@ -121,6 +157,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise GenerateUsageError(f"{model.name} is an encoder: it reads a text whole and writes nothing; "
                                  f"generate with a decoder (a GPT-2 or Llama model)")
     layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
+    if kind in (".png", ".gif"):
+        _check_picture_size(model, args, settings, pictures().check_size)
     progress = StderrProgress("generating") if sys.stderr.isatty() else None
     try:
         generation = generate(model, args.prompt, settings, progress)
@@ -132,10 +170,32 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if generation.stopped == STOP_TOKEN and len(generation.steps) < settings.tokens:
         print(f"{PROG}: note: stopped at the model's stop token after {len(generation.steps)} of "
               f"{settings.tokens} tokens", file=sys.stderr)
-    if kind == ".csv":
+    if kind in PICTURE_FORMATS:
+        pictures().write_generation_figure(args.output, model, generation, layer or 0, head or 0,
+                                           args.image_scale or 1, span=args.span)
+    elif kind == ".csv":
         write_generation_csv(args.output, model, generation)
     else:
         layers = range(model.n_layers) if layer is None else (layer,)
         heads = range(model.n_heads) if head is None else (head,)
         write_generation_json(args.output, model, generation, layers, heads)
     return 0
+
+
+def _check_picture_size(model, args: argparse.Namespace, settings, check_size) -> None:
+    """A PNG or GIF that would be too large at its scale if every token asked for were written, refused
+    before the model writes (the prompt is read for its length: a chat template lengthens it);
+    `check_size(prompt_tokens, tokens, scale)` is generation_figure's."""
+    from .engine.errors import OptionsError
+    from .engine.pretrained.generate import prompt_text
+    from .export import ExportError
+
+    try:
+        prompt = len(model.tokenizer.encode(prompt_text(model, args.prompt, settings.chat),
+                                            add_specials=not settings.chat).ids)
+    except OptionsError as exc:
+        raise GenerateUsageError(str(exc)) from None
+    try:
+        check_size(prompt, settings.tokens, args.image_scale or 1)
+    except ExportError as exc:
+        raise GenerateUsageError(str(exc)) from None
