@@ -9,6 +9,7 @@ than Qt measured it, and one at the size Qt asked for but did not draw (11.33 px
 wider; the same font at the same size is within two pixels on a 950-pixel caption.
 """
 
+import importlib.util
 import json
 import shutil
 import xml.etree.ElementTree as ET
@@ -29,6 +30,7 @@ from figure_compare import MOST_DIFFERING, WORST_BLOCK, assert_alike, difference
 
 TEXT_WIDTH_SLACK = (1.5, 0.005)  # pixels, and a share of the width
 BERT = "tests/engine/pretrained/data/tiny-bert"
+LLAMA = "tests/engine/pretrained/data/tiny-llama.gguf"
 
 needs_rsvg = pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="rsvg-convert (librsvg2-bin) missing")
 needs_chromium = pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed")
@@ -59,6 +61,8 @@ FIGURES = {  # name: (controller, view, grid)
     "real heatmap": (real, "heatmap", None),
     "layers side by side": (real, "heatmap", "layers"),
 }
+GENERATION = "generation"  # a decoder's generation (generation_figure): PNG and SVG, no PDF
+SVG_FIGURES = [*FIGURES, GENERATION]
 
 
 @pytest.fixture(scope="module")
@@ -76,13 +80,34 @@ def figures(qapp, tmp_path_factory):
             destroy_now(copy)
         destroy_now(controller)
         made[name] = stem
+    if importlib.util.find_spec("tokenizers") is not None:  # a real model's tokenizer
+        made[GENERATION] = _generation(folder / GENERATION)
     return made
 
 
+def _stem(figures, name):
+    if name not in figures:
+        pytest.skip(f"{name}: needs the tokenizers package")
+    return figures[name]
+
+
+def _generation(stem):
+    """A tiny decoder's generation drawn as PNG and SVG (the written tokens' labels in their colour)."""
+    from attention_explorer.engine.pretrained import open_pretrained
+    from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
+    from attention_explorer.generation_figure import write_generation_figure
+
+    model = open_pretrained(LLAMA)
+    generation = generate(model, "the cat sat on the mat", GenerationSettings(6))
+    for suffix in (".png", ".svg"):
+        write_generation_figure(f"{stem}{suffix}", model, generation, 0, 0)
+    return stem
+
+
 @needs_rsvg
-@pytest.mark.parametrize("name", list(FIGURES))
+@pytest.mark.parametrize("name", SVG_FIGURES)
 def test_librsvg_draws_the_svg_as_qt_draws_the_png(figures, name):
-    stem = figures[name]
+    stem = _stem(figures, name)
     png = Image.open(f"{stem}.png")
     drawn = rsvg(stem.with_suffix(".svg"), stem.with_name(f"{stem.name}-rsvg.png"), png.width)
     assert_alike(png, drawn, stem.with_name(f"{stem.name}-diff-rsvg.png"), "librsvg", "svg")
@@ -98,9 +123,9 @@ def test_poppler_draws_the_pdf_as_qt_draws_the_png(figures, name):
 
 
 @needs_chromium
-@pytest.mark.parametrize("name", list(FIGURES))
+@pytest.mark.parametrize("name", SVG_FIGURES)
 def test_chromium_draws_the_svg_as_qt_draws_the_png(figures, browser, name):
-    stem = figures[name]
+    stem = _stem(figures, name)
     png = Image.open(f"{stem}.png")
     browser.open(stem.with_suffix(".svg").as_uri(), png.width, png.height)
     shot = stem.with_name(f"{stem.name}-chromium.png")
@@ -109,11 +134,11 @@ def test_chromium_draws_the_svg_as_qt_draws_the_png(figures, browser, name):
 
 
 @needs_chromium
-@pytest.mark.parametrize("name", ["heatmap", "arcs", "steps", "model view"])
+@pytest.mark.parametrize("name", ["heatmap", "arcs", "steps", "model view", GENERATION])
 def test_chromium_sets_every_word_in_the_font_qt_measured(figures, browser, name):
     """Each <text> as wide in Chromium as in Qt's font: the words stand where Qt put them (a serif
     fallback, as with Qt's own "Sans Serif" family, is about a tenth wider or narrower)."""
-    stem = figures[name]
+    stem = _stem(figures, name)
     png = Image.open(f"{stem}.png")
     browser.open(stem.with_suffix(".svg").as_uri(), png.width, png.height)
     boxes = browser.evaluate("JSON.stringify([...document.querySelectorAll('text')].filter(t => t.textContent.trim())"
@@ -141,7 +166,7 @@ def _first_family(svg) -> str:
 
 
 def test_the_svg_keeps_words_as_text_in_a_font_stack_ending_in_a_generic_family(figures):
-    for name in FIGURES:
+    for name in [n for n in SVG_FIGURES if n in figures]:
         root = ET.parse(figures[name].with_suffix(".svg")).getroot()
         families = {e.get("font-family") for e in root.iter() if e.get("font-family")}
         assert families and all(f.endswith(", sans-serif") and "Sans Serif" not in f for f in families), name
