@@ -243,10 +243,17 @@ def test_the_gif_writes_a_row_a_frame_and_holds_the_last(qapp, llama, tmp_path):
     while reader.canRead():
         frames.append(reader.read().convertToFormat(QtGui.QImage.Format.Format_RGB32))
     assert len(frames) == STEPS
+    first, last = frames[0], frames[-1]
+    # what is no step's stays from the first frame: the titles, the left axis' title, the caption
+    assert first.copy(0, 0, 30, first.height()) == last.copy(0, 0, 30, last.height())
+    assert first.copy(0, 0, first.width(), 30) == last.copy(0, 0, last.width(), 30)
     table = generation_table(model, generation, 0, 0)
     with built_generation_figure(model, generation, 0, 0) as drawn:
         places = drawn.places()
-        assert (frames[0].width(), frames[0].height()) == (round(drawn.figure.width), round(drawn.figure.height))
+        assert (first.width(), first.height()) == (round(drawn.figure.width), round(drawn.figure.height))
+        caption = round(drawn.figure.texts[-1][0].top())
+        assert first.copy(0, caption, first.width(), first.height() - caption) == \
+            last.copy(0, caption, last.width(), last.height() - caption)
         for shown, frame in enumerate(frames, start=1):
             for row in range(STEPS):
                 colour = _rgb(frame, places.cell(row, 0))

@@ -442,12 +442,17 @@ class FigurePlaces:
         self._at = drawn.figure.pieces[0].at
         self._table = drawn.table
         left_axis, top_axis = plot.left_axis.sceneBoundingRect(), plot.top_axis.sceneBoundingRect()
-        self._left = self._point(left_axis.left(), 0).x()
+        # the axes' titles ("token written, its probability", "token read: prompt | written") stay
+        left_title, top_title = self._title_rect(plot.left_axis), self._title_rect(plot.top_axis)
+        self._left = self._point(max(left_axis.left(), left_title.right() if left_title else 0), 0).x()
         self._right = self._point(self._view.sceneBoundingRect().right(), 0).x() + 1
-        title = plot.top_axis.label  # the axis' title ("token read: prompt | written") stays
-        title_bottom = title.mapRectToScene(title.boundingRect()).bottom() if title.isVisible() else top_axis.top()
-        self._labels_top = self._point(0, max(top_axis.top(), title_bottom)).y()
+        self._labels_top = self._point(0, max(top_axis.top(), top_title.bottom() if top_title else 0)).y()
         self._labels_bottom = self._point(0, top_axis.bottom()).y()
+
+    @staticmethod
+    def _title_rect(axis):
+        title = axis.label
+        return title.mapRectToScene(title.boundingRect()) if title.isVisible() else None
 
     def _point(self, x: float, y: float):
         """A point of the plot's scene in the figure (floats: QGraphicsView.mapFromScene rounds)."""
