@@ -284,8 +284,9 @@ class GenerationControls(PretrainedControls):
         generation = self._generation
         if generation is None or self._ptrace is not self._traces.get(self._written_shown):
             return super()._timing_note()
-        return (f"{self._written_shown} of {len(generation.steps)} written tokens, made from the kept layer inputs "
-                f"in {self._forward_ms:.0f} ms")
+        of = "" if self._mailbox is not None else f" of {len(generation.steps)}"  # still writing: the count grows
+        return (f"{self._written_shown}{of} written tokens, made from the kept layer inputs in "
+                f"{self._forward_ms:.0f} ms")
 
     # --- what ends a generation on screen ------------------------------------------------------------
     def _drop_generation(self) -> None:

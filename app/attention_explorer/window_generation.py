@@ -58,7 +58,7 @@ def write_generation_file(path: str, model, generation, layer: int, head: int) -
         write_generation_csv(path, model, generation)
         return ""
     if suffix in FIGURE_SUFFIXES:
-        from .export_generation import write_generation_figure
+        from .generation_figure import write_generation_figure
 
         write_generation_figure(path, model, generation, layer, head)
         return ""

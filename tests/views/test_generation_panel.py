@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 pytest.importorskip("tokenizers")
@@ -158,13 +158,14 @@ def test_an_encoder_has_no_generate(real_window):
     assert not window.pretrained.generation.isVisible()
 
 
-@pytest.mark.parametrize("suffix", [".json", ".csv"])
+@pytest.mark.parametrize("suffix", [".json", ".csv", ".png", ".svg", ".gif"])
 def test_the_generation_is_exported_from_the_window(real_window, qtbot, tmp_path, monkeypatch, suffix):
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     c = window.controller
     panel = generate_in(window, qtbot, 5)
     target = tmp_path / "gen"  # typed without an ending: the chosen type's is added
-    filters = {".json": "JSON trace (*.json)", ".csv": "CSV table (*.csv)"}
+    filters = {".json": "JSON trace (*.json)", ".csv": "CSV table (*.csv)", ".png": "PNG image (*.png)",
+               ".svg": "SVG image (*.svg)", ".gif": "Animated GIF (*.gif)"}
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), filters[suffix]))
     qtbot.mouseClick(panel.export_button, QtCore.Qt.MouseButton.LeftButton)
     written = target.with_suffix(suffix)
@@ -173,8 +174,13 @@ def test_the_generation_is_exported_from_the_window(real_window, qtbot, tmp_path
         data = json.loads(written.read_text())
         assert [s["token_id"] for s in data["steps"]] == written_ids(c)
         assert len(data["attention_layers"]) == c.real_model.n_layers
-    else:
+    elif suffix == ".csv":
         assert len(written.read_text().splitlines()) == 1 + len(c.generation.steps)
+    else:  # the layer and head shown: the figure's own command line names them
+        c.set_layer(1)  # (a later change of layer does not touch the file written)
+        image = QtGui.QImageReader(str(written))
+        assert image.canRead() and image.size().width() > 100
+        assert "--layer 1 --head 1" in written.read_bytes().decode("latin-1")
     assert "Exported gen" in window.statusBar().currentMessage()
 
 
