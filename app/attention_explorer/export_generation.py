@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from .engine.pretrained import PretrainedModel
 from .engine.pretrained.generate import Generation
+from .engine.pretrained.generation_trace import step_rows
 from .engine.pretrained.sampling import CANDIDATES
 from .export import json_pieces, text_output
 from .export_pretrained import model_shape
@@ -29,8 +30,8 @@ def generation_fields(model: PretrainedModel, generation: Generation, layers: Se
     """The JSON layout (rows still NumPy); `layers` and `heads` 0-based, the ones whose rows are kept."""
     settings, sampling = generation.settings, generation.settings.sampling
     steps = []
-    for index, step in enumerate(generation.steps):
-        rows = step.attention[list(layers)][:, list(heads)]
+    for index, (step, rows) in enumerate(zip(generation.steps, step_rows(model, generation, layers, heads),
+                                             strict=True)):
         steps.append({
             "step": index + 1, **_token(model, step.token_id), "probability": step.choice.probability,
             "candidates": [{**_token(model, c.token_id), "probability": c.probability, "drawn_from": c.drawn_from}

@@ -48,6 +48,7 @@ import numpy as np
 from .engine.pretrained import PretrainedModel
 from .engine.pretrained.catalog import KNOWN_MODELS
 from .engine.pretrained.generate import CANCELLED, LENGTH, STOP_TOKEN, Generation
+from .engine.pretrained.generation_trace import step_rows
 from .engine.tokenizer import token_labels
 from .export import IMAGE_SCALES, ExportError, binary_output, check_target, write_bytes
 
@@ -92,17 +93,16 @@ def generation_table(model: PretrainedModel, generation: Generation, layer: int,
     """The steps' attention rows of one layer and head (0-based), each padded with masked cells."""
     if not generation.steps:
         raise ExportError("the generation has no steps yet: there is nothing to draw")
-    shape = generation.steps[0].attention.shape
-    if not (0 <= layer < shape[0] and 0 <= head < shape[1]):
+    if not (0 <= layer < model.n_layers and 0 <= head < model.n_heads):
         raise ExportError(f"{model.name} has no head {head + 1} in layer {layer + 1} "
-                          f"({shape[0]} layers of {shape[1]} heads)")
+                          f"({model.n_layers} layers of {model.n_heads} heads)")
     prompt = len(generation.prompt_ids)
     steps = len(generation.steps)
     read = prompt + steps - 1  # the last token written is never read
     weights = np.zeros((steps, read), dtype=np.float64)
     mask = np.ones((steps, read), dtype=bool)
-    for index, step in enumerate(generation.steps):
-        row = step.attention[layer, head]
+    for index, rows in enumerate(step_rows(model, generation, (layer,), (head,))):
+        row = rows[0, 0]
         weights[index, :len(row)] = row
         mask[index, :len(row)] = False
     ids = [int(i) for i in generation.ids]
@@ -275,7 +275,7 @@ def built_generation_figure(model: PretrainedModel, generation: Generation, laye
             plot.setPalette(theme.palette())
             plot.top_axis.__class__ = _token_axis_class()  # the same axis, its written labels coloured
             plot.top_axis.written_from = table.prompt_length
-            n_heads = generation.steps[0].attention.shape[1]
+            n_heads = model.n_heads
             title = f"where the model looked to write each token — layer {layer + 1}, head {head + 1} of {n_heads}"
             written = f"<span style='color:{WRITTEN_COLOUR}'>written</span>"
             fit = _fitting()

@@ -62,7 +62,8 @@ def write_generation_file(path: str, model, generation, layer: int, head: int) -
 
         write_generation_figure(path, model, generation, layer, head)
         return ""
-    cells = model.n_layers * model.n_heads * sum(step.attention.shape[-1] for step in generation.steps)
+    prompt, count = len(generation.prompt_ids), len(generation.steps)
+    cells = model.n_layers * model.n_heads * (prompt * count + count * (count - 1) // 2)  # step i reads prompt + i
     if cells <= ALL_ROWS_CELLS:
         write_generation_json(path, model, generation, range(model.n_layers), range(model.n_heads))
         return ""

@@ -12,7 +12,12 @@ from attention_explorer.engine.pretrained import open_pretrained
 from attention_explorer.engine.pretrained.forward import forward
 from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
 from attention_explorer.engine.pretrained.generation_info import GenerationInfo
-from attention_explorer.engine.pretrained.generation_trace import WRITTEN_MARK, trace_so_far, written_so_far
+from attention_explorer.engine.pretrained.generation_trace import (
+    WRITTEN_MARK,
+    step_rows,
+    trace_so_far,
+    written_so_far,
+)
 from attention_explorer.engine.pretrained.recompute import LayerMaker
 from attention_explorer.engine.pretrained.tokenizing import CONTINUATION
 
@@ -71,3 +76,16 @@ def test_the_cli_keeps_no_reader(data):
     assert generation.reader is None and generation.after_logits is None and written_so_far(generation) is None
     with pytest.raises(ValueError):
         trace_so_far(model, generation, 1)
+
+
+@pytest.mark.parametrize("name", ["tiny-gpt2", "tiny-llama"])
+def test_a_reader_keeps_no_rows_and_makes_the_same_ones_again(data, name):
+    model = dataclasses.replace(open_pretrained(data / name), generation=GenerationInfo())
+    kept = generate(model, PROMPT, GenerationSettings(tokens=7))
+    reader = generate(model, PROMPT, GenerationSettings(tokens=7), keep_reader=True)
+    assert all(step.attention is None for step in reader.steps)
+    assert [s.token_id for s in kept.steps] == [s.token_id for s in reader.steps]
+    layers, heads = [1, 0], [model.n_heads - 1, 0]
+    for made, step in zip(step_rows(model, reader, layers, heads), kept.steps, strict=True):
+        assert made.shape == (2, 2, step.attention.shape[-1])
+        assert np.abs(made - step.attention[layers][:, heads]).max() <= TOLERANCE

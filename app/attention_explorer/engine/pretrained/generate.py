@@ -46,7 +46,10 @@ class Step:
 
     choice: Choice
     text: str               # what the token writes on its own (" mat")
-    attention: np.ndarray   # (layers, heads, length) float32: the last token read, on every token up to it
+    # (layers, heads, length) float32: the last token read, on every token up to it; None when the
+    # generation keeps its reader, which makes them again (generation_trace.step_rows): 1,000 tokens
+    # of SmolLM2 would keep 540 MB of them
+    attention: np.ndarray | None
 
     @property
     def token_id(self) -> int:
@@ -139,7 +142,7 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
         logits, rows = decoder.prefill(encoded.ids, encoded.special, None if progress is None else reading)
     while True:
         choice = choose(logits, settings.sampling, rng)
-        step = Step(choice, model.tokenizer.token_text(choice.token_id), rows)
+        step = Step(choice, model.tokenizer.token_text(choice.token_id), None if keep_reader else rows)
         result.steps.append(step)
         if on_step is not None:
             on_step(step)

@@ -15,6 +15,7 @@ tokens tells them from the prompt's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -58,6 +59,25 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int) -
         next_tokens=_next_tokens(model, generation, written), model=model.weights, forward_result=result)
     trace.summarise_layers()
     return trace
+
+
+def step_rows(model: PretrainedModel, generation: Generation, layers: Sequence[int], heads: Sequence[int]
+              ) -> list[np.ndarray]:
+    """Each step's attention rows in `layers` and `heads` (0-based), (layers, heads, length at that
+    step) float32: the rows kept as they were made, or (a generation that kept its reader) the rows
+    of the text so far that chose each token, made again one layer at a time."""
+    layers, heads = list(layers), list(heads)
+    steps = generation.steps
+    if not steps or steps[0].attention is not None:
+        return [step.attention[layers][:, heads] for step in steps]
+    prompt = len(generation.prompt_ids)
+    trace = trace_so_far(model, generation, len(steps) - 1)  # the last token written is never read
+    rows = [np.empty((len(layers), len(heads), prompt + i), dtype=np.float32) for i in range(len(steps))]
+    for at, layer in enumerate(layers):
+        weights = trace.layer_weights(layer)[heads]
+        for i, row in enumerate(rows):
+            row[at] = weights[:, prompt + i - 1, :prompt + i]
+    return rows
 
 
 def _marked(encoded, prompt: int):
