@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_explorer import engine
+from attention_explorer.engine.census import norm_attention as norm_module
 from attention_explorer.engine.census.norm_attention import (
     moved_by_heads,
     norm_attention,
@@ -99,3 +100,17 @@ def test_a_toy_trace_reads_with_its_w_o():
     for h, head in enumerate(trace.heads):
         np.testing.assert_allclose(reading.moved[h], np.linalg.norm(head.v, axis=1))
         np.testing.assert_allclose(reading.per_head[h], head.weights * np.linalg.norm(head.v, axis=1)[None, :])
+
+
+def test_the_moved_lengths_from_each_heads_gram_matrix_are_the_lengths_of_what_it_moves():
+    rng = np.random.default_rng(3)
+    heads, d_head, d_out, n = 3, 4, 10, 6
+    w_o = rng.normal(size=(heads * d_head, d_out)).astype(np.float32)
+    values = rng.normal(size=(n, d_head)).astype(np.float32)
+    grams = norm_module.w_o_grams(w_o, heads)
+    assert norm_module.w_o_grams(w_o, heads) is grams  # made once per W_O
+    for h in range(heads):
+        rows = w_o[h * d_head:(h + 1) * d_head].astype(np.float64)
+        expected = np.linalg.norm(values.astype(np.float64) @ rows, axis=1)  # ‖v_j W_O,h‖, the long way
+        assert np.allclose(norm_module.moved_lengths(values, None, grams[h]), expected, rtol=1e-12)
+        assert np.allclose(norm_module.moved_lengths(values, rows), expected, rtol=1e-12)

@@ -25,6 +25,7 @@ v_h(x_j) placed in the head's own columns.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 
@@ -81,17 +82,38 @@ def moved_by_heads(values: np.ndarray, w_o: np.ndarray | None, group: int = 1) -
     return np.matmul(per_query, w_o)
 
 
-def moved_lengths(values: np.ndarray, w_o_rows: np.ndarray | None) -> np.ndarray:
+def moved_lengths(values: np.ndarray, w_o_rows: np.ndarray | None, gram: np.ndarray | None = None) -> np.ndarray:
     """‖f_h(x_j)‖ for one head h and every token j, (n,): the length of what each token's value vector
     (n, d_head) becomes through the head's rows of W_O (d_head, d_out), or itself when there is no W_O.
-    Worked out from those rows' Gram matrix, n · d_head² work and no (n, d_out) array: a real model's
-    layer reads it for every head of a long text."""
+    Worked out from those rows' Gram matrix (`gram`, when it is known: w_o_grams), n · d_head² work
+    and no (n, d_out) array: a real model's layer reads it for every head of a long text."""
     values = np.asarray(values, dtype=np.float64)
-    if w_o_rows is None:
+    if w_o_rows is None and gram is None:
         return np.linalg.norm(values, axis=1)
-    rows = np.asarray(w_o_rows, dtype=np.float64)
-    squared = np.einsum("nd,nd->n", values @ (rows @ rows.T), values)
+    if gram is None:
+        rows = np.asarray(w_o_rows, dtype=np.float64)
+        gram = rows @ rows.T
+    squared = np.einsum("nd,nd->n", values @ gram, values)
     return np.sqrt(np.maximum(squared, 0.0))
+
+
+_GRAMS: dict[int, tuple[weakref.ref, np.ndarray]] = {}  # id(W_O) -> (W_O, each head's Gram matrix)
+
+
+def w_o_grams(w_o: np.ndarray, heads: int) -> np.ndarray:
+    """Each head's rows of W_O times their transpose, (heads, d_head, d_head) float64: the same for every
+    text, so made once per layer of a model (a layer's trace made them again each time it was shown:
+    100 ms per layer of SmolLM2 on a busy machine)."""
+    kept = _GRAMS.get(id(w_o))
+    if kept is not None and kept[0]() is w_o:
+        return kept[1]
+    rows = np.asarray(w_o, dtype=np.float64).reshape(heads, -1, w_o.shape[1])
+    with single_blas_thread():
+        grams = np.matmul(rows, rows.transpose(0, 2, 1))
+    for key in [key for key, (ref, _) in _GRAMS.items() if ref() is None]:  # closed models' layers
+        del _GRAMS[key]
+    _GRAMS[id(w_o)] = (weakref.ref(w_o), grams)
+    return grams
 
 
 def _without(weights: np.ndarray, off: Collection[int]) -> np.ndarray:
@@ -134,10 +156,11 @@ def pretrained_moved_lengths(ptrace, layer: int) -> np.ndarray:
     values = _layer_values(ptrace, layer)
     off = _switched_off(ptrace, layer)
     lengths = np.zeros((arch.n_heads, values.shape[1]), dtype=np.float32)
-    for h in range(arch.n_heads):
-        if h not in off:
-            rows = weights.w_o[h * arch.d_head:(h + 1) * arch.d_head]
-            lengths[h] = moved_lengths(values[h // arch.group], rows)
+    grams = w_o_grams(weights.w_o, arch.n_heads)
+    with single_blas_thread():
+        for h in range(arch.n_heads):
+            if h not in off:
+                lengths[h] = moved_lengths(values[h // arch.group], None, grams[h])
     return lengths
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..census.norm_attention import moved_lengths
+from ..census.norm_attention import moved_lengths, w_o_grams
 from ..lazy_trace import LazyHeadTrace, LazyTrace, is_made
 from ..options import Options
 from ..threads import single_blas_thread
@@ -207,6 +207,7 @@ class PretrainedTrace:
         rotary = maker.rope()
         off = frozenset(head for lay, head in self.ablated if lay == layer)
         rope = arch.family == "llama"
+        grams = w_o_grams(weights.w_o, arch.n_heads)
         heads = []
         for h in range(arch.n_heads):
             kv = h // arch.group
@@ -218,7 +219,7 @@ class PretrainedTrace:
                 w_v=weights.w_v[:, kv_cols], q=p.q[h], k=p.k[kv], v=p.v[kv],
                 b_q=_part(weights.b_q, q_cols), b_k=_part(weights.b_k, kv_cols), b_v=_part(weights.b_v, kv_cols),
                 q_before_rope=p.q_raw[h] if rope else None, k_before_rope=p.k_raw[kv] if rope else None,
-                kv_head=kv if arch.group > 1 else None, moved_norm=moved_lengths(p.v[kv], weights.w_o[q_cols]),
+                kv_head=kv if arch.group > 1 else None, moved_norm=_moved(p.v[kv], grams[h]),
             ))
         n = self.n
         # the makers hold the LayerMaker, not this trace: the trace keeps its last layer trace (memo),
@@ -305,6 +306,11 @@ def _output(trace: LazyTrace) -> np.ndarray:
     if trace.b_o is not None:
         output += trace.b_o
     return output
+
+
+def _moved(values: np.ndarray, gram: np.ndarray) -> np.ndarray:
+    with single_blas_thread():  # a few thousand numbers: more BLAS threads only wait for each other
+        return moved_lengths(values, None, gram)
 
 
 def _part(bias: np.ndarray | None, cols: slice) -> np.ndarray | None:
