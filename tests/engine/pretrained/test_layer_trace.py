@@ -116,3 +116,22 @@ def test_a_layer_s_norm_based_attention_is_the_census_reading_of_it(data, name):
         np.testing.assert_allclose(head.moved_norm, reading.moved[head.index], rtol=1e-5)
         np.testing.assert_allclose(head.norm, reading.per_head[head.index], rtol=1e-5, atol=1e-7)
     assert not layer.heads[3].norm.any() and layer.heads[0].norm.any()
+
+
+@pytest.mark.parametrize("name", ["tiny-bert", "tiny-llama"])
+def test_a_heads_output_made_block_by_block_is_the_one_made_from_its_weights(data, name, monkeypatch):
+    """A long text's head output is made without its n × n weights; it is the same output to the bit,
+    and the weights stay unmade (a switched-off head's stays zero)."""
+    from attention_explorer.engine.pretrained import recompute
+
+    model = open_pretrained(data / name)
+    text = "the cat sat on the mat because it was tired " * 3
+    monkeypatch.setattr(blocks, "BLOCK_CELLS", 64)  # several blocks of rows on a short text
+    whole = model.run(text, ablate={(1, 0)}).layer_trace(1)
+    monkeypatch.setattr(recompute, "WEIGHTS_CACHE_BYTES", 0)  # as at 8,192 tokens: no layer fits
+    long = model.run(text, ablate={(1, 0)}).layer_trace(1)
+    for head_long, head_whole in zip(long.heads, whole.heads, strict=True):
+        np.testing.assert_array_equal(head_long.output, head_whole.output)
+        assert "weights" not in vars(head_long)
+    assert not long.heads[0].output.any()
+    np.testing.assert_array_equal(long.concat, whole.concat)

@@ -284,8 +284,11 @@ def _head_makers(maker: LayerMaker, layer: int, h: int, switched_off: bool) -> d
         return values
 
     def output(head):
+        made = vars(head).get("weights")  # weights a view made already give it; else none are made for it
         with single_blas_thread():
-            return maker.head_output(layer, h, head.weights)
+            if isinstance(made, np.ndarray) or maker.layer_fits():
+                return maker.head_output(layer, h, head.weights)
+            return maker.head_output_by_blocks(layer, h)
 
     def weights():
         with single_blas_thread():
