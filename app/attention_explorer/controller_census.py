@@ -49,6 +49,7 @@ class CensusControls(QtCore.QObject):
         self._selected: tuple[int, int] | None = None
         self._message = ""
         self._texts_file: str | None = None
+        self._result_texts: str | None = None  # the text file the result was measured on (None: the battery)
         self._settings = CensusSettings()
         # made with the first census (see _worker): a worker hands the cycle collector to the GUI thread
         # (gc_policy), which a window opened, or built while idle, and never run has no need of
@@ -81,6 +82,11 @@ class CensusControls(QtCore.QObject):
     @property
     def message(self) -> str:
         return self._message
+
+    @property
+    def result_texts(self) -> str | None:
+        """The text file the shown result read (None: the built-in battery), whatever is chosen since."""
+        return self._result_texts
 
     @property
     def texts_file(self) -> str | None:
@@ -129,7 +135,7 @@ class CensusControls(QtCore.QObject):
 
         def work(progress):
             source = read_texts_file(texts_file) if texts_file else builtin_battery(subject, settings.seed)
-            return cached_census(subject, source, settings, cache, progress), source
+            return cached_census(subject, source, settings, cache, progress), texts_file
 
         self._set_message(f"Measuring every head of {subject.name}…")
         self._worker().submit("census", work, self._on_census_done, self._on_failed)
@@ -183,7 +189,7 @@ class CensusControls(QtCore.QObject):
         return subject_for(copy.deepcopy(c.model), c.options)  # the editor may change the model meanwhile
 
     def _on_census_done(self, answer) -> None:
-        census, _source = answer
+        census, self._result_texts = answer
         self._result, self._effect = census.result, None
         result = census.result
         when = "by an earlier run, kept in the cache" if census.from_cache else ""

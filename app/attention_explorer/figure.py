@@ -163,6 +163,17 @@ def built_figure(controller, state: ViewState, options: FigureOptions, facts: Fi
             destroy_now(*made)
 
 
+def census_for_figure(controller, choice):
+    """The census result a model-view figure is coloured by: the window's own when it is that census,
+    else from the shared cache or measured (EngineError if it cannot be)."""
+    from .figure_census import census_of
+
+    given = getattr(controller, "census_result", None)
+    if given is not None and choice.matches(given.settings, getattr(controller, "census_texts", None)):
+        return given
+    return census_of(controller.real_model, choice)
+
+
 def _fresh_view(controller, state: ViewState, options: FigureOptions, window_part: WindowPart | None):
     trace = controller.trace
     if trace is None:
@@ -180,6 +191,8 @@ def _fresh_view(controller, state: ViewState, options: FigureOptions, window_par
             view.all_heads.setChecked(state.all_heads)
             if state.strongest is not None:
                 view.strongest.setValue(state.strongest)
+        elif state.view == "model" and state.census is not None:
+            view.show_census(state.census, census_for_figure(controller, state.census))
         view.resize(window_part.size if window_part is not None else layout_size(state.view, trace.n, options))
         view.show()
         if state.view == "bars":  # the bars build their plot when a word is focused: focus it again, as a hover

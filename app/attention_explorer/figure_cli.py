@@ -44,7 +44,7 @@ def export_figure(args: argparse.Namespace, state: ViewState) -> int:
             _note(note)
     try:
         drawn = capture_state(controller, state.view, span=state.span, all_heads=state.all_heads,
-                              strongest=state.strongest, grid=state.grid)
+                              strongest=state.strongest, grid=state.grid, census=state.census)
         write_figure(controller, drawn, options, args.output)
     finally:
         destroy_now(controller)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import shlex
 
+from .engine.census.measures import MEASURE_KEYS
+from .figure_census import CensusChoice
 from .figure_options import (
     DPI_RANGE,
     SCALES,
@@ -47,6 +49,14 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
         help="arcs: keep each word's K strongest lines (0: all; default: all, or 3 past 24 words)")
     add("--grid", choices=GRIDS, default=None,
         help="small multiples: every head of the layer, or the head in every layer, on one colour scale")
+    add("--census", default=None, metavar="MEASURE",
+        help="model view: colour each head by this census measure over many texts (as `heads` measures it: "
+             "induction, previous, sink, clark_first, entropy, …; taken from the census cache, else measured)")
+    add("--census-seed", type=int, default=None, metavar="S", help="with --census: the built-in texts' seed")
+    add("--census-texts", default=None, metavar="FILE", help="with --census: measure on these texts instead")
+    add("--census-exclude-first", action="store_true", help="with --census: as `heads --exclude-first`")
+    add("--census-exclude-diagonal", action="store_true", help="with --census: as `heads --exclude-diagonal`")
+    add("--census-epsilon", type=float, default=None, metavar="E", help="with --census: the sink threshold ε")
     add("--caption", action=argparse.BooleanOptionalAction, default=True,
         help="write a caption under the figure: model, text, layer and head, reading, options (default: on)")
     add("--title", default=None, metavar="TEXT", help="a title over the figure")
@@ -88,6 +98,15 @@ def check_figure_args(args: argparse.Namespace, kind: str, real: bool) -> None:
         raise FigureUsageError("--grid sets heatmaps side by side: use it with --view heatmap and .png, .svg or .pdf")
     if args.grid == "layers" and not real:
         raise FigureUsageError("--grid layers shows a head in every layer; a toy model has one layer: use --grid heads")
+    census = _given(args, ("census_seed", "census_texts", "census_exclude_first", "census_exclude_diagonal",
+                           "census_epsilon"))
+    if census and args.census is None:
+        raise FigureUsageError(f"{census[0]} says how the census is measured: add --census MEASURE")
+    if args.census is not None and (view != "model" or not real or kind not in (".png", ".svg", ".pdf")):
+        raise FigureUsageError("--census colours a real model's model view: use it with --view model and .png, "
+                               ".svg or .pdf")
+    if args.census is not None:
+        census_from_args(args)  # an unknown measure or a bad threshold, before the model opens
     if args.theme is not None and args.transparent:
         raise FigureUsageError("--transparent is --theme transparent-light: give one of them")
     if args.dpi is not None and args.width_cm is None:
@@ -102,6 +121,21 @@ def check_figure_args(args: argparse.Namespace, kind: str, real: bool) -> None:
     if kind == ".html" and view != "heatmap":
         raise FigureUsageError("the interactive page (.html) is the heatmap with hover: drop --view or use heatmap")
     options_from_args(args)  # sizes and themes out of range are refused here too
+
+
+def census_from_args(args: argparse.Namespace) -> CensusChoice | None:
+    """The census the model view is coloured by (--census and its settings), or None."""
+    if args.census is None:
+        return None
+    if args.census not in MEASURE_KEYS:
+        raise FigureUsageError(f"--census: no measure called {args.census!r}; choose from {', '.join(MEASURE_KEYS)}")
+    epsilon = CensusChoice.sink_epsilon if args.census_epsilon is None else args.census_epsilon
+    if not 0.0 <= epsilon < 1.0:
+        raise FigureUsageError(f"--census-epsilon must be at least 0 and below 1, not {epsilon}")
+    if args.census_seed is not None and args.census_seed < 0:
+        raise FigureUsageError(f"--census-seed must be 0 or more, not {args.census_seed}")
+    return CensusChoice(args.census, args.census_seed or 0, args.census_texts, args.census_exclude_first,
+                        args.census_exclude_diagonal, float(epsilon))
 
 
 def focus_from_text(text: str | None) -> Focus | None:
@@ -139,7 +173,7 @@ def state_from_args(args: argparse.Namespace, *, model: str, sentence: str, real
                      ablated=ablated_from_text(args.ablate), focus=focus_from_text(args.focus),
                      colormap=args.colormap or COLORMAPS[0], span=args.span, step=step,
                      all_heads=view == "arcs" and (args.all_heads or args.head is None),
-                     strongest=args.strongest, grid=args.grid)
+                     strongest=args.strongest, grid=args.grid, census=census_from_args(args))
 
 
 def options_from_args(args: argparse.Namespace) -> FigureOptions:
@@ -186,8 +220,23 @@ def command_for(state: ViewState, options: FigureOptions, path: str) -> str:
         words += ["--focus", f"{state.focus.word}{role}"]
     if state.grid is not None:
         words += ["--grid", state.grid]
+    if state.census is not None and state.view == "model":
+        words += _census_words(state.census)
     words += _figure_words(options, path)
     return shlex.join(words)
+
+
+def _census_words(census: CensusChoice) -> list[str]:
+    words = ["--census", census.measure]
+    if census.texts:
+        words += ["--census-texts", census.texts]
+    elif census.seed:
+        words += ["--census-seed", str(census.seed)]
+    words += ["--census-exclude-first"] if census.exclude_first else []
+    words += ["--census-exclude-diagonal"] if census.exclude_diagonal else []
+    if census.sink_epsilon != CensusChoice.sink_epsilon:
+        words += ["--census-epsilon", f"{census.sink_epsilon:g}"]
+    return words
 
 
 def _figure_words(options: FigureOptions, path: str) -> list[str]:

@@ -16,6 +16,7 @@ from .controller import Controller
 from .engine.model import model_from_dict, model_to_dict, model_to_json
 from .engine.steps import STEP_KEYS, step_index
 from .engine.trace import NORM_UNAVAILABLE
+from .figure_census import CensusChoice
 from .figure_state import COLORMAPS, COLOURED_VIEWS, Focus, ViewState
 from .figure_text import FigureFacts
 from .model_hash import source_sha256, text_sha256
@@ -33,6 +34,11 @@ class FigureController(Controller):
     head, matrix, colours and step as another, computing nothing it does not have to (a real model's
     forward is shared, not run again). The passing hover is left out: the copy pins `focus` (by default
     the pinned word)."""
+
+    # The census a model-view figure is coloured by, when the window has it at hand (else measured or
+    # read from the cache by figure_census.census_of)
+    census_result = None
+    census_texts: str | None = None
 
     @classmethod
     def copy_of(cls, source: Controller, *, focus: tuple[int, str] | None = ...) -> FigureController:
@@ -71,7 +77,7 @@ def hovered_focus(controller: Controller) -> tuple[int, str] | None:
 
 def capture_state(controller: Controller, view: str, *, span: str | None = None, all_heads: bool = True,
                   strongest: int | None = None, grid: str | None = None,
-                  focus: tuple[int, str] | None = ...) -> ViewState:
+                  focus: tuple[int, str] | None = ..., census: CensusChoice | None = None) -> ViewState:
     """What `controller` shows in `view`, with the view's own settings passed in (the heatmap's colour
     span, the arcs' heads and strongest lines) and the word in focus (by default the pinned one)."""
     trace = controller.trace
@@ -84,7 +90,8 @@ def capture_state(controller: Controller, view: str, *, span: str | None = None,
                   focus=focus, colormap=controller.colormap if view in COLOURED_VIEWS else COLORMAPS[0],
                   span=span if view == "heatmap" else None,
                   step=STEP_KEYS[controller.step] if view == "steps" else None,
-                  all_heads=all_heads or not arcs, strongest=strongest if arcs else None, grid=grid)
+                  all_heads=all_heads or not arcs, strongest=strongest if arcs else None, grid=grid,
+                  census=census if view == "model" and controller.is_real else None)
     if controller.is_real:
         reading = controller.real_view
         return ViewState(model=controller.model_source, real=True, model_sha256=source_sha256(controller.model_source),

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from .engine.census.measures import MEASURE_KEYS
 from .engine.limits import max_text_chars
 from .engine.trace import SQUARE_MATRICES
+from .figure_census import CensusChoice
 
 FORMAT_NAME = "attention-explorer-view"
 FORMAT_VERSION = 1
@@ -74,6 +76,7 @@ class ViewState:
     strongest: int | None = None         # the arcs: the strongest lines kept per word (0: all; None: as
                                          # the arcs choose for the text's length)
     grid: str | None = None              # small multiples (see GRIDS)
+    census: CensusChoice | None = None   # the model view: its cells coloured by this census measure
 
     def to_dict(self) -> dict:
         data = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "view": self.view,
@@ -88,6 +91,8 @@ class ViewState:
                     focus=None if self.focus is None else asdict(self.focus), colormap=self.colormap,
                     span=self.span, step=self.step, arcs={"all_heads": self.all_heads, "strongest": self.strongest},
                     grid=self.grid)
+        if self.census is not None:
+            data["census"] = asdict(self.census)
         return data
 
 
@@ -131,10 +136,27 @@ def state_from_dict(data: object) -> ViewState:
         strongest=None if _object(data, "arcs", {}).get("strongest") is None
         else _number(_object(data, "arcs", {}), "strongest", 0, 512, None, "arcs."),
         grid=_choice(data, "grid", GRIDS, default=None),
+        census=None if data.get("census") is None else _census(data["census"]),
     )
 
 
 # --- field readers: each raises FigureStateError naming its field ----------------------------------
+
+def _census(value: object) -> CensusChoice:
+    if not isinstance(value, dict):
+        raise FigureStateError("census: must be an object (measure, seed, texts, …)")
+    epsilon = value.get("sink_epsilon", CensusChoice.sink_epsilon)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0.0 <= epsilon < 1.0:
+        raise FigureStateError("census.sink_epsilon: must be a number at least 0 and below 1")
+    texts = value.get("texts")
+    if texts is not None and (not isinstance(texts, str) or not texts or len(texts) > MAX_SOURCE_CHARS):
+        raise FigureStateError("census.texts: must be the path of a text file, or null")
+    return CensusChoice(measure=_choice(value, "measure", MEASURE_KEYS, "census."),
+                        seed=_number(value, "seed", 0, 2 ** 31 - 1, 0, "census."), texts=texts,
+                        exclude_first=_flag(value, "exclude_first", False, "census."),
+                        exclude_diagonal=_flag(value, "exclude_diagonal", False, "census."),
+                        sink_epsilon=float(epsilon))
+
 
 def _object(data: dict, key: str, default: dict | None = None) -> dict:
     value = data.get(key, default)

@@ -68,6 +68,7 @@ class PretrainedParts(QtCore.QObject):
         menus["File"].insertAction(window.model_editor.save_action, self.open_folder_action)
         menus["View"].addAction(self.dock.toggleViewAction())
         self.census = CensusLauncher(window, menus["View"])  # View ▸ Head census… (views/census_window)
+        self.census.built.connect(self.model_view.set_census_source)
 
         controller.busy_changed.connect(self._show_busy)
         controller.progress_changed.connect(self._show_progress)

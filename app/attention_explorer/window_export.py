@@ -47,7 +47,16 @@ class WindowExport:
         view = "heatmap" if kind in GRIDS or kind == "html" else kind
         return capture_state(window.controller, view, span=window.heatmap.colour_scale(),
                              all_heads=window.arcs.all_heads.isChecked(), strongest=window.arcs.strongest.value(),
-                             grid=GRIDS.get(kind), focus=self._focus(keep_hover))
+                             grid=GRIDS.get(kind), focus=self._focus(keep_hover),
+                             census=window.pretrained.model_view.census_choice())
+
+    def figure_copy(self, focus: tuple[int, str] | None = ...) -> FigureController:
+        """A controller for a figure of the window, with the census the model view shows at hand."""
+        copy = FigureController.copy_of(self.window.controller, focus=focus)
+        cells = self.window.pretrained.model_view.census_cells
+        if cells is not None:
+            copy.census_result, copy.census_texts = cells.result, cells.choice.texts
+        return copy
 
     def window_part(self) -> WindowPart | None:
         """The rows and columns the window's heatmap shows, when it does not show them all."""
@@ -139,7 +148,7 @@ class WindowExport:
 
         state = self.state_for(kind, options.keep_hover)
         part = self.window_part() if options.visible_only and kind == "heatmap" else None
-        copy = FigureController.copy_of(self.window.controller, focus=self._focus(options.keep_hover))
+        copy = self.figure_copy(focus=self._focus(options.keep_hover))
         progress = QtExportProgress(f"the {kind} as an animated GIF", self.window) \
             if Path(path).suffix.lower() == ".gif" else None
         try:
@@ -160,7 +169,7 @@ class WindowExport:
         if window.controller.trace is None:
             return
         kind = kind if kind in ("heatmap", "arcs", "steps", "model", "bars") else "heatmap"
-        copy = FigureController.copy_of(window.controller)
+        copy = self.figure_copy()
         try:
             image = clipboard_image(copy, self.state_for(kind), CLIPBOARD_OPTIONS)
         except ExportError as exc:

@@ -105,6 +105,9 @@ class WindowFiles(QtCore.QObject):
             window.arcs.strongest.setValue(state.strongest)
         if state.view == "model" and window.pretrained is not None:
             window.pretrained.dock.show()
+            if state.census is not None and not window.pretrained.model_view.show_census_if_measured(state.census):
+                notes = [*notes, f"its cells were coloured by the census's {state.census.title}: run View ▸ Head "
+                                 f"census… on the same texts to colour them so"]
         elif state.view == "steps":
             window.steps_dock.show()
         if path:

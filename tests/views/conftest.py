@@ -1,5 +1,7 @@
 """Fixtures for widget tests: a controller on a chosen model and a main window with throwaway settings."""
 
+from pathlib import Path
+
 import pytest
 from PySide6 import QtCore, QtWidgets
 
@@ -51,5 +53,48 @@ def real_window(qtbot, settings):
 
     yield make
     for window in windows:
+        window.controller.cancel()
+        window.controller.wait_idle()
+
+
+@pytest.fixture
+def own_data_folder(tmp_path, monkeypatch):
+    """The census cache goes under tmp_path, never into the real home."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "data"))
+
+
+TINY_GPT2 = str(Path(__file__).parents[1] / "engine" / "pretrained" / "data" / "tiny-gpt2")
+
+
+@pytest.fixture
+def census_window(qtbot, settings):
+    """The main window on `source` and its census window opened from the View menu."""
+    made = []
+
+    def make(source: str | None = TINY_GPT2):
+        controller = Controller(engine.load_builtin("cat-sat-on-mat"), background=True)
+        window = MainWindow(controller, settings)
+        qtbot.addWidget(window)
+        window.setGeometry(0, 0, 900, 820)  # (it keeps its least width, 983) and the census window beside it:
+        window.show()                       # offscreen, the mouse reaches the first window under it
+        qtbot.waitExposed(window)
+        if source is not None:
+            controller.open_model(source, "the cat sat on the mat")
+            qtbot.waitUntil(lambda: controller.is_real and controller.trace is not None and not controller.busy)
+        view_menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "View")
+        entry = next(a for a in view_menu.actions() if a.text().replace("&", "") == "Head census…")
+        entry.trigger()
+        census = window.pretrained.census.window
+        census.setGeometry(window.frameGeometry().right() + 10, 0, 900, 700)
+        qtbot.waitExposed(census)
+        made.append((window, census))
+        return window, census
+
+    yield make
+    for window, census in made:
+        census.census.cancel()
+        census.census.wait_idle()
         window.controller.cancel()
         window.controller.wait_idle()

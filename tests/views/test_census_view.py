@@ -18,63 +18,14 @@ from attention_explorer.app import MainWindow  # noqa: E402
 from attention_explorer.controller import Controller  # noqa: E402
 from attention_explorer.engine.census import BY_KEY  # noqa: E402
 from attention_explorer.views.census_view import HEAD_ROLE  # noqa: E402
+from census_helpers import run_census, settle_layout  # noqa: E402
 from gui_helpers import hover_cell  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
 GPT2, BERT = str(DATA / "tiny-gpt2"), str(DATA / "tiny-bert")
 
 
-@pytest.fixture(autouse=True)
-def own_data_folder(tmp_path, monkeypatch):
-    """The census cache goes under tmp_path, never into the real home."""
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "data"))
-
-
-@pytest.fixture
-def census_window(qtbot, settings):
-    """The main window on `source` and its census window opened from the View menu."""
-    made = []
-
-    def make(source: str | None = GPT2):
-        controller = Controller(engine.load_builtin("cat-sat-on-mat"), background=True)
-        window = MainWindow(controller, settings)
-        qtbot.addWidget(window)
-        window.setGeometry(0, 0, 900, 820)  # (it keeps its least width, 983) and the census window beside it:
-        window.show()                       # offscreen, the mouse reaches the first window under it
-        qtbot.waitExposed(window)
-        if source is not None:
-            controller.open_model(source, "the cat sat on the mat")
-            qtbot.waitUntil(lambda: controller.is_real and controller.trace is not None and not controller.busy)
-        view_menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "View")
-        entry = next(a for a in view_menu.actions() if a.text().replace("&", "") == "Head census…")
-        entry.trigger()
-        census = window.pretrained.census.window
-        census.setGeometry(window.frameGeometry().right() + 10, 0, 900, 700)
-        qtbot.waitExposed(census)
-        made.append((window, census))
-        return window, census
-
-    yield make
-    for window, census in made:
-        census.census.cancel()
-        census.census.wait_idle()
-        window.controller.cancel()
-        window.controller.wait_idle()
-
-
-def run_census(qtbot, census) -> None:
-    QTest.mouseClick(census.run_button, QtCore.Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: census.census.result is not None and not census.census.busy, timeout=60_000)
-    settle_layout(qtbot)
-
-
-def settle_layout(qtbot) -> None:
-    """Let the grid take its final size (the plot refits on the next turn of the event loop)."""
-    for _ in range(3):
-        QTest.qWait(10)
-        QtWidgets.QApplication.processEvents()
+pytestmark = pytest.mark.usefixtures("own_data_folder")  # the census cache under tmp_path
 
 
 def click_item(qtbot, list_widget, row: int) -> None:

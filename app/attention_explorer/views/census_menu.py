@@ -14,6 +14,8 @@ CENSUS_HINT = ("What every head does, measured over many texts: induction, previ
 class CensusLauncher(QtCore.QObject):
     """The menu action and, once opened, the census window (`window`, None before)."""
 
+    built = QtCore.Signal(object)  # the census window's controls, once it is built (the model view offers its result)
+
     def __init__(self, main_window: QtWidgets.QMainWindow, menu: QtWidgets.QMenu):
         super().__init__(main_window)
         self.main_window = main_window
@@ -44,6 +46,7 @@ class CensusLauncher(QtCore.QObject):
         self.window = QtCensusWindow(self.main_window.controller, self.main_window,
                                      settings=getattr(self.main_window, "settings", None))
         self.window.setWindowFlag(QtCore.Qt.WindowType.Window)
+        self.built.emit(self.window.census)
 
     def open(self) -> None:
         if self.window is None:

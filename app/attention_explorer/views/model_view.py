@@ -19,8 +19,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING, Controller
 from ..engine.pretrained.thumbnails import thumb_step
+from ..figure_census import CensusChoice
 from ..pretrained_cells import Cells, cell_weight, model_cells
 from . import theme
+from .model_census import CensusCells
 
 HEADER_PX = 22          # room for the head numbers above and the layer numbers on the left
 TITLE_PX = 20           # the line above saying which model, text and reading (exports carry it)
@@ -104,20 +106,101 @@ class QtModelView(QtWidgets.QWidget):
         self.caption.setWordWrap(True)
         self.readout = QtWidgets.QLabel(" ")
         self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.cells_box = QtWidgets.QComboBox()  # the weights on this text, or a census measure (model_census)
+        self.cells_box.setToolTip("Colour the cells by the weights on this text, or by a census measure over many "
+                                  "texts (run View ▸ Head census… first)")
+        self.census_source = None               # the census window's controls, once it is built
+        self.census_cells: CensusCells | None = None
+        cells_row = QtWidgets.QHBoxLayout()
+        cells_label = QtWidgets.QLabel("Cells")
+        cells_label.setBuddy(self.cells_box)
+        cells_row.addWidget(cells_label)
+        cells_row.addWidget(self.cells_box, 1)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.caption)
+        layout.addLayout(cells_row)
         layout.addWidget(self.scroll, 1)
         layout.addWidget(self.readout)
+        self.cells_box.activated.connect(self._on_cells_chosen)
         self.scroll.viewport().installEventFilter(self)
         for signal in (controller.pretrained_trace_changed, controller.real_view_changed,
                        controller.colormap_changed, controller.real_model_changed, controller.matrix_changed):
             signal.connect(self.rebuild)
         controller.trace_changed.connect(self._on_trace_changed)
+        controller.real_model_changed.connect(self._sync_cells_box)
         for signal in (controller.focus_changed, controller.layer_changed, controller.head_changed,
                        controller.ablation_changed):
             signal.connect(self.grid.update)
+        self._sync_cells_box()
         self.rebuild()
+
+    # --- the census as cells ----------------------------------------------------------------------
+    def set_census_source(self, census) -> None:
+        """The census window's controls (controller_census.CensusControls): their result, when it is
+        of this model, is offered as the cells' colours."""
+        self.census_source = census
+        census.result_changed.connect(self._sync_cells_box)
+        self._sync_cells_box()
+
+    def show_census(self, choice: CensusChoice | None, result=None) -> None:
+        """Colour the cells by `choice`'s measure of `result` (a CensusResult of this model), or (None)
+        by the weights on the text again."""
+        self.census_cells = None if choice is None else CensusCells(choice, result)
+        self._sync_cells_box()
+        self.rebuild()
+
+    def show_census_if_measured(self, choice: CensusChoice) -> bool:
+        """Colour the cells by `choice` (a view file's) when the census window measured just that."""
+        offered = self._offered_census()
+        if offered is None or not choice.matches(offered[1], offered[2]):
+            return False
+        self.show_census(choice, offered[0])
+        return True
+
+    def census_choice(self) -> CensusChoice | None:
+        return None if self.census_cells is None else self.census_cells.choice
+
+    def _offered_census(self):
+        """The census window's result when it measured the open model, with what it ran on."""
+        source, model = self.census_source, self.controller.real_model
+        result = None if source is None else source.result
+        if result is None or model is None or result.model_name != model.name or \
+                (result.n_layers, result.n_heads) != (model.n_layers, model.n_heads):
+            return None
+        return result, result.settings, source.result_texts
+
+    def _sync_cells_box(self, *_) -> None:
+        """The weights, and each measure of the census of this model when there is one; a census shown
+        that is no longer the window's (another run, another model) gives way to the weights."""
+        offered = self._offered_census()
+        shown = self.census_cells
+        gone = self.controller.real_model is None or (self.census_source is not None and (
+            offered is None or offered[0] is not shown.result)) if shown is not None else False
+        if gone:  # (a figure's view has no source: it keeps the census it was given)
+            self.census_cells = shown = None
+        box = self.cells_box
+        with QtCore.QSignalBlocker(box):
+            box.clear()
+            box.addItem("Weights on this text", None)
+            if offered is None:
+                box.addItem("Census measures: run View ▸ Head census… first", "")
+                box.model().item(1).setEnabled(False)
+            else:
+                for measure in offered[0].measures:
+                    box.addItem(f"Census: {CensusChoice(measure).title}", measure)
+            if shown is not None and box.findData(shown.choice.measure) < 0:  # given, not offered (a figure)
+                box.addItem(f"Census: {shown.choice.title}", shown.choice.measure)
+            box.setCurrentIndex(0 if shown is None else box.findData(shown.choice.measure))
+
+    def _on_cells_chosen(self, index: int) -> None:
+        measure = self.cells_box.itemData(index)
+        offered = self._offered_census()
+        if not measure or offered is None:
+            self.show_census(None)
+            return
+        result, settings, texts = offered
+        self.show_census(CensusChoice.of(measure, settings, texts), result)
 
     # --- state ----------------------------------------------------------------------------------
     def grid_shape(self) -> tuple[int, int]:
@@ -140,10 +223,10 @@ class QtModelView(QtWidgets.QWidget):
             model = self.controller.real_model
             coloured = ("its largest weight × moved norm ‖α·f(x)‖ (norm-based attention)" if self._norm_drawn()
                         else "its largest weight")
-            self.caption.setText(
+            self.caption.setText(self.census_cells.caption(model) if self.census_cells is not None else (
                 f"{model.name}: {model.n_layers} layers × {model.n_heads} heads, each coloured from 0 to "
                 f"{coloured}. Hover to follow a word (Shift: the word looked at); click a cell to open it; "
-                f"right-click to switch the head off or on." + (f" {self.cells.note}" if self.cells.note else ""))
+                f"right-click to switch the head off or on." + (f" {self.cells.note}" if self.cells.note else "")))
         self._fit_cells()
         self.show_readout(self._readout_spot)
         self.grid.update()
@@ -208,6 +291,10 @@ class QtModelView(QtWidgets.QWidget):
         c = self.controller
         if c.real_model is None or not self.labels:
             return ""
+        if self.census_cells is not None:
+            text = self.census_cells.title(c.real_model.name) + (f", {len(c.ablated)} off" if c.ablated else "")
+            return QtGui.QFontMetrics(self.grid.font()).elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
+                                                                    max(self.grid.width() - 8, 40))
         view = c.real_view
         read = self.cells is not None and self.cells.read  # else the cells show every token's own weights
         hidden = [name for on, name in ((view.hide_specials, "specials hidden"),
@@ -247,7 +334,7 @@ class QtModelView(QtWidgets.QWidget):
         Shift held, the word looked at (its column)."""
         spot = None if point is None else self.token_at(point)
         self.show_readout(spot)
-        if spot is None:
+        if spot is None or self.census_cells is not None:  # a census cell is a head over many texts, no word
             self.controller.set_hovered(None, source=self)
             return
         _layer, _head, row, col = spot
@@ -289,6 +376,9 @@ class QtModelView(QtWidgets.QWidget):
             self.readout.setText(" ")
             return
         layer, head, row, col = spot
+        if self.census_cells is not None:
+            self.readout.setText(self.census_cells.readout(layer, head))
+            return
         c = self.controller
         norm = self._norm_drawn()
         value = cell_weight(c.pretrained_trace, c.real_view, self.cells, layer, head, row, col, norm)
@@ -315,13 +405,19 @@ class QtModelView(QtWidgets.QWidget):
             painter.drawText(QtCore.QRectF(0, rect.top(), HEADER_PX, rect.height()),
                              QtCore.Qt.AlignmentFlag.AlignCenter, f"L{layer + 1}")
         c = self.controller
+        census = self.census_cells
+        colors = color_table(c.colormap) if census is not None else None
         for (layer, head), image in self.images.items():
             rect = self.cell_rect(layer, head)
-            shown = len(self.labels) / thumb_step(len(self.labels))  # pixels that cover the tokens
-            painter.drawImage(rect, image, QtCore.QRectF(0, 0, shown, shown))
+            if census is not None:
+                census.paint_cell(painter, rect, layer, head, colors)
+            else:
+                shown = len(self.labels) / thumb_step(len(self.labels))  # pixels that cover the tokens
+                painter.drawImage(rect, image, QtCore.QRectF(0, 0, shown, shown))
             if (layer, head) in c.ablated:
                 self._paint_off(painter, rect)
-        self._paint_focus(painter, len(self.labels))
+        if census is None:
+            self._paint_focus(painter, len(self.labels))
         pen = QtGui.QPen(theme.highlight(), 3)
         painter.setPen(pen)
         painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
