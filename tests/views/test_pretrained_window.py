@@ -250,3 +250,22 @@ def test_the_toolbar_boxes_grow_with_a_real_model_s_longer_texts(make_window, qt
     QtWidgets.QApplication.processEvents()
     for box in (window.options_bar.heads, window.pretrained.bar.layer, window.options_bar.head):
         assert combo_text_fits(box), box.currentText()
+
+
+def test_the_layer_box_keeps_its_width_from_model_to_model(make_window, qtbot):
+    """A box that followed its items ("1 of 2" after "10 of 30") moved the whole bar at each model opened,
+    and once left a strip of its old edge unpainted (the long random walk saw it)."""
+    from walk_checks import combo_text_fits
+
+    window = make_window()
+    box = window.pretrained.bar.layer
+    widths = []
+    for name in ("tiny-bert", "tiny-llama"):
+        window.controller.open_model(str(DATA / name), SENTENCE)
+        qtbot.waitUntil(lambda: window.controller.is_real and window.controller.trace is not None)
+        QtWidgets.QApplication.processEvents()
+        widths.append(box.width())
+        box.setItemText(0, "100 of 100")  # the longest it is made for still fits
+        QtWidgets.QApplication.processEvents()
+        assert combo_text_fits(box), box.currentText()
+    assert widths[0] == widths[1]

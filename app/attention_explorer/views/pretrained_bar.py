@@ -20,8 +20,10 @@ class QtPretrainedBar(QtWidgets.QWidget):
         self.controller = controller
         self.layer = QtWidgets.QComboBox()
         self.layer.setToolTip("Which layer the heatmap, arcs and steps show")
-        # "10 of 30" outgrows the width the first model's "1 of 6" gave it
-        self.layer.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # One width for every model, room for "100 of 100": "10 of 30" outgrew the width the first model's
+        # "1 of 6" gave it, and a box that followed its items moved the whole bar at each model opened
+        self.layer.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.layer.setMinimumContentsLength(len("100 of 100"))
         self.merge = QtWidgets.QCheckBox("Words")
         self.merge.setToolTip("Merge subword pieces into words — " + MERGE_RULE.split(": ", 1)[1])
         self.hide_specials = QtWidgets.QCheckBox("Hide specials")
