@@ -87,7 +87,7 @@ def test_a_layer_made_again_is_the_forward_s_own_to_the_bit(data, name):
         np.testing.assert_array_equal(trace.thumbnails[layer], weights)
         p = project(arch, model.weights.layers[layer], trace.attention_input(layer), rope_for(arch, trace.n))
         for head in range(model.n_heads):
-            alone = blocks.head_weights(arch, p.q_scaled(arch.d_head), p.k_t, [head])[0]
+            alone = blocks.head_weights(arch, p.q_scaled(), p.k_t, [head], arch.window(layer))[0]
             np.testing.assert_array_equal(alone, weights[head])
             np.testing.assert_array_equal(model.run(trace.text).weight_row(layer, head, 5), weights[head, 5])
 

@@ -132,7 +132,12 @@ def test_wrong_shape_names_the_tensor_and_both_shapes(data, tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"model_type": "xlnet"}, "config.json: field 'model_type' must be one of bert, gpt2, llama, not 'xlnet'"),
+    ({"model_type": "xlnet", "architectures": ["XLNetLMHeadModel"]},
+     r"config.json: model_type 'xlnet' and architectures 'XLNetLMHeadModel': not a family this app opens; it "
+     r"opens BERT \(bert\), GPT-2 \(gpt2\), Llama \(llama\)"),
+    ({"model_type": None, "architectures": ["XLNetLMHeadModel"]},
+     r"config.json: architectures 'XLNetLMHeadModel': not a family this app opens; it opens BERT \(bert\)"),
+    ({"model_type": None, "architectures": None}, "config.json: neither model_type nor architectures: not a family"),
     ({"num_attention_heads": 5}, "config.json: 5 heads"),
     ({"hidden_act": "relu6"}, "config.json: field 'hidden_act' must be one of gelu, gelu_new, .*, not 'relu6'"),
     ({"num_hidden_layers": None}, "config.json: field 'num_hidden_layers' is missing"),
@@ -148,6 +153,18 @@ def test_bad_config_fields_are_named(data, tmp_path, change, message):
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(ModelError, match=message):
         open_pretrained(folder)
+
+
+def test_a_config_without_model_type_is_known_by_its_architectures(data, tmp_path):
+    folder = _broken_copy(data, tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    del config["model_type"]
+    assert config["architectures"] == ["BertModel"]
+    (folder / "config.json").write_text(json.dumps(config))
+    model = open_pretrained(folder)
+    assert model.family == "bert"
+    np.testing.assert_array_equal(model.run("the cat").all_weights(),
+                                  open_pretrained(data / "tiny-bert").run("the cat").all_weights())
 
 
 def test_missing_files_are_named(data, tmp_path):
