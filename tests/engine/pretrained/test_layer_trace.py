@@ -9,21 +9,43 @@ from attention_explorer.engine.pretrained import blocks, open_pretrained
 from attention_explorer.engine.pretrained.forward import project, rope_for
 from attention_explorer.engine.pretrained.ops import apply_rope, rope_tables
 from attention_explorer.engine.softmax import softmax
+from tiny_checkpoints import FOLDERS, GGUF
 
 pytest.importorskip("tokenizers")
 
+EVERY = [*FOLDERS, *GGUF]
 
-@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama.gguf"])
+
+def _rms(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
+
+
+def _query_before_rope(model, layer_index: int, x: np.ndarray, head) -> np.ndarray:
+    """X·W_Q + b_Q of one head, RMS-normalised first as a Qwen3 (per head) or OLMo 2 (whole projection)."""
+    arch, weights = model.arch, model.weights.layers[layer_index]
+    if arch.qk_norm == "whole":
+        whole = x @ weights.w_q + (0 if weights.b_q is None else weights.b_q)
+        return _rms(whole, weights.q_norm, arch.norm_eps)[:, head.columns]
+    q = x @ head.w_q + (0 if head.b_q is None else head.b_q)
+    return _rms(q, weights.q_norm, arch.norm_eps) if arch.qk_norm == "head" else q
+
+
+@pytest.mark.parametrize("name", EVERY)
 def test_layer_trace_recomputes_the_stored_weights_from_its_own_q_and_k(data, name):
-    trace = open_pretrained(data / name).run("the cat sat on the mat")
+    model = open_pretrained(data / name)
+    trace = model.run("the cat sat on the mat")
     layer = trace.layer_trace(1)
     assert layer.layer == 1 and layer.n == trace.n and len(layer.heads) == 4
     assert layer.labels == trace.labels
+    arch = model.arch
     for head in layer.heads:
-        q = layer.x @ head.w_q + (0 if head.b_q is None else head.b_q)
+        q = _query_before_rope(model, 1, layer.x, head)
         np.testing.assert_allclose(head.q_before_rope if head.q_before_rope is not None else head.q, q, atol=1e-5)
         np.testing.assert_allclose(head.scores, head.q @ head.k.T, atol=1e-5)
-        np.testing.assert_allclose(head.scaled, head.scores / math.sqrt(head.d_k), atol=1e-6)
+        scaled = head.scores / arch.score_divisor
+        if arch.attn_softcap:
+            scaled = arch.attn_softcap * np.tanh(scaled / arch.attn_softcap)
+        np.testing.assert_allclose(head.scaled, scaled, atol=1e-6)
         np.testing.assert_allclose(softmax(head.masked), trace.head_weights(1, head.index), atol=1e-5)
         np.testing.assert_allclose(head.output, head.weights @ head.v, atol=1e-5)
     expected = layer.concat @ layer.w_o + (0 if layer.b_o is None else layer.b_o)
@@ -74,7 +96,7 @@ def test_an_encoder_looks_both_ways_adding_words_changes_the_earlier_rows(data):
     assert np.abs(long.all_weights()[:, :, 1:3, 1:3] - short.all_weights()[:, :, 1:3, 1:3]).max() > 1e-3
 
 
-@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama.gguf"])
+@pytest.mark.parametrize("name", EVERY)
 def test_a_layer_made_again_is_the_forward_s_own_to_the_bit(data, name):
     """The forward keeps no weights: its thumbnails (one pixel a weight on a short text) are what it
     computed, and every way of making a layer again — all heads at once, one head alone, one row —
@@ -102,7 +124,7 @@ def test_scores_scaled_and_masked_agree_to_the_bit_as_the_steps_write_them(data)
     assert np.isneginf(other.masked[layer.mask]).all()
 
 
-@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama.gguf"])
+@pytest.mark.parametrize("name", EVERY)
 def test_a_layer_s_norm_based_attention_is_the_census_reading_of_it(data, name):
     """The layer's lazy norm matrices (weight × the length of what each token moves, made when read)
     are Kobayashi et al.'s reading as the census works it out from the whole layer, ablated heads 0."""
