@@ -286,7 +286,7 @@ def make_qwen2() -> None:
 def make_mistral() -> None:
     tokenizer = sentencepiece_tokenizer(["<unk>", "<s>", "</s>"], "<s>", 400)
     make(MistralConfig(vocab_size=tokenizer.get_vocab_size(), sliding_window=4, head_dim=8, rms_norm_eps=1e-5,
-                       tie_word_embeddings=False, bos_token_id=1, eos_token_id=2, **DECODER),
+                       tie_word_embeddings=True, bos_token_id=1, eos_token_id=2, **DECODER),
          MistralForCausalLM, tokenizer, "mistral")
 
 

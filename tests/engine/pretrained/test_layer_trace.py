@@ -138,3 +138,23 @@ def test_a_layer_s_norm_based_attention_is_the_census_reading_of_it(data, name):
         np.testing.assert_allclose(head.moved_norm, reading.moved[head.index], rtol=1e-5)
         np.testing.assert_allclose(head.norm, reading.per_head[head.index], rtol=1e-5, atol=1e-7)
     assert not layer.heads[3].norm.any() and layer.heads[0].norm.any()
+
+
+def test_a_sliding_window_is_in_the_layer_s_mask_and_its_weights(data):
+    """Mistral's window of 4: query i sees keys i − 3 … i (transformers' rule, key j > i − 4). The keys
+    before it are masked as the later ones are: −∞ in the masked scores, exactly 0 in the weights,
+    True in the layer's mask, which the views draw as masked cells."""
+    model = open_pretrained(data / "tiny-mistral")
+    assert model.arch.windows == (4, 4)
+    trace = model.run("the cat sat on the mat because it was tired")
+    i, j = np.indices((trace.n, trace.n))
+    outside = (j > i) | (j <= i - 4)
+    for index in range(model.n_layers):
+        layer = trace.layer_trace(index)
+        np.testing.assert_array_equal(layer.mask, outside)
+        weights = trace.layer_weights(index)
+        assert (weights[:, outside] == 0).all()
+        np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-6)
+        for head in layer.heads:
+            assert np.isneginf(head.masked[outside]).all() and np.isfinite(head.masked[~outside]).all()
+            np.testing.assert_allclose(softmax(head.masked), weights[head.index], atol=1e-6)
