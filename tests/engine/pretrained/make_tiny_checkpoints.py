@@ -296,7 +296,7 @@ def make_qwen3() -> None:
 
 
 def make_phi3() -> None:
-    make(Phi3Config(vocab_size=320, partial_rotary_factor=0.75, rms_norm_eps=1e-5, tie_word_embeddings=False,
+    make(Phi3Config(vocab_size=320, partial_rotary_factor=0.75, rms_norm_eps=1e-5, tie_word_embeddings=True,
                     **DECODER, **BYTE_BPE_IDS), Phi3ForCausalLM, reused("llama"), "phi3")
 
 
