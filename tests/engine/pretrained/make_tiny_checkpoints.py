@@ -15,10 +15,10 @@ dequantised weights, so transformers reading the folder is the reference for the
 
 And one HF folder for each other family (families/ in the engine), each with what makes its family
 differ switched on at a size where it shows: tiny-qwen2/, tiny-mistral/ (a window of 4 tokens),
-tiny-qwen3/, tiny-phi3/ (rotary over 3/4 of a head), tiny-olmo2/, tiny-gpt-neox/ (rotary over half
-a head), tiny-gemma/ and tiny-gemma2/ (heads wider than hidden size ÷ heads; Gemma 2 with its own
-score scale, caps low enough to bend the scores, 3 layers alternating a window of 4 and the whole
-text), tiny-roberta/ and tiny-distilbert/. The byte-level decoders reuse tiny-llama's tokenizer.json
+tiny-qwen3/ and tiny-gemma/ (heads wider than hidden size ÷ heads), tiny-phi3/ (rotary over 3/4 of
+a head), tiny-olmo2/, tiny-gpt-neox/ (rotary over half a head, its own output matrix), tiny-gemma2/
+(its own score scale, caps low enough to bend the scores, a layer with a window of 4 tokens and one
+with the whole text), tiny-roberta/ and tiny-distilbert/. The byte-level decoders reuse tiny-llama's tokenizer.json
 and DistilBERT tiny-bert's; Mistral and Gemma get SentencePiece-style ones (▁ for spaces, bytes for
 what the vocabulary lacks, a BOS in front), RoBERTa its byte-level one with <s> … </s>.
 """
@@ -78,14 +78,15 @@ PIECES = ["##s", "##ing", "##ed", "##er", "##ly"]
 SPECIAL = "<|endoftext|>"
 
 
-def randomise(model: torch.nn.Module) -> None:
-    """Every weight ~ N(0, SPREAD²), biases ~ N(0, 0.1²), norm scales ~ 1 + N(0, 0.1²), from SEED."""
+def randomise(model: torch.nn.Module, norm_centre: float = 1.0) -> None:
+    """Every weight ~ N(0, SPREAD²), biases ~ N(0, 0.1²), norm scales ~ 1 + N(0, 0.1²), from SEED. A family
+    whose norms scale by 1 + w (Gemma) stores w − 1: its norm weights are drawn around `norm_centre` 0."""
     generator = torch.Generator().manual_seed(SEED)
     with torch.no_grad():
         for name, param in model.named_parameters():
             noise = torch.randn(param.shape, generator=generator)
             if "norm" in name.lower() or "ln_" in name:
-                param.copy_(1 + 0.1 * noise if name.endswith("weight") else 0.1 * noise)
+                param.copy_(norm_centre + 0.1 * noise if name.endswith("weight") else 0.1 * noise)
             elif name.endswith("bias"):
                 param.copy_(0.1 * noise)
             else:
@@ -223,13 +224,13 @@ def make_llama() -> None:
     save(model, tokenizer, DATA / "tiny-llama")
 
 
-def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int) -> Tokenizer:
-    """A SentencePiece-style BPE like Mistral's and Gemma's: spaces become ▁ (one in front of the text),
-    the merges are trained on the sentences, and a character the vocabulary lacks falls back to its
-    bytes (<0x00> … <0xFF>); `bos` is put in front of every text."""
-    metaspace = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
+def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int, gemma: bool = False) -> Tokenizer:
+    """A SentencePiece-style BPE like Mistral's (or with `gemma`, Gemma's): spaces become ▁ (Mistral's
+    also one in front of the text, Gemma's not), the merges are trained on the sentences, and a
+    character the vocabulary lacks falls back to its bytes (<0x00> … <0xFF>); `bos` is put in front
+    of every text. Gemma's is set up as transformers' GemmaTokenizer sets it up."""
     learner = Tokenizer(models.BPE())
-    learner.pre_tokenizer = metaspace
+    learner.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never" if gemma else "first")
     learner.train_from_iterator(SENTENCES * 3, trainers.BpeTrainer(vocab_size=vocab_size - len(specials) - 256,
                                                                    show_progress=False))
     learned = json.loads(learner.to_str())["model"]
@@ -240,9 +241,14 @@ def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int) -> T
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in learned["merges"]]
     tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", byte_fallback=True,
                                      fuse_unk=True))
-    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
-    tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
-                                           decoders.Strip(" ", 1, 0)])
+    if gemma:
+        tokenizer.normalizer = normalizers.Replace(" ", "▁")
+        tokenizer.pre_tokenizer = pre_tokenizers.Split(pattern=" ", behavior="merged_with_previous", invert=False)
+        tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    else:
+        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
+        tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                               decoders.Strip(" ", 1, 0)])
     tokenizer.post_processor = processors.TemplateProcessing(single=f"{bos} $A", special_tokens=[(bos, vocab[bos])])
     tokenizer.add_special_tokens([AddedToken(t, special=True) for t in specials])
     return tokenizer
@@ -272,9 +278,9 @@ DECODER = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, 
 BYTE_BPE_IDS = {"bos_token_id": 0, "eos_token_id": 0, "pad_token_id": None}  # <|endoftext|> is id 0
 
 
-def make(config, model_class, tokenizer: Tokenizer, name: str) -> None:
+def make(config, model_class, tokenizer: Tokenizer, name: str, norm_centre: float = 1.0) -> None:
     model = model_class(config)
-    randomise(model)
+    randomise(model, norm_centre)
     save(model, tokenizer, DATA / f"tiny-{name}")
 
 
@@ -316,18 +322,18 @@ GEMMA_SPECIALS = ["<pad>", "<eos>", "<bos>", "<unk>"]
 
 
 def make_gemma() -> None:
-    tokenizer = sentencepiece_tokenizer(GEMMA_SPECIALS, "<bos>", 400)
+    tokenizer = sentencepiece_tokenizer(GEMMA_SPECIALS, "<bos>", 400, gemma=True)
     make(GemmaConfig(vocab_size=tokenizer.get_vocab_size(), head_dim=16, hidden_act="gelu_pytorch_tanh",
                      rms_norm_eps=1e-6, **{**DECODER, "num_key_value_heads": 1}),
-         GemmaForCausalLM, tokenizer, "gemma")
+         GemmaForCausalLM, tokenizer, "gemma", norm_centre=0.0)
 
 
 def make_gemma2() -> None:
-    tokenizer = sentencepiece_tokenizer(GEMMA_SPECIALS, "<bos>", 400)
-    make(Gemma2Config(vocab_size=tokenizer.get_vocab_size(), head_dim=16, query_pre_attn_scalar=12,
+    tokenizer = sentencepiece_tokenizer(GEMMA_SPECIALS, "<bos>", 400, gemma=True)
+    make(Gemma2Config(vocab_size=tokenizer.get_vocab_size(), head_dim=8, query_pre_attn_scalar=12,
                       attn_logit_softcapping=5.0, final_logit_softcapping=3.0, sliding_window=4, rms_norm_eps=1e-6,
-                      **{**DECODER, "num_hidden_layers": 3}),
-         Gemma2ForCausalLM, tokenizer, "gemma2")
+                      **DECODER),
+         Gemma2ForCausalLM, tokenizer, "gemma2", norm_centre=0.0)
 
 
 def make_roberta() -> None:

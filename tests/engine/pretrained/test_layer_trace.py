@@ -158,3 +158,21 @@ def test_a_sliding_window_is_in_the_layer_s_mask_and_its_weights(data):
         for head in layer.heads:
             assert np.isneginf(head.masked[outside]).all() and np.isfinite(head.masked[~outside]).all()
             np.testing.assert_allclose(softmax(head.masked), weights[head.index], atol=1e-6)
+
+
+def test_gemma2_alternates_windowed_and_global_layers_and_caps_its_scores(data):
+    """Gemma 2's layer_types: layer 1 sees a window of 4, layer 2 everything before it; its scores are
+    c·tanh(q·k ÷ √s ÷ c) with s = query_pre_attn_scalar (12, not d_head 8) and c = 5, caps the tiny
+    model's scores reach (they would be about 18), and its next-token scores stay within ±3."""
+    model = open_pretrained(data / "tiny-gemma2")
+    assert (model.arch.windows, model.arch.query_scalar, model.arch.attn_softcap) == ((4, 0), 12.0, 5.0)
+    trace = model.run("The cats were playing in the park, 2017 robots reading")
+    i, j = np.indices((trace.n, trace.n))
+    np.testing.assert_array_equal(trace.layer_trace(0).mask, (j > i) | (j <= i - 4))
+    np.testing.assert_array_equal(trace.layer_trace(1).mask, j > i)
+    for index in range(model.n_layers):
+        for head in trace.layer_trace(index).heads:
+            uncapped = head.scores / math.sqrt(12)
+            np.testing.assert_allclose(head.scaled, 5 * np.tanh(uncapped / 5), atol=1e-6)
+    assert np.abs(uncapped).max() > 10 and np.abs(head.scaled).max() < 5
+    assert np.abs(trace.forward_result.next_logits).max() < 3

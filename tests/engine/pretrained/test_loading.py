@@ -134,7 +134,8 @@ def test_wrong_shape_names_the_tensor_and_both_shapes(data, tmp_path):
 @pytest.mark.parametrize("change, message", [
     ({"model_type": "xlnet", "architectures": ["XLNetLMHeadModel"]},
      r"config.json: model_type 'xlnet' and architectures 'XLNetLMHeadModel': not a family this app opens; it "
-     r"opens BERT \(bert\), GPT-2 \(gpt2\), Llama \(llama\)"),
+     r"opens BERT \(bert\), GPT-2 \(gpt2\), GPT-NeoX / Pythia \(gpt_neox\), Llama \(llama\), Mistral \(mistral\), "
+     r"Qwen2 / Qwen2.5 \(qwen2\), Qwen3 \(qwen3\), Phi-3 \(phi3\), OLMo 2 \(olmo2\), Gemma \(gemma\), Gemma 2 \(gemma2\)$"),
     ({"model_type": None, "architectures": ["XLNetLMHeadModel"]},
      r"config.json: architectures 'XLNetLMHeadModel': not a family this app opens; it opens BERT \(bert\)"),
     ({"model_type": None, "architectures": None}, "config.json: neither model_type nor architectures: not a family"),
@@ -165,6 +166,33 @@ def test_a_config_without_model_type_is_known_by_its_architectures(data, tmp_pat
     assert model.family == "bert"
     np.testing.assert_array_equal(model.run("the cat").all_weights(),
                                   open_pretrained(data / "tiny-bert").run("the cat").all_weights())
+
+
+def _same_weights_with_config(data, tmp_path, name: str, edit) -> None:
+    """tiny-`name` with its config.json edited by `edit` opens to the same weights, to the bit."""
+    folder = _broken_copy(data, tmp_path, name)
+    config = json.loads((folder / "config.json").read_text())
+    edit(config)
+    (folder / "config.json").write_text(json.dumps(config))
+    text = "the cats were playing 2017"
+    np.testing.assert_array_equal(open_pretrained(folder).run(text).all_weights(),
+                                  open_pretrained(data / name).run(text).all_weights())
+
+
+def test_gpt_neox_configs_of_either_age_read_alike(data, tmp_path):
+    """Pythia's files on the Hub name the rotary fraction and base rotary_pct and rotary_emb_base at the
+    top; transformers 5 writes them in rope_parameters."""
+    def older(config):
+        rope = config.pop("rope_parameters")
+        config.update(rotary_pct=rope["partial_rotary_factor"], rotary_emb_base=rope["rope_theta"])
+
+    assert open_pretrained(data / "tiny-gpt-neox").arch.rotary_dims == 4  # half of each 8-wide head
+    _same_weights_with_config(data, tmp_path, "tiny-gpt-neox", older)
+
+
+def test_gemma_s_hidden_act_gelu_means_the_tanh_approximation(data, tmp_path):
+    """Gemma's own files say hidden_act "gelu" and mean gelu_pytorch_tanh, as transformers reads them."""
+    _same_weights_with_config(data, tmp_path, "tiny-gemma", lambda config: config.update(hidden_act="gelu"))
 
 
 def test_missing_files_are_named(data, tmp_path):
