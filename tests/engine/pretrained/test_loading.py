@@ -134,8 +134,9 @@ def test_wrong_shape_names_the_tensor_and_both_shapes(data, tmp_path):
 @pytest.mark.parametrize("change, message", [
     ({"model_type": "xlnet", "architectures": ["XLNetLMHeadModel"]},
      r"config.json: model_type 'xlnet' and architectures 'XLNetLMHeadModel': not a family this app opens; it "
-     r"opens BERT \(bert\), GPT-2 \(gpt2\), GPT-NeoX / Pythia \(gpt_neox\), Llama \(llama\), Mistral \(mistral\), "
-     r"Qwen2 / Qwen2.5 \(qwen2\), Qwen3 \(qwen3\), Phi-3 \(phi3\), OLMo 2 \(olmo2\), Gemma \(gemma\), Gemma 2 \(gemma2\)$"),
+     r"opens BERT \(bert\), RoBERTa \(roberta\), DistilBERT \(distilbert\), GPT-2 \(gpt2\), GPT-NeoX / Pythia "
+     r"\(gpt_neox\), Llama \(llama\), Mistral \(mistral\), Qwen2 / Qwen2.5 \(qwen2\), Qwen3 \(qwen3\), Phi-3 \(phi3\), "
+     r"OLMo 2 \(olmo2\), Gemma \(gemma\), Gemma 2 \(gemma2\)$"),
     ({"model_type": None, "architectures": ["XLNetLMHeadModel"]},
      r"config.json: architectures 'XLNetLMHeadModel': not a family this app opens; it opens BERT \(bert\)"),
     ({"model_type": None, "architectures": None}, "config.json: neither model_type nor architectures: not a family"),

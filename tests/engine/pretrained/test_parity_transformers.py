@@ -88,6 +88,21 @@ def test_switching_a_head_off_changes_later_layers_as_in_transformers(data, name
     np.testing.assert_array_equal(trace.layer_weights(0), plain.layer_weights(0))  # its own layer's weights stay
 
 
+def test_roberta_counts_its_positions_from_the_padding_id_as_transformers(data):
+    """Positions 2, 3, … (padding id 1 + 1 on), so its 66-row table reads 64 tokens; a padding token
+    typed in the text stands at position 1 and the tokens after it count on from the one before."""
+    model = open_pretrained(data / "tiny-roberta")
+    assert model.max_tokens == 64
+    trace = model.run("the cat<pad> sat on the mat")
+    assert list(trace.encoded.ids).count(1) == 1
+    weights, _ = reference(data / "tiny-roberta", trace.encoded.ids, decoder=False)
+    assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
+    longest = model.run("the cat " * 40)
+    assert longest.n == 64
+    weights, _ = reference(data / "tiny-roberta", longest.encoded.ids, decoder=False)
+    assert np.abs(longest.all_weights() - weights).max() <= TOLERANCE
+
+
 def _installed(name):
     path = installed_models().get(name)
     if path is None:

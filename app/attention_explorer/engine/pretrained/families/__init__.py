@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from ...errors import ModelError
 from ..fields import Fields, shown
-from . import bert, gemma, gemma2, gpt2, gpt_neox, llama, mistral, olmo2, phi3, qwen2, qwen3
+from . import bert, distilbert, gemma, gemma2, gpt2, gpt_neox, llama, mistral, olmo2, phi3, qwen2, qwen3, roberta
 from .shared import Family
 
 FAMILIES: dict[str, Family] = {module.FAMILY.name: module.FAMILY for module in (
-    bert, gpt2, gpt_neox, llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2)}
+    bert, roberta, distilbert, gpt2, gpt_neox, llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2)}
 _BY_ARCHITECTURE = {name: family for family in FAMILIES.values() for name in family.architectures}
 
 
