@@ -272,6 +272,8 @@ def reused(name: str) -> Tokenizer:
     return Tokenizer.from_file(str(DATA / f"tiny-{name}" / "tokenizer.json"))
 
 
+QK_NORM_SCALE = 2.0  # Qwen3's and OLMo 2's q/k norm weights: at about 1 their normalised q and k give flat attention
+
 # The sizes every tiny decoder shares: 2 layers of 4 query heads over 2 key/value heads, width 32.
 DECODER = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
            "intermediate_size": 64, "max_position_embeddings": 64, "initializer_range": SPREAD}
@@ -281,6 +283,10 @@ BYTE_BPE_IDS = {"bos_token_id": 0, "eos_token_id": 0, "pad_token_id": None}  # <
 def make(config, model_class, tokenizer: Tokenizer, name: str, norm_centre: float = 1.0) -> None:
     model = model_class(config)
     randomise(model, norm_centre)
+    with torch.no_grad():  # q/k norm weights of about 1 would leave the tests a flat attention to compare
+        for param_name, param in model.named_parameters():
+            if param_name.endswith(("q_norm.weight", "k_norm.weight")):
+                param.mul_(QK_NORM_SCALE)
     save(model, tokenizer, DATA / f"tiny-{name}")
 
 
