@@ -191,6 +191,16 @@ def test_gpt_neox_configs_of_either_age_read_alike(data, tmp_path):
     _same_weights_with_config(data, tmp_path, "tiny-gpt-neox", older)
 
 
+def test_rotary_positions_over_too_few_or_an_odd_number_of_dims_are_refused(data, tmp_path):
+    folder = _broken_copy(data, tmp_path, "tiny-phi3")
+    config = json.loads((folder / "config.json").read_text())
+    config["rope_parameters"]["partial_rotary_factor"] = 0.2  # of 8 dims: 1
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="config.json: rotary positions over 0.2 of each head of 8 dims turn 1; they "
+                                         "pair the halves of what they turn"):
+        open_pretrained(folder)
+
+
 def test_gemma_s_hidden_act_gelu_means_the_tanh_approximation(data, tmp_path):
     """Gemma's own files say hidden_act "gelu" and mean gelu_pytorch_tanh, as transformers reads them."""
     _same_weights_with_config(data, tmp_path, "tiny-gemma", lambda config: config.update(hidden_act="gelu"))

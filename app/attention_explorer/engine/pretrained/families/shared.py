@@ -101,9 +101,12 @@ def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0) -> tuple[
         theta = rope.positive_number("rope_theta", default=theta)
         fraction = rope.positive_number("partial_rotary_factor", default=fraction)
     dims = int(d_head * fraction)
-    if fraction > 1 or dims < 2 or dims % 2:  # RoPE turns the two halves of what it turns against each other
-        raise ModelError(f"config.json: rotary positions over {shown(fraction)} of a head of {d_head} turn {dims} "
-                         f"dims; they must turn an even number of them, at least 2 and at most {d_head}")
+    if fraction == 1 and d_head % 2:  # RoPE turns the two halves of what it turns against each other
+        raise fields.wrong(("head_dim",), "must be even (rotary positions pair its halves)", d_head)
+    if fraction > 1 or dims < 2 or dims % 2:
+        raise ModelError(f"config.json: rotary positions over {shown(fraction)} of each head of {d_head} dims turn "
+                         f"{dims}; they pair the halves of what they turn, so they must turn an even number of dims, "
+                         f"at least 2 and at most the head's")
     return theta, dims
 
 
