@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cell_arithmetic import CellArithmetic, Used, factor, fmt
-from .step_types import StepContext, Tables
+from .step_types import StepContext, Tables, dims
 from .trace import HeadTrace, Trace
 
 
@@ -37,20 +37,27 @@ def rope_skip(trace: Trace) -> str:
 
 def rope_tables(c: StepContext) -> Tables:
     h, of, words = c.head, c.of_kv_head, c.words
+    turned = dims(c.trace.rope_cos.shape[1])  # the head's first dims, or all of them
     return Tables((c.table("q_raw", "Q" + c.of_head, h.q_before_rope), c.table("k_raw", "K" + of, h.k_before_rope),
-                   c.table("cos", "cos θ", c.trace.rope_cos, rows=words),
-                   c.table("sin", "sin θ", c.trace.rope_sin, rows=words)),
+                   c.table("cos", "cos θ", c.trace.rope_cos, rows=words, cols=turned),
+                   c.table("sin", "sin θ", c.trace.rope_sin, rows=words, cols=turned)),
                   (c.table("q", "Q turned" + c.of_head, h.q), c.table("k", "K turned" + of, h.k)),
                   ops=(",", "by", ","), arrow="turned =")
 
 
 def rope_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
-    """HF's rotate-half pairing, as the forward pass uses it: dimension j turns with j + d/2."""
+    """HF's rotate-half pairing, as the forward pass uses it: dimension j turns with j + r/2 among the r
+    dims turned (the whole head, or its first r when the model turns only part of it: GPT-NeoX, Phi-3)."""
     name = result or "q"
     if name not in ("q", "k"):
         raise ValueError(f"the results of step 'rope' are q and k, not {name!r}")
-    a, half = c.trace.labels[row], c.head.d_k // 2
+    turned = c.trace.rope_cos.shape[1]
+    a, half = c.trace.labels[row], turned // 2
     before, after = getattr(c.head, f"{name}_before_rope"), getattr(c.head, name)
+    if col >= turned:
+        return CellArithmetic(
+            f"{a} at position {row}: {name}[{col}] is past the first {turned} dims, which alone are turned",
+            f"{name}'_{a}[{col}] = {name}_{a}[{col}] = {fmt(after[row, col])}", (Used(f"{name}_raw", row, col),))
     partner, sign = (col + half, "−") if col < half else (col - half, "+")
     cos, sin = c.trace.rope_cos[row, col], c.trace.rope_sin[row, col]
     return CellArithmetic(
@@ -64,5 +71,10 @@ def rope_cell(c: StepContext, row: int, col: int, result: str | None) -> CellAri
 
 def rope_formula(trace: Trace) -> str:
     # No "<" here: the panel's label would take it for the start of a rich-text tag.
-    return ("q'[j] = q[j]·cos θ − q[j + d/2]·sin θ and q'[j + d/2] = q[j + d/2]·cos θ + q[j]·sin θ for j in the "
-            "first half, θ = position × base^(−2j/d); the same for k")
+    if trace.rope_cos is None or trace.rope_cos.shape[1] == trace.heads[0].d_k:
+        return ("q'[j] = q[j]·cos θ − q[j + d/2]·sin θ and q'[j + d/2] = q[j + d/2]·cos θ + q[j]·sin θ for j in the "
+                "first half, θ = position × base^(−2j/d); the same for k")
+    turned, width = trace.rope_cos.shape[1], trace.heads[0].d_k
+    return (f"over the first r = {turned} of the {width} dims: q'[j] = q[j]·cos θ − q[j + r/2]·sin θ and "
+            f"q'[j + r/2] = q[j + r/2]·cos θ + q[j]·sin θ for j in the first half, θ = position × base^(−2j/r); "
+            f"the other dims pass unturned; the same for k")

@@ -1,6 +1,7 @@
 """Make the tiny random checkpoints the real-model tests use (run once; the results are committed).
 
-    python tests/engine/pretrained/make_tiny_checkpoints.py
+    python tests/engine/pretrained/make_tiny_checkpoints.py            # every one
+    python tests/engine/pretrained/make_tiny_checkpoints.py qwen2 gemma2   # only these (names below)
 
 Needs transformers, torch, tokenizers and gguf (the `reference` extra) and no network: the configs
 come from transformers, the weights from a fixed seed, the tokenizers are built from a word list
@@ -11,19 +12,56 @@ Writes under data/: tiny-bert/, tiny-gpt2/ and tiny-llama/ (HF folders: config.j
 model.safetensors, tokenizer.json) and tiny-llama.gguf (the same Llama in GGUF, its tensors in
 F32, F16, Q8_0, Q4_0 and Q4_1 and its tokenizer in the metadata). tiny-llama/ holds the GGUF's
 dequantised weights, so transformers reading the folder is the reference for the GGUF file too.
+
+And one HF folder for each other family (families/ in the engine), each with what makes its family
+differ switched on at a size where it shows: tiny-qwen2/, tiny-mistral/ (a window of 4 tokens),
+tiny-qwen3/ and tiny-gemma/ (heads wider than hidden size ÷ heads), tiny-phi3/ (rotary over 3/4 of
+a head), tiny-olmo2/, tiny-gpt-neox/ (rotary over half a head, its own output matrix), tiny-gemma2/
+(its own score scale, caps low enough to bend the scores, a layer with a window of 4 tokens and one
+with the whole text), tiny-roberta/ and tiny-distilbert/. The byte-level decoders reuse tiny-llama's tokenizer.json
+and DistilBERT tiny-bert's; Mistral and Gemma get SentencePiece-style ones (▁ for spaces, bytes for
+what the vocabulary lacks, a BOS in front), RoBERTa its byte-level one with <s> … </s>.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import gguf
 import numpy as np
 import torch
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+from transformers import (
+    BertConfig,
+    BertModel,
+    DistilBertConfig,
+    DistilBertModel,
+    Gemma2Config,
+    Gemma2ForCausalLM,
+    GemmaConfig,
+    GemmaForCausalLM,
+    GPT2Config,
+    GPT2LMHeadModel,
+    GPTNeoXConfig,
+    GPTNeoXForCausalLM,
+    LlamaConfig,
+    LlamaForCausalLM,
+    MistralConfig,
+    MistralForCausalLM,
+    Olmo2Config,
+    Olmo2ForCausalLM,
+    Phi3Config,
+    Phi3ForCausalLM,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+    Qwen3Config,
+    Qwen3ForCausalLM,
+    RobertaConfig,
+    RobertaModel,
+)
 
 DATA = Path(__file__).with_name("data")
 SEED = 12
@@ -40,14 +78,15 @@ PIECES = ["##s", "##ing", "##ed", "##er", "##ly"]
 SPECIAL = "<|endoftext|>"
 
 
-def randomise(model: torch.nn.Module) -> None:
-    """Every weight ~ N(0, SPREAD²), biases ~ N(0, 0.1²), norm scales ~ 1 + N(0, 0.1²), from SEED."""
+def randomise(model: torch.nn.Module, norm_centre: float = 1.0) -> None:
+    """Every weight ~ N(0, SPREAD²), biases ~ N(0, 0.1²), norm scales ~ 1 + N(0, 0.1²), from SEED. A family
+    whose norms scale by 1 + w (Gemma) stores w − 1: its norm weights are drawn around `norm_centre` 0."""
     generator = torch.Generator().manual_seed(SEED)
     with torch.no_grad():
         for name, param in model.named_parameters():
             noise = torch.randn(param.shape, generator=generator)
             if "norm" in name.lower() or "ln_" in name:
-                param.copy_(1 + 0.1 * noise if name.endswith("weight") else 0.1 * noise)
+                param.copy_(norm_centre + 0.1 * noise if name.endswith("weight") else 0.1 * noise)
             elif name.endswith("bias"):
                 param.copy_(0.1 * noise)
             else:
@@ -185,11 +224,151 @@ def make_llama() -> None:
     save(model, tokenizer, DATA / "tiny-llama")
 
 
+def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int, gemma: bool = False) -> Tokenizer:
+    """A SentencePiece-style BPE like Mistral's (or with `gemma`, Gemma's): spaces become ▁ (Mistral's
+    also one in front of the text, Gemma's not), the merges are trained on the sentences, and a
+    character the vocabulary lacks falls back to its bytes (<0x00> … <0xFF>); `bos` is put in front
+    of every text. Gemma's is set up as transformers' GemmaTokenizer sets it up."""
+    learner = Tokenizer(models.BPE())
+    learner.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never" if gemma else "first")
+    learner.train_from_iterator(SENTENCES * 3, trainers.BpeTrainer(vocab_size=vocab_size - len(specials) - 256,
+                                                                   show_progress=False))
+    learned = json.loads(learner.to_str())["model"]
+    vocab = {token: i for i, token in enumerate(specials)}
+    vocab.update({f"<0x{byte:02X}>": len(specials) + byte for byte in range(256)})
+    for token, _ in sorted(learned["vocab"].items(), key=lambda item: item[1]):
+        vocab.setdefault(token, len(vocab))
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in learned["merges"]]
+    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", byte_fallback=True,
+                                     fuse_unk=True))
+    if gemma:
+        tokenizer.normalizer = normalizers.Replace(" ", "▁")
+        tokenizer.pre_tokenizer = pre_tokenizers.Split(pattern=" ", behavior="merged_with_previous", invert=False)
+        tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    else:
+        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
+        tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                               decoders.Strip(" ", 1, 0)])
+    tokenizer.post_processor = processors.TemplateProcessing(single=f"{bos} $A", special_tokens=[(bos, vocab[bos])])
+    tokenizer.add_special_tokens([AddedToken(t, special=True) for t in specials])
+    return tokenizer
+
+
+def roberta_tokenizer(vocab_size: int) -> Tokenizer:
+    """RoBERTa's kind: byte-level BPE with <s> … </s> around the text; <pad> is id 1."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    tokenizer.train_from_iterator(SENTENCES * 3, trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False))
+    tokenizer.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), add_prefix_space=False)
+    return tokenizer
+
+
+def reused(name: str) -> Tokenizer:
+    """The committed tokenizer.json of tiny-`name`, for a family whose tokenizer is of the same kind."""
+    return Tokenizer.from_file(str(DATA / f"tiny-{name}" / "tokenizer.json"))
+
+
+QK_NORM_SCALE = 2.0  # Qwen3's and OLMo 2's q/k norm weights: at about 1 their normalised q and k give flat attention
+
+# The sizes every tiny decoder shares: 2 layers of 4 query heads over 2 key/value heads, width 32.
+DECODER = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "intermediate_size": 64, "max_position_embeddings": 64, "initializer_range": SPREAD}
+BYTE_BPE_IDS = {"bos_token_id": 0, "eos_token_id": 0, "pad_token_id": None}  # <|endoftext|> is id 0
+
+
+def make(config, model_class, tokenizer: Tokenizer, name: str, norm_centre: float = 1.0) -> None:
+    model = model_class(config)
+    randomise(model, norm_centre)
+    with torch.no_grad():  # q/k norm weights of about 1 would leave the tests a flat attention to compare
+        for param_name, param in model.named_parameters():
+            if param_name.endswith(("q_norm.weight", "k_norm.weight")):
+                param.mul_(QK_NORM_SCALE)
+    save(model, tokenizer, DATA / f"tiny-{name}")
+
+
+def make_qwen2() -> None:
+    make(Qwen2Config(vocab_size=320, rope_theta=100000.0, rms_norm_eps=1e-6, tie_word_embeddings=True,
+                     **DECODER, **BYTE_BPE_IDS), Qwen2ForCausalLM, reused("llama"), "qwen2")
+
+
+def make_mistral() -> None:
+    tokenizer = sentencepiece_tokenizer(["<unk>", "<s>", "</s>"], "<s>", 400)
+    make(MistralConfig(vocab_size=tokenizer.get_vocab_size(), sliding_window=4, head_dim=8, rms_norm_eps=1e-5,
+                       tie_word_embeddings=True, bos_token_id=1, eos_token_id=2, **DECODER),
+         MistralForCausalLM, tokenizer, "mistral")
+
+
+def make_qwen3() -> None:
+    make(Qwen3Config(vocab_size=320, head_dim=16, rope_theta=100000.0, rms_norm_eps=1e-6, tie_word_embeddings=True,
+                     **DECODER, **BYTE_BPE_IDS), Qwen3ForCausalLM, reused("llama"), "qwen3")
+
+
+def make_phi3() -> None:
+    make(Phi3Config(vocab_size=320, partial_rotary_factor=0.75, rms_norm_eps=1e-5, tie_word_embeddings=True,
+                    **DECODER, **BYTE_BPE_IDS), Phi3ForCausalLM, reused("llama"), "phi3")
+
+
+def make_olmo2() -> None:
+    make(Olmo2Config(vocab_size=320, rope_theta=100000.0, rms_norm_eps=1e-6, tie_word_embeddings=True,
+                     **DECODER, **BYTE_BPE_IDS), Olmo2ForCausalLM, reused("llama"), "olmo2")
+
+
+def make_gpt_neox() -> None:
+    sizes = {k: v for k, v in DECODER.items() if k != "num_key_value_heads"}
+    make(GPTNeoXConfig(vocab_size=320, rotary_pct=0.5, rotary_emb_base=10000, use_parallel_residual=True,
+                       layer_norm_eps=1e-5, tie_word_embeddings=False, **sizes, **BYTE_BPE_IDS),
+         GPTNeoXForCausalLM, reused("llama"), "gpt-neox")
+
+
+GEMMA_SPECIALS = ["<pad>", "<eos>", "<bos>", "<unk>"]
+
+
+def make_gemma() -> None:
+    tokenizer = sentencepiece_tokenizer(GEMMA_SPECIALS, "<bos>", 400, gemma=True)
+    make(GemmaConfig(vocab_size=tokenizer.get_vocab_size(), head_dim=16, hidden_act="gelu_pytorch_tanh",
+                     rms_norm_eps=1e-6, **{**DECODER, "num_key_value_heads": 1}),
+         GemmaForCausalLM, tokenizer, "gemma", norm_centre=0.0)
+
+
+def make_gemma2() -> None:
+    tokenizer = sentencepiece_tokenizer(GEMMA_SPECIALS, "<bos>", 400, gemma=True)
+    make(Gemma2Config(vocab_size=tokenizer.get_vocab_size(), head_dim=8, query_pre_attn_scalar=12,
+                      attn_logit_softcapping=5.0, final_logit_softcapping=3.0, sliding_window=4, rms_norm_eps=1e-6,
+                      **DECODER),
+         Gemma2ForCausalLM, tokenizer, "gemma2", norm_centre=0.0)
+
+
+def make_roberta() -> None:
+    tokenizer = roberta_tokenizer(320)
+    config = RobertaConfig(vocab_size=tokenizer.get_vocab_size(), hidden_size=32, num_hidden_layers=2,
+                           num_attention_heads=4, intermediate_size=64, max_position_embeddings=66,
+                           type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2, layer_norm_eps=1e-5,
+                           initializer_range=SPREAD)
+    model = RobertaModel(config, add_pooling_layer=False)
+    randomise(model)
+    save(model, tokenizer, DATA / "tiny-roberta")
+
+
+def make_distilbert() -> None:
+    tokenizer = reused("bert")
+    make(DistilBertConfig(vocab_size=tokenizer.get_vocab_size(), dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                          max_position_embeddings=64, initializer_range=SPREAD), DistilBertModel, tokenizer,
+         "distilbert")
+
+
+MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": make_qwen2, "mistral": make_mistral,
+          "qwen3": make_qwen3, "phi3": make_phi3, "olmo2": make_olmo2, "gpt-neox": make_gpt_neox, "gemma": make_gemma,
+          "gemma2": make_gemma2, "roberta": make_roberta, "distilbert": make_distilbert}
+
+
 if __name__ == "__main__":
     DATA.mkdir(exist_ok=True)
-    make_bert()
-    make_gpt2()
-    make_llama()
+    for name in sys.argv[1:] or MAKERS:
+        MAKERS[name]()
     for path in sorted(DATA.rglob("*")):
         if path.is_file():
             print(f"{path.relative_to(DATA)}: {path.stat().st_size / 1024:.0f} KiB")

@@ -10,6 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
+import tiny_checkpoints
 from attention_explorer.engine.errors import ModelError, OptionsError, SentenceError
 from attention_explorer.engine.pretrained import Cancelled, open_pretrained
 from attention_explorer.engine.pretrained import decode as decode_module
@@ -24,7 +25,7 @@ pytest.importorskip("tokenizers")
 
 TOLERANCE = 1e-5
 PROMPT = "The cat sat on the mat"
-DECODERS = ["tiny-gpt2", "tiny-llama", "tiny-llama.gguf"]
+DECODERS = [*tiny_checkpoints.DECODERS, *tiny_checkpoints.GGUF]
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
           "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
 

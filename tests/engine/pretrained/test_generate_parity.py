@@ -11,6 +11,7 @@ from attention_explorer.engine.pretrained.generate import GenerationSettings, ge
 pytest.importorskip("tokenizers")
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+from tiny_checkpoints import DECODERS, GGUF  # noqa: E402
 from transformers_reference import llama_from  # noqa: E402
 
 PROMPTS = ("The cat sat on the mat because", "Once upon a time, 2017 robots")
@@ -23,8 +24,11 @@ def their_tokens(reference, ids, tokens: int, stop_ids) -> list[int]:
     return out[0, len(ids):].tolist()
 
 
-@pytest.mark.parametrize(("name", "folder"), [("tiny-gpt2", "tiny-gpt2"), ("tiny-llama", "tiny-llama"),
-                                              ("tiny-llama.gguf", "tiny-llama")])
+# (what our engine opens, the folder transformers reads): every decoder family's tiny checkpoint
+TINY_DECODERS = [(folder, folder) for folder in DECODERS] + list(GGUF.items())
+
+
+@pytest.mark.parametrize(("name", "folder"), TINY_DECODERS)
 def test_tiny_models_write_what_transformers_writes(data, name, folder):
     model = open_pretrained(data / name)
     reference = transformers.AutoModelForCausalLM.from_pretrained(str(data / folder)).eval()

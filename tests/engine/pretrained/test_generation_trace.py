@@ -20,6 +20,7 @@ from attention_explorer.engine.pretrained.generation_trace import (
 )
 from attention_explorer.engine.pretrained.recompute import LayerMaker
 from attention_explorer.engine.pretrained.tokenizing import CONTINUATION
+from tiny_checkpoints import DECODERS
 
 pytest.importorskip("tokenizers")
 
@@ -28,7 +29,7 @@ PROMPT = "The cat sat on the mat"
 
 
 @pytest.mark.parametrize("ablate", [frozenset(), frozenset({(1, 0)})], ids=["all heads", "head 2:1 off"])
-@pytest.mark.parametrize("name", ["tiny-gpt2", "tiny-llama"])
+@pytest.mark.parametrize("name", DECODERS)
 def test_the_text_so_far_is_the_forward_over_it(data, monkeypatch, name, ablate):
     monkeypatch.setattr(decode_module, "FIRST_ROOM", 3)  # the cache (and its kept inputs) grows on the way
     model = dataclasses.replace(open_pretrained(data / name), generation=GenerationInfo())  # no stop token
@@ -78,7 +79,7 @@ def test_the_cli_keeps_no_reader(data):
         trace_so_far(model, generation, 1)
 
 
-@pytest.mark.parametrize("name", ["tiny-gpt2", "tiny-llama"])
+@pytest.mark.parametrize("name", DECODERS)
 def test_a_reader_keeps_no_rows_and_makes_the_same_ones_again(data, name):
     model = dataclasses.replace(open_pretrained(data / name), generation=GenerationInfo())
     kept = generate(model, PROMPT, GenerationSettings(tokens=7))

@@ -9,21 +9,43 @@ from attention_explorer.engine.pretrained import blocks, open_pretrained
 from attention_explorer.engine.pretrained.forward import project, rope_for
 from attention_explorer.engine.pretrained.ops import apply_rope, rope_tables
 from attention_explorer.engine.softmax import softmax
+from tiny_checkpoints import FOLDERS, GGUF
 
 pytest.importorskip("tokenizers")
 
+EVERY = [*FOLDERS, *GGUF]
 
-@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama.gguf"])
+
+def _rms(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
+
+
+def _query_before_rope(model, layer_index: int, x: np.ndarray, head) -> np.ndarray:
+    """X·W_Q + b_Q of one head, RMS-normalised first as a Qwen3 (per head) or OLMo 2 (whole projection)."""
+    arch, weights = model.arch, model.weights.layers[layer_index]
+    if arch.qk_norm == "whole":
+        whole = x @ weights.w_q + (0 if weights.b_q is None else weights.b_q)
+        return _rms(whole, weights.q_norm, arch.norm_eps)[:, head.columns]
+    q = x @ head.w_q + (0 if head.b_q is None else head.b_q)
+    return _rms(q, weights.q_norm, arch.norm_eps) if arch.qk_norm == "head" else q
+
+
+@pytest.mark.parametrize("name", EVERY)
 def test_layer_trace_recomputes_the_stored_weights_from_its_own_q_and_k(data, name):
-    trace = open_pretrained(data / name).run("the cat sat on the mat")
+    model = open_pretrained(data / name)
+    trace = model.run("the cat sat on the mat")
     layer = trace.layer_trace(1)
     assert layer.layer == 1 and layer.n == trace.n and len(layer.heads) == 4
     assert layer.labels == trace.labels
+    arch = model.arch
     for head in layer.heads:
-        q = layer.x @ head.w_q + (0 if head.b_q is None else head.b_q)
+        q = _query_before_rope(model, 1, layer.x, head)
         np.testing.assert_allclose(head.q_before_rope if head.q_before_rope is not None else head.q, q, atol=1e-5)
         np.testing.assert_allclose(head.scores, head.q @ head.k.T, atol=1e-5)
-        np.testing.assert_allclose(head.scaled, head.scores / math.sqrt(head.d_k), atol=1e-6)
+        scaled = head.scores / arch.score_divisor
+        if arch.attn_softcap:
+            scaled = arch.attn_softcap * np.tanh(scaled / arch.attn_softcap)
+        np.testing.assert_allclose(head.scaled, scaled, atol=1e-6)
         np.testing.assert_allclose(softmax(head.masked), trace.head_weights(1, head.index), atol=1e-5)
         np.testing.assert_allclose(head.output, head.weights @ head.v, atol=1e-5)
     expected = layer.concat @ layer.w_o + (0 if layer.b_o is None else layer.b_o)
@@ -74,7 +96,7 @@ def test_an_encoder_looks_both_ways_adding_words_changes_the_earlier_rows(data):
     assert np.abs(long.all_weights()[:, :, 1:3, 1:3] - short.all_weights()[:, :, 1:3, 1:3]).max() > 1e-3
 
 
-@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama.gguf"])
+@pytest.mark.parametrize("name", EVERY)
 def test_a_layer_made_again_is_the_forward_s_own_to_the_bit(data, name):
     """The forward keeps no weights: its thumbnails (one pixel a weight on a short text) are what it
     computed, and every way of making a layer again — all heads at once, one head alone, one row —
@@ -87,7 +109,7 @@ def test_a_layer_made_again_is_the_forward_s_own_to_the_bit(data, name):
         np.testing.assert_array_equal(trace.thumbnails[layer], weights)
         p = project(arch, model.weights.layers[layer], trace.attention_input(layer), rope_for(arch, trace.n))
         for head in range(model.n_heads):
-            alone = blocks.head_weights(arch, p.q_scaled(arch.d_head), p.k_t, [head])[0]
+            alone = blocks.head_weights(arch, p.q_scaled(), p.k_t, [head], arch.window(layer))[0]
             np.testing.assert_array_equal(alone, weights[head])
             np.testing.assert_array_equal(model.run(trace.text).weight_row(layer, head, 5), weights[head, 5])
 
@@ -102,7 +124,7 @@ def test_scores_scaled_and_masked_agree_to_the_bit_as_the_steps_write_them(data)
     assert np.isneginf(other.masked[layer.mask]).all()
 
 
-@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama.gguf"])
+@pytest.mark.parametrize("name", EVERY)
 def test_a_layer_s_norm_based_attention_is_the_census_reading_of_it(data, name):
     """The layer's lazy norm matrices (weight × the length of what each token moves, made when read)
     are Kobayashi et al.'s reading as the census works it out from the whole layer, ablated heads 0."""
@@ -135,3 +157,41 @@ def test_a_heads_output_made_block_by_block_is_the_one_made_from_its_weights(dat
         assert "weights" not in vars(head_long)
     assert not long.heads[0].output.any()
     np.testing.assert_array_equal(long.concat, whole.concat)
+
+
+def test_a_sliding_window_is_in_the_layer_s_mask_and_its_weights(data):
+    """Mistral's window of 4: query i sees keys i − 3 … i (transformers' rule, key j > i − 4). The keys
+    before it are masked as the later ones are: −∞ in the masked scores, exactly 0 in the weights,
+    True in the layer's mask, which the views draw as masked cells."""
+    model = open_pretrained(data / "tiny-mistral")
+    assert model.arch.windows == (4, 4)
+    trace = model.run("the cat sat on the mat because it was tired")
+    i, j = np.indices((trace.n, trace.n))
+    outside = (j > i) | (j <= i - 4)
+    for index in range(model.n_layers):
+        layer = trace.layer_trace(index)
+        np.testing.assert_array_equal(layer.mask, outside)
+        weights = trace.layer_weights(index)
+        assert (weights[:, outside] == 0).all()
+        np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-6)
+        for head in layer.heads:
+            assert np.isneginf(head.masked[outside]).all() and np.isfinite(head.masked[~outside]).all()
+            np.testing.assert_allclose(softmax(head.masked), weights[head.index], atol=1e-6)
+
+
+def test_gemma2_alternates_windowed_and_global_layers_and_caps_its_scores(data):
+    """Gemma 2's layer_types: layer 1 sees a window of 4, layer 2 everything before it; its scores are
+    c·tanh(q·k ÷ √s ÷ c) with s = query_pre_attn_scalar (12, not d_head 8) and c = 5, caps the tiny
+    model's scores reach (they would be about 18), and its next-token scores stay within ±3."""
+    model = open_pretrained(data / "tiny-gemma2")
+    assert (model.arch.windows, model.arch.query_scalar, model.arch.attn_softcap) == ((4, 0), 12.0, 5.0)
+    trace = model.run("The cats were playing in the park, 2017 robots reading")
+    i, j = np.indices((trace.n, trace.n))
+    np.testing.assert_array_equal(trace.layer_trace(0).mask, (j > i) | (j <= i - 4))
+    np.testing.assert_array_equal(trace.layer_trace(1).mask, j > i)
+    for index in range(model.n_layers):
+        for head in trace.layer_trace(index).heads:
+            uncapped = head.scores / math.sqrt(12)
+            np.testing.assert_allclose(head.scaled, 5 * np.tanh(uncapped / 5), atol=1e-6)
+    assert np.abs(uncapped).max() > 10 and np.abs(head.scaled).max() < 5
+    assert np.abs(trace.forward_result.next_logits).max() < 3

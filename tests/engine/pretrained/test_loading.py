@@ -132,7 +132,14 @@ def test_wrong_shape_names_the_tensor_and_both_shapes(data, tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"model_type": "xlnet"}, "config.json: field 'model_type' must be one of bert, gpt2, llama, not 'xlnet'"),
+    ({"model_type": "xlnet", "architectures": ["XLNetLMHeadModel"]},
+     r"config.json: model_type 'xlnet' and architectures 'XLNetLMHeadModel': not a family this app opens; it "
+     r"opens BERT \(bert\), RoBERTa \(roberta\), DistilBERT \(distilbert\), GPT-2 \(gpt2\), GPT-NeoX / Pythia "
+     r"\(gpt_neox\), Llama \(llama\), Mistral \(mistral\), Qwen2 / Qwen2.5 \(qwen2\), Qwen3 \(qwen3\), Phi-3 \(phi3\), "
+     r"OLMo 2 \(olmo2\), Gemma \(gemma\), Gemma 2 \(gemma2\)$"),
+    ({"model_type": None, "architectures": ["XLNetLMHeadModel"]},
+     r"config.json: architectures 'XLNetLMHeadModel': not a family this app opens; it opens BERT \(bert\)"),
+    ({"model_type": None, "architectures": None}, "config.json: neither model_type nor architectures: not a family"),
     ({"num_attention_heads": 5}, "config.json: 5 heads"),
     ({"hidden_act": "relu6"}, "config.json: field 'hidden_act' must be one of gelu, gelu_new, .*, not 'relu6'"),
     ({"num_hidden_layers": None}, "config.json: field 'num_hidden_layers' is missing"),
@@ -148,6 +155,55 @@ def test_bad_config_fields_are_named(data, tmp_path, change, message):
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(ModelError, match=message):
         open_pretrained(folder)
+
+
+def test_a_config_without_model_type_is_known_by_its_architectures(data, tmp_path):
+    folder = _broken_copy(data, tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    del config["model_type"]
+    assert config["architectures"] == ["BertModel"]
+    (folder / "config.json").write_text(json.dumps(config))
+    model = open_pretrained(folder)
+    assert model.family == "bert"
+    np.testing.assert_array_equal(model.run("the cat").all_weights(),
+                                  open_pretrained(data / "tiny-bert").run("the cat").all_weights())
+
+
+def _same_weights_with_config(data, tmp_path, name: str, edit) -> None:
+    """tiny-`name` with its config.json edited by `edit` opens to the same weights, to the bit."""
+    folder = _broken_copy(data, tmp_path, name)
+    config = json.loads((folder / "config.json").read_text())
+    edit(config)
+    (folder / "config.json").write_text(json.dumps(config))
+    text = "the cats were playing 2017"
+    np.testing.assert_array_equal(open_pretrained(folder).run(text).all_weights(),
+                                  open_pretrained(data / name).run(text).all_weights())
+
+
+def test_gpt_neox_configs_of_either_age_read_alike(data, tmp_path):
+    """Pythia's files on the Hub name the rotary fraction and base rotary_pct and rotary_emb_base at the
+    top; transformers 5 writes them in rope_parameters."""
+    def older(config):
+        rope = config.pop("rope_parameters")
+        config.update(rotary_pct=rope["partial_rotary_factor"], rotary_emb_base=rope["rope_theta"])
+
+    assert open_pretrained(data / "tiny-gpt-neox").arch.rotary_dims == 4  # half of each 8-wide head
+    _same_weights_with_config(data, tmp_path, "tiny-gpt-neox", older)
+
+
+def test_rotary_positions_over_too_few_or_an_odd_number_of_dims_are_refused(data, tmp_path):
+    folder = _broken_copy(data, tmp_path, "tiny-phi3")
+    config = json.loads((folder / "config.json").read_text())
+    config["rope_parameters"]["partial_rotary_factor"] = 0.2  # of 8 dims: 1
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="config.json: rotary positions over 0.2 of each head of 8 dims turn 1; they "
+                                         "pair the halves of what they turn"):
+        open_pretrained(folder)
+
+
+def test_gemma_s_hidden_act_gelu_means_the_tanh_approximation(data, tmp_path):
+    """Gemma's own files say hidden_act "gelu" and mean gelu_pytorch_tanh, as transformers reads them."""
+    _same_weights_with_config(data, tmp_path, "tiny-gemma", lambda config: config.update(hidden_act="gelu"))
 
 
 def test_missing_files_are_named(data, tmp_path):

@@ -1,7 +1,9 @@
 """Our float32 forward against transformers' eager attention (output_attentions=True) within 1e-5.
 
-Runs when transformers and torch are installed (the `reference` extra). The tiny random checkpoints
-always; MiniLM and SmolLM2 when their packages are installed too.
+Runs when transformers and torch are installed (the `reference` extra). The tiny random checkpoint
+of every family always (make_tiny_checkpoints.py); MiniLM and SmolLM2 when their packages are
+installed too. `pytest tests/engine/pretrained/test_parity_transformers.py -q -s` prints each tiny
+model's largest differences.
 """
 
 import numpy as np
@@ -12,10 +14,16 @@ from attention_explorer.engine.pretrained import installed_models, open_pretrain
 pytest.importorskip("tokenizers")
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+from tiny_checkpoints import FOLDERS, GGUF  # noqa: E402
 from transformers_reference import llama_from  # noqa: E402
+
+transformers.logging.set_verbosity_error()  # their load reports and bars would bury the differences printed
+transformers.utils.logging.disable_progress_bar()
 
 TOLERANCE = 1e-5
 TEXT = "The cats were playing in the park, 2017 robots reading"
+# (what our engine opens, the folder transformers reads): every family's tiny checkpoint
+TINY = [(folder, folder) for folder in FOLDERS] + list(GGUF.items())
 
 
 def reference(folder, ids, decoder: bool, ablate_head=None):
@@ -37,32 +45,39 @@ def run_reference(model, ids, ablate_head=None):
 
 def zero_head_in_output_projection(model, layer: int, head: int) -> None:
     """Switching a head off = zeroing its rows of W_O (the same as zeroing its output)."""
-    d_head = model.config.hidden_size // model.config.num_attention_heads
+    config = model.config
+    d_head = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     cols = slice(head * d_head, (head + 1) * d_head)
     with torch.no_grad():
         for name, param in model.named_parameters():
             if f".{layer}." not in name or not name.endswith("weight"):
                 continue
-            if name.endswith(("attention.output.dense.weight", "o_proj.weight")):
+            if name.endswith(("attention.output.dense.weight", "o_proj.weight", "attention.dense.weight",
+                              "attention.out_lin.weight")):
                 param[:, cols] = 0                       # Linear: (out, in)
             elif name.endswith("attn.c_proj.weight"):
                 param[cols, :] = 0                       # GPT-2 Conv1D: (in, out)
 
 
-@pytest.mark.parametrize("name, folder", [("tiny-bert", "tiny-bert"), ("tiny-gpt2", "tiny-gpt2"),
-                                          ("tiny-llama", "tiny-llama"), ("tiny-llama.gguf", "tiny-llama")])
+@pytest.mark.parametrize("name, folder", TINY)
 def test_tiny_models_match_transformers(data, name, folder):
     model = open_pretrained(data / name)
     trace = model.run(TEXT)
+    their_ids = transformers.AutoTokenizer.from_pretrained(str(data / folder))(TEXT)["input_ids"]
+    assert list(trace.encoded.ids) == their_ids
     weights, probabilities = reference(data / folder, trace.encoded.ids, model.is_decoder)
-    assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
+    largest = np.abs(trace.all_weights() - weights).max()
+    said = f"{name} ({model.family}, {trace.n} tokens): attention {largest:.1e}"
+    assert largest <= TOLERANCE
     if model.is_decoder:
         assert [t.token_id for t in trace.next_tokens] == list(np.argsort(probabilities)[::-1][:5])
-        for token in trace.next_tokens:
-            assert abs(token.probability - probabilities[token.token_id]) <= TOLERANCE
+        worst = max(abs(token.probability - probabilities[token.token_id]) for token in trace.next_tokens)
+        said += f", top-5 probabilities {worst:.1e}"
+        assert worst <= TOLERANCE
+    print(said)
 
 
-@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-llama"])
+@pytest.mark.parametrize("name", FOLDERS)
 def test_switching_a_head_off_changes_later_layers_as_in_transformers(data, name):
     model = open_pretrained(data / name)
     trace = model.run(TEXT, ablate={(0, 1)})
@@ -71,6 +86,21 @@ def test_switching_a_head_off_changes_later_layers_as_in_transformers(data, name
     plain = model.run(TEXT)
     assert np.abs(trace.layer_weights(1) - plain.layer_weights(1)).max() > 1e-3  # the ablation did something
     np.testing.assert_array_equal(trace.layer_weights(0), plain.layer_weights(0))  # its own layer's weights stay
+
+
+def test_roberta_counts_its_positions_from_the_padding_id_as_transformers(data):
+    """Positions 2, 3, … (padding id 1 + 1 on), so its 66-row table reads 64 tokens; a padding token
+    typed in the text stands at position 1 and the tokens after it count on from the one before."""
+    model = open_pretrained(data / "tiny-roberta")
+    assert model.max_tokens == 64
+    trace = model.run("the cat<pad> sat on the mat")
+    assert list(trace.encoded.ids).count(1) == 1
+    weights, _ = reference(data / "tiny-roberta", trace.encoded.ids, decoder=False)
+    assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
+    longest = model.run("the cat " * 40)
+    assert longest.n == 64
+    weights, _ = reference(data / "tiny-roberta", longest.encoded.ids, decoder=False)
+    assert np.abs(longest.all_weights() - weights).max() <= TOLERANCE
 
 
 def _installed(name):

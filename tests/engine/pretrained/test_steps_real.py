@@ -59,6 +59,35 @@ def test_the_rope_arithmetic_of_every_cell_is_the_trace_value(llama_layer):
                     assert {u.table for u in cell.used} == {f"{name}_raw", "cos", "sin"}
 
 
+@pytest.mark.parametrize("name, turned", [("tiny-gpt-neox", 4), ("tiny-phi3", 6)])
+def test_a_head_turned_in_part_writes_its_cells_over_the_dims_turned(name, turned):
+    """GPT-NeoX turns the first half of each 8-wide head (rotary_pct), Phi-3 its first 6 (0.75): dimension
+    j turns with j + r/2 among those r, and the rest pass as they were."""
+    from .conftest import DATA
+
+    trace = open_pretrained(DATA / name).run(SENTENCE).layer_trace(1)
+    half = turned // 2
+    assert trace.rope_cos.shape == (trace.n, turned)
+    assert f"over the first r = {turned} of the 8 dims" in steps.step_view(trace, "rope").formula
+    for h, head in enumerate(trace.heads):
+        for name in ("q", "k"):
+            before, after = getattr(head, f"{name}_before_rope"), getattr(head, name)
+            np.testing.assert_array_equal(after[:, turned:], before[:, turned:])
+            for row in range(trace.n):
+                for col in range(head.d_k):
+                    cell = steps.cell_arithmetic(trace, "rope", h, row, col, name)
+                    assert cell.text.endswith(f" = {fmt(after[row, col])}")
+                    if col >= turned:
+                        assert {u.table for u in cell.used} == {f"{name}_raw"}
+                        continue
+                    partner = (col + half) % turned
+                    sign = -1 if col < half else 1
+                    cos, sin = trace.rope_cos[row, col], trace.rope_sin[row, col]
+                    assert before[row, col] * cos + sign * before[row, partner] * sin == pytest.approx(
+                        after[row, col], abs=1e-5)
+                    assert f"{name}_{trace.labels[row]}[{partner}]·sin θ" in cell.text
+
+
 def test_the_rope_cell_written_out_by_hand(llama_layer):
     trace, head = llama_layer, llama_layer.heads[0]
     q = head.q_before_rope

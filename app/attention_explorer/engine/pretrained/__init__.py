@@ -1,4 +1,6 @@
-"""Real pretrained models (BERT, GPT-2, Llama) in float32 NumPy: open, run, read every layer and head.
+"""Real pretrained models in float32 NumPy: open, run, read every layer and head. The families (BERT,
+RoBERTa, DistilBERT, GPT-2, GPT-NeoX/Pythia, Llama, Mistral, Qwen2/2.5, Qwen3, Phi-3, OLMo 2, Gemma,
+Gemma 2) are one module each under families/.
 
 Pure NumPy like the rest of the engine (no Qt, no PyTorch). Needs the `tokenizers` package (the
 `real` extra: pip install 'attention-explorer[real]'); without it, opening a model raises a
@@ -11,7 +13,8 @@ The API the window and the command line use:
         # progress(fraction, text) -> bool: called while loading; return False to cancel (raises Cancelled).
         # Any unusable file raises ModelError naming the file and the field; a text is at most
         # engine.limits.MAX_REAL_TEXT_CHARS characters (SentenceError beyond).
-    model.name, model.family ("bert" | "gpt2" | "llama"), model.kind ("encoder" | "decoder"),
+    model.name, model.family (config.json's model_type: "bert", "llama", "qwen2", …),
+    model.kind ("encoder" | "decoder"),
     model.n_layers, model.n_heads, model.n_kv_heads, model.d_model, model.is_decoder, model.max_tokens
 
     trace = model.run(text, ablate=frozenset({(layer, head), ...}), progress=None, previous=None)

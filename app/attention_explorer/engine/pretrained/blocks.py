@@ -5,7 +5,9 @@ Every weight the app shows or writes is made here, by the forward and again on d
 a file or the census. The blocks depend only on the number of tokens, and each head's product of a
 block is the same BLAS call whichever heads are asked for, so a weight recomputed later is the
 forward's own to the bit. A decoder's block reads only the keys up to its last query (the rest are
-masked): half the work of the full square, and its weights beyond are exact zeros.
+masked): half the work of the full square, and its weights beyond are exact zeros. A layer with a
+sliding window (Architecture.windows) also gives −∞ to the keys before its window, and a model with
+soft-capped scores (Gemma 2) caps them before the mask.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .ops import soft_cap
 from .thumbnails import thumb_step
 from .weights import Architecture
 
@@ -39,13 +42,16 @@ def keys_for(stop: int, n: int, causal: bool) -> int:
 
 
 def block_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, start: int, stop: int,
-                  heads: Sequence[int] | None = None, out: np.ndarray | None = None) -> np.ndarray:
+                  heads: Sequence[int] | None = None, out: np.ndarray | None = None, window: int = 0) -> np.ndarray:
     """softmax(q·kᵀ) of query rows [start, stop) for `heads` (all when None): (heads, rows, keys),
     keys = keys_for(stop, n, causal), made in `out` when given (e.g. those rows of a whole matrix).
-    `q_scaled` is (heads, n, d_head) already divided by √d_head, `k_t` the keys transposed,
-    (kv_heads, d_head, n); query head h reads key head h // group."""
+    `q_scaled` is (heads, n, d_head) already divided by the score divisor, `k_t` the keys transposed,
+    (kv_heads, d_head, n); query head h reads key head h // group. `window`: the layer's sliding
+    window (0: none)."""
     scores = block_scores(arch, q_scaled, k_t, start, stop, heads, out)
-    softmax_rows(scores, start, arch.is_decoder)
+    if arch.attn_softcap:
+        soft_cap(scores, arch.attn_softcap)
+    softmax_rows(scores, start, arch.is_decoder, window)
     return scores
 
 
@@ -79,11 +85,24 @@ def mask_later_keys(scores: np.ndarray, start: int) -> None:
     scores[..., keys - rows:][..., _later(rows)] = -np.inf
 
 
-def softmax_rows(scores: np.ndarray, start: int, causal: bool) -> None:
-    """Each row's softmax in place, the keys after a decoder's query first set to −∞. Rows are queries
-    start, start + 1, …; a causal block's keys end at its last query."""
+def outside_window(start: int, rows: int, keys: int, window: int) -> np.ndarray | None:
+    """rows × keys, True where key j is too far before query i = start + row to be seen: j ≤ i − window
+    (transformers' sliding window keeps key j > i − window). None when no key of the block is."""
+    if window <= 0 or start + rows - 1 - window < 0:
+        return None
+    queries = np.arange(start, start + rows)[:, None]
+    return np.arange(keys)[None, :] <= queries - window
+
+
+def softmax_rows(scores: np.ndarray, start: int, causal: bool, window: int = 0) -> None:
+    """Each row's softmax in place, the keys after a decoder's query (and, with a sliding `window`, those
+    too far before it) first set to −∞. Rows are queries start, start + 1, …; a causal block's keys
+    end at its last query."""
     if causal:
         mask_later_keys(scores, start)
+        far = outside_window(start, scores.shape[-2], scores.shape[-1], window)
+        if far is not None:
+            scores[..., far] = -np.inf
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
@@ -97,37 +116,44 @@ def block_outputs(arch: Architecture, weights: np.ndarray, v: np.ndarray) -> np.
     return np.matmul(grouped, v[:, None, :keys]).reshape(heads, rows, arch.d_head)
 
 
-def head_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, heads: Sequence[int] | None = None
-                 ) -> np.ndarray:
+def head_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, heads: Sequence[int] | None = None,
+                 window: int = 0) -> np.ndarray:
     """The whole n × n weights of `heads` (all when None), block by block: (heads, n, n) float32."""
     n = q_scaled.shape[1]
     count = arch.n_heads if heads is None else len(heads)
     weights = np.zeros((count, n, n), dtype=np.float32)
     for start, stop in row_blocks(n):  # each block made in place: no copy of it
         keys = keys_for(stop, n, arch.is_decoder)
-        block_weights(arch, q_scaled, k_t, start, stop, heads, weights[:, start:stop, :keys])
+        block_weights(arch, q_scaled, k_t, start, stop, heads, weights[:, start:stop, :keys], window)
     return weights
 
 
 def score_rows(arch: Architecture, q: np.ndarray, k_t: np.ndarray, head: int, start: int, stop: int,
-               divisor: float = 1.0, masked: bool = False, out: np.ndarray | None = None) -> np.ndarray:
-    """Rows [start, stop) (a block of row_blocks) of one head's q·kᵀ ÷ `divisor`, against every key;
-    with `masked`, −∞ where a decoder's key comes after its query. Every way of asking for a head's
-    scores comes here, so scores ÷ √d_head made later equal these scaled ones to the bit."""
+               divisor: float = 1.0, masked: bool = False, out: np.ndarray | None = None, window: int = 0,
+               cap: float = 0.0) -> np.ndarray:
+    """Rows [start, stop) (a block of row_blocks) of one head's q·kᵀ ÷ `divisor`, against every key,
+    soft-capped at `cap` when given; with `masked`, −∞ where a decoder's key comes after its query or
+    before its sliding `window`. Every way of asking for a head's scores comes here, so scores ÷ the
+    divisor made later equal these scaled ones to the bit."""
     block = np.matmul(q[head, start:stop], k_t[head // arch.group], out=out)
     if divisor != 1.0:
         block /= np.float32(divisor)
+    if cap:
+        soft_cap(block, cap)
     if masked and arch.is_decoder:
         block[:, stop:] = -np.inf
         mask_later_keys(block[None, :, :stop], start)
+        far = outside_window(start, stop - start, block.shape[-1], window)
+        if far is not None:
+            block[far] = -np.inf
     return block
 
 
 def head_scores(arch: Architecture, q: np.ndarray, k_t: np.ndarray, head: int, divisor: float = 1.0,
-                masked: bool = False) -> np.ndarray:
+                masked: bool = False, window: int = 0, cap: float = 0.0) -> np.ndarray:
     """One head's q·kᵀ ÷ `divisor`, n × n float32, block by block of rows (see score_rows)."""
     n = q.shape[1]
     scores = np.empty((n, n), dtype=np.float32)
     for start, stop in row_blocks(n):
-        score_rows(arch, q, k_t, head, start, stop, divisor, masked, out=scores[start:stop])
+        score_rows(arch, q, k_t, head, start, stop, divisor, masked, out=scores[start:stop], window=window, cap=cap)
     return scores

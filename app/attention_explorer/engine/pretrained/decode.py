@@ -16,20 +16,26 @@ from .blocks import softmax_rows
 from .forward import attention_input, embed, finish_layer, forward, next_logits, project, rope_for
 from .kv_cache import KVCache
 from .model import PretrainedModel, overflow_error
+from .ops import soft_cap
 from .progress import Progress
 
 FIRST_ROOM = 256  # tokens of room beyond the prompt at first; the cache doubles when that is used
 
 
-def attend_newest(arch, q_scaled: np.ndarray, keys: np.ndarray, values: np.ndarray, off: list[int] | None
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """One query per head (heads, d_head), already ÷ √d_head, against every key so far (kv_heads, n,
-    d_head); query head h reads key/value head h // group. Returns the heads' outputs side by side
-    (1, heads·d_head), those in `off` zero, and the weights (heads, n)."""
+def attend_newest(arch, q_scaled: np.ndarray, keys: np.ndarray, values: np.ndarray, off: list[int] | None,
+                  window: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """One query per head (heads, d_head), already scaled (Projections.q_scaled), against every key so
+    far (kv_heads, n, d_head); query head h reads key/value head h // group; with a sliding `window`,
+    the keys before it get no weight. Returns the heads' outputs side by side (1, heads·d_head), those
+    in `off` zero, and the weights (heads, n)."""
     n = keys.shape[1]
     grouped = q_scaled.reshape(arch.n_kv_heads, arch.group, arch.d_head)
     weights = np.matmul(grouped, keys.transpose(0, 2, 1)).reshape(arch.n_heads, n)
-    softmax_rows(weights, 0, causal=False)  # the keys end at the query: nothing to mask
+    if arch.attn_softcap:
+        soft_cap(weights, arch.attn_softcap)
+    if 0 < window < n:  # the query is token n − 1: keys j ≤ n − 1 − window are outside its window
+        weights[:, :n - window] = -np.inf
+    softmax_rows(weights, 0, causal=False)  # the keys end at the query: no later key to mask
     outputs = np.matmul(weights.reshape(arch.n_kv_heads, arch.group, n), values).reshape(arch.n_heads, arch.d_head)
     if off:
         outputs[off] = 0
@@ -57,14 +63,13 @@ class Decoder:
                 ) -> tuple[np.ndarray, np.ndarray]:
         """Read the text `ids` through the forward, keeping every layer's keys and values. Returns the
         next-token scores (vocab,) and the last token's attention (layers, heads, n)."""
-        n, d_head = len(ids), self.arch.d_head
+        n = len(ids)
         self.cache = KVCache(self.arch, n + FIRST_ROOM, self.most, inputs=self.keep_inputs)
         last_queries = [np.empty(0)] * self.arch.n_layers
-        scale = np.float32(1 / np.sqrt(d_head))
 
         def keep(index, p):
             self.cache.write(index, 0, p.k, p.v)
-            last_queries[index] = p.q[:, -1] * scale  # as Projections.q_scaled, on one row
+            last_queries[index] = p.q[:, -1] * np.float32(p.scale)  # as Projections.q_scaled, on one row
 
         result = forward(self.weights, ids, self.ablate, progress, special=special, keep=keep)
         if result.overflow:
@@ -74,7 +79,8 @@ class Decoder:
                 self.cache.write_input(index, 0, h)
         rows = np.empty((self.arch.n_layers, self.arch.n_heads, n), dtype=np.float32)
         for index, query in enumerate(last_queries):
-            _, rows[index] = attend_newest(self.arch, query, *self.cache.read(index, n), self.off.get(index))
+            _, rows[index] = attend_newest(self.arch, query, *self.cache.read(index, n), self.off.get(index),
+                                           self.arch.window(index))
         self.length = n
         return result.next_logits, rows
 
@@ -91,8 +97,8 @@ class Decoder:
                 self.cache.write_input(index, t, h)
             p = project(arch, layer, attention_input(arch, layer, h), rope)
             self.cache.write(index, t, p.k, p.v)
-            merged, rows[index] = attend_newest(arch, p.q_scaled(arch.d_head)[:, 0], *self.cache.read(index, t + 1),
-                                                self.off.get(index))
+            merged, rows[index] = attend_newest(arch, p.q_scaled()[:, 0], *self.cache.read(index, t + 1),
+                                                self.off.get(index), arch.window(index))
             h = finish_layer(arch, layer, h, merged)
         logits = next_logits(self.weights, h[0])
         if not np.isfinite(logits).all():
@@ -101,8 +107,8 @@ class Decoder:
         return logits, rows
 
     def _rope_row(self, position: int) -> tuple | None:
-        """The rotary tables' row of `position` (Llama), from tables made for the whole cache."""
-        if self.arch.family != "llama":
+        """The rotary tables' row of `position`, from tables made for the whole cache (None without RoPE)."""
+        if not self.arch.rotary:
             return None
         if self._rope is None or self._rope[0].shape[0] <= position:
             self._rope = rope_for(self.arch, self.cache.capacity)

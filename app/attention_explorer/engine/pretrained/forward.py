@@ -1,9 +1,23 @@
-"""One float32 forward pass of a BERT, GPT-2 or Llama model, keeping what any layer can be remade from.
+"""One float32 forward pass of any family's model, keeping what any layer can be remade from.
 
-BERT:  h = LN(e);  per layer h = LN(h + Attn(h));  h = LN(h + FFN(h))           (post-LN, GELU erf)
-GPT-2: h = e;      per layer h = h + Attn(LN(h));  h = h + FFN(LN(h));  LN(h)   (pre-LN, GELU tanh)
-Llama: h = e;      per layer h = h + Attn(RMS(h)); h = h + SwiGLU(RMS(h)); RMS(h) (RoPE on q and k)
-Attn splits q, k, v into heads; with grouped key/value heads query head h reads kv head h // group.
+One function for every family, driven by the Architecture's fields (weights.py); each family's
+module (families/) says which it sets. The shared computation, with what the fields switch:
+
+    h₀ = E[t]·embed_scale + P[position] + T[0], then LN (BERT's embedding norm)   (each part if present)
+    per layer, with N(x) the model's norm (LayerNorm, or RMSNorm scaled by w + norm_offset):
+      residual "post":      h = N(h + Attn(h));       h = N(h + FFN(h))             BERT, RoBERTa, DistilBERT
+      residual "pre":       h = h + P_a(Attn(N(h)));  h = h + P_f(FFN(N(h)))        GPT-2, Llama and most
+                            (P_a, P_f: the post-norms of OLMo 2 and Gemma 2, else nothing; OLMo 2 has
+                            no N before its sub-layers)
+      residual "parallel":  h = h + Attn(N₁(h)) + FFN(N₂(h))                        GPT-NeoX
+    Attn: q, k, v = x·W + b; q and k RMS-normalised per head or over the whole projection (qk_norm),
+          then turned by RoPE over their first rotary_dims (none for learned positions); scores
+          q·kᵀ ÷ score_divisor, soft-capped (attn_softcap), masked (a decoder's later keys, and keys
+          before a layer's sliding window), softmax, ·v; query head h reads kv head h // group;
+          the heads side by side · W_O + b_O
+    FFN:  W_down·act(x·W_up + b_up) + b_down, or gated: W_down·(act(x·W_gate) ⊙ x·W_up)
+    next-token scores (decoders): N_f(h_last)·W_outᵀ (W_out tied to E unless the file has its own),
+          soft-capped (final_softcap)
 An ablated head's output is zeroed before W_O, so every later layer (and the next token) changes.
 
 What is kept grows with layers × n × d_model, not with layers × heads × n²: the residual stream
@@ -20,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import block_outputs, block_weights, row_blocks
-from .ops import ACTIVATIONS, apply_rope, layer_norm, rms_norm, rope_tables
+from .ops import ACTIVATIONS, apply_rope, layer_norm, rms_norm, rope_tables, soft_cap
 from .progress import Progress, report
 from .thumbnails import pool_rows_into, thumb_size, thumb_step
 from .weights import Architecture, LayerWeights, ModelWeights
@@ -30,17 +44,18 @@ from .weights import Architecture, LayerWeights, ModelWeights
 class Projections:
     """One layer's queries, keys and values split into heads: (heads, n, d_head)."""
 
-    q: np.ndarray         # after RoPE for Llama
-    k: np.ndarray         # (kv_heads, n, d_head), after RoPE for Llama
+    q: np.ndarray         # after RoPE when the model has it
+    k: np.ndarray         # (kv_heads, n, d_head), after RoPE
     v: np.ndarray
-    q_raw: np.ndarray     # before RoPE (the same arrays as q and k without it)
-    k_raw: np.ndarray
+    q_raw: np.ndarray     # before RoPE, after the q/k norm when the model has one (the same arrays as q
+    k_raw: np.ndarray     # and k without RoPE)
     k_t: np.ndarray       # k transposed, (kv_heads, d_head, n) in row order: BLAS multiplies a few
                           # queries by it half as fast again as by k's transposed view
+    scale: float = 1.0    # 1 ÷ the score divisor (√d_head, or √query_scalar)
 
-    def q_scaled(self, d_head: int) -> np.ndarray:
-        """q ÷ √d_head, as every weight is made from (n × d values to scale instead of n × n)."""
-        return self.q * np.float32(1 / np.sqrt(d_head))
+    def q_scaled(self) -> np.ndarray:
+        """q × scale, as every weight is made from (n × d values to scale instead of n × n)."""
+        return self.q * np.float32(self.scale)
 
 
 @dataclass(frozen=True)
@@ -54,12 +69,22 @@ class ForwardResult:
 
 
 def norm(arch: Architecture, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-    return (rms_norm if arch.family == "llama" else layer_norm)(x, weight, bias, arch.norm_eps)
+    """The model's norm of `x` over its last axis: LayerNorm or RMSNorm, scaled by weight + norm_offset."""
+    if arch.norm_offset:
+        weight = weight + np.float32(arch.norm_offset)
+    return (rms_norm if arch.norm == "rms" else layer_norm)(x, weight, bias, arch.norm_eps)
+
+
+def _normed(arch: Architecture, x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None = None
+            ) -> np.ndarray:
+    """`x` through a norm the layer may not have (None: `x` as it is)."""
+    return x if weight is None else norm(arch, x, weight, bias)
 
 
 def attention_input(arch: Architecture, layer: LayerWeights, h: np.ndarray) -> np.ndarray:
-    """What a layer's W_Q, W_K, W_V read: its input, normalised first when the model is pre-LN."""
-    return norm(arch, h, layer.attn_norm, layer.attn_norm_bias) if arch.pre_norm else h
+    """What a layer's W_Q, W_K, W_V read: its input, normalised first when the model is pre-LN (and has
+    a norm there: OLMo 2 has none)."""
+    return _normed(arch, h, layer.attn_norm, layer.attn_norm_bias) if arch.pre_norm else h
 
 
 def _linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
@@ -77,14 +102,19 @@ def _split_heads(x: np.ndarray, heads: int) -> np.ndarray:
 
 
 def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple | None) -> Projections:
-    """Q, K, V of every head of `layer` on its input `x` (n × d_model)."""
+    """Q, K, V of every head of `layer` on its input `x` (n × d_model): projected, q and k normalised
+    (qk_norm), split into heads, q and k turned (rope)."""
     qkv = _linear(x, layer.w_qkv, layer.b_qkv)                  # (n, q | k | v)
     q_end, k_end = layer.w_q.shape[1], layer.w_q.shape[1] + layer.w_k.shape[1]
-    q_raw = _split_heads(qkv[:, :q_end], arch.n_heads)
-    k_raw = _split_heads(qkv[:, q_end:k_end], arch.n_kv_heads)
+    q, k = qkv[:, :q_end], qkv[:, q_end:k_end]
+    if arch.qk_norm == "whole":                                 # over every head's numbers at once
+        q, k = norm(arch, q, layer.q_norm, None), norm(arch, k, layer.k_norm, None)
+    q_raw, k_raw = _split_heads(q, arch.n_heads), _split_heads(k, arch.n_kv_heads)
+    if arch.qk_norm == "head":                                  # over each head's d_head numbers
+        q_raw, k_raw = norm(arch, q_raw, layer.q_norm, None), norm(arch, k_raw, layer.k_norm, None)
     v = _split_heads(qkv[:, k_end:], arch.n_kv_heads)
     q, k = (q_raw, k_raw) if rope is None else (apply_rope(q_raw, *rope), apply_rope(k_raw, *rope))
-    return Projections(q, k, v, q_raw, k_raw, np.ascontiguousarray(k.transpose(0, 2, 1)))
+    return Projections(q, k, v, q_raw, k_raw, np.ascontiguousarray(k.transpose(0, 2, 1)), 1 / arch.score_divisor)
 
 
 def merge_heads(outputs: np.ndarray) -> np.ndarray:
@@ -93,25 +123,39 @@ def merge_heads(outputs: np.ndarray) -> np.ndarray:
 
 
 def rope_for(arch: Architecture, n: int) -> tuple | None:
-    return rope_tables(n, arch.d_head, arch.rope_theta) if arch.family == "llama" else None
+    """The rotary tables of positions 0 … n − 1 (cos, sin: n × rotary_dims), None without RoPE."""
+    return rope_tables(n, arch.rotary_dims, arch.rope_theta) if arch.rotary else None
+
+
+def positions(arch: Architecture, ids: np.ndarray, start: int = 0) -> np.ndarray | slice:
+    """The rows of the position table that tokens `ids` at start, start + 1, … read: their places, or
+    (position_pad, RoBERTa) the padding id + how many non-padding tokens up to each, the padding id
+    for a padding token (transformers' create_position_ids_from_input_ids)."""
+    if arch.position_pad < 0:
+        return slice(start, start + len(ids))
+    ordinary = ids != arch.position_pad
+    return (np.cumsum(ordinary) + start) * ordinary + arch.position_pad
 
 
 def embed(model: ModelWeights, ids: np.ndarray, start: int = 0) -> np.ndarray:
     """The first residual stream of `ids`, which stand at positions start, start + 1, … (a generated
     token is embedded alone, at its place after the text before it)."""
+    arch = model.arch
     h = model.token_embedding[ids].astype(np.float32)
+    if arch.embed_scale != 1.0:
+        h *= np.float32(arch.embed_scale)
     if model.position_embedding is not None:
-        h += model.position_embedding[start:start + len(ids)]
+        h += model.position_embedding[positions(arch, ids, start)]
     if model.type_embedding is not None:
         h += model.type_embedding
     if model.embedding_norm is not None:
-        h = layer_norm(h, model.embedding_norm, model.embedding_norm_bias, model.arch.norm_eps)
+        h = layer_norm(h, model.embedding_norm, model.embedding_norm_bias, arch.norm_eps)
     return h
 
 
 def _feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.ndarray:
     hidden = _linear(x, layer.w_gate_up, layer.b_up)
-    if layer.w_gate is not None:                      # SwiGLU: silu(x·W_gate) ⊙ (x·W_up), one product for both
+    if layer.w_gate is not None:                      # gated: act(x·W_gate) ⊙ (x·W_up), one product for both
         d_ff = layer.w_up.shape[1]
         gate = ACTIVATIONS[arch.activation](hidden[:, :d_ff])
         gate *= hidden[:, d_ff:]
@@ -122,36 +166,61 @@ def _feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.
 
 
 def finish_layer(arch: Architecture, layer: LayerWeights, h: np.ndarray, merged: np.ndarray) -> np.ndarray:
-    """The residual stream leaving `layer`: the heads' outputs `merged` through W_O, added to the stream
-    `h` that entered it, then the feed-forward (each sub-layer normalised before, or after for BERT).
+    """The residual stream leaving `layer`: the heads' outputs `merged` through W_O, then after_attention.
     The forward and a generation's one-token steps both end a layer here."""
-    attended = _linear(merged, layer.w_o, layer.b_o)
-    if arch.pre_norm:
-        h = h + attended
-        return h + _feed_forward(arch, layer, norm(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
-    h = norm(arch, h + attended, layer.attn_norm, layer.attn_norm_bias)
-    return norm(arch, h + _feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
+    return after_attention(arch, layer, h, _linear(merged, layer.w_o, layer.b_o))
+
+
+def after_attention(arch: Architecture, layer: LayerWeights, h: np.ndarray, attended: np.ndarray) -> np.ndarray:
+    """The residual stream leaving `layer` from the stream `h` that entered it and what its attention
+    wrote, `attended` (after W_O): the residual sums, norms and feed-forward of the model's layout."""
+    if arch.residual == "post":
+        h = norm(arch, h + attended, layer.attn_norm, layer.attn_norm_bias)
+        return norm(arch, h + _feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
+    if arch.residual == "parallel":                   # both sub-layers read the stream that entered
+        out = _feed_forward(arch, layer, _normed(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
+        out += attended
+        out += h
+        return out
+    h = h + _normed(arch, attended, layer.post_attn_norm)
+    out = _feed_forward(arch, layer, _normed(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
+    return h + _normed(arch, out, layer.post_mlp_norm)
 
 
 def next_logits(model: ModelWeights, h_last: np.ndarray) -> np.ndarray:
     """A decoder's scores for the token after the one whose last residual stream is `h_last` (d_model,)."""
     last = norm(model.arch, h_last[None], model.final_norm, model.final_norm_bias)[0]
     head = model.lm_head if model.lm_head is not None else model.token_embedding
-    return head @ last
+    return _capped(model.arch, head @ last)
+
+
+def final_norm(model: ModelWeights, h: np.ndarray) -> np.ndarray:
+    """The last layer's output `h` (n × d_model) through the model's final norm."""
+    return norm(model.arch, h, model.final_norm, model.final_norm_bias)
+
+
+def output_logits(model: ModelWeights, stream: np.ndarray) -> np.ndarray:
+    """A decoder's next-token scores after every token of its final-normed `stream` (n × d_model): (n, vocab)."""
+    head = model.lm_head if model.lm_head is not None else model.token_embedding
+    return _capped(model.arch, stream @ head.T)
+
+
+def _capped(arch: Architecture, logits: np.ndarray) -> np.ndarray:
+    return soft_cap(logits, arch.final_softcap) if arch.final_softcap else logits
 
 
 def _attend(arch: Architecture, p: Projections, off: set[int], thumbs: np.ndarray, sinks: np.ndarray,
-            special: np.ndarray) -> tuple[np.ndarray, bool]:
+            special: np.ndarray, window: int = 0) -> tuple[np.ndarray, bool]:
     """The heads' outputs side by side (n, heads·d_head), block by block of query rows, each block's
     weights pooled into `thumbs` (heads, m, m) and its weight on the first and the `special` tokens
-    written into `sinks` (heads, n, 2) on the way; heads in `off` output zero. Also whether every
-    weight was finite."""
+    written into `sinks` (heads, n, 2) on the way; heads in `off` output zero; `window` is the layer's
+    sliding window (0: none). Also whether every weight was finite."""
     n = p.q.shape[1]
-    q_scaled, step = p.q_scaled(arch.d_head), thumb_step(n)
+    q_scaled, step = p.q_scaled(), thumb_step(n)
     merged = np.empty((n, arch.n_heads * arch.d_head), dtype=np.float32)
     finite = True
     for start, stop in row_blocks(n):
-        weights = block_weights(arch, q_scaled, p.k_t, start, stop)
+        weights = block_weights(arch, q_scaled, p.k_t, start, stop, window=window)
         finite = finite and bool(np.isfinite(weights[..., 0]).all())  # a NaN or ∞ spoils its whole row
         summarise_block(weights, start, step, thumbs, sinks, special)
         outputs = block_outputs(arch, weights, p.v)
@@ -208,7 +277,7 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         if keep is not None:
             keep(index, p)
         off = {head for lay, head in ablate if lay == index}
-        merged, finite = _attend(arch, p, off, thumbnails[index], sinks[index], columns)
+        merged, finite = _attend(arch, p, off, thumbnails[index], sinks[index], columns, arch.window(index))
         if not finite:
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
         h = finish_layer(arch, layer, h, merged)

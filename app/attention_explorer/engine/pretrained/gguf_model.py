@@ -58,8 +58,8 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
         family="llama", n_layers=meta.count("llama.block_count"), n_heads=n_heads, n_kv_heads=n_kv_heads,
         d_model=d_model, d_head=d_head, d_ff=meta.count("llama.feed_forward_length"), vocab_size=vocab,
         norm_eps=meta.epsilon("llama.attention.layer_norm_rms_epsilon"),
-        max_positions=meta.count("llama.context_length"), activation="silu",
-        rope_theta=meta.positive_number("llama.rope.freq_base", default=10000.0),
+        max_positions=meta.count("llama.context_length"), activation="silu", decoder=True, norm="rms", gated=True,
+        rotary_dims=d_head, rope_theta=meta.positive_number("llama.rope.freq_base", default=10000.0),
     )
 
 

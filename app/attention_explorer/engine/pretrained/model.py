@@ -1,4 +1,5 @@
-"""Opening a real model (an HF folder or a Llama GGUF file) and running a text through it."""
+"""Opening a real model (an HF folder of any family in families/, or a Llama GGUF file) and running a
+text through it."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from .hf_folder import read_hf_folder
 from .progress import Progress, report
 from .real_trace import NextToken, PretrainedTrace, make_labels
 from .tokenizing import TextTokenizer
-from .weights import FAMILY_KINDS, Architecture, ModelWeights
+from .weights import Architecture, ModelWeights
 
 TOP_NEXT_TOKENS = 5
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -49,7 +50,7 @@ class PretrainedModel:
 
     @property
     def kind(self) -> str:
-        return FAMILY_KINDS[self.family]
+        return self.arch.kind
 
     @property
     def is_decoder(self) -> bool:

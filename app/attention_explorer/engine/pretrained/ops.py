@@ -1,4 +1,4 @@
-"""The float32 building blocks of real transformers: norms, activations, RoPE, masked softmax.
+"""The float32 building blocks of real transformers: norms, activations, RoPE, soft-capping, masked softmax.
 
 Each matches PyTorch's float32 definition to about 1e-6, which keeps whole models within 1e-5 of
 transformers. Work is done in place where it saves a pass over large arrays.
@@ -87,23 +87,39 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, eps: 
 
 
 def rms_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, eps: float) -> np.ndarray:
-    """x / √(mean(x²) + eps) · weight (Llama's RMSNorm has no bias; `bias` is ignored)."""
+    """x / √(mean(x²) + eps) · weight over the last axis (RMSNorm has no bias; `bias` is ignored)."""
     return x * (1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(eps))) * weight
 
 
-def rope_tables(n: int, d_head: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
-    """cos and sin (n × d_head) of HF's rotary embedding: frequency i used by dims i and i + d_head/2."""
-    inv_freq = 1.0 / theta ** (np.arange(0, d_head, 2, dtype=np.float32) / np.float32(d_head))
+def rope_tables(n: int, dims: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin (n × dims) of HF's rotary embedding over the `dims` leading numbers of a head (all of
+    them, or a part: partial rotary): frequency i used by dims i and i + dims/2."""
+    inv_freq = 1.0 / theta ** (np.arange(0, dims, 2, dtype=np.float32) / np.float32(dims))
     angles = np.arange(n, dtype=np.float32)[:, None] * inv_freq[None, :].astype(np.float32)
     angles = np.concatenate([angles, angles], axis=1)
     return np.cos(angles), np.sin(angles)
 
 
 def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """Rotate every head of x (…, n, d_head) by position: x·cos + rotate_half(x)·sin (HF convention)."""
-    half = x.shape[-1] // 2
+    """Rotate every head of x (…, n, d_head) by position: x·cos + rotate_half(x)·sin (HF convention)
+    over the leading cos.shape[-1] dims; the others (partial rotary) pass unturned."""
+    dims = cos.shape[-1]
+    if dims < x.shape[-1]:
+        turned = np.array(x)
+        turned[..., :dims] = apply_rope(x[..., :dims], cos, sin)
+        return turned
+    half = dims // 2
     rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
     return x * cos + rotated * sin
+
+
+def soft_cap(values: np.ndarray, cap: float) -> np.ndarray:
+    """c·tanh(values ÷ c) in place (Gemma 2's scores and next-token scores): near values for small
+    ones, never beyond ±c."""
+    values /= np.float32(cap)
+    np.tanh(values, out=values)
+    values *= np.float32(cap)
+    return values
 
 
 def masked_softmax(scores: np.ndarray, causal: bool) -> np.ndarray:

@@ -23,6 +23,7 @@ from ..tokenizer import token_labels
 from .analysis import rollout_mix
 from .blocks import block_weights, keys_for, row_blocks
 from .forward import ForwardResult, merge_heads, summarise_block
+from .ops import soft_cap
 from .recompute import LayerMaker
 from .thumbnails import thumb_step
 from .tokenizing import Encoded
@@ -116,10 +117,10 @@ class PretrainedTrace:
         with single_blas_thread():
             for layer in range(arch.n_layers):
                 p = self._maker.projections(layer)
-                q_scaled = p.q_scaled(arch.d_head)
+                q_scaled = p.q_scaled()
                 for start, stop in row_blocks(n):
-                    summarise_block(block_weights(arch, q_scaled, p.k_t, start, stop), start, thumb_step(n),
-                                    result.thumbnails[layer], result.sinks[layer], columns)
+                    summarise_block(block_weights(arch, q_scaled, p.k_t, start, stop, window=arch.window(layer)),
+                                    start, thumb_step(n), result.thumbnails[layer], result.sinks[layer], columns)
 
     # --- layers made again ------------------------------------------------------------------------
     def causal_mask(self, n: int) -> np.ndarray:
@@ -127,8 +128,13 @@ class PretrainedTrace:
         of a decoder's layers and of any reading of them."""
         return self._maker.causal_mask(n)
 
+    def layer_mask(self, layer: int) -> np.ndarray | None:
+        """n × n, True where a query of `layer` may not look: a decoder's later keys and, in a layer with
+        a sliding window, the keys before its window (read-only); None for an encoder."""
+        return self._maker.layer_mask(layer)
+
     def attention_input(self, layer: int) -> np.ndarray:
-        """What layer `layer`'s W_Q, W_K, W_V read (normalised first in GPT-2 and Llama), n × d_model."""
+        """What layer `layer`'s W_Q, W_K, W_V read (normalised first in pre-LN models), n × d_model."""
         return self._maker.attention_input(layer)
 
     def layer_weights(self, layer: int) -> np.ndarray:
@@ -206,7 +212,7 @@ class PretrainedTrace:
             p = maker.projections(layer)
         rotary = maker.rope()
         off = frozenset(head for lay, head in self.ablated if lay == layer)
-        rope = arch.family == "llama"
+        rope = arch.rotary
         grams = w_o_grams(weights.w_o, arch.n_heads)
         heads = []
         for h in range(arch.n_heads):
@@ -221,11 +227,10 @@ class PretrainedTrace:
                 q_before_rope=p.q_raw[h] if rope else None, k_before_rope=p.k_raw[kv] if rope else None,
                 kv_head=kv if arch.group > 1 else None, moved_norm=_moved(p.v[kv], grams[h]),
             ))
-        n = self.n
         # the makers hold the LayerMaker, not this trace: the trace keeps its last layer trace (memo),
         # and a cycle back to it would keep a closed model's weights until Python's collector ran
         makers = {
-            "mask": lambda _trace: maker.causal_mask(n) if arch.is_decoder else None,
+            "mask": lambda _trace: maker.layer_mask(layer),
             "concat": lambda trace: _concat(maker, layer, trace),
             "output": lambda trace: _output(trace),
         }
@@ -247,10 +252,10 @@ def _concat(maker: LayerMaker, layer: int, trace: LazyTrace) -> np.ndarray:
         return merge_heads(np.stack([head.output for head in trace.heads]))
     with single_blas_thread():
         p = maker.projections(layer)
-        q_scaled = p.q_scaled(arch.d_head)
+        q_scaled = p.q_scaled()
         outputs = np.zeros((arch.n_heads, n, arch.d_head), dtype=np.float32)
         for start, stop in row_blocks(n):
-            block = block_weights(arch, q_scaled, p.k_t, start, stop)
+            block = block_weights(arch, q_scaled, p.k_t, start, stop, window=arch.window(layer))
             keys = keys_for(stop, n, arch.is_decoder)
             for h in range(arch.n_heads):
                 if (layer, h) not in maker.ablated:
@@ -261,26 +266,31 @@ def _concat(maker: LayerMaker, layer: int, trace: LazyTrace) -> np.ndarray:
 def _head_makers(maker: LayerMaker, layer: int, h: int, switched_off: bool) -> dict:
     """How each large part of head `h` of `layer` is made when first read: from the other parts when
     they are made already, else from q and k (one n × n matrix at a time). The scores are made block
-    by block in one way, so scaled = scores ÷ √d_head and masked = scaled (+ −∞) to the bit, as the
-    step timeline writes them out. Norm-based attention α_ij · ‖f(x_j)‖ (census/norm_attention.py) is
-    0 for a head `switched_off`: it moves nothing."""
-    root = float(np.sqrt(maker.arch.d_head))
+    by block in one way, so scaled = scores ÷ the score divisor (soft-capped, for a model that caps
+    them) and masked = scaled (+ −∞) to the bit, as the step timeline writes them out. Norm-based
+    attention α_ij · ‖f(x_j)‖ (census/norm_attention.py) is 0 for a head `switched_off`: it moves
+    nothing."""
+    arch = maker.arch
+    root, cap = arch.score_divisor, arch.attn_softcap
 
     def made(divisor: float = 1.0, masked: bool = False) -> np.ndarray:
         with single_blas_thread():
-            return maker.head_scores(layer, h, divisor, masked)
+            return maker.head_scores(layer, h, divisor, masked, cap if divisor != 1.0 else 0.0)
 
     def scaled(head):
         scores = vars(head).get("scores")
-        return scores / np.float32(root) if isinstance(scores, np.ndarray) else made(root)
+        if not isinstance(scores, np.ndarray):
+            return made(root)
+        values = scores / np.float32(root)
+        return soft_cap(values, cap) if cap else values
 
     def masked(head):
         scaled = vars(head).get("scaled")
         if not isinstance(scaled, np.ndarray):
             return made(root, masked=True)
         values = scaled.copy()
-        if maker.arch.is_decoder:
-            values[maker.causal_mask(maker.n)] = -np.inf
+        if arch.is_decoder:
+            values[maker.layer_mask(layer)] = -np.inf
         return values
 
     def output(head):

@@ -18,7 +18,7 @@ import numpy as np
 from ..row_matrix import RowMatrix
 from ..softmax import causal_mask
 from ..threads import single_blas_thread
-from .blocks import block_weights, head_scores, head_weights, keys_for, row_blocks, score_rows
+from .blocks import block_weights, head_scores, head_weights, keys_for, outside_window, row_blocks, score_rows
 from .forward import ForwardResult, Projections, attention_input, project, rope_for
 from .weights import ModelWeights
 
@@ -61,7 +61,7 @@ class LayerMaker:
         self._projections: OrderedDict[int, Projections] = OrderedDict()
         self._weights = _ByteCache(WEIGHTS_CACHE_BYTES)
         self._rope: tuple | None = None
-        self._masks: dict[int, np.ndarray] = {}
+        self._masks: dict = {}  # n, or ("window", n, window) → a read-only mask
         self._lock = threading.RLock()
 
     @property
@@ -85,6 +85,23 @@ class LayerMaker:
                 mask.flags.writeable = False
                 self._masks[n] = mask
             return self._masks[n]
+
+    def layer_mask(self, layer: int) -> np.ndarray | None:
+        """n × n, True where a query of `layer` may not look (None for an encoder): the keys after it,
+        and in a layer with a sliding window those before its window, which a view draws as masked."""
+        if not self.arch.is_decoder:
+            return None
+        window = self.arch.window(layer)
+        if not window:
+            return self.causal_mask(self.n)
+        with self._lock:
+            key = ("window", self.n, window)
+            if key not in self._masks:
+                far = outside_window(0, self.n, self.n, window)
+                mask = self.causal_mask(self.n) if far is None else self.causal_mask(self.n) | far
+                mask.flags.writeable = False
+                self._masks[key] = mask
+            return self._masks[key]
 
     def attention_input(self, layer: int) -> np.ndarray:
         """What layer `layer`'s W_Q, W_K, W_V read (normalised first when pre-LN): n × d_model."""
@@ -116,7 +133,7 @@ class LayerMaker:
             if self.layer_fits():
                 return self.layer_weights(layer)[head]
             p = self.projections(layer)
-            one = head_weights(self.arch, p.q_scaled(self.arch.d_head), p.k_t, [head])[0]
+            one = head_weights(self.arch, p.q_scaled(), p.k_t, [head], self.arch.window(layer))[0]
             one.flags.writeable = False  # shared by every view that reads it
             self._weights.put((layer, head), one)
             return one
@@ -131,7 +148,8 @@ class LayerMaker:
                 return one[row]
             p = self.projections(layer)
             start, stop = next(block for block in row_blocks(self.n) if block[0] <= row < block[1])
-            block = block_weights(self.arch, p.q_scaled(self.arch.d_head), p.k_t, start, stop, [head])[0]
+            block = block_weights(self.arch, p.q_scaled(), p.k_t, start, stop, [head],
+                                  window=self.arch.window(layer))[0]
             weights = np.zeros(self.n, dtype=np.float32)
             weights[:block.shape[-1]] = block[row - start]
             return weights
@@ -142,7 +160,7 @@ class LayerMaker:
             whole = self._weights.get(layer)
             if whole is None:
                 p = self.projections(layer)
-                whole = head_weights(self.arch, p.q_scaled(self.arch.d_head), p.k_t)
+                whole = head_weights(self.arch, p.q_scaled(), p.k_t, window=self.arch.window(layer))
                 whole.flags.writeable = False  # shared by every view that reads it
                 self._weights.put(layer, whole)
             return whole
@@ -172,24 +190,26 @@ class LayerMaker:
         v = p.v[head // self.arch.group]
         if (layer, head) in self.ablated:
             return np.zeros((self.n, self.arch.d_head), dtype=np.float32)
-        q_scaled = p.q_scaled(self.arch.d_head)
+        q_scaled, window = p.q_scaled(), self.arch.window(layer)
         output = np.empty((self.n, self.arch.d_head), dtype=np.float32)
         for start, stop in row_blocks(self.n):
-            block = block_weights(self.arch, q_scaled, p.k_t, start, stop, [head])[0]
+            block = block_weights(self.arch, q_scaled, p.k_t, start, stop, [head], window=window)[0]
             np.matmul(block, v[:block.shape[-1]], out=output[start:stop])
         return output
 
-    def head_scores(self, layer: int, head: int, divisor: float = 1.0, masked: bool = False
+    def head_scores(self, layer: int, head: int, divisor: float = 1.0, masked: bool = False, cap: float = 0.0
                     ) -> np.ndarray | RowMatrix:
-        """q · kᵀ of one head ÷ `divisor`, n × n float32, −∞ after a decoder's query when `masked`:
-        made whole, or for a long text a RowMatrix that makes the rows that are read."""
+        """q · kᵀ of one head ÷ `divisor`, soft-capped at `cap` when given, n × n float32, −∞ where a
+        decoder's query may not look (layer_mask) when `masked`: made whole, or for a long text a
+        RowMatrix that makes the rows that are read."""
         p = self.projections(layer)
+        window = self.arch.window(layer)
         if self.n * self.n <= WHOLE_SCORES_CELLS:
-            return head_scores(self.arch, p.q, p.k_t, head, divisor, masked)
+            return head_scores(self.arch, p.q, p.k_t, head, divisor, masked, window, cap)
         arch = self.arch
 
         def rows(start: int, stop: int) -> np.ndarray:  # read later, by a view: on one BLAS thread, as here
             with single_blas_thread():
-                return score_rows(arch, p.q, p.k_t, head, start, stop, divisor, masked)
+                return score_rows(arch, p.q, p.k_t, head, start, stop, divisor, masked, window=window, cap=cap)
 
         return RowMatrix((self.n, self.n), np.float32, rows, row_blocks(self.n))

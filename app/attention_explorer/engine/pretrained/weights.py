@@ -1,7 +1,8 @@
 """One shape for the weights of every family, whatever file they came from.
 
-The loaders (HF folders, GGUF files) translate their names and layouts into these classes, so the
-forward pass has a single code path per family. Every projection is stored as (in, out), so a layer
+The loaders (each family's module under families/ for HF folders, gguf_model.py for GGUF files)
+translate their names and layouts into these classes, so the forward pass is one code path for
+every family, driven by the Architecture's fields. Every projection is stored as (in, out), so a layer
 is `x @ w + b`; HF's Linear weights (out, in) arrive as transposed views, not copies.
 """
 
@@ -15,16 +16,14 @@ import numpy as np
 
 from ..errors import ModelError
 
-FAMILIES = ("bert", "gpt2", "llama")
-# What each family is, in the words the app shows.
-FAMILY_KINDS = {"bert": "encoder", "gpt2": "decoder", "llama": "decoder"}
-
 
 @dataclass(frozen=True)
 class Architecture:
-    """The sizes and switches of one checkpoint, read from its config or metadata."""
+    """The sizes and switches of one checkpoint, read from its config or metadata by its family's
+    module (families/). The forward (forward.py) is one function driven by these fields; each family
+    says in its module which of them it sets and what that means in its maths."""
 
-    family: str            # "bert" (post-LN encoder), "gpt2" (pre-LN decoder), "llama" (RMSNorm, RoPE, SwiGLU)
+    family: str            # the family's name (families/: "bert", "gpt2", "llama", "qwen2", ...)
     n_layers: int
     n_heads: int           # query heads
     n_kv_heads: int        # key/value heads (fewer than n_heads when they are shared, as in Llama)
@@ -35,22 +34,55 @@ class Architecture:
     norm_eps: float
     max_positions: int     # longest sequence the position table (or the config) allows
     activation: str        # "gelu" (exact, erf), "gelu_tanh" or "silu"
-    rope_theta: float = 0.0  # Llama's rotary base; 0 for learned positions
+    decoder: bool = False  # causal mask, next tokens and generation; else an encoder (every token sees every token)
+    norm: str = "layer"    # "layer" (LayerNorm: mean, variance, weight, bias) or "rms" (RMSNorm: no mean, no bias)
+    norm_offset: float = 0.0  # the norms scale by (offset + w): Gemma stores w − 1, so 1
+    residual: str = "pre"  # "post": h = N(h + f(h)) (BERT); "pre": h = h + f(N(h)) (GPT-2, Llama, …);
+                           # "parallel": h = h + attn(N₁(h)) + mlp(N₂(h)) (GPT-NeoX)
+    gated: bool = False    # the feed-forward is act(x·W_gate) ⊙ (x·W_up) (SwiGLU, GeGLU), not act(x·W_up)
+    rotary_dims: int = 0   # leading dims of each head turned by RoPE (partial rotary: fewer than d_head); 0: none
+    rope_theta: float = 0.0  # the rotary base; 0 for learned positions
+    qk_norm: str = ""      # q and k RMS-normalised before RoPE: "head" (each head's d_head, Qwen3) or
+                           # "whole" (the whole projection, OLMo 2); "" none
+    windows: tuple[int, ...] = ()  # per layer, a sliding window w > 0: a query sees the w keys ending at
+                                   # itself (transformers' rule: key j > query i − w); 0 or () sees all before it
+    query_scalar: float = 0.0  # scores are q·k ÷ √query_scalar (Gemma 2's query_pre_attn_scalar); 0: ÷ √d_head
+    attn_softcap: float = 0.0  # scores become c·tanh(scores ÷ c) before the mask (Gemma 2); 0: none
+    final_softcap: float = 0.0  # the next-token scores likewise (Gemma 2); 0: none
+    embed_scale: float = 1.0   # token embeddings × this (Gemma: √d_model)
+    position_pad: int = -1  # ≥ 0: learned positions counted as RoBERTa does, from this padding id + 1
 
     @property
     def is_decoder(self) -> bool:
-        return FAMILY_KINDS[self.family] == "decoder"
+        return self.decoder
+
+    @property
+    def kind(self) -> str:
+        return "decoder" if self.decoder else "encoder"
 
     @property
     def pre_norm(self) -> bool:
-        """GPT-2 and Llama normalise before each sub-layer; BERT after (post-LN)."""
-        return self.family != "bert"
+        """Whether each sub-layer reads a normalised copy of the stream (everything but BERT's post-LN)."""
+        return self.residual != "post"
+
+    @property
+    def rotary(self) -> bool:
+        return self.rotary_dims > 0
+
+    @property
+    def score_divisor(self) -> float:
+        """What q·k is divided by before the softmax: √d_head, or √query_scalar when the config says so."""
+        return float(np.sqrt(self.query_scalar or self.d_head))
+
+    def window(self, layer: int) -> int:
+        """Layer `layer`'s sliding window (0: the whole text before the query)."""
+        return self.windows[layer] if self.windows else 0
 
     @property
     def parameters(self) -> int:
         """About how many numbers the model holds (embeddings and blocks; biases and norms left out)."""
         d, q, kv = self.d_model, self.n_heads * self.d_head, self.n_kv_heads * self.d_head
-        per_layer = d * (2 * q + 2 * kv) + (3 if self.activation == "silu" else 2) * d * self.d_ff
+        per_layer = d * (2 * q + 2 * kv) + (3 if self.gated else 2) * d * self.d_ff
         return self.vocab_size * d + self.n_layers * per_layer
 
     @property
@@ -73,17 +105,19 @@ def check_size(arch: Architecture, file_name: str) -> None:
 
 @dataclass
 class LayerWeights:
-    """One transformer block. Norms: `attn_norm` is before attention (pre-LN) or after it (BERT)."""
+    """One transformer block. Norms (None where the family has none): with a "post" residual (BERT)
+    `attn_norm` and `mlp_norm` follow each sub-layer's sum; otherwise they normalise what each
+    sub-layer reads, and `post_attn_norm` / `post_mlp_norm` what it writes (OLMo 2, Gemma 2)."""
 
     w_q: np.ndarray  # d_model × n_heads·d_head
     w_k: np.ndarray  # d_model × n_kv_heads·d_head
     w_v: np.ndarray
     w_o: np.ndarray  # n_heads·d_head × d_model
-    attn_norm: np.ndarray
-    mlp_norm: np.ndarray
     w_up: np.ndarray     # d_model × d_ff
     w_down: np.ndarray   # d_ff × d_model
-    w_gate: np.ndarray | None = None  # Llama's SwiGLU gate, d_model × d_ff
+    attn_norm: np.ndarray | None = None
+    mlp_norm: np.ndarray | None = None
+    w_gate: np.ndarray | None = None  # a gated feed-forward's gate (SwiGLU, GeGLU), d_model × d_ff
     b_q: np.ndarray | None = None
     b_k: np.ndarray | None = None
     b_v: np.ndarray | None = None
@@ -92,6 +126,10 @@ class LayerWeights:
     mlp_norm_bias: np.ndarray | None = None
     b_up: np.ndarray | None = None
     b_down: np.ndarray | None = None
+    q_norm: np.ndarray | None = None          # RMSNorm of q and k before RoPE: d_head (per head) or the whole
+    k_norm: np.ndarray | None = None          # projection's width (Architecture.qk_norm)
+    post_attn_norm: np.ndarray | None = None  # RMSNorm of what attention adds to the stream (OLMo 2, Gemma 2)
+    post_mlp_norm: np.ndarray | None = None   # and of what the feed-forward adds
     # W_Q | W_K | W_V side by side (and their biases): one product instead of three, about 10 % less
     # time for the projections; w_q, w_k and w_v become views of it, so nothing is stored twice.
     w_qkv: np.ndarray = field(init=False, repr=False)
@@ -126,11 +164,11 @@ class ModelWeights:
     arch: Architecture
     token_embedding: np.ndarray                   # vocab × d_model
     layers: list[LayerWeights] = field(default_factory=list)
-    position_embedding: np.ndarray | None = None  # max_positions × d_model (BERT, GPT-2)
+    position_embedding: np.ndarray | None = None  # learned positions, a row per position (BERT, GPT-2, …)
     type_embedding: np.ndarray | None = None      # BERT's segment A row, d_model
     embedding_norm: np.ndarray | None = None      # BERT normalises the embeddings
     embedding_norm_bias: np.ndarray | None = None
-    final_norm: np.ndarray | None = None          # GPT-2 and Llama normalise after the last block
+    final_norm: np.ndarray | None = None          # pre-norm models normalise after the last block
     final_norm_bias: np.ndarray | None = None
     lm_head: np.ndarray | None = None             # vocab × d_model; None: tied to token_embedding
 

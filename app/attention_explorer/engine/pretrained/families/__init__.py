@@ -1,0 +1,50 @@
+"""Every family of checkpoints the app opens, one module each.
+
+A family's module says, in its docstring, what its maths adds to the shared forward (forward.py) and
+how its tensors are named, and in code how config.json's fields set the shared Architecture and how
+its tensors fill the shared LayerWeights and ModelWeights (weights.py). A family that changes little
+from another reads its base's layout through the base's module and says only what differs.
+
+A folder is recognised by config.json's `model_type`, or, when that is missing, by its
+`architectures`; anything else is refused with a message naming what the file says and every
+family known.
+"""
+
+from __future__ import annotations
+
+from ...errors import ModelError
+from ..fields import Fields, shown
+from . import bert, distilbert, gemma, gemma2, gpt2, gpt_neox, llama, mistral, olmo2, phi3, qwen2, qwen3, roberta
+from .shared import Family
+
+FAMILIES: dict[str, Family] = {module.FAMILY.name: module.FAMILY for module in (
+    bert, roberta, distilbert, gpt2, gpt_neox, llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2)}
+_BY_ARCHITECTURE = {name: family for family in FAMILIES.values() for name in family.architectures}
+
+
+def known() -> str:
+    """Every family, as a message lists them: "BERT (bert), RoBERTa (roberta), …"."""
+    return ", ".join(f"{family.title} ({family.name})" for family in FAMILIES.values())
+
+
+def family_of(config: dict) -> Family:
+    """The family of a config.json: by `model_type`, else by the first of `architectures` known."""
+    fields = Fields(config, "config.json")
+    model_type = fields.raw("model_type", default=None)
+    if model_type is not None:
+        model_type = fields.text("model_type")
+    architectures = config.get("architectures")
+    names = [a for a in architectures if isinstance(a, str)] if isinstance(architectures, list) else []
+    if model_type in FAMILIES:
+        return FAMILIES[model_type]
+    if model_type is None:
+        for name in names:
+            if name in _BY_ARCHITECTURE:
+                return _BY_ARCHITECTURE[name]
+    found = []
+    if model_type is not None:
+        found.append(f"model_type {shown(model_type)}")
+    if names:
+        found.append(f"architectures {', '.join(shown(name) for name in names[:4])}")
+    said = " and ".join(found) if found else "neither model_type nor architectures"
+    raise ModelError(f"config.json: {said}: not a family this app opens; it opens {known()}")

@@ -1,0 +1,153 @@
+"""What the family modules share: the Family record each one fills in, and the reading of the
+config.json fields that many families name alike (heads, rotary positions, sliding windows).
+
+Every field is read through fields.Fields, so a value of the wrong type or out of range is one
+ModelError naming config.json and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from ...errors import ModelError
+from ..fields import Fields, shown
+from ..progress import Progress, report
+from ..weights import Architecture, ModelWeights, TensorSource
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family of checkpoints: how config.json names it, how its tensors are named, and what it
+    sets in the shared Architecture (the maths is in its module's docstring)."""
+
+    name: str                        # config.json's model_type; also Architecture.family
+    title: str                       # how the app and its messages name it ("Qwen2 / Qwen2.5")
+    decoder: bool
+    architectures: tuple[str, ...]   # config.json's `architectures` entries it answers to
+    prefixes: tuple[str, ...]        # wrapper prefixes dropped from tensor names ("model.", "bert.")
+    layer_pattern: str               # a layer's tensor names after the prefix; group 1 is its number
+    architecture: Callable[[Fields], Architecture]
+    weights: Callable[[Architecture, TensorSource, Progress | None], ModelWeights]
+    # switches of the family the forward does not implement: field → the only value accepted
+    # (absent counts as that value)
+    plain: Mapping[str, object] = field(default_factory=dict)
+    renames: tuple[tuple[str, str], ...] = ()  # old tensor-name endings read as today's
+    output_name: str = "lm_head.weight"        # a decoder's output matrix, when not tied to the embedding
+    tied_by_default: bool = True               # tie_word_embeddings when config.json does not say
+
+    @property
+    def kind(self) -> str:
+        return "decoder" if self.decoder else "encoder"
+
+    def tensor_name(self, name: str) -> str:
+        """A checkpoint's tensor name as the family's builder asks for it: the wrapper prefix dropped
+        (the first that matches) and old endings renamed."""
+        for prefix in self.prefixes:
+            if name.startswith(prefix):
+                name = name[len(prefix):]
+                break
+        for old, new in self.renames:
+            if name.endswith(old):
+                name = name[:-len(old)] + new
+        return name
+
+
+def attention_heads(fields: Fields, d_model: int) -> tuple[int, int, int]:
+    """Query heads, key/value heads and the head width. Without `head_dim` the heads split the width."""
+    n_heads = fields.count("num_attention_heads", "n_head", "n_heads")
+    n_kv_heads = fields.count("num_key_value_heads", default=n_heads)
+    explicit = fields.raw("head_dim", default=None) is not None
+    if (d_model % n_heads and not explicit) or n_heads % n_kv_heads:
+        raise ModelError(f"config.json: {n_heads} heads and {n_kv_heads} key/value heads do not split "
+                         f"hidden size {d_model}")
+    return n_heads, n_kv_heads, fields.count("head_dim", default=d_model // n_heads)
+
+
+def even_heads(fields: Fields, d_model: int, family: str) -> tuple[int, int, int]:
+    """The heads of a family whose heads split the width evenly, one key/value head per query head
+    (BERT, GPT-2, GPT-NeoX, RoBERTa, DistilBERT): a `head_dim` of another width is refused."""
+    n_heads, n_kv_heads, d_head = attention_heads(fields, d_model)
+    if d_head * n_heads != d_model:
+        raise fields.wrong(("head_dim",), f"must be hidden size ÷ heads = {d_model // n_heads} in a {family} model",
+                           d_head)
+    if n_kv_heads != n_heads:
+        raise fields.wrong(("num_key_value_heads",), f"must be the number of heads, {n_heads}, in a {family} model",
+                           n_kv_heads)
+    return n_heads, n_kv_heads, d_head
+
+
+ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu_fast": "gelu_tanh",
+               "silu": "silu", "swish": "silu"}
+
+
+def activation(fields: Fields, *names: str, default: str) -> str:
+    """The feed-forward's activation, as ops.ACTIVATIONS names it."""
+    return ACTIVATIONS[fields.text(*names, default=default, choices=ACTIVATIONS)]
+
+
+def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0) -> tuple[float, int]:
+    """The rotary base and how many leading dims of each head it turns (`partial_rotary_factor`, or
+    GPT-NeoX's `rotary_pct`, times d_head, rounded down as transformers does). Older files put the
+    base and fraction at the top (`rope_theta`, GPT-NeoX's `rotary_emb_base`), newer ones in
+    `rope_parameters` (or `rope_scaling`); only plain RoPE is supported, not its scaled variants."""
+    theta = fields.positive_number("rope_theta", "rotary_emb_base", default=10000.0)
+    fraction = fields.positive_number("partial_rotary_factor", "rotary_pct", default=fraction_default)
+    for rope_name in ("rope_scaling", "rope_parameters"):
+        rope = Fields(fields.mapping(rope_name), f"config.json: {rope_name}")
+        if rope.text("rope_type", "type", default="default") != "default":
+            raise ModelError(f"config.json: rope type {rope.raw('rope_type', 'type')!r} is not "
+                             f"supported; only plain RoPE")
+        theta = rope.positive_number("rope_theta", default=theta)
+        fraction = rope.positive_number("partial_rotary_factor", default=fraction)
+    dims = int(d_head * fraction)
+    if fraction == 1 and d_head % 2:  # RoPE turns the two halves of what it turns against each other
+        raise fields.wrong(("head_dim",), "must be even (rotary positions pair its halves)", d_head)
+    if fraction > 1 or dims < 2 or dims % 2:
+        raise ModelError(f"config.json: rotary positions over {shown(fraction)} of each head of {d_head} dims turn "
+                         f"{dims}; they pair the halves of what they turn, so they must turn an even number of dims, "
+                         f"at least 2 and at most the head's")
+    return theta, dims
+
+
+def sliding_windows(fields: Fields, n_layers: int, default_types: list[str] | None = None,
+                    by_layer: bool = True, default_window: int | None = None) -> tuple[int, ...]:
+    """Each layer's sliding window (0: the whole text before the query), from `sliding_window` (null:
+    none; absent: `default_window`) and the layers it applies to: with `by_layer`, the file's
+    `layer_types` when it names them, else `default_types`; otherwise (Mistral, Phi-3) every layer,
+    as their code ignores `layer_types`."""
+    if "sliding_window" in fields.values:
+        window = None if fields.values["sliding_window"] is None else fields.count("sliding_window")
+    else:
+        window = default_window
+    if window is None:
+        return ()
+    types = fields.raw("layer_types", default=None) if by_layer else None
+    if types is None:
+        types = default_types if by_layer and default_types is not None else ["sliding_attention"] * n_layers
+    if not isinstance(types, list) or len(types) != n_layers or \
+            not all(t in ("sliding_attention", "full_attention") for t in types):
+        raise fields.wrong(("layer_types",), f"must list 'sliding_attention' or 'full_attention' for each of the "
+                           f"{n_layers} layers", types)
+    windows = tuple(window if t == "sliding_attention" else 0 for t in types)
+    return windows if any(windows) else ()
+
+
+def refuse_true(fields: Fields, *names: str) -> None:
+    """Switches that would change the computation in a way not implemented here (a decoder's
+    bidirectional attention, say): each must be false or absent."""
+    for name in names:
+        if fields.flag(name, default=False):
+            raise ModelError(f"config.json: {name!r} is true; only false is supported")
+
+
+def layer_numbers(arch: Architecture, progress: Progress | None) -> Iterator[int]:
+    """0 … n_layers − 1, telling `progress` of each layer as its tensors are read."""
+    for i in range(arch.n_layers):
+        report(progress, 0.15 + 0.85 * i / arch.n_layers, f"reading layer {i + 1} of {arch.n_layers}")
+        yield i
+
+
+def linear(src: TensorSource, name: str, out: int, into: int):
+    """A Linear weight stored (out, in), as the forward multiplies by it: (in, out), a transposed view."""
+    return src.get(name, (out, into)).T
