@@ -53,6 +53,7 @@ def test_a_pointer_that_glides_onto_a_cell_and_stops_focuses_it(make_window, qtb
     QTest.qWait(15)
     path = [_point(heatmap, 0.2 + 0.4 * i, 0.2 + 0.45 * i) for i in range(1, 10)]  # ends on the cell (4, 4)
     _glide(heatmap.graphics.viewport(), path)
-    assert c.focus != 4  # pyqtgraph dropped the last moves, which came too quickly
+    # pyqtgraph drops moves that come quicker than its rate limit, the last ones among them (on a busy
+    # machine the moves may come slowly enough that none is dropped): the resting pointer focuses it
     qtbot.waitUntil(lambda: c.focus == 4, timeout=500)
     assert heatmap.readout.text() == heatmap.cell_text(4, 4)
