@@ -42,8 +42,8 @@ def add_generate_command(commands) -> None:
                                                "its five candidates and its attention, as JSON or CSV, or drawn "
                                                "as PNG, SVG or an animated GIF")
     gen.add_argument("--model", required=True, metavar="NAME_OR_FILE",
-                     help="a real decoder: its name in `models`, an HF folder of a GPT-2 or Llama model, or a "
-                          "Llama .gguf file")
+                     help="a real decoder: its name in `models`, an HF folder of a decoder (GPT-2, Llama, Qwen, "
+                          "Gemma, …), or a Llama .gguf file")
     gen.add_argument("--prompt", required=True, metavar="TEXT", help="the text to continue")
     gen.add_argument("--tokens", type=int, default=32, metavar="N",
                      help="write at most N tokens (default 32); it stops sooner at the model's stop token")
@@ -133,8 +133,8 @@ def _check_model_name(name: str) -> None:
     if not engine.catalog.is_pretrained_source(name) and (name in engine.builtin_model_names()
                                                           or Path(name).suffix.lower() == ".json"):
         raise GenerateUsageError(f"{name!r} is a toy model, which has no words to write; generate with a real "
-                                 f"decoder (SmolLM2-135M (decoder), an HF folder of a GPT-2 or Llama model, or a "
-                                 f".gguf file)")
+                                 f"decoder (SmolLM2-135M (decoder), an HF folder of a decoder such as GPT-2, Llama, "
+                                 f"Qwen or Gemma, or a .gguf file)")
 
 
 def cmd_generate(args: argparse.Namespace, pictures: Callable[[], ModuleType]) -> int:
@@ -155,7 +155,7 @@ def cmd_generate(args: argparse.Namespace, pictures: Callable[[], ModuleType]) -
     model = open_pretrained(args.model)
     if not model.is_decoder:
         raise GenerateUsageError(f"{model.name} is an encoder: it reads a text whole and writes nothing; "
-                                 f"generate with a decoder (a GPT-2 or Llama model)")
+                                 f"generate with a decoder (GPT-2, Llama, Qwen, Gemma, …)")
     layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
     if kind in (".png", ".gif"):
         _check_picture_size(model, args, settings, pictures().check_size)

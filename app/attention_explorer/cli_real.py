@@ -1,5 +1,5 @@
-"""The command line's half for real pretrained models (BERT, GPT-2, Llama): list them, trace them as
-JSON, export a layer's matrix as CSV or a view as an image.
+"""The command line's half for real pretrained models (every family of engine/pretrained/families): list
+them, trace them as JSON, export a layer's matrix as CSV or a view as an image.
 
 engine.pretrained is imported only once a real model is asked for, so `trace` and `export` on toy
 models start as fast as before. Layers and heads are counted from 1 here, as on screen.
@@ -30,7 +30,8 @@ def print_real_models() -> None:
     from .engine.pretrained.dependencies import INSTALL_REAL
 
     print()
-    print("Real models (also any Hugging Face folder of a BERT, GPT-2 or Llama model, or a Llama .gguf file):")
+    print("Real models (also any Hugging Face folder of a family the app knows — BERT, RoBERTa, DistilBERT, "
+          "GPT-2, GPT-NeoX, Llama, Mistral, Qwen2, Qwen3, Phi-3, OLMo 2, Gemma, Gemma 2 — or a Llama .gguf file):")
     for known in KNOWN_MODELS:
         location = model_location(known)
         print(known.name)

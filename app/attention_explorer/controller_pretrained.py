@@ -1,5 +1,5 @@
-"""The controller's half for real pretrained models (BERT, GPT-2, Llama): open one, pick its layer, switch
-heads off, read it as words, without specials or as rollout.
+"""The controller's half for real pretrained models (every family of engine/pretrained/families): open
+one, pick its layer, switch heads off, read it as words, without specials or as rollout.
 
 A real model is the second kind of model beside the toy ones. While one is open, `Controller.trace` is
 the chosen layer's Trace (see pretrained_display.shown_trace), so every view that draws a toy model's

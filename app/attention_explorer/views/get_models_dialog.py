@@ -21,8 +21,9 @@ from .desktop_open import open_with_desktop
 FOUND_COLOUR, MISSING_COLOUR = "#2F9E44", "#E03131"
 INTRO = ("Two small real models open from the model list once their files are on this computer: download "
          "them once and put them in the models folder. Nothing else needs installing.")
-OTHER_MODELS = ("Any other BERT, GPT-2 or Llama model opens with File ▸ Open model folder… (a Hugging Face "
-                "folder with config.json, *.safetensors and tokenizer.json) or File ▸ Open model… (a .gguf file).")
+OTHER_MODELS = ("Any other model of a family the app knows (BERT, RoBERTa, DistilBERT, GPT-2, Pythia, Llama, Mistral, "
+                "Qwen, Phi-3, OLMo 2, Gemma) opens with File ▸ Open model folder… (a Hugging Face folder with "
+                "config.json, *.safetensors and tokenizer.json) or File ▸ Open model… (a Llama .gguf file).")
 
 
 def not_found_tip(model: KnownModel) -> str:

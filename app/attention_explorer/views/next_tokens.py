@@ -53,7 +53,7 @@ class QtNextTokens(QtWidgets.QWidget):
         rows = self.shown()
         chosen = self.controller.shown_choice()  # a generation's text so far: (index, token written after it)
         if model is None:
-            self.title.setText("The next tokens of a decoder (SmolLM2, GPT-2, Llama) show here.")
+            self.title.setText("The next tokens of a decoder (SmolLM2, GPT-2, Llama, Qwen, Gemma, …) show here.")
         elif not model.is_decoder:
             self.title.setText(f"{model.name} is an encoder: it reads the whole text and guesses no next token.")
         elif ptrace is None:

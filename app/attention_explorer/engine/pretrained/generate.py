@@ -116,7 +116,7 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
     """
     if not model.is_decoder:
         raise OptionsError(f"{model.name} is an encoder: it reads a text whole and writes nothing; "
-                           f"generate with a decoder (a GPT-2 or Llama model)")
+                           f"generate with a decoder (GPT-2, Llama, Qwen, Gemma, …)")
     ablate = model.checked_heads(settings.ablate)
     text = prompt_text(model, prompt, settings.chat)
     encoded = model.tokenizer.encode(text, add_specials=not settings.chat)
