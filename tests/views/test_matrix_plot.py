@@ -186,3 +186,29 @@ def test_every_column_of_cells_is_drawn_as_wide_as_the_others(qtbot):
     assert len(edges) == columns + 1, edges
     widths = np.diff(edges)
     assert widths.max() - widths.min() <= 1, widths
+
+
+def test_cells_masked_by_a_sliding_window_are_hatched_the_other_way(qtbot):
+    """Ahead of the diagonal: the causal mask, hatched "/"; too far back (a window of 3): hatched "\\"."""
+    n = 8
+    i, j = np.indices((n, n))
+    mask = (j > i) | (j <= i - 3)
+    heatmap = _heatmap(qtbot)
+    weights = np.where(mask, 0.0, 1.0 / np.minimum(i + 1, 3))
+    heatmap.show_matrix(weights, list("abcdefgh"), list("abcdefgh"), mask=mask, levels=(0, 1), masked_text="0")
+    heatmap.graphics.grab()  # paints the hatch
+    ahead, behind = heatmap.hatch._drawn[1]
+    assert ahead[0] and behind[0]
+    for line in ahead[0]:  # "/": x grows as y falls
+        assert (line.x2() - line.x1()) * (line.y2() - line.y1()) <= 0
+    for line in behind[0]:  # "\": x and y grow together
+        assert (line.x2() - line.x1()) * (line.y2() - line.y1()) >= 0
+    image = heatmap.graphics.grab().toImage()
+    assert not image.isNull()
+
+
+def test_the_readout_says_why_a_cell_is_masked(qtbot):
+    from attention_explorer.engine.softmax import why_masked
+
+    assert why_masked(1, 4, "cat", "mat") == "mat comes after cat"
+    assert why_masked(6, 1, "tree", "the") == "the is too far back for the layer's sliding window"

@@ -269,3 +269,18 @@ def test_the_layer_box_keeps_its_width_from_model_to_model(make_window, qtbot):
         QtWidgets.QApplication.processEvents()
         assert combo_text_fits(box), box.currentText()
     assert widths[0] == widths[1]
+
+
+def test_a_sliding_window_reads_out_as_one_and_is_hatched_apart(real_window, qtbot):
+    """Mistral's window of 4: a key further back is masked for that reason, not as "a later word"."""
+    from gui_helpers import hover_cell
+
+    window = real_window(str(DATA / "tiny-mistral"), "the cat sat on the mat because it was tired")
+    heatmap = window.heatmap
+    hover_cell(heatmap, 6, 0)
+    assert "is too far back for the layer's sliding window" in heatmap.readout.full_text()
+    hover_cell(heatmap, 2, 5)
+    assert "comes after" in heatmap.readout.full_text()
+    heatmap.graphics.grab()
+    ahead, behind = heatmap.hatch._drawn[1]
+    assert ahead[0] and behind[0]

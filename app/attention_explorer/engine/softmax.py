@@ -24,6 +24,14 @@ def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     return np.triu(np.ones((n_queries, n_keys), dtype=bool), k=1)
 
 
+def why_masked(row: int, col: int, looking: str, looked_at: str) -> str:
+    """Why a masked pair is masked, in words: the word looked at comes after the one looking (the causal
+    mask), or lies further back than the layer's sliding window (Mistral, Gemma 2's local layers)."""
+    if col > row:
+        return f"{looked_at} comes after {looking}"
+    return f"{looked_at} is too far back for the layer's sliding window"
+
+
 def apply_mask(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     """Copy of `scores` with −∞ where `mask` is True, so softmax gives those entries weight 0."""
     masked = np.array(scores, dtype=np.float64, copy=True)

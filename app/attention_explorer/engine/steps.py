@@ -17,6 +17,7 @@ import numpy as np
 
 from .cell_arithmetic import CellArithmetic, Used, dot, factor, fmt, sum_of
 from .row_matrix import RowMatrix
+from .softmax import why_masked
 from .step_real import projected, rope_cell, rope_formula, rope_skip, rope_tables, shared_kv_note
 from .step_types import Step, StepContext, StepTable, StepView, Tables, dims
 from .trace import HeadTrace, Trace
@@ -175,7 +176,7 @@ def _masked_tables(c: StepContext) -> Tables:
 def _masked_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
     a, b = _pair(c, row, col)
     hidden = bool(c.trace.mask[row, col])
-    what = f"{a} → {b}: " + (f"{b} comes after {a}, so it is hidden" if hidden else "allowed, kept")
+    what = f"{a} → {b}: " + (f"{why_masked(row, col, a, b)}, so it is hidden" if hidden else "allowed, kept")
     return CellArithmetic(what, f"{fmt(c.head.scaled[row, col])} + {'(−∞)' if hidden else '0'} = "
                                 f"{fmt(c.head.masked[row, col])}",
                           (Used("scaled", row, col), Used("mask", row, col)))

@@ -1,5 +1,9 @@
 """Hatching over masked cells, so a forbidden pair reads as "masked", never as a weight of 0.
 
+Cells masked because they lie ahead of their query (after the diagonal: the causal mask) are hatched
+"/"; masked cells before it (a sliding window's keys too far back: Mistral, Gemma 2's local layers)
+are hatched "\\", so the two reasons are told apart at a glance.
+
 Drawn in device pixels (not with a pattern brush or cosmetic pens) so that it looks the same on
 screen, in PNG and in SVG, whose generator knows neither pattern transforms nor cosmetic pens.
 
@@ -78,22 +82,29 @@ class MaskHatchItem(pg.GraphicsObject):
         key = (to_device.m11(), to_device.m22(), to_device.dx(), to_device.dy(),
                None if visible is None else visible.getRect(), self.color.rgba())
         if self._drawn is None or self._drawn[0] != key:
-            self._drawn = (key, *self._lines(to_device, visible))
-        _key, lines, clip = self._drawn
+            runs = self._runs
+            behind = runs[:, 2] <= runs[:, 0]  # the run ends before its row's diagonal: too far back
+            self._drawn = (key, [self._lines(runs[~behind], to_device, visible, _diagonals),
+                                 self._lines(runs[behind], to_device, visible, _antidiagonals)])
         painter.save()
         painter.resetTransform()
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
         painter.setPen(QtGui.QPen(self.color, 1.0))
-        if clip is not None:
-            painter.setClipPath(clip, QtCore.Qt.ClipOperation.IntersectClip)
-        painter.drawLines(lines)
+        for lines, clip in self._drawn[1]:
+            if not lines:
+                continue
+            painter.save()
+            if clip is not None:
+                painter.setClipPath(clip, QtCore.Qt.ClipOperation.IntersectClip)
+            painter.drawLines(lines)
+            painter.restore()
         painter.restore()
 
-    def _lines(self, to_device: QtGui.QTransform, visible: QtCore.QRectF | None
+    @staticmethod
+    def _lines(runs: np.ndarray, to_device: QtGui.QTransform, visible: QtCore.QRectF | None, hatching
                ) -> tuple[list[QtCore.QLineF], QtGui.QPainterPath | None]:
         """The lines of the runs in sight (in device pixels), and a clip path when they share one set."""
-        runs = self._runs
-        if visible is not None:  # the runs the painter can reach: a zoomed-in view sees a few rows
+        if len(runs) and visible is not None:  # the runs the painter can reach: a zoomed-in view sees a few rows
             rows, starts, ends = runs.T
             inside = ((rows + 0.5 >= visible.top()) & (rows - 0.5 <= visible.bottom())
                       & (ends - 0.5 >= visible.left()) & (starts - 0.5 <= visible.right()))
@@ -103,7 +114,7 @@ class MaskHatchItem(pg.GraphicsObject):
         if sum(rect.width() + rect.height() for rect in rects) / SPACING_PX <= MAX_SEPARATE_LINES:
             lines = []
             for rect in rects:
-                lines.extend(_diagonals(rect))
+                lines.extend(hatching(rect))
             return lines, None
         area = QtGui.QPainterPath()
         area.setFillRule(QtCore.Qt.FillRule.WindingFill)
@@ -113,7 +124,8 @@ class MaskHatchItem(pg.GraphicsObject):
         if visible is not None:
             bounds = bounds.intersected(to_device.mapRect(visible))
         origin = to_device.map(QtCore.QPointF(-0.5, -0.5))  # the lines keep their place on the cells as the view moves
-        return _diagonals(steady_rect(bounds), origin.x() + origin.y() + SPACING_PX / 2), area
+        phase = (origin.x() + origin.y() if hatching is _diagonals else origin.x() - origin.y()) + SPACING_PX / 2
+        return hatching(steady_rect(bounds), phase), area
 
 
 def _diagonals(rect: QtCore.QRectF, phase: float | None = None) -> list[QtCore.QLineF]:
@@ -130,3 +142,10 @@ def _diagonals(rect: QtCore.QRectF, phase: float | None = None) -> list[QtCore.Q
         lines.append(QtCore.QLineF(x1, y1, x2, y2))
         c += SPACING_PX
     return lines
+
+
+def _antidiagonals(rect: QtCore.QRectF, phase: float | None = None) -> list[QtCore.QLineF]:
+    """Lines x − y = c across `rect` ("\\" direction): _diagonals' lines in the rectangle mirrored top to
+    bottom (y → −y turns x + y = c into x − y = c), mirrored back."""
+    mirrored = QtCore.QRectF(rect.left(), -rect.bottom(), rect.width(), rect.height())
+    return [QtCore.QLineF(line.x1(), -line.y1(), line.x2(), -line.y2()) for line in _diagonals(mirrored, phase)]

@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING, Controller
 from ..engine.census.norm_attention import FORMULA as NORM_FORMULA
+from ..engine.softmax import why_masked
 from ..engine.trace import Trace
 from . import theme
 from .elided_label import ElidedLabel
@@ -128,7 +129,7 @@ class QtHeatmap(MatrixPlot):
         head = trace.heads[self.controller.head]
         looking, looked_at = trace.labels[row], trace.labels[col]
         if trace.mask is not None and trace.mask[row, col]:
-            return f"{looking} → {looked_at}: masked (a later word), weight 0"
+            return f"{looking} → {looked_at}: masked ({why_masked(row, col, looking, looked_at)}), weight 0"
         weight = head.weights[row, col]
         if self.controller.matrix == "norm":
             return norm_text(head, looking, looked_at, row, col)
