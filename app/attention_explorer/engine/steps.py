@@ -95,8 +95,12 @@ def _projection_formula(*names: str) -> Callable[[Trace], str]:
     """The rule of a projection step, with "+ b[j]" when the model has biases (BERT, GPT-2)."""
     def formula(trace: Trace) -> str:
         return ",   ".join(f"{n}_w[j] = x_w · W_{n.upper()}[:, j]"
-                           + ("" if _bias(trace.heads[0], n) is None else f" + b_{n.upper()}[j]") for n in names)
+                           + ("" if _bias(trace.heads[0], n) is None else f" + b_{n.upper()}[j]")
+                           + (", then RMS-normalised" if trace.qk_norm and n in ("q", "k") else "") for n in names)
     return formula
+
+
+QK_NORMS = {"head": "RMS-normalised over the head's numbers", "whole": "RMS-normalised over the whole projection"}
 
 
 def _projection_cell(name: str, c: StepContext, row: int, col: int) -> CellArithmetic:
@@ -106,9 +110,13 @@ def _projection_cell(name: str, c: StepContext, row: int, col: int) -> CellArith
     bias = _bias(c.head, name)
     if bias is not None:
         terms, used = f"{terms} + {factor(bias[col])}", (*used, Used(f"b_{name}", 0, col))
-    return CellArithmetic(f"row {a} of X times column {col} of W_{name.upper()}"
-                          + ("" if bias is None else f", plus b_{name.upper()}"),
-                          f"{name}_{a}[{col}] = {terms} = {fmt(value)}", used)
+    what = f"row {a} of X times column {col} of W_{name.upper()}" + ("" if bias is None else f", plus b_{name.upper()}")
+    normed = QK_NORMS.get(c.trace.qk_norm) if name in ("q", "k") else None
+    if normed:  # Qwen3, OLMo 2: the table holds q and k after their norm, so the sum is said, then the norm
+        raw = float(np.dot(c.trace.x[row].astype(np.float64), weights[:, col]) + (0.0 if bias is None else bias[col]))
+        return CellArithmetic(f"{what}, then {normed} (the model's {name}_norm)",
+                              f"{name}_{a}[{col}] = norm({terms} = {fmt(raw)}) = {fmt(value)}", used)
+    return CellArithmetic(what, f"{name}_{a}[{col}] = {terms} = {fmt(value)}", used)
 
 
 def _kv_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
@@ -150,11 +158,24 @@ def _scaled_tables(c: StepContext) -> Tables:
                   (c.table("scaled", "scaled scores" + c.of_head, h.scaled, cols=c.words),), arrow=f"÷ √{h.d_k} =")
 
 
+def _root_text(trace: Trace, d_k: int) -> str:
+    """"√d_k" as a number: √8, or √12 for a model that divides by √query_pre_attn_scalar (Gemma 2)."""
+    return f"√{trace.score_root:g}" if trace.score_root else f"√{d_k}"
+
+
+def _scaled_formula(trace: Trace) -> str:
+    root = f"√{trace.score_root:g}" if trace.score_root else "√d_k"
+    if trace.score_cap:
+        return f"scaled(a → b) = {trace.score_cap:g} · tanh(score(a → b) ÷ {root} ÷ {trace.score_cap:g})"
+    return f"scaled(a → b) = score(a → b) ÷ {root}"
+
+
 def _scaled_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
     a, b = _pair(c, row, col)
-    return CellArithmetic(f"scaled score {a} → {b}",
-                          f"{fmt(c.head.scores[row, col])} ÷ √{c.head.d_k} = {fmt(c.head.scaled[row, col])}",
-                          (Used("scores", row, col),))
+    score, root, cap = fmt(c.head.scores[row, col]), _root_text(c.trace, c.head.d_k), c.trace.score_cap
+    rule = f"{cap:g} · tanh({score} ÷ {root} ÷ {cap:g})" if cap else f"{score} ÷ {root}"
+    return CellArithmetic(f"scaled score {a} → {b}" + (", capped softly" if cap else ""),
+                          f"{rule} = {fmt(c.head.scaled[row, col])}", (Used("scores", row, col),))
 
 
 def _mask_values(mask: np.ndarray) -> np.ndarray | RowMatrix:
@@ -286,7 +307,7 @@ STEPS = (
     Step("scaled", "÷ √d_k", "Scale: QKᵀ ÷ √d_k",
          "A dot product of d_k numbers grows like √d_k, and large scores make softmax give almost all weight to "
          "one word, where learning stalls. Dividing by √d_k keeps the scores' spread near 1 whatever d_k is.",
-         "scaled(a → b) = score(a → b) ÷ √d_k", _scaled_tables, _scaled_cell, per_head=True, heatmap="scaled",
+         _scaled_formula, _scaled_tables, _scaled_cell, per_head=True, heatmap="scaled",
          skip_reason=lambda trace: "" if trace.options.scale else "skipped: scaling is off",
          passes_on=lambda c: c.table("scores", "scores, unchanged" + c.of_head, c.head.scores, cols=c.words)),
     Step("masked", "mask", "Causal mask: −∞ after the diagonal",

@@ -92,6 +92,13 @@ class Trace:
     # A real model's layer read otherwise than head by head over its own tokens (words, hidden
     # tokens, rollout): how the weights were made, from which trace (engine.reading); else None.
     reading: Reading | None = None
+    # Real models whose arithmetic differs from softmax(QKᵀ/√d_k): what q·k is divided by when it is not
+    # √d_k (Gemma 2's √query_pre_attn_scalar), the soft cap c of c·tanh(s ÷ c) (Gemma 2), and where q
+    # and k are RMS-normalised before they are turned ("head": each head's numbers, Qwen3; "whole":
+    # the whole projection, OLMo 2), so the steps write out what the model did.
+    score_root: float | None = None
+    score_cap: float = 0.0
+    qk_norm: str = ""
 
     @property
     def n(self) -> int:

@@ -159,3 +159,27 @@ def test_a_switched_off_heads_output_says_so():
     cell = steps.cell_arithmetic(trace, "output", 2, 1, 0)
     assert cell.text == f"head 3 is switched off: out_{trace.labels[1]}[0] = 0"
     assert steps.cell_arithmetic(trace, "output", 1, 1, 0).text.startswith(f"out_{trace.labels[1]}[0] = ")
+
+
+@pytest.mark.parametrize("name", ["tiny-qwen3", "tiny-olmo2"])
+def test_q_and_k_after_their_norm_are_written_as_the_sum_then_the_norm(data, name):
+    """Qwen3 and OLMo 2 normalise q and k before turning them: the Q step's cell says the sum x·W_Q,
+    its value, then the norm, whose result is the cell's own number."""
+    layer = open_pretrained(data / name).run(SENTENCE).layer_trace(0)
+    head = layer.heads[1]
+    cell = steps.cell_arithmetic(layer, "q", 1, 2, 3)
+    raw = float(np.dot(layer.x[2].astype(np.float64), head.w_q[:, 3]) + (0 if head.b_q is None else head.b_q[3]))
+    assert "then RMS-normalised" in cell.what
+    assert "= norm(" in cell.text and f"= {fmt(raw)})" in cell.text
+    assert cell.text.endswith(f"= {fmt(steps.projected(head, 'q')[2, 3])}")
+    assert "then RMS-normalised" in steps.STEPS[steps.step_index("q")].formula_for(layer)
+
+
+def test_gemma2_scaled_scores_are_written_with_their_root_and_cap(data):
+    layer = open_pretrained(data / "tiny-gemma2").run(SENTENCE).layer_trace(0)
+    head = layer.heads[0]
+    cell = steps.cell_arithmetic(layer, "scaled", 0, 3, 1)
+    assert cell.text == (f"5 · tanh({fmt(head.scores[3, 1])} ÷ √12 ÷ 5) = {fmt(head.scaled[3, 1])}")
+    assert math.isclose(5 * math.tanh(head.scores[3, 1] / math.sqrt(12) / 5), head.scaled[3, 1], rel_tol=1e-5)
+    assert steps.STEPS[steps.step_index("scaled")].formula_for(layer) == \
+        "scaled(a → b) = 5 · tanh(score(a → b) ÷ √12 ÷ 5)"
