@@ -69,8 +69,9 @@ def _ids(n: int):
 
 
 def child_idle() -> dict:
-    import attention_explorer.engine.pretrained.model  # noqa: F401  (the engine, as an open would import it)
     import tokenizers  # noqa: F401
+
+    import attention_explorer.engine.pretrained.model  # noqa: F401  (the engine, as an open would import it)
     return {"peak": peak_mib()}
 
 
