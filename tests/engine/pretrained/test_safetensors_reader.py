@@ -1,4 +1,4 @@
-"""Our safetensors reader against the `safetensors` library (bf16, fp16 and fp32, read a few MiB at a time), and its errors."""
+"""Our safetensors reader against the `safetensors` library (bf16, fp16, fp32 read in chunks), and its errors."""
 
 import json
 import re
