@@ -86,7 +86,11 @@ def capture_state(controller: Controller, view: str, *, span: str | None = None,
     if chosen is not None and trace is not None and chosen[0] < trace.n:
         focus = Focus(chosen[0], chosen[1], trace.labels[chosen[0]])
     arcs = view == "arcs"  # each view's own settings only where they draw something
-    common = dict(sentence=controller.sentence, view=view, head=controller.head, matrix=controller.matrix,
+    # the text the drawn trace read: a real model's differs from the box while a forward is on its way,
+    # and while a generation's text so far is shown (the box holds all that was written)
+    ptrace = controller.pretrained_trace
+    sentence = ptrace.text if ptrace is not None else controller.sentence
+    common = dict(sentence=sentence, view=view, head=controller.head, matrix=controller.matrix,
                   focus=focus, colormap=controller.colormap if view in COLOURED_VIEWS else COLORMAPS[0],
                   span=span if view == "heatmap" else None,
                   step=STEP_KEYS[controller.step] if view == "steps" else None,

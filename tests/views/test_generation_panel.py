@@ -194,3 +194,20 @@ def test_an_unwritable_export_says_why_and_writes_nothing(real_window, qtbot, tm
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
     qtbot.mouseClick(panel.export_button, QtCore.Qt.MouseButton.LeftButton)
     assert len(messages) == 1 and "Nothing was written" in messages[0] and not target.exists()
+
+
+def test_a_figure_of_the_text_so_far_names_that_text(real_window, qtbot, tmp_path):
+    """Scrubbed back, the heatmap shows the prompt and the first tokens written: its figure's view state
+    names that text, not the whole of what the box holds."""
+    from attention_explorer.view_file import read_view
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 6)
+    qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+    path = tmp_path / "so-far.png"
+    assert window.export_to("heatmap", str(path))
+    state = read_view(path)
+    assert state.sentence == c.pretrained_trace.text != c.sentence
+    assert state.sentence == PROMPT + c.real_model.tokenizer.decode([s.token_id for s in c.generation.steps[:4]])
