@@ -9,6 +9,9 @@ from PySide6 import QtWidgets
 
 from attention_explorer import engine
 from attention_explorer.controller_pretrained import FORWARD_STOPPED
+from attention_explorer.engine.pretrained.forward import forward
+from attention_explorer.engine.pretrained.generation_trace import written_in
+from attention_explorer.engine.pretrained.recompute import LayerMaker
 from attention_explorer.pretrained_display import shown_trace
 from screen_oracle import check_backing_store
 from view_twins import check_twin
@@ -67,6 +70,9 @@ def _check_real(c) -> None:
     if ptrace is None:  # a forward stopped with Cancel: nothing drawn, and the window says why
         assert c.trace is None and c.error == FORWARD_STOPPED, f"a real model's trace is missing: {c.error!r}"
         return
+    if written_in(ptrace) is not None:
+        _check_text_so_far(c, ptrace)
+        return
     assert ptrace.text == c.sentence, \
         f"the forward shown read {ptrace.text[:60]!r}…, the window holds {c.sentence[:60]!r}…"
     assert ptrace.ablated == c.ablated, \
@@ -84,3 +90,18 @@ def check_screen(window, where: str) -> None:
     for view in (window.heatmap, window.arcs, window.row_bars, window.timeline, window.chips,
                  window.pretrained.model_view, window.pretrained.next_tokens):
         check_twin(view, where)
+
+
+def _check_text_so_far(c, ptrace) -> None:
+    """A generation's text so far is made from its decoder's kept inputs, one token at a time: the
+    forward's over the same tokens to 1e-5 (not to the bit), in tokens the model wrote (the text read
+    again could split otherwise)."""
+    generation = c.generation
+    assert generation is not None, "a text so far is shown without its generation"
+    ids = generation.ids[:len(generation.prompt_ids) + written_in(ptrace)]
+    np.testing.assert_array_equal(ptrace.encoded.ids, ids)
+    assert ptrace.ablated == generation.settings.ablate == c.ablated, "a text so far shown with other heads off"
+    fresh = forward(c.real_model.weights, ids, ptrace.ablated, special=ptrace.special)
+    maker = LayerMaker(c.real_model.weights, fresh, ptrace.ablated)
+    for layer in range(c.real_model.n_layers):
+        np.testing.assert_allclose(ptrace.layer_weights(layer), maker.layer_weights(layer), atol=1e-5)

@@ -28,6 +28,12 @@ from .thumbnails import thumb_size
 from .tokenizing import CONTINUATION
 
 WRITTEN_MARK = "›"  # before a written token's label (after the "·" of a piece that continues a word)
+WRITTEN_KEY = "tokens written"  # in a text so far's memo: how many of its tokens were written
+
+
+def written_in(trace: PretrainedTrace) -> int | None:
+    """How many written tokens a generation's text so far holds; None for a forward's own trace."""
+    return trace.memo.get(WRITTEN_KEY)
 
 
 def written_so_far(generation: Generation) -> int | None:
@@ -58,6 +64,7 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int) -
         labels=make_labels(encoded), ablated=generation.reader.ablate,
         next_tokens=_next_tokens(model, generation, written), model=model.weights, forward_result=result)
     trace.summarise_layers()
+    trace.memo[WRITTEN_KEY] = written
     return trace
 
 
