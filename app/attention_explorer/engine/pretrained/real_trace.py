@@ -323,8 +323,9 @@ def _output(trace: LazyTrace) -> np.ndarray:
 
 
 def _moved(values: np.ndarray, gram: np.ndarray) -> np.ndarray:
-    with single_blas_thread():  # a few thousand numbers: more BLAS threads only wait for each other
-        return moved_lengths(values, None, gram)
+    """n × d_head by d_head × d_head: below the size OpenBLAS shares out, so the BLAS threads are left
+    as they are (setting them is process-wide, and a worker may be inside a product meanwhile)."""
+    return moved_lengths(values, None, gram)
 
 
 def _part(bias: np.ndarray | None, cols: slice) -> np.ndarray | None:
