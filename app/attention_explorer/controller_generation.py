@@ -117,9 +117,15 @@ class GenerationControls(PretrainedControls):
         """(index, token id) of the written token the views' text so far was followed by, when they
         show a text so far of the generation and a token was written after it."""
         generation, shown = self._generation, self._written_shown
-        if generation is None or shown >= len(generation.steps) or self._ptrace is not self._traces.get(shown):
+        if generation is None or shown >= len(generation.steps) or not self._shows_text_so_far():
             return None
         return shown, generation.steps[shown].token_id
+
+    def _shows_text_so_far(self) -> bool:
+        """The views draw a text so far of the generation (not a forward after the heads changed)."""
+        from .engine.pretrained.generation_trace import written_in
+
+        return self._ptrace is not None and written_in(self._ptrace) == self._written_shown
 
     def can_generate(self) -> bool:
         model = self._real_model
@@ -190,7 +196,7 @@ class GenerationControls(PretrainedControls):
         ready = self.written_ready
         written = max(0, min(int(written), ready))
         self._following = self._mailbox is not None and written == ready
-        if written != self._written_shown or self._ptrace is not self._traces.get(written):
+        if written != self._written_shown or not self._shows_text_so_far():
             self._show(written, self._trace_of(written), None)
 
     # --- the writing, back on the GUI thread ----------------------------------------------------------
@@ -282,7 +288,7 @@ class GenerationControls(PretrainedControls):
 
     def _timing_note(self) -> str:
         generation = self._generation
-        if generation is None or self._ptrace is not self._traces.get(self._written_shown):
+        if generation is None or not self._shows_text_so_far():
             return super()._timing_note()
         of = "" if self._mailbox is not None else f" of {len(generation.steps)}"  # still writing: the count grows
         return (f"{self._written_shown}{of} written tokens, made from the kept layer inputs in "

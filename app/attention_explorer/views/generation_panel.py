@@ -121,8 +121,7 @@ class QtGenerationPanel(QtWidgets.QWidget):
         with QtCore.QSignalBlocker(self.slider):
             self.slider.setRange(0, ready)
             self.slider.setValue(c.written_shown)
-        for widget in (self.slider, self.back, self.forth):
-            widget.setEnabled(scrubbable and ready > 0)
+        self.slider.setEnabled(scrubbable and ready > 0)
         self.back.setEnabled(scrubbable and c.written_shown > 0)
         self.forth.setEnabled(scrubbable and c.written_shown < ready)
         self.position.setText(self._position_text())

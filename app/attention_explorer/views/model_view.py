@@ -175,9 +175,9 @@ class QtModelView(QtWidgets.QWidget):
         that is no longer the window's (another run, another model) gives way to the weights."""
         offered = self._offered_census()
         shown = self.census_cells
-        gone = self.controller.real_model is None or (self.census_source is not None and (
-            offered is None or offered[0] is not shown.result)) if shown is not None else False
-        if gone:  # (a figure's view has no source: it keeps the census it was given)
+        # a figure's view has no source: it keeps the census it was given while its model is open
+        if shown is not None and (self.controller.real_model is None or (
+                self.census_source is not None and (offered is None or offered[0] is not shown.result))):
             self.census_cells = shown = None
         box = self.cells_box
         with QtCore.QSignalBlocker(box):
