@@ -110,11 +110,10 @@ def child_numpy(folder: Path, n: int, repeat: int) -> dict:
 
     from attention_explorer.engine.pretrained.forward import forward
     from attention_explorer.engine.pretrained.model import open_pretrained
-    from attention_explorer.engine.threads import single_blas_thread
     model = open_pretrained(folder)
     ids = _ids(n)
     times = []
-    with single_blas_thread(), np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):
         for _ in range(repeat + 1):
             start = time.perf_counter()
             forward(model.weights, ids)

@@ -163,17 +163,18 @@ def torch_forward(reference, model, text: str):
 
 
 def blas_rows(repeat: int) -> list[str]:
-    """Why one BLAS thread: the same forward with NumPy's default threads, then with one."""
-    from attention_explorer.engine.threads import single_blas_thread
+    """Why one BLAS thread: the same forward with a BLAS thread per core, then with one (the engine's
+    own setting, in place once a model is open)."""
+    from threadpoolctl import threadpool_limits
 
     rows = []
     for name, n in ((MINILM, 128), (SMOLLM, 12)):
         model = open_pretrained(name)
         ids = model.tokenizer.encode(text_of(model, n)).ids
-        default = median_ms(lambda ids=ids, model=model: forward(model.weights, ids), repeat)
-        with single_blas_thread():
-            single = median_ms(lambda ids=ids, model=model: forward(model.weights, ids), repeat)
-        rows.append(f"| {name}: forward, {n} tokens, default BLAS threads vs one | {default:.1f} | "
+        with threadpool_limits(os.cpu_count(), user_api="blas"):
+            default = median_ms(lambda ids=ids, model=model: forward(model.weights, ids), repeat)
+        single = median_ms(lambda ids=ids, model=model: forward(model.weights, ids), repeat)
+        rows.append(f"| {name}: forward, {n} tokens, a BLAS thread per core vs one | {default:.1f} | "
                     f"one thread | {single:.1f} | {default / single:.2f}× | — | — |")
     return rows
 
@@ -183,7 +184,6 @@ def gemm_rows(repeat: int) -> list[str]:
     forward's GFLOP/s (every product, attention's included), its linear layers' GFLOP/s (the time
     spent in them, measured inside the forward), and the same products alone, on random inputs."""
     from attention_explorer.engine.pretrained import forward as forward_module
-    from attention_explorer.engine.threads import single_blas_thread
 
     rows = []
     for name, n in ((MINILM, 128), (MINILM, 512), (SMOLLM, 128)):
@@ -205,17 +205,16 @@ def gemm_rows(repeat: int) -> list[str]:
 
         forward_module._linear = timed_linear
         totals = []
-        with single_blas_thread():
-            for _ in range(repeat):
-                spent.append(0.0)
-                started = time.perf_counter()
-                forward(model.weights, ids)
-                totals.append(time.perf_counter() - started)
-            forward_module._linear = original
-            rng = np.random.default_rng(0)
-            inputs = [(rng.standard_normal((n, k), dtype=np.float32), rng.standard_normal((k, m), dtype=np.float32))
-                      for k, m in shapes]
-            alone = median_ms(lambda inputs=inputs: [x @ w for x, w in inputs], repeat) * arch.n_layers / 1000
+        for _ in range(repeat):
+            spent.append(0.0)
+            started = time.perf_counter()
+            forward(model.weights, ids)
+            totals.append(time.perf_counter() - started)
+        forward_module._linear = original
+        rng = np.random.default_rng(0)
+        inputs = [(rng.standard_normal((n, k), dtype=np.float32), rng.standard_normal((k, m), dtype=np.float32))
+                  for k, m in shapes]
+        alone = median_ms(lambda inputs=inputs: [x @ w for x, w in inputs], repeat) * arch.n_layers / 1000
         forward_s, linear_s = statistics.median(totals), statistics.median(spent)
         rows.append(f"| {name}: {n} tokens, GFLOP/s of the forward / of its linear layers / NumPy's products at "
                     f"their shapes | {(linear_flops + attention_flops) / forward_s / 1e9:.0f} / "

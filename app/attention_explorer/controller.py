@@ -15,7 +15,6 @@ from . import engine
 from .controller_generation import GenerationControls
 from .engine import SQUARE_MATRICES, EngineError, ModelError, Options, ToyModel, Trace
 from .engine.steps import LAST_STEP, STEPS, skip_reason
-from .engine.threads import blas_threads_for, largest_product
 
 LOOKING = "looking"      # the focused word as the one looking: its row of the weights, where it looks
 LOOKED_AT = "looked_at"  # the focused word as the one looked at: its column, who looks at it
@@ -326,9 +325,7 @@ class Controller(GenerationControls):
             self._words = self._real_words(trace)
         else:
             try:
-                size = largest_product(len(self._words), self._model.d_model, self._model.d_proj)
-                with blas_threads_for(size):  # one BLAS thread is 3–4× faster on a sentence's matrices
-                    trace = engine.run(self._model, self._sentence, self._options)
+                trace = engine.run(self._model, self._sentence, self._options)
                 error = ""
             except (EngineError, ModelError) as exc:
                 trace, error = None, str(exc)

@@ -28,6 +28,7 @@ from PySide6 import QtCore
 
 from .engine import EngineError
 from .engine.pretrained import Cancelled
+from .engine.threads import use_one_blas_thread
 from .gc_policy import collect_on_gui_thread_only
 
 Work = Callable[[Callable[[float, str], bool]], Any]   # work(progress) -> result
@@ -48,6 +49,7 @@ class BackgroundRunner(QtCore.QObject):
     def __init__(self, parent: QtCore.QObject | None = None):
         super().__init__(parent)
         collect_on_gui_thread_only()  # the worker must never be the thread that frees the GUI's garbage
+        use_one_blas_thread()  # before any worker: the limit must not change while a product runs
         self._lock = threading.Condition()
         self._jobs: queue.SimpleQueue[tuple[int, Work]] = queue.SimpleQueue()
         self._outcomes: queue.SimpleQueue[tuple[int, bool, object]] = queue.SimpleQueue()  # (id, done?, result)

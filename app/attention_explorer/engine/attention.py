@@ -19,6 +19,7 @@ from .model import ToyModel
 from .options import Options
 from .positional import sinusoidal_encoding
 from .softmax import apply_mask, causal_mask, softmax
+from .threads import largest_product, one_blas_thread_for
 from .tokenizer import token_labels, tokenize
 from .trace import HeadTrace, Trace
 
@@ -112,6 +113,7 @@ def run(model: ToyModel, sentence: str, options: Options | None = None) -> Trace
     """
     options = model.default_options if options is None else options
     read = embed_sentence(model, sentence, options)
+    one_blas_thread_for(largest_product(len(read.tokens), model.d_model, model.d_proj))
     heads, concat, output = multi_head_attention(read.x, model.w_q, model.w_k, model.w_v, model.w_o, options)
     return with_norm_attention(Trace(
         model_name=model.name, sentence=sentence, tokens=read.tokens, labels=token_labels(read.tokens),

@@ -14,7 +14,6 @@ import numpy as np
 
 from ..errors import OptionsError
 from ..pretrained.forward import after_attention, final_norm, output_logits
-from ..threads import single_blas_thread
 
 
 def final_stream(model, ptrace) -> np.ndarray:
@@ -24,17 +23,15 @@ def final_stream(model, ptrace) -> np.ndarray:
     if not arch.is_decoder:
         raise OptionsError(f"{model.name} is an encoder: it has no next-token head, so no next-token loss")
     last = arch.n_layers - 1
-    with single_blas_thread():
-        h = after_attention(arch, weights.layers[last], ptrace.forward_result.layer_inputs[last],
-                            ptrace.layer_trace(last).output)
-        return final_norm(weights, h)
+    h = after_attention(arch, weights.layers[last], ptrace.forward_result.layer_inputs[last],
+                        ptrace.layer_trace(last).output)
+    return final_norm(weights, h)
 
 
 def next_token_losses(model, ptrace) -> np.ndarray:
     """(n − 1,) losses: entry t is the loss of predicting token t + 1 from tokens 0 … t."""
     stream = final_stream(model, ptrace)[:-1]
-    with single_blas_thread():
-        logits = output_logits(model.weights, stream).astype(np.float64)  # (n − 1, vocab)
+    logits = output_logits(model.weights, stream).astype(np.float64)  # (n − 1, vocab)
     logits -= logits.max(axis=1, keepdims=True)
     log_norm = np.log(np.exp(logits).sum(axis=1))
     targets = np.asarray(ptrace.encoded.ids)[1:]

@@ -31,8 +31,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..threads import single_blas_thread
-
 FORMULA = "‖α_ij · f(x_j)‖,  f(x) = (x·W_V + b_V)·W_O"
 FORMULA_SUMMED = "‖Σ_h α^h_ij · f_h(x_j)‖"
 
@@ -108,8 +106,7 @@ def w_o_grams(w_o: np.ndarray, heads: int) -> np.ndarray:
     if kept is not None and kept[0]() is w_o:
         return kept[1]
     rows = np.asarray(w_o, dtype=np.float64).reshape(heads, -1, w_o.shape[1])
-    with single_blas_thread():
-        grams = np.matmul(rows, rows.transpose(0, 2, 1))
+    grams = np.matmul(rows, rows.transpose(0, 2, 1))
     for key in [key for key, (ref, _) in _GRAMS.items() if ref() is None]:  # closed models' layers
         del _GRAMS[key]
     _GRAMS[id(w_o)] = (weakref.ref(w_o), grams)
@@ -128,8 +125,7 @@ def _layer_values(ptrace, layer: int) -> np.ndarray:
     """The value vectors x W_V + b_V of a real model's layer, (kv_heads, n, d_head)."""
     arch, weights = ptrace.model.arch, ptrace.model.layers[layer]
     x = ptrace.attention_input(layer)
-    with single_blas_thread():  # as the forward: on busy cores one thread is the faster
-        values = x @ weights.w_v  # float32 by float32: BLAS (a float64 × float32 product is NumPy's slow loop)
+    values = x @ weights.w_v  # float32 by float32: BLAS (a float64 × float32 product is NumPy's slow loop)
     if weights.b_v is not None:
         values += weights.b_v
     return values.reshape(x.shape[0], arch.n_kv_heads, arch.d_head).transpose(1, 0, 2)
@@ -143,9 +139,8 @@ def pretrained_norm_attention(ptrace, layer: int) -> NormAttention:
     """The reading of layer `layer` (0-based) of a real model's forward (a PretrainedTrace)."""
     arch, weights = ptrace.model.arch, ptrace.model.layers[layer]
     values = _layer_values(ptrace, layer)
-    with single_blas_thread():
-        return norm_attention(_without(ptrace.layer_weights(layer), _switched_off(ptrace, layer)),
-                              moved_by_heads(values, weights.w_o, arch.group))
+    return norm_attention(_without(ptrace.layer_weights(layer), _switched_off(ptrace, layer)),
+                          moved_by_heads(values, weights.w_o, arch.group))
 
 
 def pretrained_moved_lengths(ptrace, layer: int) -> np.ndarray:
@@ -157,10 +152,9 @@ def pretrained_moved_lengths(ptrace, layer: int) -> np.ndarray:
     off = _switched_off(ptrace, layer)
     lengths = np.zeros((arch.n_heads, values.shape[1]), dtype=np.float32)
     grams = w_o_grams(weights.w_o, arch.n_heads)
-    with single_blas_thread():
-        for h in range(arch.n_heads):
-            if h not in off:
-                lengths[h] = moved_lengths(values[h // arch.group], None, grams[h])
+    for h in range(arch.n_heads):
+        if h not in off:
+            lengths[h] = moved_lengths(values[h // arch.group], None, grams[h])
     return lengths
 
 

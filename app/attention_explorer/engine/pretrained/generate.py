@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import OptionsError
-from ..threads import single_blas_thread
 from .chat import render_chat
 from .decode import Decoder
 from .model import PretrainedModel
@@ -138,7 +137,7 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
         return progress(fraction * share, f"reading the prompt: {what}")
 
     rng = generator(settings.sampling)
-    with single_blas_thread(), np.errstate(all="ignore"):  # the scores are checked; NumPy's warnings add nothing
+    with np.errstate(all="ignore"):  # the scores are checked; NumPy's warnings add nothing
         logits, rows = decoder.prefill(encoded.ids, encoded.special, None if progress is None else reading)
     while True:
         choice = choose(logits, settings.sampling, rng)
@@ -154,10 +153,10 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
                                              f"token {count + 1} of {settings.tokens}") is False:
             result.stopped = CANCELLED
             break
-        with single_blas_thread(), np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):
             logits, rows = decoder.step(choice.token_id)
     if keep_reader and decoder.length < decoder.most:
-        with single_blas_thread(), np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):
             result.after_logits, _ = decoder.step(result.steps[-1].token_id)
     result.written = model.tokenizer.decode([s.token_id for s in result.steps])
     return result

@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import ModelError, OptionsError
 from ..lazy_trace import LazyTrace
 from ..limits import MAX_REAL_TOKENS
-from ..threads import single_blas_thread
+from ..threads import use_one_blas_thread
 from .catalog import KNOWN_MODELS, known_model_path
 from .dependencies import require
 from .forward import forward
@@ -39,6 +39,9 @@ class PretrainedModel:
     weights: ModelWeights
     tokenizer: TextTokenizer
     generation: GenerationInfo = field(default_factory=GenerationInfo)
+
+    def __post_init__(self):
+        use_one_blas_thread()  # every product of a real model is one a thread of its own runs faster
 
     @property
     def arch(self) -> Architecture:
@@ -93,7 +96,7 @@ class PretrainedModel:
             changed = [layer for layer, _head in ablate ^ previous.ablated]
             resume = (previous.forward_result, min(changed, default=self.n_layers - 1))
         # damaged weights may overflow: the result is checked, so NumPy's warnings would only add noise
-        with single_blas_thread(), np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):
             result = forward(self.weights, encoded.ids, ablate, progress, resume, encoded.special)
         if result.overflow:
             raise overflow_error(self.name, result.overflow)

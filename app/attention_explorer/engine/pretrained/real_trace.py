@@ -18,7 +18,6 @@ import numpy as np
 from ..census.norm_attention import moved_lengths, w_o_grams
 from ..lazy_trace import LazyHeadTrace, LazyTrace, is_made
 from ..options import Options
-from ..threads import single_blas_thread
 from ..tokenizer import token_labels
 from .analysis import rollout_mix
 from .blocks import block_weights, keys_for, row_blocks
@@ -114,13 +113,12 @@ class PretrainedTrace:
         generation, generation_trace.py), made with them zero."""
         arch, result, n = self.model.arch, self.forward_result, self.n
         columns = np.flatnonzero(self.special)
-        with single_blas_thread():
-            for layer in range(arch.n_layers):
-                p = self._maker.projections(layer)
-                q_scaled = p.q_scaled()
-                for start, stop in row_blocks(n):
-                    summarise_block(block_weights(arch, q_scaled, p.k_t, start, stop, window=arch.window(layer)),
-                                    start, thumb_step(n), result.thumbnails[layer], result.sinks[layer], columns)
+        for layer in range(arch.n_layers):
+            p = self._maker.projections(layer)
+            q_scaled = p.q_scaled()
+            for start, stop in row_blocks(n):
+                summarise_block(block_weights(arch, q_scaled, p.k_t, start, stop, window=arch.window(layer)),
+                                start, thumb_step(n), result.thumbnails[layer], result.sinks[layer], columns)
 
     # --- layers made again ------------------------------------------------------------------------
     def causal_mask(self, n: int) -> np.ndarray:
@@ -140,23 +138,19 @@ class PretrainedTrace:
     def layer_weights(self, layer: int) -> np.ndarray:
         """Every head's weights of one layer, (heads, n, n) float32, rows summing to 1 (causal for
         decoders): heads × n² numbers, so a view of one head asks head_weights instead."""
-        with single_blas_thread():
-            return self._maker.layer_weights(layer)
+        return self._maker.layer_weights(layer)
 
     def head_weights(self, layer: int, head: int) -> np.ndarray:
         """One head's weights, n × n float32."""
-        with single_blas_thread():
-            return self._maker.head_weights(layer, head)
+        return self._maker.head_weights(layer, head)
 
     def weight_row(self, layer: int, head: int, row: int) -> np.ndarray:
         """One row of one head's weights (n,) float32, the rest of the head left unmade."""
-        with single_blas_thread():
-            return self._maker.weight_row(layer, head, row)
+        return self._maker.weight_row(layer, head, row)
 
     def head_scores(self, layer: int, head: int) -> np.ndarray:
         """One head's q · kᵀ before scaling, n × n float32 (made each time: nothing keeps it)."""
-        with single_blas_thread():
-            return self._maker.head_scores(layer, head)
+        return self._maker.head_scores(layer, head)
 
     def all_weights(self) -> np.ndarray:
         """(layers, heads, n, n) float32: every weight of the forward at once, for short texts (tests,
@@ -168,7 +162,7 @@ class PretrainedTrace:
         """Attention rollout after layer `layer` (see analysis.attention_rollout), n × n float64: each
         layer's mix multiplied in from the nearest layer already rolled out. Each layer costs an
         n × n by n × n product, so the window offers it up to limits.ROLLOUT_MAX_TOKENS."""
-        with self._rollout_lock, single_blas_thread():
+        with self._rollout_lock:
             if layer in self._rolled:
                 self._rolled.move_to_end(layer)
                 return self._rolled[layer]
@@ -207,9 +201,8 @@ class PretrainedTrace:
 
     def _make_layer_trace(self, layer: int) -> LazyTrace:
         maker, arch, weights = self._maker, self.model.arch, self.model.layers[layer]
-        with single_blas_thread():
-            x = maker.attention_input(layer)
-            p = maker.projections(layer)
+        x = maker.attention_input(layer)
+        p = maker.projections(layer)
         rotary = maker.rope()
         off = frozenset(head for lay, head in self.ablated if lay == layer)
         rope = arch.rotary
@@ -251,16 +244,15 @@ def _concat(maker: LayerMaker, layer: int, trace: LazyTrace) -> np.ndarray:
     arch, n = maker.arch, maker.n
     if all(is_made(head, "output") for head in trace.heads) or maker.layer_fits():
         return merge_heads(np.stack([head.output for head in trace.heads]))
-    with single_blas_thread():
-        p = maker.projections(layer)
-        q_scaled = p.q_scaled()
-        outputs = np.zeros((arch.n_heads, n, arch.d_head), dtype=np.float32)
-        for start, stop in row_blocks(n):
-            block = block_weights(arch, q_scaled, p.k_t, start, stop, window=arch.window(layer))
-            keys = keys_for(stop, n, arch.is_decoder)
-            for h in range(arch.n_heads):
-                if (layer, h) not in maker.ablated:
-                    np.matmul(block[h], p.v[h // arch.group, :keys], out=outputs[h, start:stop])
+    p = maker.projections(layer)
+    q_scaled = p.q_scaled()
+    outputs = np.zeros((arch.n_heads, n, arch.d_head), dtype=np.float32)
+    for start, stop in row_blocks(n):
+        block = block_weights(arch, q_scaled, p.k_t, start, stop, window=arch.window(layer))
+        keys = keys_for(stop, n, arch.is_decoder)
+        for h in range(arch.n_heads):
+            if (layer, h) not in maker.ablated:
+                np.matmul(block[h], p.v[h // arch.group, :keys], out=outputs[h, start:stop])
     return merge_heads(outputs)
 
 
@@ -275,8 +267,7 @@ def _head_makers(maker: LayerMaker, layer: int, h: int, switched_off: bool) -> d
     root, cap = arch.score_divisor, arch.attn_softcap
 
     def made(divisor: float = 1.0, masked: bool = False) -> np.ndarray:
-        with single_blas_thread():
-            return maker.head_scores(layer, h, divisor, masked, cap if divisor != 1.0 else 0.0)
+        return maker.head_scores(layer, h, divisor, masked, cap if divisor != 1.0 else 0.0)
 
     def scaled(head):
         scores = vars(head).get("scores")
@@ -296,14 +287,12 @@ def _head_makers(maker: LayerMaker, layer: int, h: int, switched_off: bool) -> d
 
     def output(head):
         made = vars(head).get("weights")  # weights a view made already give it; else none are made for it
-        with single_blas_thread():
-            if isinstance(made, np.ndarray) or maker.layer_fits():
-                return maker.head_output(layer, h, head.weights)
-            return maker.head_output_by_blocks(layer, h)
+        if isinstance(made, np.ndarray) or maker.layer_fits():
+            return maker.head_output(layer, h, head.weights)
+        return maker.head_output_by_blocks(layer, h)
 
     def weights():
-        with single_blas_thread():
-            return maker.head_weights(layer, h)
+        return maker.head_weights(layer, h)
 
     def norm(head):
         if switched_off:
@@ -315,8 +304,7 @@ def _head_makers(maker: LayerMaker, layer: int, h: int, switched_off: bool) -> d
 
 
 def _output(trace: LazyTrace) -> np.ndarray:
-    with single_blas_thread():
-        output = trace.concat @ trace.w_o
+    output = trace.concat @ trace.w_o
     if trace.b_o is not None:
         output += trace.b_o
     return output

@@ -17,7 +17,6 @@ import numpy as np
 
 from ..row_matrix import RowMatrix
 from ..softmax import causal_mask
-from ..threads import single_blas_thread
 from .blocks import block_weights, head_scores, head_weights, keys_for, outside_window, row_blocks, score_rows
 from .forward import ForwardResult, Projections, attention_input, project, rope_for
 from .weights import ModelWeights
@@ -209,7 +208,6 @@ class LayerMaker:
         arch = self.arch
 
         def rows(start: int, stop: int) -> np.ndarray:  # read later, by a view: on one BLAS thread, as here
-            with single_blas_thread():
-                return score_rows(arch, p.q, p.k_t, head, start, stop, divisor, masked, window=window, cap=cap)
+            return score_rows(arch, p.q, p.k_t, head, start, stop, divisor, masked, window=window, cap=cap)
 
         return RowMatrix((self.n, self.n), np.float32, rows, row_blocks(self.n))
