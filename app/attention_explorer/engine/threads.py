@@ -9,8 +9,8 @@ one (bench/bench_pretrained.py measures both).
 The limit is set once and never given back. It used to be set around each product and restored
 after, but the limit is process-wide, and OpenBLAS does not allow it to change while another thread
 is inside a product: the window's toy traces (GUI thread) and a real model's forward or generation
-(worker) changed it under each other, and the test suite's random walks died of it now and then
-with a segmentation fault. So the window sets it on the GUI thread before any worker starts, and
+(worker) changed it under each other, the likeliest cause of the segmentation faults the test
+suite's random walks died of now and then. So the window sets it on the GUI thread before any worker starts, and
 the engine sets it at the first large product or real model, which in a script comes before any
 thread of ours. (Set from another thread, after the main thread has set it once, OpenBLAS 0.3.31
 keeps the main thread's number: one more reason to set it there, first.)

@@ -207,7 +207,7 @@ class LayerMaker:
             return head_scores(self.arch, p.q, p.k_t, head, divisor, masked, window, cap)
         arch = self.arch
 
-        def rows(start: int, stop: int) -> np.ndarray:  # read later, by a view: on one BLAS thread, as here
+        def rows(start: int, stop: int) -> np.ndarray:  # read later, by a view
             return score_rows(arch, p.q, p.k_t, head, start, stop, divisor, masked, window=window, cap=cap)
 
         return RowMatrix((self.n, self.n), np.float32, rows, row_blocks(self.n))
