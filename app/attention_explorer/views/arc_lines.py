@@ -13,6 +13,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui
 
 from . import theme
+from .line_array import draw_line_array, line_array
 from .pixel_padded import PixelPaddedItem
 
 BUCKETS = 10
@@ -156,7 +157,7 @@ class ArcLinesItem(PixelPaddedItem):
             painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
             for pen, lines in self._device_batches(to_device):
                 painter.setPen(pen)
-                painter.drawLines(lines)
+                draw_line_array(painter, lines)
         else:
             ratio = painter.device().devicePixelRatioF()
             key = (to_device.m11(), to_device.m22(), to_device.dx(), to_device.dy(), ratio)
@@ -167,7 +168,8 @@ class ArcLinesItem(PixelPaddedItem):
         painter.restore()
 
     def _device_batches(self, to_device: QtGui.QTransform, origin: QtCore.QPoint | None = None) -> list:
-        """The lines in device pixels counted from `origin` (the view only scales and shifts)."""
+        """(pen, lines as line_array rows) in device pixels counted from `origin` (the view only scales
+        and shifts)."""
         sx, sy = to_device.m11(), to_device.m22()
         dx, dy = to_device.dx(), to_device.dy()
         if origin is not None:
@@ -178,7 +180,7 @@ class ArcLinesItem(PixelPaddedItem):
             plain = QtGui.QPen(pen)
             plain.setCosmetic(False)  # the width is already in device pixels
             ys = pairs * sy + dy
-            batches.append((plain, [QtCore.QLineF(x0, y0, x1, y1) for y0, y1 in ys.tolist()]))
+            batches.append((plain, line_array(x0, x1, ys[:, 0], ys[:, 1])))
         return batches
 
     def _render(self, to_device: QtGui.QTransform, ratio: float) -> tuple[QtCore.QPoint, QtGui.QImage]:
@@ -190,7 +192,7 @@ class ArcLinesItem(PixelPaddedItem):
         for pen, lines in self._device_batches(to_device, area.topLeft()):
             if pen.widthF() < LAYERED_WIDTH_PX:  # thin lines are cheap either way; a layer would cost more
                 painter.setPen(pen)
-                painter.drawLines(lines)
+                draw_line_array(painter, lines)
                 continue
             if layer is None:
                 layer = _transparent_image(area.size(), ratio)
@@ -201,7 +203,7 @@ class ArcLinesItem(PixelPaddedItem):
             opaque.setColor(color)
             layer_painter = _antialiased_painter(layer)
             layer_painter.setPen(opaque)
-            layer_painter.drawLines(lines)
+            draw_line_array(layer_painter, lines)
             layer_painter.end()
             painter.setOpacity(pen.color().alphaF())
             painter.drawImage(0, 0, layer)
