@@ -476,14 +476,23 @@ class Walk:
             self.window.export_to("steps", str(self.folder / "steps.gif"))
 
     def generation(self):
-        """A decoder writes: Generate (a few tokens), now and then Stop at once; the scrubber's buttons and
-        keys; Export to a file of the walk's. The text box holds the prompt and what was written."""
+        """A decoder writes: Generate (a few tokens, greedy or drawn), now and then Stop at once; the
+        scrubber's buttons and keys; Export to a file of the walk's. The text box holds the prompt and
+        what was written."""
         panel, c = self.window.pretrained.generation, self.controller
         if not panel.isVisible():
             return
         choice = self.rng.random()
         if choice < 0.45 and panel.generate_button.isEnabled():
             panel.tokens.setValue(self.rng.randint(1, 6))
+            if self.rng.random() < 0.4:  # a draw, typed into the boxes (greedy again a third of the time)
+                controls = panel.sampling
+                for spin, values in ((controls.temperature, ["0", "0.7", "1.5"]), (controls.top_k, ["0", "3"]),
+                                     (controls.top_p, ["1", "0.5"]), (controls.seed, ["0", "9"])):
+                    if spin.isEnabled():
+                        spin.selectAll()
+                        QTest.keyClicks(spin, self.rng.choice(values))
+                        QTest.keyClick(spin, QtCore.Qt.Key.Key_Return)
             panel.generate_button.click()
             if self.rng.random() < 0.3:
                 panel.stop_button.click()

@@ -29,6 +29,7 @@ from .engine.errors import EngineError
 if TYPE_CHECKING:
     from .engine.pretrained.generate import Generation
     from .engine.pretrained.real_trace import PretrainedTrace
+    from .engine.pretrained.sampling import Sampling
 
 POLL_MS = 30            # how often the window looks for new tokens while one is written
 FOLLOW_MS = 200         # the views follow the newest token at most this often, and take at most a third of the time
@@ -145,17 +146,20 @@ class GenerationControls(PretrainedControls):
         return generation is not None and generation.settings.ablate == self._ablated
 
     # --- setters ------------------------------------------------------------------------------------
-    def generate(self, tokens: int) -> None:
-        """Write up to `tokens` tokens after the text (greedy), or, while a generation is shown, again
+    def generate(self, tokens: int, sampling: Sampling | None = None, chat: bool = False) -> None:
+        """Write up to `tokens` tokens after the text, each picked by `sampling` (greedy when None), the
+        text put into the model's chat template first when `chat`; or, while a generation is shown, again
         after its prompt with the heads now switched off."""
         from .engine.pretrained.generate import GenerationSettings, generate
+        from .engine.pretrained.sampling import Sampling
 
         if not self.can_generate():
             return
         model, shown = self._real_model, self._generation
         prompt = shown.prompt if shown is not None else self._sentence
-        settings = GenerationSettings(tokens=max(1, int(tokens)), ablate=self._ablated)
-        if shown is not None and shown.prompt == prompt and shown.settings.ablate != settings.ablate:
+        settings = GenerationSettings(tokens=max(1, int(tokens)), sampling=sampling or Sampling(), chat=chat,
+                                      ablate=self._ablated)
+        if shown is not None and shown.prompt == prompt and _differs(shown.settings, settings):
             self._compared = shown
         elif shown is None or shown.prompt != prompt:
             self._compared = None
@@ -305,6 +309,11 @@ class GenerationControls(PretrainedControls):
             self._traces.clear()
             self._written_shown = 0
             self.generation_changed.emit(None)
+
+
+def _differs(before, now) -> bool:
+    """Two generations' settings differ in more than the count of tokens: worth reading side by side."""
+    return (before.ablate, before.sampling, before.chat) != (now.ablate, now.sampling, now.chat)
 
 
 def _stopped_copy(generation: Generation, model) -> Generation:

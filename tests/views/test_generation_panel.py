@@ -23,6 +23,8 @@ from screen_oracle import check_backing_store  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
 PROMPT = "the cat sat on the mat"
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+          "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
 
 
 def written_ids(controller):
@@ -211,3 +213,70 @@ def test_a_figure_of_the_text_so_far_names_that_text(real_window, qtbot, tmp_pat
     state = read_view(path)
     assert state.sentence == c.pretrained_trace.text != c.sentence
     assert state.sentence == PROMPT + c.real_model.tokenizer.decode([s.token_id for s in c.generation.steps[:4]])
+
+
+def set_spin(spin, text: str) -> None:
+    """Type a value into a spin box as a user does: select what is there, type, press Enter."""
+    spin.setFocus()
+    spin.selectAll()
+    QTest.keyClicks(spin, text)
+    QTest.keyClick(spin, QtCore.Qt.Key.Key_Return)
+
+
+def test_a_draw_set_in_the_window_writes_what_the_engine_writes_with_those_settings(real_window, qtbot):
+    from attention_explorer.engine.pretrained.sampling import Sampling
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    controls = window.pretrained.generation.sampling
+    assert controls.temperature.text() == "greedy"
+    assert not any(w.isEnabled() for w in (controls.top_k, controls.top_p, controls.seed))
+    set_spin(controls.temperature, "1.3")
+    assert all(w.isEnabled() for w in (controls.top_k, controls.top_p, controls.seed))
+    set_spin(controls.top_k, "7")
+    set_spin(controls.top_p, "0.9")
+    set_spin(controls.seed, "11")
+    panel = generate_in(window, qtbot, 10)
+    sampling = Sampling(temperature=1.3, top_k=7, top_p=0.9, seed=11)
+    assert c.generation.settings.sampling == sampling
+    expected = generate(c.real_model, PROMPT, GenerationSettings(tokens=10, sampling=sampling))
+    greedy = generate(c.real_model, PROMPT, GenerationSettings(tokens=10))
+    assert written_ids(c) == [s.token_id for s in expected.steps]
+    assert written_ids(c) != [s.token_id for s in greedy.steps]  # the draw is not the greedy text
+    # a second draw with another seed stands beside the first, each headed by how it was drawn
+    set_spin(controls.seed, "12")
+    first = c.generation
+    generate_in(window, qtbot, 10)
+    assert c.compared is first and c.generation.settings.sampling.seed == 12
+    shown = panel.text.toPlainText()
+    assert "sampled at temperature 1.3, top-k 7, top-p 0.9, seed 11:" in shown
+    assert "sampled at temperature 1.3, top-k 7, top-p 0.9, seed 12:" in shown
+    check_backing_store(window, "two draws side by side")
+
+
+def test_as_a_chat_is_offered_only_with_a_template_and_reads_the_prompt_in_it(real_window, qtbot, tmp_path):
+    import shutil
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    chat = window.pretrained.generation.sampling.chat
+    assert not chat.isEnabled() and "no chat template" in chat.toolTip()
+
+    folder = tmp_path / "tiny-llama-chat"
+    shutil.copytree(DATA / "tiny-llama", folder)
+    (folder / "tokenizer_config.json").write_text(json.dumps({"chat_template": CHATML}))
+    c = window.controller
+    c.open_model(str(folder), PROMPT)
+    qtbot.waitUntil(lambda: c.is_real and c.real_model.path == folder and not c.busy, timeout=30_000)
+    QtWidgets.QApplication.processEvents()
+    assert chat.isEnabled() and "chat template" in chat.toolTip()
+    qtbot.mouseClick(chat, QtCore.Qt.MouseButton.LeftButton)
+    assert chat.isChecked()
+    generate_in(window, qtbot, 6)
+    expected = generate(c.real_model, PROMPT, GenerationSettings(tokens=6, chat=True))
+    assert c.generation.settings.chat and written_ids(c) == [s.token_id for s in expected.steps]
+    assert c.generation.text.startswith("<|im_start|>user\n" + PROMPT)
+    # the box keeps what the user typed and the reply; the views read the template's tokens too
+    assert window.sentence_box.toPlainText() == PROMPT + expected.written
+    assert c.pretrained_trace.n == len(expected.prompt_ids) + len(expected.steps)
+    assert "asked as a chat" not in window.pretrained.generation.text.toPlainText()  # nothing compared yet
+    check_backing_store(window, "a chat written")

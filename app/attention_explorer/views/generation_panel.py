@@ -1,4 +1,5 @@
 """A decoder writes: Generate (a count of tokens; it stops sooner at the model's stop token) and Stop,
+how it picks each token (greedy or drawn, and whether the text is asked as a chat: sampling_controls.py),
 a scrubber over what it wrote (its slider, the ◀ ▶ buttons, and ← / → while it has the keys), and
 the text, the prompt plain and the tokens written tinted, the token the scrubber stands on framed.
 
@@ -14,6 +15,8 @@ import html
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
+from ..engine.errors import EngineError
+from .sampling_controls import QtSamplingControls
 from .step_timeline import OWNS_ARROWS
 
 DEFAULT_TOKENS, MOST_TOKENS = 32, 2048
@@ -33,9 +36,10 @@ class QtGenerationPanel(QtWidgets.QWidget):
         self.tokens.setSuffix(" tokens")
         self.tokens.setToolTip("Write at most this many tokens (it stops sooner at the model's stop token)")
         self.generate_button = QtWidgets.QPushButton("Generate")
-        self.generate_button.setToolTip("The model writes after the text, one token at a time, each the likeliest "
-                                        "(greedy); with a generation shown, it writes again after the same prompt "
+        self.generate_button.setToolTip("The model writes after the text, one token at a time, picked as set "
+                                        "below; with a generation shown, it writes again after the same prompt "
                                         "with the heads now switched off")
+        self.sampling = QtSamplingControls()
         self.stop_button = QtWidgets.QPushButton("Stop")
         self.stop_button.setToolTip("Stop after the token being written; what was written stays")
         self.export_button = QtWidgets.QPushButton("Export…")
@@ -70,11 +74,12 @@ class QtGenerationPanel(QtWidgets.QWidget):
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(controls)
+        layout.addWidget(self.sampling)
         layout.addLayout(scrub)
         layout.addWidget(self.position)
         layout.addWidget(self.text, 1)
 
-        self.generate_button.clicked.connect(lambda: controller.generate(self.tokens.value()))
+        self.generate_button.clicked.connect(self._generate)
         self.stop_button.clicked.connect(controller.stop_generating)
         self.export_button.clicked.connect(self.export_requested)
         self.slider.valueChanged.connect(controller.show_written)
@@ -85,6 +90,14 @@ class QtGenerationPanel(QtWidgets.QWidget):
                        controller.ablation_changed, controller.busy_changed, controller.sentence_changed):
             signal.connect(self._sync)
         self._sync()
+
+    def _generate(self) -> None:
+        try:
+            sampling = self.sampling.sampling()
+        except EngineError as error:  # the boxes' ranges keep it valid; said, never raised, if not
+            self.position.setText(str(error))
+            return
+        self.controller.generate(self.tokens.value(), sampling, self.sampling.as_chat())
 
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 - Qt's name
         if not self._stepped(event):
@@ -116,6 +129,9 @@ class QtGenerationPanel(QtWidgets.QWidget):
         self.stop_button.setEnabled(writing)
         self.export_button.setEnabled(generation is not None and not writing)
         self.tokens.setEnabled(not writing)
+        self.sampling.setEnabled(not writing)
+        if model is not None and model.is_decoder:
+            self.sampling.offer_chat(model.name, model.generation.chat_template is not None)
         scrubbable = generation is not None and c.can_scrub()
         ready = c.written_ready
         with QtCore.QSignalBlocker(self.slider):
@@ -173,10 +189,17 @@ def _ended(stopped: str) -> str:
 
 
 def _heads(generation) -> str:
-    off = sorted(generation.settings.ablate)
-    if not off:
-        return "Every head on:"
-    return "Heads off: " + ", ".join(f"layer {layer + 1} head {head + 1}" for layer, head in off) + ":"
+    """What a continuation was written with, as the heading over it: its heads, and how it picked
+    its tokens when not greedy or asked as a chat."""
+    settings = generation.settings
+    off = sorted(settings.ablate)
+    said = ["Heads off: " + ", ".join(f"layer {layer + 1} head {head + 1}" for layer, head in off) if off
+            else "Every head on"]
+    if not settings.sampling.greedy:
+        said.append(settings.sampling.describe())
+    if settings.chat:
+        said.append("asked as a chat")
+    return "; ".join(said) + ":"
 
 
 def _first_difference(first, second) -> int | None:
