@@ -28,6 +28,7 @@ from .engine.errors import EngineError
 
 if TYPE_CHECKING:
     from .engine.pretrained.generate import Generation
+    from .engine.pretrained.generation_trace import SharedProjections
     from .engine.pretrained.real_trace import PretrainedTrace
     from .engine.pretrained.sampling import Sampling
 
@@ -80,6 +81,7 @@ class GenerationControls(PretrainedControls):
         self._written_shown = 0
         self._following = True                      # the views follow the newest token
         self._traces: OrderedDict[int, PretrainedTrace] = OrderedDict()
+        self._shared: tuple[Generation, SharedProjections] | None = None  # see _shared_projections
         self._generation_error = ""
         self._next_follow = 0.0                     # when the views may next follow the newest token
         self._poll = QtCore.QTimer(self)
@@ -166,6 +168,7 @@ class GenerationControls(PretrainedControls):
         mailbox = _Mailbox()
         self._mailbox, self._following, self._generation_error = mailbox, True, ""
         self._traces.clear()
+        self._shared = None
 
         def on_step(_step) -> None:  # on the worker: the newest text so far, when the window took the last
             if mailbox.wanted():
@@ -272,13 +275,25 @@ class GenerationControls(PretrainedControls):
         trace = self._traces.get(written)
         if trace is None:
             started = time.perf_counter()
-            trace = trace_so_far(self._real_model, self._generation, written)
+            trace = trace_so_far(self._real_model, self._generation, written, self._shared_projections())
             self._forward_ms = (time.perf_counter() - started) * 1000
             self._traces[written] = trace
         self._traces.move_to_end(written)
         while len(self._traces) > TRACES_KEPT:
             self._traces.popitem(last=False)
         return trace
+
+    def _shared_projections(self) -> SharedProjections | None:
+        """The projections of the ended generation's whole text, which its texts so far share (None
+        while it is written: its text grows)."""
+        from .engine.pretrained.generation_trace import SharedProjections
+
+        generation = self._generation
+        if self._mailbox is not None or generation is None or not generation.stopped or generation.reader is None:
+            return None
+        if self._shared is None or self._shared[0] is not generation:
+            self._shared = (generation, SharedProjections(self._real_model, generation))
+        return self._shared[1]
 
     def _show(self, written: int, trace: PretrainedTrace, made_ms: float | None) -> None:
         """The views on the text so far with `written` tokens, its last row pinned; `made_ms`: how long
@@ -306,6 +321,7 @@ class GenerationControls(PretrainedControls):
             self._end_writing()
         if self._generation is not None or self._compared is not None:
             self._generation = self._compared = None
+            self._shared = None
             self._traces.clear()
             self._written_shown = 0
             self.generation_changed.emit(None)

@@ -14,6 +14,7 @@ from attention_explorer.engine.pretrained.generate import GenerationSettings, ge
 from attention_explorer.engine.pretrained.generation_info import GenerationInfo
 from attention_explorer.engine.pretrained.generation_trace import (
     WRITTEN_MARK,
+    SharedProjections,
     step_rows,
     trace_so_far,
     written_so_far,
@@ -28,16 +29,18 @@ TOLERANCE = 1e-5
 PROMPT = "The cat sat on the mat"
 
 
+@pytest.mark.parametrize("shared", [False, True], ids=["own projections", "whole text's shared"])
 @pytest.mark.parametrize("ablate", [frozenset(), frozenset({(1, 0)})], ids=["all heads", "head 2:1 off"])
 @pytest.mark.parametrize("name", DECODERS)
-def test_the_text_so_far_is_the_forward_over_it(data, monkeypatch, name, ablate):
+def test_the_text_so_far_is_the_forward_over_it(data, monkeypatch, name, ablate, shared):
     monkeypatch.setattr(decode_module, "FIRST_ROOM", 3)  # the cache (and its kept inputs) grows on the way
     model = dataclasses.replace(open_pretrained(data / name), generation=GenerationInfo())  # no stop token
     generation = generate(model, PROMPT, GenerationSettings(tokens=10, ablate=ablate), keep_reader=True)
     prompt = len(generation.prompt_ids)
     assert written_so_far(generation) == 10  # the last token was read too
+    projections = SharedProjections(model, generation) if shared else None
     for written in (0, 1, 5, 10):
-        trace = trace_so_far(model, generation, written)
+        trace = trace_so_far(model, generation, written, projections)
         ids = generation.ids[:prompt + written]
         expected = forward(model.weights, ids, ablate, special=trace.special)
         maker = LayerMaker(model.weights, expected, ablate)
@@ -54,6 +57,44 @@ def test_the_text_so_far_is_the_forward_over_it(data, monkeypatch, name, ablate)
             assert trace.next_tokens[0].token_id == int(np.argmax(expected.next_logits))
             assert abs(trace.next_tokens[0].probability - probabilities.max() / probabilities.sum()) <= TOLERANCE
         assert trace.ablated == ablate
+
+
+def test_texts_so_far_make_no_projection_once_the_whole_texts_are_made(data, monkeypatch):
+    from attention_explorer.engine.pretrained import generation_trace, recompute
+
+    model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())
+    generation = generate(model, PROMPT, GenerationSettings(tokens=6), keep_reader=True)
+    projections = SharedProjections(model, generation)
+    made = []
+    for module in (generation_trace, recompute):
+        original = module.project
+        monkeypatch.setattr(module, "project", lambda *args, original=original: made.append(1) or original(*args))
+    first = trace_so_far(model, generation, 6, projections)
+    assert len(made) == model.n_layers  # the whole text's, once a layer
+    for written in (5, 2, 0):
+        trace = trace_so_far(model, generation, written, projections)
+        weights = trace.layer_trace(1).heads[0].weights  # a view of a layer reads them too
+        assert weights.shape == (trace.n, trace.n)
+    assert len(made) == model.n_layers
+    assert first.layer_weights(0)[:, :trace.n, :trace.n] == pytest.approx(trace.layer_weights(0), abs=1e-6)
+
+
+def test_a_whole_text_too_large_to_share_leaves_each_text_so_far_its_own(data, monkeypatch):
+    model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())
+    generation = generate(model, PROMPT, GenerationSettings(tokens=4), keep_reader=True)
+    monkeypatch.setattr(SharedProjections, "MAX_BYTES", 1000)
+    projections = SharedProjections(model, generation)
+    assert projections(0, 5) is None and projections(1, 5) is None
+    trace = trace_so_far(model, generation, 2, projections)
+    expected = trace_so_far(model, generation, 2)
+    assert np.array_equal(trace.thumbnails, expected.thumbnails)
+
+
+def test_a_generation_still_writing_shares_nothing(data):
+    model = open_pretrained(data / "tiny-llama")
+    generation = generate(model, PROMPT, GenerationSettings(tokens=2), keep_reader=True)
+    with pytest.raises(ValueError, match="ended"):
+        SharedProjections(model, dataclasses.replace(generation, stopped=""))
 
 
 def test_written_tokens_are_marked_and_the_text_is_what_was_written(data):

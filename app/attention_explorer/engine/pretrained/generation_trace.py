@@ -15,15 +15,17 @@ tokens tells them from the prompt's.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
-from .forward import ForwardResult
+from .forward import ForwardResult, Projections, project
 from .generate import Generation
 from .model import CheckedTrace, PretrainedModel
 from .real_trace import NextToken, PretrainedTrace, make_labels
+from .recompute import LayerMaker
 from .thumbnails import thumb_size
 from .tokenizing import CONTINUATION
 
@@ -46,8 +48,62 @@ def written_so_far(generation: Generation) -> int | None:
     return min(len(generation.steps), reader.length - len(generation.prompt_ids))
 
 
-def trace_so_far(model: PretrainedModel, generation: Generation, written: int) -> PretrainedTrace:
-    """The prompt and the first `written` tokens written (0 … written_so_far), as a forward's trace."""
+class SharedProjections:
+    """Every layer's q, k, v over the whole text of a generation that has ended, made once, for all of
+    its texts so far: scrubbing then makes no projection again, only each text's weights.
+
+    A decoder's query, key and value of token t read only tokens 0 … t (rotary turns each by its own
+    position, q/k norms work row by row), so those of a text so far are the first rows of the whole
+    text's (to the rounding of products of another length: a test checks 1e-5, as for the inputs).
+    Shared only while every layer's fit in MAX_BYTES (SmolLM2: about 280 tokens); past that each text
+    so far makes its own, as before. Thread-safe: the window's worker and its GUI thread may both ask.
+    """
+
+    MAX_BYTES = 64 * 1024 * 1024
+
+    def __init__(self, model: PretrainedModel, generation: Generation):
+        reader = generation.reader
+        if reader is None or not generation.stopped:
+            raise ValueError("only an ended generation that kept its reader shares its projections")
+        self.length = reader.length
+        self._result = ForwardResult(reader.cache.layer_inputs(self.length), np.zeros(0, dtype=np.float32),
+                                     np.zeros(0, dtype=np.float32), None)
+        self._maker = LayerMaker(model.weights, self._result, reader.ablate)
+        self._made: dict[int, Projections] = {}
+        self._too_large = False  # every layer's would not fit in MAX_BYTES
+        self._lock = threading.Lock()
+
+    def __call__(self, layer: int, n: int) -> Projections | None:
+        """The first n tokens' projections of `layer` (views, no copy); None past the whole text or the budget."""
+        if n > self.length or self._too_large:
+            return None
+        with self._lock:
+            whole = self._made.get(layer)
+            if whole is None:
+                whole = project(self._maker.arch, self._maker.model.layers[layer],
+                                self._maker.attention_input(layer), self._maker.rope())
+                if _nbytes(whole) * self._maker.arch.n_layers > self.MAX_BYTES:
+                    self._too_large = True
+                    return None
+                self._made[layer] = whole
+        return first_rows(whole, n)
+
+
+def first_rows(p: Projections, n: int) -> Projections:
+    """The projections of the first n tokens: views into `p`'s arrays."""
+    return replace(p, q=p.q[:, :n], k=p.k[:, :n], v=p.v[:, :n], q_raw=p.q_raw[:, :n], k_raw=p.k_raw[:, :n],
+                   k_t=p.k_t[:, :, :n])
+
+
+def _nbytes(p: Projections) -> int:
+    arrays = {id(a): a for a in (p.q, p.k, p.v, p.q_raw, p.k_raw, p.k_t)}  # q_raw may be q itself
+    return sum(a.nbytes for a in arrays.values())
+
+
+def trace_so_far(model: PretrainedModel, generation: Generation, written: int,
+                 shared: SharedProjections | None = None) -> PretrainedTrace:
+    """The prompt and the first `written` tokens written (0 … written_so_far), as a forward's trace;
+    `shared`: the projections of the generation's whole text, when it has ended."""
     ready = written_so_far(generation)
     if ready is None or not 0 <= written <= ready:
         raise ValueError(f"the text with {written} tokens written is not read yet (with {ready} it is)")
@@ -63,6 +119,8 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int) -
         model_name=model.name, text=generation.text + model.tokenizer.decode(ids), encoded=encoded,
         labels=make_labels(encoded), ablated=generation.reader.ablate,
         next_tokens=_next_tokens(model, generation, written), model=model.weights, forward_result=result)
+    if shared is not None:
+        trace.take_projections_from(shared)
     trace.summarise_layers()
     trace.memo[WRITTEN_KEY] = written
     return trace

@@ -107,6 +107,11 @@ class PretrainedTrace:
         kept = np.setdiff1d(np.arange(self.n), hidden)
         return float(share[:, kept].mean())
 
+    def take_projections_from(self, source) -> None:
+        """Each layer's q, k, v read as `source(layer, n)` rather than made from this trace's own inputs
+        (see LayerMaker.take_projections_from); before anything of a layer was made."""
+        self._maker.take_projections_from(source)
+
     def summarise_layers(self) -> None:
         """Work out every head's thumbnail and sink sums from the layers' inputs, block by block as the
         forward does on its way: for a trace whose inputs were kept elsewhere (the text so far of a

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -62,6 +63,14 @@ class LayerMaker:
         self._rope: tuple | None = None
         self._masks: dict = {}  # n, or ("window", n, window) → a read-only mask
         self._lock = threading.RLock()
+        self._projections_from: Callable[[int, int], Projections | None] | None = None
+
+    def take_projections_from(self, source: Callable[[int, int], Projections | None]) -> None:
+        """Read each layer's q, k, v as `source(layer, n)` (None: make them here), instead of projecting
+        this forward's own layer inputs: a generation's texts so far share those of its whole text."""
+        with self._lock:
+            self._projections_from = source
+            self._projections.clear()
 
     @property
     def arch(self):
@@ -111,7 +120,9 @@ class LayerMaker:
             if layer in self._projections:
                 self._projections.move_to_end(layer)
                 return self._projections[layer]
-            made = project(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope())
+            made = self._projections_from(layer, self.n) if self._projections_from is not None else None
+            if made is None:
+                made = project(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope())
             self._projections[layer] = made
             size = sum(a.nbytes for a in (made.q, made.k, made.v, made.k_t)) + (
                 0 if made.q_raw is made.q else made.q_raw.nbytes + made.k_raw.nbytes)
