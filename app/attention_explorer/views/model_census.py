@@ -29,7 +29,7 @@ class CensusCells:
         self.grid = result.grid(choice.measure)
         self.low, self.high = grid_levels(choice.measure, result)
 
-    def colour(self, layer: int, head: int, colors: list[int]) -> QtGui.QColor:
+    def colour(self, layer: int, head: int, colors: tuple[int, ...]) -> QtGui.QColor:
         value = self.grid[layer, head]
         if not np.isfinite(value):
             return UNMEASURED
@@ -41,7 +41,7 @@ class CensusCells:
         return f"{value:.2f}" if np.isfinite(value) else "–"
 
     def paint_cell(self, painter: QtGui.QPainter, rect: QtCore.QRectF, layer: int, head: int,
-                   colors: list[int]) -> None:
+                   colors: tuple[int, ...]) -> None:
         colour = self.colour(layer, head, colors)
         painter.fillRect(rect, colour)
         if rect.width() >= VALUE_MIN_PX:
