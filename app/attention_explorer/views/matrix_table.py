@@ -94,6 +94,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
         self._fills: list[QtGui.QColor] = []
         self._inks: list[QtGui.QColor] = []
         self._masked_fill = QtGui.QColor()
+        self._masked_ink = QtGui.QColor()
         self._filled = 0          # cells shown, in reading order
         self._by_row = False      # fill whole rows at a time (softmax)
         self._marks: tuple[Mark, ...] = ()
@@ -126,6 +127,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
         self._fills, self._inks = _shades(colormap)
         self._masked_fill = QtGui.QColor(theme.muted())
         self._masked_fill.setAlphaF(0.18)
+        self._masked_ink = theme.foreground()  # read once: a causal table's masked half asked per cell
         self._texts = {}
         self._filled = table.values.size
         if not same_shape:
@@ -150,7 +152,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
             return None
         value = float(self.table.values[row, col])
         if not math.isfinite(value):
-            return self.text(row, col), self._masked_fill, theme.foreground()
+            return self.text(row, col), self._masked_fill, self._masked_ink
         low, high = self._levels
         shade = round(min(max((value - low) / (high - low), 0.0), 1.0) * (SHADES - 1))
         return self.text(row, col), self._fills[shade], self._inks[shade]
