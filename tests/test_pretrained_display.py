@@ -68,6 +68,29 @@ def test_a_decoder_merged_keeps_its_causal_mask_by_words(llama_trace):
     np.testing.assert_allclose(trace.heads[0].weights.sum(axis=1), 1.0, atol=1e-6)
 
 
+@pytest.mark.parametrize("view", [RealView(hide_first=True), RealView(merge_words=True),
+                                  RealView(merge_words=True, hide_first=True)], ids=["hidden", "words", "both"])
+def test_a_reading_of_a_sliding_window_layer_keeps_its_window_in_the_mask(view):
+    """Mistral's window is 4 tokens: a reading's mask hides the keys too far back as the layer's does
+    (it used to be the causal mask alone, so those cells were drawn as if looked at)."""
+    pt = open_pretrained(DATA / "tiny-mistral").run("the cat sat on the mat because it was tired and cold")
+    layer = 0
+    assert pt.model.arch.window(layer) == 4 and pt.n > 8
+    trace, _ = shown_trace(pt, layer, view)
+    own = pt.layer_mask(layer)
+    kept = np.setdiff1d(np.arange(pt.n), [0] if view.hide_first else [])
+    mask = own[np.ix_(kept, kept)]
+    if view.merge_words:
+        words = words_after_hiding(pt.words, kept) if view.hide_first else pt.words
+        starts = np.array([word[0] for word in words])  # counted among the kept tokens
+        mask = np.logical_and.reduceat(np.logical_and.reduceat(mask, starts, axis=1), starts, axis=0)
+    np.testing.assert_array_equal(trace.mask, mask)
+    assert trace.mask[np.tril_indices(trace.n, -5)].any()  # some keys are too far back
+    weights = trace.heads[0].weights
+    assert (weights[trace.mask] == 0).all()  # nothing drawn where the mask says nobody looks
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-6)
+
+
 def test_with_nothing_on_the_layer_is_the_forward_pass_s_own(bert_trace):
     trace, note = shown_trace(bert_trace, 0, RealView())
     np.testing.assert_array_equal(trace.heads[1].weights, bert_trace.head_weights(0, 1))

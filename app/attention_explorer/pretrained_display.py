@@ -65,7 +65,10 @@ def shown_trace(ptrace: PretrainedTrace, layer: int, view: RealView) -> tuple[La
     A trace read otherwise than head by head over the model's tokens carries its Reading: the
     layer's own trace, and how each shown weight was made from it."""
     source = trace = ptrace.layer_trace(layer)
-    causal = ptrace.causal_mask if source.options.causal else None
+    # a reading of a decoder's layer keeps the shared causal mask of its length; a layer with a sliding
+    # window reads its own mask through the reading, so the keys too far back stay masked
+    windowed = ptrace.model.arch.is_decoder and ptrace.model.arch.window(layer) > 0
+    causal = ptrace.causal_mask if source.options.causal and not windowed else None
     notes, stages = [], []
     groups: tuple[tuple[int, ...], ...] = tuple((i,) for i in range(ptrace.n))
     rolled = None
@@ -132,7 +135,8 @@ def _derived(head: LazyHeadTrace, rows=None, dropped: tuple[str, ...] = (), **ma
 
 def _hide(trace: LazyTrace, hidden: list[int], causal) -> tuple[LazyTrace, np.ndarray]:
     """Every matrix of the trace without the hidden tokens; weights renormalised by hide_tokens. A
-    decoder's tokens left keep their order, so its mask stays causal (`causal(n)` gives it)."""
+    decoder's tokens left keep their order, so its mask stays causal (`causal(n)` gives it; None: the
+    kept rows and columns of the trace's own mask, a sliding window's too)."""
     kept = np.setdiff1d(np.arange(trace.n), hidden)
     block = pretrained.kept_block(kept)
 
@@ -162,7 +166,8 @@ def _hide(trace: LazyTrace, hidden: list[int], causal) -> tuple[LazyTrace, np.nd
 def _merge(trace: LazyTrace, words: tuple[tuple[int, ...], ...], causal) -> LazyTrace:
     """Pieces into words: weights by merge_words; the other n × n matrices and the row arrays averaged
     over each word's pieces (a mean keeps them on the scale of one piece). Words are runs of pieces
-    in order, so a decoder's mask over words is causal too (`causal(n)` gives it)."""
+    in order, so a decoder's mask over words is causal too (`causal(n)` gives it; None: a word may not
+    look at another where none of its pieces may, by the trace's own mask, a sliding window's too)."""
     starts, sizes = _runs(words, trace.n)
 
     def rows(a: np.ndarray) -> np.ndarray:

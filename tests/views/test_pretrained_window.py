@@ -284,3 +284,13 @@ def test_a_sliding_window_reads_out_as_one_and_is_hatched_apart(real_window, qtb
     heatmap.graphics.grab()
     ahead, behind = heatmap.hatch._drawn[1]
     assert ahead[0] and behind[0]
+    # with Words on, the keys too far back stay masked and say why (they read as looked at before)
+    qtbot.mouseClick(window.pretrained.bar.merge, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.controller.real_view.merge_words and not window.controller.busy)
+    assert window.controller.trace.n < 14  # "because" and "tired" are two pieces each
+    hover_cell(heatmap, 1, 1)  # the pointer moves, as a user's does, to the cell again
+    hover_cell(heatmap, 6, 0)
+    assert "is too far back for the layer's sliding window" in heatmap.readout.full_text()
+    heatmap.graphics.grab()
+    ahead, behind = heatmap.hatch._drawn[1]
+    assert ahead[0] and behind[0]
