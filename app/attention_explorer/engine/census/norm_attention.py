@@ -18,6 +18,10 @@ Two calls, one for each kind of model (both pure NumPy):
     reading.moved       # (heads, n): ‖f_h(x_j)‖, the length of what token j offers each head
     FORMULA             # the formula to show beside the reading
 
+The vectors are the attention's own output, before anything after it: in a family with a norm after
+attention (Gemma 2, OLMo 2: h + RMS(Attn(·))) that norm rescales the sum, which this reading leaves
+out, as the paper's first form does for BERT's post-LN.
+
 A switched-off (ablated) head moves nothing, so its rows of `per_head` and its part of `summed`
 are 0, as in the forward pass. A toy model without W_O concatenates its heads: f_h(x_j) is then
 v_h(x_j) placed in the head's own columns.
