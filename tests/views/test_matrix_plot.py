@@ -198,11 +198,11 @@ def test_cells_masked_by_a_sliding_window_are_hatched_the_other_way(qtbot):
     heatmap.show_matrix(weights, list("abcdefgh"), list("abcdefgh"), mask=mask, levels=(0, 1), masked_text="0")
     heatmap.graphics.grab()  # paints the hatch
     ahead, behind = heatmap.hatch._drawn[1]
-    assert ahead[0] and behind[0]
-    for line in ahead[0]:  # "/": x grows as y falls
-        assert (line.x2() - line.x1()) * (line.y2() - line.y1()) <= 0
-    for line in behind[0]:  # "\": x and y grow together
-        assert (line.x2() - line.x1()) * (line.y2() - line.y1()) >= 0
+    assert len(ahead[0]) and len(behind[0])
+    for x1, y1, x2, y2 in ahead[0]:  # "/": x grows as y falls
+        assert (x2 - x1) * (y2 - y1) <= 0
+    for x1, y1, x2, y2 in behind[0]:  # "\": x and y grow together
+        assert (x2 - x1) * (y2 - y1) >= 0
     image = heatmap.graphics.grab().toImage()
     assert not image.isNull()
 

@@ -283,7 +283,7 @@ def test_a_sliding_window_reads_out_as_one_and_is_hatched_apart(real_window, qtb
     assert "comes after" in heatmap.readout.full_text()
     heatmap.graphics.grab()
     ahead, behind = heatmap.hatch._drawn[1]
-    assert ahead[0] and behind[0]
+    assert len(ahead[0]) and len(behind[0])
     # with Words on, the keys too far back stay masked and say why (they read as looked at before)
     qtbot.mouseClick(window.pretrained.bar.merge, QtCore.Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.controller.real_view.merge_words and not window.controller.busy)
@@ -293,4 +293,4 @@ def test_a_sliding_window_reads_out_as_one_and_is_hatched_apart(real_window, qtb
     assert "is too far back for the layer's sliding window" in heatmap.readout.full_text()
     heatmap.graphics.grab()
     ahead, behind = heatmap.hatch._drawn[1]
-    assert ahead[0] and behind[0]
+    assert len(ahead[0]) and len(behind[0])

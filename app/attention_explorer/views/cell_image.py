@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from .pixel_grid import steady_rect
 
 SEAM_OVERLAP = 1.02  # of a cell
-MAX_DEVICE_SIDE = 8192  # px: cells zoomed larger than this are drawn by Qt's own scaling
+MAX_DEVICE_SIDE = 8192  # px: a viewport larger than this (an export of a huge figure) is drawn by Qt's own scaling
 
 
 class CellImage(pg.ImageItem):
@@ -25,7 +26,7 @@ class CellImage(pg.ImageItem):
         super().__init__(axisOrder="row-major")
         self._on_cell = on_cell
         self.matrix_shape = (0, 0)  # rows and columns of the whole matrix
-        self._scaled: QtGui.QImage | None = None  # the cells at the device's pixels (_paint_in_device_pixels)
+        self._scaled: QtGui.QImage | None = None  # the cells in sight at the device's pixels (_paint_in_device_pixels)
         self._scaled_key: tuple | None = None
         self.setAcceptHoverEvents(True)
 
@@ -36,32 +37,36 @@ class CellImage(pg.ImageItem):
             super().paint(painter, *args)
 
     def _paint_in_device_pixels(self, painter) -> bool:
-        """The cells scaled once to the device pixels they cover, then copied pixel for pixel. Qt's
-        scaled drawImage steps through the source from the left edge of whatever region is repainted,
-        so a repaint of one row of cells (a focus frame) drew a cell's boundary column one pixel off
-        from a full repaint. False where this does not apply (nothing drawn yet, a rotation, or a
-        zoom that makes the cells larger than MAX_DEVICE_SIDE)."""
+        """The cells in sight, each device pixel coloured by the cell under its centre, then copied
+        pixel for pixel. Qt's scaled drawImage steps through the source from the left edge of whatever
+        region is repainted, so a repaint of one row of cells (a focus frame) drew a cell's boundary
+        column one pixel off from a full repaint; a pixel's cell found from its own position is the
+        same in any repaint. Only the part of the matrix on the painter's viewport is made: a zoomed
+        128-token heatmap is 2,296 pixels a side, and scaling all of it again whenever a hover panned
+        the view by a fraction of a pixel cost 15 ms. False where this does not apply (nothing drawn
+        yet, a rotation, or a viewport larger than MAX_DEVICE_SIDE)."""
         if self.image is None:
             return False
         if self._renderRequired:
             self.render()
-        if self._unrenderable or self.qimage is None or painter.transform().isRotating():
+        transform = painter.transform()
+        if self._unrenderable or self.qimage is None or transform.isRotating() or painter.device() is None:
             return False
         rows, cols = self.image.shape[:2]
-        ratio = painter.device().devicePixelRatioF() if painter.device() is not None else 1.0
-        target = steady_rect(painter.transform().mapRect(QtCore.QRectF(0, 0, cols, rows)))
-        left, top = round(target.left() * ratio), round(target.top() * ratio)
-        width, height = round(target.right() * ratio) - left, round(target.bottom() * ratio) - top
-        if not (0 < width <= MAX_DEVICE_SIDE and 0 < height <= MAX_DEVICE_SIDE):
+        ratio = painter.device().devicePixelRatioF()
+        target = steady_rect(transform.mapRect(QtCore.QRectF(0, 0, cols, rows)))
+        sight = target.intersected(QtCore.QRectF(painter.viewport()))
+        if sight.isEmpty():
+            return True  # nothing of the matrix in sight: nothing to draw
+        left, top = math.floor(sight.left() * ratio), math.floor(sight.top() * ratio)
+        right, bottom = math.ceil(sight.right() * ratio), math.ceil(sight.bottom() * ratio)
+        if not (0 < right - left <= MAX_DEVICE_SIDE and 0 < bottom - top <= MAX_DEVICE_SIDE):
             return False
-        key = (self.qimage.cacheKey(), width, height, ratio)
+        key = (self.qimage.cacheKey(), target.getRect(), left, top, right, bottom, ratio,
+               transform.m11() < 0, transform.m22() < 0)
         if key != self._scaled_key:
-            # Qt scales an indexed image (pyqtgraph's, with a colour table) wider than asked: 8 cells
-            # to 586 pixels came out 74.5 pixels each, the last cut short. Converted first, they are even.
-            colours = self.qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-            self._scaled = colours.scaled(width, height, QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
-                                          QtCore.Qt.TransformationMode.FastTransformation)
-            self._scaled.setDevicePixelRatio(ratio)
+            self._scaled = _cells_in_pixels(self.qimage, target, (left, top, right, bottom), ratio,
+                                            transform.m11() < 0, transform.m22() < 0)
             self._scaled_key = key
         painter.save()
         painter.resetTransform()
@@ -99,3 +104,28 @@ class CellImage(pg.ImageItem):
         rows, cols = self.matrix_shape
         inside = 0 <= row < rows and 0 <= col < cols
         self._on_cell((row, col) if inside else None, ev.screenPos() if inside else None)
+
+
+def _cells_in_pixels(qimage: QtGui.QImage, target: QtCore.QRectF, pixels: tuple[int, int, int, int], ratio: float,
+                     flip_x: bool, flip_y: bool) -> QtGui.QImage:
+    """The device pixels `pixels` (left, top, right, bottom; device pixels, not logical) of the cells
+    drawn over `target` (logical pixels), each pixel the colour of the cell under its centre
+    (transparent outside the matrix). The image keeps its own copy of the pixels."""
+    colours = qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    rows, cols = colours.height(), colours.width()
+    cells = np.frombuffer(colours.constBits(), dtype=np.uint32).reshape(rows, colours.bytesPerLine() // 4)[:, :cols]
+    left, top, right, bottom = pixels
+    col = np.floor(((np.arange(left, right) + 0.5) / ratio - target.left()) * cols / target.width()).astype(np.intp)
+    row = np.floor(((np.arange(top, bottom) + 0.5) / ratio - target.top()) * rows / target.height()).astype(np.intp)
+    if flip_x:
+        col = cols - 1 - col
+    if flip_y:
+        row = rows - 1 - row
+    col_inside, row_inside = (col >= 0) & (col < cols), (row >= 0) & (row < rows)
+    out = cells[np.clip(row, 0, rows - 1)[:, None], np.clip(col, 0, cols - 1)[None, :]]
+    out[~row_inside, :] = 0
+    out[:, ~col_inside] = 0
+    image = QtGui.QImage(out.data, out.shape[1], out.shape[0], out.strides[0],
+                         QtGui.QImage.Format.Format_ARGB32_Premultiplied).copy()
+    image.setDevicePixelRatio(ratio)
+    return image

@@ -20,7 +20,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from .pixel_grid import steady_rect
+from .line_array import draw_line_array
+from .pixel_grid import GRID, steady_rect
 
 SPACING_PX = 7.0
 MAX_SEPARATE_LINES = 4000  # beyond this many lines, the runs share one set of lines, clipped to them
@@ -49,7 +50,7 @@ class MaskHatchItem(pg.GraphicsObject):
         super().__init__()
         self._runs = np.zeros((0, 3), dtype=np.intp)
         self._bounds = QtCore.QRectF()
-        self._drawn: tuple | None = None  # (key, lines, clip) of the last paint
+        self._drawn: tuple | None = None  # (key, [(lines, clip) "/" and "\\"]) of the last paint
         self.color = QtGui.QColor(128, 128, 128)
 
     def set_mask(self, mask: np.ndarray | None) -> None:
@@ -91,61 +92,74 @@ class MaskHatchItem(pg.GraphicsObject):
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
         painter.setPen(QtGui.QPen(self.color, 1.0))
         for lines, clip in self._drawn[1]:
-            if not lines:
+            if not len(lines):
                 continue
             painter.save()
             if clip is not None:
                 painter.setClipPath(clip, QtCore.Qt.ClipOperation.IntersectClip)
-            painter.drawLines(lines)
+            draw_line_array(painter, lines)
             painter.restore()
         painter.restore()
 
     @staticmethod
     def _lines(runs: np.ndarray, to_device: QtGui.QTransform, visible: QtCore.QRectF | None, hatching
-               ) -> tuple[list[QtCore.QLineF], QtGui.QPainterPath | None]:
-        """The lines of the runs in sight (in device pixels), and a clip path when they share one set."""
+               ) -> tuple[np.ndarray, QtGui.QPainterPath | None]:
+        """The lines of the runs in sight (line_array rows, in device pixels), and a clip path when they
+        share one set."""
         if len(runs) and visible is not None:  # the runs the painter can reach: a zoomed-in view sees a few rows
             rows, starts, ends = runs.T
             inside = ((rows + 0.5 >= visible.top()) & (rows - 0.5 <= visible.bottom())
                       & (ends - 0.5 >= visible.left()) & (starts - 0.5 <= visible.right()))
             runs = runs[inside]
-        rects = [steady_rect(to_device.mapRect(QtCore.QRectF(start - 0.5, row - 0.5, end - start, 1.0)))
-                 for row, start, end in runs.tolist()]  # see pixel_grid
-        if sum(rect.width() + rect.height() for rect in rects) / SPACING_PX <= MAX_SEPARATE_LINES:
-            lines = []
-            for rect in rects:
-                lines.extend(hatching(rect))
-            return lines, None
+        rects = _device_rects(runs, to_device)  # see pixel_grid
+        if (np.sum(rects[:, 2] - rects[:, 0] + rects[:, 3] - rects[:, 1]) / SPACING_PX <= MAX_SEPARATE_LINES):
+            return hatching(rects), None
         area = QtGui.QPainterPath()
         area.setFillRule(QtCore.Qt.FillRule.WindingFill)
-        for rect in rects:
-            area.addRect(rect)
+        for left, top, right, bottom in rects.tolist():
+            area.addRect(QtCore.QRectF(QtCore.QPointF(left, top), QtCore.QPointF(right, bottom)))
         bounds = area.boundingRect()
         if visible is not None:
             bounds = bounds.intersected(to_device.mapRect(visible))
         origin = to_device.map(QtCore.QPointF(-0.5, -0.5))  # the lines keep their place on the cells as the view moves
         phase = (origin.x() + origin.y() if hatching is _diagonals else origin.x() - origin.y()) + SPACING_PX / 2
-        return hatching(steady_rect(bounds), phase), area
+        bounds = steady_rect(bounds)
+        return hatching(np.array([[bounds.left(), bounds.top(), bounds.right(), bounds.bottom()]]), phase), area
 
 
-def _diagonals(rect: QtCore.QRectF, phase: float | None = None) -> list[QtCore.QLineF]:
-    """Lines x + y = c across `rect` ("/" direction), SPACING_PX apart, clipped to it; the first half a
-    spacing from its corner, or on the lines x + y = phase + k·SPACING_PX when a phase is given."""
-    left, top, right, bottom = rect.left(), rect.top(), rect.right(), rect.bottom()
-    lines = []
-    c = left + top + SPACING_PX / 2
-    if phase is not None:
-        c = phase + np.ceil((left + top - phase) / SPACING_PX) * SPACING_PX
-    while c < right + bottom:
-        x1, y1 = max(left, c - bottom), min(bottom, c - left)
-        x2, y2 = min(right, c - top), max(top, c - right)
-        lines.append(QtCore.QLineF(x1, y1, x2, y2))
-        c += SPACING_PX
+def _device_rects(runs: np.ndarray, to_device: QtGui.QTransform) -> np.ndarray:
+    """(left, top, right, bottom) in device pixels of each run's cells, steadied as steady_rect does:
+    the view only scales and shifts."""
+    rows, starts, ends = (runs.T if len(runs) else np.zeros((3, 0)))
+    xs = np.stack([(starts - 0.5) * to_device.m11() + to_device.dx(), (ends - 0.5) * to_device.m11() + to_device.dx()])
+    ys = np.stack([(rows - 0.5) * to_device.m22() + to_device.dy(), (rows + 0.5) * to_device.m22() + to_device.dy()])
+    rects = np.column_stack((xs.min(axis=0), ys.min(axis=0), xs.max(axis=0), ys.max(axis=0)))
+    return np.round(rects * GRID) / GRID
+
+
+def _diagonals(rects: np.ndarray, phase: float | None = None) -> np.ndarray:
+    """Lines x + y = c across each rectangle (left, top, right, bottom) ("/" direction), SPACING_PX apart,
+    clipped to it: line_array rows. The first half a spacing from its corner, or on the lines
+    x + y = phase + k·SPACING_PX when a phase is given."""
+    left, top, right, bottom = rects.T
+    if phase is None:
+        first = left + top + SPACING_PX / 2
+    else:
+        first = phase + np.ceil((left + top - phase) / SPACING_PX) * SPACING_PX
+    counts = np.maximum(0, np.ceil((right + bottom - first) / SPACING_PX)).astype(np.intp)
+    which = np.repeat(np.arange(len(rects)), counts)
+    steps = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    c = first[which] + steps * SPACING_PX
+    left, top, right, bottom = left[which], top[which], right[which], bottom[which]
+    return np.column_stack((np.maximum(left, c - bottom), np.minimum(bottom, c - left),
+                            np.minimum(right, c - top), np.maximum(top, c - right)))
+
+
+def _antidiagonals(rects: np.ndarray, phase: float | None = None) -> np.ndarray:
+    """Lines x − y = c across each rectangle ("\\" direction): _diagonals' lines in the rectangles mirrored
+    top to bottom (y → −y turns x + y = c into x − y = c), mirrored back."""
+    mirrored = np.column_stack((rects[:, 0], -rects[:, 3], rects[:, 2], -rects[:, 1]))
+    lines = _diagonals(mirrored, phase)
+    lines[:, 1] *= -1
+    lines[:, 3] *= -1
     return lines
-
-
-def _antidiagonals(rect: QtCore.QRectF, phase: float | None = None) -> list[QtCore.QLineF]:
-    """Lines x − y = c across `rect` ("\\" direction): _diagonals' lines in the rectangle mirrored top to
-    bottom (y → −y turns x + y = c into x − y = c), mirrored back."""
-    mirrored = QtCore.QRectF(rect.left(), -rect.bottom(), rect.width(), rect.height())
-    return [QtCore.QLineF(line.x1(), -line.y1(), line.x2(), -line.y2()) for line in _diagonals(mirrored, phase)]
