@@ -107,7 +107,7 @@ def test_a_layer_made_again_is_the_forward_s_own_to_the_bit(data, name):
     for layer in range(model.n_layers):
         weights = trace.layer_weights(layer)
         np.testing.assert_array_equal(trace.thumbnails[layer], weights)
-        p = project(arch, model.weights.layers[layer], trace.attention_input(layer), rope_for(arch, trace.n))
+        p = project(arch, model.weights.layers[layer], trace.attention_input(layer), rope_for(arch, trace.n)[layer])
         for head in range(model.n_heads):
             alone = blocks.head_weights(arch, p.q_scaled(), p.k_t, [head], arch.window(layer))[0]
             np.testing.assert_array_equal(alone, weights[head])

@@ -59,7 +59,7 @@ class LayerMaker:
         self.n = result.layer_inputs[0].shape[0] if result.layer_inputs else 0
         self._projections: OrderedDict[int, Projections] = OrderedDict()
         self._weights = _ByteCache(WEIGHTS_CACHE_BYTES)
-        self._rope: tuple | None = None
+        self._ropes: list[tuple | None] | None = None
         self._masks: dict = {}  # n, or ("window", n, window) → a read-only mask
         self._lock = threading.RLock()
 
@@ -67,11 +67,12 @@ class LayerMaker:
     def arch(self):
         return self.model.arch
 
-    def rope(self) -> tuple | None:
+    def rope(self, layer: int) -> tuple | None:
+        """Layer `layer`'s rotary tables (cos, sin: n × rotary_dims), None without RoPE."""
         with self._lock:
-            if self._rope is None:
-                self._rope = rope_for(self.arch, self.n)
-            return self._rope
+            if self._ropes is None:
+                self._ropes = rope_for(self.arch, self.n)
+            return self._ropes[layer]
 
     def causal_mask(self, n: int) -> np.ndarray:
         """n × n, True where a key comes after its query: one array for every layer and reading of
@@ -111,7 +112,7 @@ class LayerMaker:
             if layer in self._projections:
                 self._projections.move_to_end(layer)
                 return self._projections[layer]
-            made = project(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope())
+            made = project(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope(layer))
             self._projections[layer] = made
             size = sum(a.nbytes for a in (made.q, made.k, made.v, made.k_t)) + (
                 0 if made.q_raw is made.q else made.q_raw.nbytes + made.k_raw.nbytes)

@@ -42,6 +42,9 @@ class Architecture:
     gated: bool = False    # the feed-forward is act(x·W_gate) ⊙ (x·W_up) (SwiGLU, GeGLU), not act(x·W_up)
     rotary_dims: int = 0   # leading dims of each head turned by RoPE (partial rotary: fewer than d_head); 0: none
     rope_theta: float = 0.0  # the rotary base; 0 for learned positions
+    rope_layers: tuple[tuple[float, float], ...] = ()  # per layer, its own rotary base and linear factor (positions
+                                                       # ÷ factor) when layers differ (Gemma 3's local and global
+                                                       # layers); (): rope_theta and 1 in every layer
     qk_norm: str = ""      # q and k RMS-normalised before RoPE: "head" (each head's d_head, Qwen3) or
                            # "whole" (the whole projection, OLMo 2); "" none
     windows: tuple[int, ...] = ()  # per layer, a sliding window w > 0: a query sees the w keys ending at
@@ -73,6 +76,10 @@ class Architecture:
     def score_divisor(self) -> float:
         """What q·k is divided by before the softmax: √d_head, or √query_scalar when the config says so."""
         return float(np.sqrt(self.query_scalar or self.d_head))
+
+    def rope(self, layer: int) -> tuple[float, float]:
+        """Layer `layer`'s rotary base and linear scaling factor."""
+        return self.rope_layers[layer] if self.rope_layers else (self.rope_theta, 1.0)
 
     def window(self, layer: int) -> int:
         """Layer `layer`'s sliding window (0: the whole text before the query)."""
