@@ -110,6 +110,24 @@ def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0) -> tuple[
     return theta, dims
 
 
+def every_nth_global(n_layers: int, every: int) -> list[str]:
+    """Layer kinds where every `every`-th layer is global, the others sliding (Gemma 2: 2, Gemma 3: 6)."""
+    return ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(n_layers)]
+
+
+def layer_types(fields: Fields, n_layers: int, default_types: list[str] | None = None) -> list[str]:
+    """Each layer's kind, "sliding_attention" or "full_attention": the file's `layer_types` when it
+    names them, else `default_types`, else every layer sliding."""
+    types = fields.raw("layer_types", default=None)
+    if types is None:
+        types = default_types if default_types is not None else ["sliding_attention"] * n_layers
+    if not isinstance(types, list) or len(types) != n_layers or \
+            not all(t in ("sliding_attention", "full_attention") for t in types):
+        raise fields.wrong(("layer_types",), f"must list 'sliding_attention' or 'full_attention' for each of the "
+                           f"{n_layers} layers", types)
+    return types
+
+
 def sliding_windows(fields: Fields, n_layers: int, default_types: list[str] | None = None,
                     by_layer: bool = True, default_window: int | None = None) -> tuple[int, ...]:
     """Each layer's sliding window (0: the whole text before the query), from `sliding_window` (null:
@@ -122,13 +140,7 @@ def sliding_windows(fields: Fields, n_layers: int, default_types: list[str] | No
         window = default_window
     if window is None:
         return ()
-    types = fields.raw("layer_types", default=None) if by_layer else None
-    if types is None:
-        types = default_types if by_layer and default_types is not None else ["sliding_attention"] * n_layers
-    if not isinstance(types, list) or len(types) != n_layers or \
-            not all(t in ("sliding_attention", "full_attention") for t in types):
-        raise fields.wrong(("layer_types",), f"must list 'sliding_attention' or 'full_attention' for each of the "
-                           f"{n_layers} layers", types)
+    types = layer_types(fields, n_layers, default_types) if by_layer else ["sliding_attention"] * n_layers
     windows = tuple(window if t == "sliding_attention" else 0 for t in types)
     return windows if any(windows) else ()
 
