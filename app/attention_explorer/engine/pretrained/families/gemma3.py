@@ -21,46 +21,21 @@ model with its vision model, is refused by name (families/__init__.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
 from . import gemma2, llama
-from .shared import Family, every_nth_global, layer_types
+from .shared import Family, every_nth_global, layer_types, rotary_by_kind
 
 # each kind of layer: the older top-level field of its rotary base, and the base when none is given
 BASES = {"full_attention": ("rope_theta", 1_000_000.0), "sliding_attention": ("rope_local_base_freq", 10_000.0)}
-
-
-def rotary_bases(fields: Fields) -> dict[str, tuple[float, float]]:
-    """Each kind of layer's rotary base and linear factor, as transformers' Gemma3TextConfig reads them:
-    the kind's own `rope_parameters`, the older `rope_scaling` laid over the global kind's, and the
-    older top-level base (BASES) where the kind gives none. Only plain and linear RoPE are supported."""
-    parameters = fields.mapping("rope_parameters")
-    if set(parameters) - set(BASES):
-        raise fields.wrong(("rope_parameters",), "must give the rotary parameters of each kind of layer "
-                           "(full_attention, sliding_attention)", parameters)
-    bases = {}
-    for kind, (top_name, default) in BASES.items():
-        given = parameters.get(kind)
-        if given is None:  # transformers fills in a kind not given so, before `rope_scaling` is laid over it
-            given = {"rope_type": "default"}
-        if not isinstance(given, Mapping):
-            raise fields.wrong(("rope_parameters",), f"must give an object of fields for {kind}", parameters)
-        values = {**given, **fields.mapping("rope_scaling")} if kind == "full_attention" else given
-        rope = Fields(values, f"config.json: rope parameters of {kind}")
-        linear = rope.text("rope_type", "type", default="default", choices=("default", "linear")) == "linear"
-        theta = rope.positive_number("rope_theta", default=fields.positive_number(top_name, default=default))
-        bases[kind] = theta, rope.positive_number("factor") if linear else 1.0
-    return bases
 
 
 def architecture(fields: Fields) -> Architecture:
     n_layers = fields.count("num_hidden_layers")
     every = fields.count("sliding_window_pattern", "_sliding_window_pattern", default=6)
     kinds = layer_types(fields, n_layers, every_nth_global(n_layers, every))
-    bases = rotary_bases(fields)
+    bases = rotary_by_kind(fields, BASES, scaled=("full_attention",))
 
     def rope(fields: Fields, d_head: int) -> tuple[float, int]:  # every dim of a head is turned
         if d_head % 2:

@@ -110,6 +110,32 @@ def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0) -> tuple[
     return theta, dims
 
 
+def rotary_by_kind(fields: Fields, bases: Mapping[str, tuple[str, float]], scaled: tuple[str, ...]
+                   ) -> dict[str, tuple[float, float]]:
+    """Each kind of layer's rotary base and linear factor in a family whose "full_attention" and
+    "sliding_attention" layers turn differently (Gemma 3, ModernBERT), as transformers reads them:
+    the kind's own `rope_parameters`, the older `rope_scaling` laid over those of the `scaled` kinds,
+    and `bases`' older top-level field (kind → field, default) where the kind gives no base. Only
+    plain and linear RoPE are supported."""
+    parameters = fields.mapping("rope_parameters")
+    if set(parameters) - set(bases):
+        raise fields.wrong(("rope_parameters",), f"must give the rotary parameters of each kind of layer "
+                           f"({', '.join(bases)})", parameters)
+    found = {}
+    for kind, (top_name, default) in bases.items():
+        given = parameters.get(kind)
+        if given is None:  # transformers fills in a kind not given so, before `rope_scaling` is laid over it
+            given = {"rope_type": "default"}
+        if not isinstance(given, Mapping):
+            raise fields.wrong(("rope_parameters",), f"must give an object of fields for {kind}", parameters)
+        values = {**given, **fields.mapping("rope_scaling")} if kind in scaled else given
+        rope = Fields(values, f"config.json: rope parameters of {kind}")
+        linear = rope.text("rope_type", "type", default="default", choices=("default", "linear")) == "linear"
+        theta = rope.positive_number("rope_theta", default=fields.positive_number(top_name, default=default))
+        found[kind] = theta, rope.positive_number("factor") if linear else 1.0
+    return found
+
+
 def every_nth_global(n_layers: int, every: int) -> list[str]:
     """Layer kinds where every `every`-th layer is global, the others sliding (Gemma 2: 2, Gemma 3: 6)."""
     return ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(n_layers)]
