@@ -84,7 +84,7 @@ def grid_pieces(controller, state: ViewState, options: FigureOptions, made: list
         made.append(plot)
         _drop_colour_bar(plot)
         plot.show_matrix(values, labels, labels, title=title, mask=mask, levels=levels, by_row=by_row,
-                         colormap=state.colormap)
+                         colormap=state.colormap, causal=controller.trace.options.causal)
         plot.resize(side, side)
         plot.show()
         settle(plot)

@@ -14,9 +14,9 @@ module (families/) says which it sets. The shared computation, with what the fie
           then turned by RoPE over their first rotary_dims (none for learned positions; a layer's own
           base and linear factor when the layers differ, rope_layers); scores
           q·kᵀ ÷ score_divisor, soft-capped (attn_softcap), masked (a decoder's later keys, and keys
-          before a layer's sliding window), softmax, ·v; query head h reads kv head h // group;
-          the heads side by side · W_O + b_O
-    FFN:  W_down·act(x·W_up + b_up) + b_down, or gated: W_down·(act(x·W_gate) ⊙ x·W_up)
+          outside a layer's sliding window: before a decoder's query, on either side of an encoder's),
+          softmax, ·v; query head h reads kv head h // group; the heads side by side · W_O + b_O
+    FFN:  W_down·act(x·W_up + b_up) + b_down, or gated: W_down·(act(x·W_gate + b_gate) ⊙ (x·W_up + b_up)) + b_down
     next-token scores (decoders): N_f(h_last)·W_outᵀ (W_out tied to E unless the file has its own),
           soft-capped (final_softcap)
 An ablated head's output is zeroed before W_O, so every later layer (and the next token) changes.
@@ -162,7 +162,7 @@ def embed(model: ModelWeights, ids: np.ndarray, start: int = 0) -> np.ndarray:
 
 
 def _feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.ndarray:
-    hidden = _linear(x, layer.w_gate_up, layer.b_up)
+    hidden = _linear(x, layer.w_gate_up, layer.b_gate_up)
     if layer.w_gate is not None:                      # gated: act(x·W_gate) ⊙ (x·W_up), one product for both
         d_ff = layer.w_up.shape[1]
         gate = ACTIVATIONS[arch.activation](hidden[:, :d_ff])

@@ -128,7 +128,7 @@ class PretrainedTrace:
 
     def layer_mask(self, layer: int) -> np.ndarray | None:
         """n × n, True where a query of `layer` may not look: a decoder's later keys and, in a layer with
-        a sliding window, the keys before its window (read-only); None for an encoder."""
+        a sliding window, the keys outside it (read-only); None where an encoder's query sees every key."""
         return self._maker.layer_mask(layer)
 
     def attention_input(self, layer: int) -> np.ndarray:
@@ -282,8 +282,9 @@ def _head_makers(maker: LayerMaker, layer: int, h: int, switched_off: bool) -> d
         if not isinstance(scaled, np.ndarray):
             return made(root, masked=True)
         values = scaled.copy()
-        if arch.is_decoder:
-            values[maker.layer_mask(layer)] = -np.inf
+        mask = maker.layer_mask(layer)
+        if mask is not None:
+            values[mask] = -np.inf
         return values
 
     def output(head):

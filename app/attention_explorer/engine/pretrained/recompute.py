@@ -87,19 +87,22 @@ class LayerMaker:
             return self._masks[n]
 
     def layer_mask(self, layer: int) -> np.ndarray | None:
-        """n × n, True where a query of `layer` may not look (None for an encoder): the keys after it,
-        and in a layer with a sliding window those before its window, which a view draws as masked."""
-        if not self.arch.is_decoder:
-            return None
-        window = self.arch.window(layer)
+        """n × n, True where a query of `layer` may not look, which a view draws as masked: a decoder's
+        keys after it, and in a layer with a sliding window the keys outside it (before a decoder's
+        query, on either side of an encoder's). None where an encoder's query sees every key."""
+        decoder, window = self.arch.is_decoder, self.arch.window(layer)
         if not window:
-            return self.causal_mask(self.n)
+            return self.causal_mask(self.n) if decoder else None
         with self._lock:
-            key = ("window", self.n, window)
+            key = ("window", self.n, window, decoder)
             if key not in self._masks:
-                far = outside_window(0, self.n, self.n, window)
-                mask = self.causal_mask(self.n) if far is None else self.causal_mask(self.n) | far
-                mask.flags.writeable = False
+                far = outside_window(0, self.n, self.n, window, both=not decoder)
+                if not decoder:
+                    mask = far
+                else:
+                    mask = self.causal_mask(self.n) if far is None else self.causal_mask(self.n) | far
+                if mask is not None:
+                    mask.flags.writeable = False
                 self._masks[key] = mask
             return self._masks[key]
 
@@ -200,7 +203,7 @@ class LayerMaker:
     def head_scores(self, layer: int, head: int, divisor: float = 1.0, masked: bool = False, cap: float = 0.0
                     ) -> np.ndarray | RowMatrix:
         """q · kᵀ of one head ÷ `divisor`, soft-capped at `cap` when given, n × n float32, −∞ where a
-        decoder's query may not look (layer_mask) when `masked`: made whole, or for a long text a
+        query may not look (layer_mask) when `masked`: made whole, or for a long text a
         RowMatrix that makes the rows that are read."""
         p = self.projections(layer)
         window = self.arch.window(layer)
