@@ -29,3 +29,12 @@ def test_each_layer_s_panel_carries_its_own_layer_s_mask(qapp):
     for mask, outside in zip(masks, [(j > i) | (j <= i - 4), j > i, (j > i) | (j <= i - 4)], strict=True):
         np.testing.assert_array_equal(mask, outside)
     assert all((matrix[mask] == 0).all() for matrix, mask in zip(matrices, masks, strict=True))
+
+
+def test_an_encoder_s_local_layer_alone_is_masked_in_the_grid(qapp):
+    """ModernBERT's tiny layers: global, local (2 tokens either way), global."""
+    matrices, masks = _layers("tiny-modernbert")
+    assert masks[0] is None and masks[2] is None and (matrices[0] > 0).all()
+    i, j = np.indices(masks[1].shape)
+    np.testing.assert_array_equal(masks[1], np.abs(i - j) > 2)
+    assert (matrices[1][masks[1]] == 0).all()

@@ -19,9 +19,10 @@ tiny-qwen3/ and tiny-gemma/ (heads wider than hidden size ÷ heads), tiny-phi3/ 
 a head), tiny-olmo2/, tiny-gpt-neox/ (rotary over half a head, its own output matrix), tiny-gemma2/
 (its own score scale, caps low enough to bend the scores, a layer with a window of 4 tokens and one
 with the whole text), tiny-gemma3/ (its q/k norms, windowed layers around a global one, each kind with
-its own rotary base, the global one's scaled linearly), tiny-roberta/ and tiny-distilbert/. The
-byte-level decoders reuse tiny-llama's tokenizer.json, Gemma 3 tiny-gemma's and DistilBERT
-tiny-bert's; Mistral and Gemma get SentencePiece-style ones (▁ for spaces, bytes for what the
+its own rotary base, the global one's scaled linearly), tiny-roberta/, tiny-distilbert/ and
+tiny-modernbert/ (a local layer between two global ones, each kind with its own rotary base). The
+byte-level decoders reuse tiny-llama's tokenizer.json, Gemma 3 tiny-gemma's and DistilBERT and
+ModernBERT tiny-bert's; Mistral and Gemma get SentencePiece-style ones (▁ for spaces, bytes for what the
 vocabulary lacks, a BOS in front), RoBERTa its byte-level one with <s> … </s>.
 """
 
@@ -55,6 +56,8 @@ from transformers import (
     LlamaForCausalLM,
     MistralConfig,
     MistralForCausalLM,
+    ModernBertConfig,
+    ModernBertModel,
     Olmo2Config,
     Olmo2ForCausalLM,
     Phi3Config,
@@ -376,9 +379,22 @@ def make_distilbert() -> None:
          "distilbert")
 
 
+def make_modernbert() -> None:
+    """Three layers, global, local (a window reaching 2 tokens either way), global, their rotary bases
+    100,000 and 100; biases on the attention and the feed-forward, none on the LayerNorms (as released)."""
+    tokenizer = reused("bert")
+    make(ModernBertConfig(vocab_size=tokenizer.get_vocab_size(), hidden_size=32, num_hidden_layers=3,
+                          num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
+                          global_attn_every_n_layers=2, local_attention=4, global_rope_theta=100000.0,
+                          local_rope_theta=100.0, attention_bias=True, mlp_bias=True, norm_bias=False,
+                          pad_token_id=0, bos_token_id=2, cls_token_id=2, eos_token_id=3, sep_token_id=3,
+                          initializer_range=SPREAD), ModernBertModel, tokenizer, "modernbert")
+
+
 MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": make_qwen2, "mistral": make_mistral,
           "qwen3": make_qwen3, "phi3": make_phi3, "olmo2": make_olmo2, "gpt-neox": make_gpt_neox, "gemma": make_gemma,
-          "gemma2": make_gemma2, "gemma3": make_gemma3, "roberta": make_roberta, "distilbert": make_distilbert}
+          "gemma2": make_gemma2, "gemma3": make_gemma3, "roberta": make_roberta, "distilbert": make_distilbert,
+          "modernbert": make_modernbert}
 
 
 if __name__ == "__main__":

@@ -215,3 +215,25 @@ def test_gemma3_turns_its_local_and_global_layers_by_their_own_bases(data):
             turned = apply_rope(head.q_before_rope, layer.rope_cos, layer.rope_sin)
             np.testing.assert_allclose(head.q, turned, atol=1e-6)
         np.testing.assert_array_equal(layer.mask, (j > i) | (j <= i - 4) if index != 1 else j > i)
+
+
+def test_modernbert_s_local_layer_sees_two_tokens_either_way_and_turns_by_its_own_base(data):
+    """ModernBERT's tiny layers: global (base 100,000), local (local_attention 4: keys at most 2 away on
+    either side, base 100), global. The first layer's q, k, v read the embedding as it is (no norm)."""
+    model = open_pretrained(data / "tiny-modernbert")
+    assert model.arch.windows == (0, 3, 0) and not model.is_decoder
+    trace = model.run("the cat sat on the mat because it was tired")
+    i, j = np.indices((trace.n, trace.n))
+    far = np.abs(i - j) > 2
+    for index, base in enumerate([100000.0, 100.0, 100000.0]):
+        layer = trace.layer_trace(index)
+        weights = trace.layer_weights(index)
+        if index == 1:
+            np.testing.assert_array_equal(layer.mask, far)
+            assert (weights[:, far] == 0).all() and (weights[:, ~far] > 0).all()
+        else:
+            assert layer.mask is None and (weights > 0).all()
+        np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-6)
+        angles = np.arange(trace.n)[:, None] * base ** (-np.arange(0, 8, 2) / 8)[None, :]
+        np.testing.assert_allclose(layer.rope_cos, np.cos(np.concatenate([angles, angles], axis=1)), atol=1e-5)
+    np.testing.assert_array_equal(trace.layer_trace(0).x, trace.forward_result.layer_inputs[0])

@@ -134,7 +134,8 @@ def test_wrong_shape_names_the_tensor_and_both_shapes(data, tmp_path):
 @pytest.mark.parametrize("change, message", [
     ({"model_type": "xlnet", "architectures": ["XLNetLMHeadModel"]},
      r"config.json: model_type 'xlnet' and architectures 'XLNetLMHeadModel': not a family this app opens; it "
-     r"opens BERT \(bert\), RoBERTa \(roberta\), DistilBERT \(distilbert\), GPT-2 \(gpt2\), GPT-NeoX / Pythia "
+     r"opens BERT \(bert\), RoBERTa \(roberta\), DistilBERT \(distilbert\), ModernBERT \(modernbert\), GPT-2 "
+     r"\(gpt2\), GPT-NeoX / Pythia "
      r"\(gpt_neox\), Llama \(llama\), Mistral \(mistral\), Qwen2 / Qwen2.5 \(qwen2\), Qwen3 \(qwen3\), Phi-3 \(phi3\), "
      r"OLMo 2 \(olmo2\), Gemma \(gemma\), Gemma 2 \(gemma2\), Gemma 3 \(gemma3_text\)$"),
     ({"model_type": None, "architectures": ["XLNetLMHeadModel"]},
@@ -202,6 +203,18 @@ def test_gemma3_configs_of_either_age_read_alike(data, tmp_path):
 
     assert open_pretrained(data / "tiny-gemma3").arch.rope_layers == ((100.0, 1.0), (100000.0, 4.0), (100.0, 1.0))
     _same_weights_with_config(data, tmp_path, "tiny-gemma3", older)
+
+
+def test_modernbert_configs_of_either_age_read_alike(data, tmp_path):
+    """ModernBERT's files on the Hub give the layer kinds as global_attn_every_n_layers and the bases as
+    global_rope_theta and local_rope_theta; transformers 5 writes layer_types and rope_parameters."""
+    def older(config):
+        config.pop("rope_parameters"), config.pop("layer_types")
+        config.update(global_attn_every_n_layers=2, global_rope_theta=100000.0, local_rope_theta=100.0)
+
+    assert open_pretrained(data / "tiny-modernbert").arch.rope_layers == ((100000.0, 1.0), (100.0, 1.0),
+                                                                          (100000.0, 1.0))
+    _same_weights_with_config(data, tmp_path, "tiny-modernbert", older)
 
 
 @pytest.mark.parametrize("change, message", [

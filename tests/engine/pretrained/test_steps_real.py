@@ -194,3 +194,13 @@ def test_gemma3_rope_step_divides_the_positions_of_its_scaled_global_layer(data)
     layer = trace.layer_trace(1)
     cell = steps.cell_arithmetic(layer, "rope", 0, 3, 1)
     assert cell.text.endswith(f"= {fmt(layer.heads[0].q[3, 1])}")
+
+
+def test_an_encoder_s_window_is_written_as_one_reaching_both_ways(data):
+    layer = open_pretrained(data / "tiny-modernbert").run(SENTENCE).layer_trace(1)
+    masked = steps.STEPS[steps.step_index("masked")]
+    assert masked.formula_for(layer).endswith("when b is outside a's sliding window (either side)")
+    assert steps.cell_arithmetic(layer, "masked", 0, 0, 4).what == \
+        "[CLS] → on: on is too far ahead for the layer's sliding window, so it is hidden"
+    assert steps.cell_arithmetic(layer, "masked", 0, 4, 0).what == \
+        "on → [CLS]: [CLS] is too far back for the layer's sliding window, so it is hidden"

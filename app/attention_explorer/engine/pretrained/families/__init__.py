@@ -25,6 +25,7 @@ from . import (
     gpt_neox,
     llama,
     mistral,
+    modernbert,
     olmo2,
     phi3,
     qwen2,
@@ -34,7 +35,8 @@ from . import (
 from .shared import Family
 
 FAMILIES: dict[str, Family] = {module.FAMILY.name: module.FAMILY for module in (
-    bert, roberta, distilbert, gpt2, gpt_neox, llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2, gemma3)}
+    bert, roberta, distilbert, modernbert, gpt2, gpt_neox, llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2,
+    gemma3)}
 _BY_ARCHITECTURE = {name: family for family in FAMILIES.values() for name in family.architectures}
 # folders of a model only part of which opens here (config.json's model_type → what it holds, what opens)
 PARTS = {"gemma3": "Gemma 3 with its vision model (Gemma3ForConditionalGeneration); only the text model opens, a "

@@ -136,9 +136,11 @@ def rotary_by_kind(fields: Fields, bases: Mapping[str, tuple[str, float]], scale
     return found
 
 
-def every_nth_global(n_layers: int, every: int) -> list[str]:
-    """Layer kinds where every `every`-th layer is global, the others sliding (Gemma 2: 2, Gemma 3: 6)."""
-    return ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(n_layers)]
+def every_nth_global(n_layers: int, every: int, from_first: bool = False) -> list[str]:
+    """Layer kinds where every `every`-th layer is global, the others sliding (Gemma 2: 2, Gemma 3: 6),
+    counted so the `every`-th is the first global one, or with `from_first` the first (ModernBERT)."""
+    first = 0 if from_first else every - 1
+    return ["sliding_attention" if (i - first) % every else "full_attention" for i in range(n_layers)]
 
 
 def layer_types(fields: Fields, n_layers: int, default_types: list[str] | None = None) -> list[str]:
