@@ -29,22 +29,26 @@ COLOUR_BAR_AXIS_PX = 64
 MAX_GRID_PX = 6000
 
 
-def grid_matrices(controller, state: ViewState) -> tuple[list[np.ndarray], list[str], list[str], np.ndarray | None]:
-    """(matrices, panel titles, labels, mask) of the grid `state.grid` asks for."""
+def grid_matrices(controller, state: ViewState) -> tuple[list[np.ndarray], list[str], list[str],
+                                                       list[np.ndarray | None]]:
+    """(matrices, panel titles, labels, masks) of the grid `state.grid` asks for: a mask per panel, as
+    the layers of a model with sliding windows in some of them (Gemma 2, ModernBERT) mask differently."""
     trace = controller.trace
     if trace is None:
         raise ExportError(controller.error or "there is nothing to draw yet: type a text the model can read")
     if state.grid == "heads":
         return ([trace.matrix(state.matrix, head.index) for head in trace.heads],
-                [f"head {head.index + 1}" for head in trace.heads], list(trace.labels), _mask(trace, state))
+                [f"head {head.index + 1}" for head in trace.heads], list(trace.labels),
+                [_mask(trace, state)] * len(trace.heads))
     if not controller.is_real:  # a toy model is one layer
-        return [trace.matrix(state.matrix, controller.head)], ["layer 1"], list(trace.labels), _mask(trace, state)
+        return [trace.matrix(state.matrix, controller.head)], ["layer 1"], list(trace.labels), [_mask(trace, state)]
     from .pretrained_display import shown_trace
 
     ptrace = controller.pretrained_trace
     layers = [shown_trace(ptrace, layer, controller.real_view)[0] for layer in range(controller.real_model.n_layers)]
     return ([layer.matrix(state.matrix, controller.head) for layer in layers],
-            [f"layer {index + 1}" for index in range(len(layers))], list(trace.labels), _mask(trace, state))
+            [f"layer {index + 1}" for index in range(len(layers))], list(trace.labels),
+            [_mask(layer, state) for layer in layers])
 
 
 def _mask(trace, state: ViewState) -> np.ndarray | None:
@@ -61,7 +65,7 @@ def grid_pieces(controller, state: ViewState, options: FigureOptions, made: list
     """The panels and the colour bar, placed; every widget made is appended to `made` (to destroy)."""
     from .figure import Piece, settle
 
-    matrices, titles, labels, mask = grid_matrices(controller, state)
+    matrices, titles, labels, masks = grid_matrices(controller, state)
     columns = math.ceil(math.sqrt(len(matrices)))
     rows = math.ceil(len(matrices) / columns)
     side = panel_side(len(labels), columns, options)
@@ -70,17 +74,17 @@ def grid_pieces(controller, state: ViewState, options: FigureOptions, made: list
                           "choose a smaller width")
     span = state.span or "fixed"
     by_row = state.matrix == "weights" and span == "row"
-    shown = [np.where(hidden_cells(m, mask), np.nan, m) for m in matrices]
+    shown = [np.where(hidden_cells(m, mask), np.nan, m) for m, mask in zip(matrices, masks, strict=True)]
     levels = (0.0, 1.0) if state.matrix == "weights" and span != "data" else shared_levels(*shown)
     pieces = []
-    for index, (values, title) in enumerate(zip(matrices, titles, strict=True)):
+    for index, (values, title, mask) in enumerate(zip(matrices, titles, masks, strict=True)):
         plot = MatrixPlot(min_size=None, title_size="9pt", colormap=state.colormap, square_cells=True,
                           cell_tips=False)
         plot.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
         made.append(plot)
         _drop_colour_bar(plot)
         plot.show_matrix(values, labels, labels, title=title, mask=mask, levels=levels, by_row=by_row,
-                         colormap=state.colormap)
+                         colormap=state.colormap, causal=controller.trace.options.causal)
         plot.resize(side, side)
         plot.show()
         settle(plot)

@@ -294,3 +294,22 @@ def test_a_sliding_window_reads_out_as_one_and_is_hatched_apart(real_window, qtb
     heatmap.graphics.grab()
     ahead, behind = heatmap.hatch._drawn[1]
     assert len(ahead[0]) and len(behind[0])
+
+
+def test_an_encoder_s_window_reaching_both_ways_reads_out_and_is_hatched_as_one(real_window, qtbot):
+    """ModernBERT's local layer sees 2 tokens either side: a key further back or further ahead is
+    masked for being out of the window, both hatched alike; its global layers have no mask."""
+    from gui_helpers import hover_cell
+
+    window = real_window(str(DATA / "tiny-modernbert"), "the cat sat on the mat because it was tired")
+    assert window.controller.trace.mask is None  # the first layer, a global one
+    window.controller.set_layer(1)
+    qtbot.waitUntil(lambda: window.controller.trace is not None and window.controller.trace.layer == 1)
+    heatmap = window.heatmap
+    hover_cell(heatmap, 6, 0)
+    assert "is too far back for the layer's sliding window" in heatmap.readout.full_text()
+    hover_cell(heatmap, 2, 8)
+    assert "is too far ahead for the layer's sliding window" in heatmap.readout.full_text()
+    heatmap.graphics.grab()
+    ahead, behind = heatmap.hatch._drawn[1]
+    assert not len(ahead[0]) and len(behind[0])

@@ -24,11 +24,13 @@ def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
     return np.triu(np.ones((n_queries, n_keys), dtype=bool), k=1)
 
 
-def why_masked(row: int, col: int, looking: str, looked_at: str) -> str:
+def why_masked(row: int, col: int, looking: str, looked_at: str, causal: bool = True) -> str:
     """Why a masked pair is masked, in words: the word looked at comes after the one looking (the causal
-    mask), or lies further back than the layer's sliding window (Mistral, Gemma 2's local layers)."""
+    mask), or lies further back than the layer's sliding window (Mistral, Gemma 2's local layers), or in
+    an encoder (not `causal`), whose window reaches both ways (ModernBERT), further back or ahead."""
     if col > row:
-        return f"{looked_at} comes after {looking}"
+        return f"{looked_at} comes after {looking}" if causal else \
+            f"{looked_at} is too far ahead for the layer's sliding window"
     return f"{looked_at} is too far back for the layer's sliding window"
 
 

@@ -71,10 +71,11 @@ def rope_cell(c: StepContext, row: int, col: int, result: str | None) -> CellAri
 
 def rope_formula(trace: Trace) -> str:
     # No "<" here: the panel's label would take it for the start of a rich-text tag.
+    position = "position" if trace.rope_factor == 1 else f"(position ÷ {trace.rope_factor:g})"
     if trace.rope_cos is None or trace.rope_cos.shape[1] == trace.heads[0].d_k:
         return ("q'[j] = q[j]·cos θ − q[j + d/2]·sin θ and q'[j + d/2] = q[j + d/2]·cos θ + q[j]·sin θ for j in the "
-                "first half, θ = position × base^(−2j/d); the same for k")
+                f"first half, θ = {position} × base^(−2j/d); the same for k")
     turned, width = trace.rope_cos.shape[1], trace.heads[0].d_k
     return (f"over the first r = {turned} of the {width} dims: q'[j] = q[j]·cos θ − q[j + r/2]·sin θ and "
-            f"q'[j + r/2] = q[j + r/2]·cos θ + q[j]·sin θ for j in the first half, θ = position × base^(−2j/r); "
+            f"q'[j + r/2] = q[j + r/2]·cos θ + q[j]·sin θ for j in the first half, θ = {position} × base^(−2j/r); "
             f"the other dims pass unturned; the same for k")

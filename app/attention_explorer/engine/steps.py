@@ -187,6 +187,12 @@ def _mask_values(mask: np.ndarray) -> np.ndarray | RowMatrix:
                      lambda start, stop: np.where(mask[start:stop], np.float32(-np.inf), np.float32(0)), blocks)
 
 
+def _masked_formula(trace: Trace) -> str:
+    if trace.options.causal:
+        return "masked(a → b) = scaled(a → b) + 0, or + (−∞) when b comes after a"
+    return "masked(a → b) = scaled(a → b) + 0, or + (−∞) when b is outside a's sliding window (either side)"
+
+
 def _masked_tables(c: StepContext) -> Tables:
     mask = _mask_values(c.trace.mask)
     return Tables((c.table("scaled", _scaled_title(c.trace) + c.of_head, c.head.scaled, cols=c.words),
@@ -197,7 +203,8 @@ def _masked_tables(c: StepContext) -> Tables:
 def _masked_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
     a, b = _pair(c, row, col)
     hidden = bool(c.trace.mask[row, col])
-    what = f"{a} → {b}: " + (f"{why_masked(row, col, a, b)}, so it is hidden" if hidden else "allowed, kept")
+    why = why_masked(row, col, a, b, c.trace.options.causal)
+    what = f"{a} → {b}: " + (f"{why}, so it is hidden" if hidden else "allowed, kept")
     return CellArithmetic(what, f"{fmt(c.head.scaled[row, col])} + {'(−∞)' if hidden else '0'} = "
                                 f"{fmt(c.head.masked[row, col])}",
                           (Used("scaled", row, col), Used("mask", row, col)))
@@ -313,7 +320,7 @@ STEPS = (
     Step("masked", "mask", "Causal mask: −∞ after the diagonal",
          "The causal mask forbids a word to look at the words after it, as a decoder that writes left to right "
          "must: those scores become −∞, so softmax gives them exactly zero weight.",
-         "masked(a → b) = scaled(a → b) + 0, or + (−∞) when b comes after a", _masked_tables, _masked_cell,
+         _masked_formula, _masked_tables, _masked_cell,
          per_head=True, heatmap="masked",
          skip_reason=lambda trace: "" if trace.mask is not None else "skipped: no causal mask",
          passes_on=lambda c: c.table("scaled", "scores, unchanged" + c.of_head, c.head.scaled, cols=c.words)),

@@ -86,9 +86,11 @@ class Trace:
     layer: int | None = None
     b_o: np.ndarray | None = None
     ablated_heads: frozenset[int] = frozenset()
-    # Rotary position models (Llama): cos θ and sin θ (n × d_k) that turned each head's q and k.
+    # Rotary position models (Llama): cos θ and sin θ (n × d_k) that turned each head's q and k, and
+    # the linear factor their positions were divided by (Gemma 3's global layers; else 1).
     rope_cos: np.ndarray | None = None
     rope_sin: np.ndarray | None = None
+    rope_factor: float = 1.0
     # A real model's layer read otherwise than head by head over its own tokens (words, hidden
     # tokens, rollout): how the weights were made, from which trace (engine.reading); else None.
     reading: Reading | None = None

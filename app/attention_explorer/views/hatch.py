@@ -2,7 +2,9 @@
 
 Cells masked because they lie ahead of their query (after the diagonal: the causal mask) are hatched
 "/"; masked cells before it (a sliding window's keys too far back: Mistral, Gemma 2's local layers)
-are hatched "\\", so the two reasons are told apart at a glance.
+are hatched "\\", so the two reasons are told apart at a glance. In an encoder (a mask that is not
+causal) every masked cell is outside a sliding window that reaches both ways (ModernBERT's local
+layers), and is hatched "\\" on either side of the diagonal.
 
 Drawn in device pixels (not with a pattern brush or cosmetic pens) so that it looks the same on
 screen, in PNG and in SVG, whose generator knows neither pattern transforms nor cosmetic pens.
@@ -49,17 +51,19 @@ class MaskHatchItem(pg.GraphicsObject):
     def __init__(self):
         super().__init__()
         self._runs = np.zeros((0, 3), dtype=np.intp)
+        self._causal = True
         self._bounds = QtCore.QRectF()
         self._drawn: tuple | None = None  # (key, [(lines, clip) "/" and "\\"]) of the last paint
         self.color = QtGui.QColor(128, 128, 128)
 
-    def set_mask(self, mask: np.ndarray | None) -> None:
-        """Merge each row's runs of masked cells into rectangles (a causal mask: one per row)."""
+    def set_mask(self, mask: np.ndarray | None, causal: bool = True) -> None:
+        """Merge each row's runs of masked cells into rectangles (a causal mask: one per row); the runs
+        after the diagonal are a causal mask's unless not `causal`."""
         runs = mask_runs(np.asarray(mask, dtype=bool)) if mask is not None else np.zeros((0, 3), dtype=np.intp)
-        if np.array_equal(runs, self._runs):
+        if np.array_equal(runs, self._runs) and causal == self._causal:
             return
         self.prepareGeometryChange()
-        self._runs = runs
+        self._runs, self._causal = runs, causal
         self._drawn = None
         if len(runs):
             rows, starts, ends = runs.T
@@ -84,7 +88,8 @@ class MaskHatchItem(pg.GraphicsObject):
                None if visible is None else visible.getRect(), self.color.rgba())
         if self._drawn is None or self._drawn[0] != key:
             runs = self._runs
-            behind = runs[:, 2] <= runs[:, 0]  # the run ends before its row's diagonal: too far back
+            # the run ends before its row's diagonal: too far back; in an encoder every run is outside its window
+            behind = runs[:, 2] <= runs[:, 0] if self._causal else np.ones(len(runs), dtype=bool)
             self._drawn = (key, [self._lines(runs[~behind], to_device, visible, _diagonals),
                                  self._lines(runs[behind], to_device, visible, _antidiagonals)])
         painter.save()

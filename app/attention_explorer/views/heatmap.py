@@ -129,7 +129,8 @@ class QtHeatmap(MatrixPlot):
         head = trace.heads[self.controller.head]
         looking, looked_at = trace.labels[row], trace.labels[col]
         if trace.mask is not None and trace.mask[row, col]:
-            return f"{looking} → {looked_at}: masked ({why_masked(row, col, looking, looked_at)}), weight 0"
+            why = why_masked(row, col, looking, looked_at, trace.options.causal)
+            return f"{looking} → {looked_at}: masked ({why}), weight 0"
         weight = head.weights[row, col]
         if self.controller.matrix == "norm":
             return norm_text(head, looking, looked_at, row, col)
@@ -205,7 +206,7 @@ class QtHeatmap(MatrixPlot):
         title = heatmap_title(trace, self.controller.matrix, self.controller.head)
         self.show_matrix(matrix, trace.labels, trace.labels, title=title, mask=mask,
                          levels=(0.0, 1.0) if fixed else None, by_row=weights and self._colour_scale == "row",
-                         colormap=self.controller.colormap)
+                         colormap=self.controller.colormap, causal=trace.options.causal)
         self._label_colour_bar(weights)
         self.show_readout(self._readout_cell)
         self._on_focus_changed(self.controller.focus)

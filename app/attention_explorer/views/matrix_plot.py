@@ -185,12 +185,13 @@ class MatrixPlot(QtWidgets.QWidget):
                     title: str = "", mask: np.ndarray | None = None, levels: tuple[float, float] | None = None,
                     colours: np.ndarray | None = None, by_row: bool = False, colormap: str | None = None,
                     masked_text: str = "", value_format: str = "{:.2f}",
-                    axis_titles: tuple[str, str] | None = None) -> None:
+                    axis_titles: tuple[str, str] | None = None, causal: bool = True) -> None:
         """Draw `matrix` (rows × columns). Cells that are not finite, or True in `mask`, are masked:
-        uncoloured, hatched, and carrying `masked_text`. The colours map `colours` when given (the
-        same shape, e.g. a difference, NaN where uncoloured), else the values, each row over its largest
-        with `by_row`; `levels` fixes their scale (e.g. (0, 1) for weights, or one scale shared by
-        heatmaps set side by side), by default the span of the finite values. `axis_titles` (rows,
+        uncoloured, hatched, and carrying `masked_text`; those after the diagonal are hatched as a causal
+        mask's unless not `causal` (an encoder's sliding window, masked on both sides). The colours map
+        `colours` when given (the same shape, e.g. a difference, NaN where uncoloured), else the values,
+        each row over its largest with `by_row`; `levels` fixes their scale (e.g. (0, 1) for weights, or
+        one scale shared by heatmaps set side by side), by default the span of the finite values. `axis_titles` (rows,
         columns) are kept when None. A matrix of more than REGION_CELLS cells is kept as it was given
         and coloured only where it is in view (cell_colours.py)."""
         if not isinstance(matrix, RowMatrix):  # one made by the rows drawn stays so (engine/row_matrix.py)
@@ -225,7 +226,7 @@ class MatrixPlot(QtWidgets.QWidget):
         if tuple(self.colorbar.levels()) != levels:  # new levels redraw the colour bar and its axis
             self.colorbar.setLevels(levels)
         self.hatch.color = theme.muted()
-        self.hatch.set_mask(self._hatched(matrix, mask) if region else (masked if masked.any() else None))
+        self.hatch.set_mask(self._hatched(matrix, mask) if region else (masked if masked.any() else None), causal)
         self.left_axis.set_tokens(row_labels)
         self.top_axis.set_tokens(column_labels)
         if axis_titles is not None:

@@ -18,9 +18,12 @@ differ switched on at a size where it shows: tiny-qwen2/, tiny-mistral/ (a windo
 tiny-qwen3/ and tiny-gemma/ (heads wider than hidden size ÷ heads), tiny-phi3/ (rotary over 3/4 of
 a head), tiny-olmo2/, tiny-gpt-neox/ (rotary over half a head, its own output matrix), tiny-gemma2/
 (its own score scale, caps low enough to bend the scores, a layer with a window of 4 tokens and one
-with the whole text), tiny-roberta/ and tiny-distilbert/. The byte-level decoders reuse tiny-llama's tokenizer.json
-and DistilBERT tiny-bert's; Mistral and Gemma get SentencePiece-style ones (▁ for spaces, bytes for
-what the vocabulary lacks, a BOS in front), RoBERTa its byte-level one with <s> … </s>.
+with the whole text), tiny-gemma3/ (its q/k norms, windowed layers around a global one, each kind with
+its own rotary base, the global one's scaled linearly), tiny-roberta/, tiny-distilbert/ and
+tiny-modernbert/ (a local layer between two global ones, each kind with its own rotary base). The
+byte-level decoders reuse tiny-llama's tokenizer.json, Gemma 3 tiny-gemma's and DistilBERT and
+ModernBERT tiny-bert's; Mistral and Gemma get SentencePiece-style ones (▁ for spaces, bytes for what the
+vocabulary lacks, a BOS in front), RoBERTa its byte-level one with <s> … </s>.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from transformers import (
     DistilBertModel,
     Gemma2Config,
     Gemma2ForCausalLM,
+    Gemma3ForCausalLM,
+    Gemma3TextConfig,
     GemmaConfig,
     GemmaForCausalLM,
     GPT2Config,
@@ -51,6 +56,8 @@ from transformers import (
     LlamaForCausalLM,
     MistralConfig,
     MistralForCausalLM,
+    ModernBertConfig,
+    ModernBertModel,
     Olmo2Config,
     Olmo2ForCausalLM,
     Phi3Config,
@@ -283,10 +290,10 @@ BYTE_BPE_IDS = {"bos_token_id": 0, "eos_token_id": 0, "pad_token_id": None}  # <
 def make(config, model_class, tokenizer: Tokenizer, name: str, norm_centre: float = 1.0) -> None:
     model = model_class(config)
     randomise(model, norm_centre)
-    with torch.no_grad():  # q/k norm weights of about 1 would leave the tests a flat attention to compare
+    with torch.no_grad():  # q/k norm scales of about 1 would leave the tests a flat attention to compare
         for param_name, param in model.named_parameters():
-            if param_name.endswith(("q_norm.weight", "k_norm.weight")):
-                param.mul_(QK_NORM_SCALE)
+            if param_name.endswith(("q_norm.weight", "k_norm.weight")):  # the scale (w + 1 − centre) × the factor
+                param.add_(1 - norm_centre).mul_(QK_NORM_SCALE).sub_(1 - norm_centre)
     save(model, tokenizer, DATA / f"tiny-{name}")
 
 
@@ -342,6 +349,18 @@ def make_gemma2() -> None:
          Gemma2ForCausalLM, tokenizer, "gemma2", norm_centre=0.0)
 
 
+def make_gemma3() -> None:
+    """Three layers, sliding, global, sliding (a window of 4 tokens), the sliding ones turned with base
+    100 and the global one with base 100,000 and a linear factor of 4."""
+    kinds = ["sliding_attention", "full_attention", "sliding_attention"]
+    rope = {"sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+            "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 100000.0}}
+    make(Gemma3TextConfig(vocab_size=reused("gemma").get_vocab_size(), head_dim=8, query_pre_attn_scalar=12,
+                          sliding_window=4, layer_types=kinds, rope_parameters=rope, rms_norm_eps=1e-6,
+                          **{**DECODER, "num_hidden_layers": 3}),
+         Gemma3ForCausalLM, reused("gemma"), "gemma3", norm_centre=0.0)
+
+
 def make_roberta() -> None:
     tokenizer = roberta_tokenizer(320)
     config = RobertaConfig(vocab_size=tokenizer.get_vocab_size(), hidden_size=32, num_hidden_layers=2,
@@ -360,9 +379,22 @@ def make_distilbert() -> None:
          "distilbert")
 
 
+def make_modernbert() -> None:
+    """Three layers, global, local (a window reaching 2 tokens either way), global, their rotary bases
+    100,000 and 100; biases on the attention and the feed-forward, none on the LayerNorms (as released)."""
+    tokenizer = reused("bert")
+    make(ModernBertConfig(vocab_size=tokenizer.get_vocab_size(), hidden_size=32, num_hidden_layers=3,
+                          num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
+                          global_attn_every_n_layers=2, local_attention=4, global_rope_theta=100000.0,
+                          local_rope_theta=100.0, attention_bias=True, mlp_bias=True, norm_bias=False,
+                          pad_token_id=0, bos_token_id=2, cls_token_id=2, eos_token_id=3, sep_token_id=3,
+                          initializer_range=SPREAD), ModernBertModel, tokenizer, "modernbert")
+
+
 MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": make_qwen2, "mistral": make_mistral,
           "qwen3": make_qwen3, "phi3": make_phi3, "olmo2": make_olmo2, "gpt-neox": make_gpt_neox, "gemma": make_gemma,
-          "gemma2": make_gemma2, "roberta": make_roberta, "distilbert": make_distilbert}
+          "gemma2": make_gemma2, "gemma3": make_gemma3, "roberta": make_roberta, "distilbert": make_distilbert,
+          "modernbert": make_modernbert}
 
 
 if __name__ == "__main__":

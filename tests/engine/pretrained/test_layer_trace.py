@@ -21,13 +21,14 @@ def _rms(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
 
 
 def _query_before_rope(model, layer_index: int, x: np.ndarray, head) -> np.ndarray:
-    """X·W_Q + b_Q of one head, RMS-normalised first as a Qwen3 (per head) or OLMo 2 (whole projection)."""
+    """X·W_Q + b_Q of one head, RMS-normalised first as a Qwen3 or Gemma 3 (per head, Gemma's scaling by
+    1 + w) or OLMo 2 (whole projection)."""
     arch, weights = model.arch, model.weights.layers[layer_index]
     if arch.qk_norm == "whole":
         whole = x @ weights.w_q + (0 if weights.b_q is None else weights.b_q)
         return _rms(whole, weights.q_norm, arch.norm_eps)[:, head.columns]
     q = x @ head.w_q + (0 if head.b_q is None else head.b_q)
-    return _rms(q, weights.q_norm, arch.norm_eps) if arch.qk_norm == "head" else q
+    return _rms(q, weights.q_norm + arch.norm_offset, arch.norm_eps) if arch.qk_norm == "head" else q
 
 
 @pytest.mark.parametrize("name", EVERY)
@@ -107,7 +108,7 @@ def test_a_layer_made_again_is_the_forward_s_own_to_the_bit(data, name):
     for layer in range(model.n_layers):
         weights = trace.layer_weights(layer)
         np.testing.assert_array_equal(trace.thumbnails[layer], weights)
-        p = project(arch, model.weights.layers[layer], trace.attention_input(layer), rope_for(arch, trace.n))
+        p = project(arch, model.weights.layers[layer], trace.attention_input(layer), rope_for(arch, trace.n)[layer])
         for head in range(model.n_heads):
             alone = blocks.head_weights(arch, p.q_scaled(), p.k_t, [head], arch.window(layer))[0]
             np.testing.assert_array_equal(alone, weights[head])
@@ -195,3 +196,44 @@ def test_gemma2_alternates_windowed_and_global_layers_and_caps_its_scores(data):
             np.testing.assert_allclose(head.scaled, 5 * np.tanh(uncapped / 5), atol=1e-6)
     assert np.abs(uncapped).max() > 10 and np.abs(head.scaled).max() < 5
     assert np.abs(trace.forward_result.next_logits).max() < 3
+
+
+def test_gemma3_turns_its_local_and_global_layers_by_their_own_bases(data):
+    """Gemma 3's tiny layers: sliding (a window of 4, base 100), global (base 100,000, positions ÷ 4),
+    sliding. Each layer's tables are its own (angle = position ÷ factor · base^(−2i/d)), its q and k are
+    theirs turned by them, and its mask is its own kind's."""
+    model = open_pretrained(data / "tiny-gemma3")
+    assert model.arch.windows == (4, 0, 4) and model.arch.qk_norm == "head" and not model.arch.attn_softcap
+    trace = model.run("The cats were playing in the park, 2017 robots reading")
+    i, j = np.indices((trace.n, trace.n))
+    for index, (base, factor) in enumerate([(100.0, 1.0), (100000.0, 4.0), (100.0, 1.0)]):
+        layer = trace.layer_trace(index)
+        angles = np.arange(trace.n)[:, None] / factor * base ** (-np.arange(0, 8, 2) / 8)[None, :]
+        np.testing.assert_allclose(layer.rope_cos, np.cos(np.concatenate([angles, angles], axis=1)), atol=1e-5)
+        np.testing.assert_allclose(layer.rope_sin, np.sin(np.concatenate([angles, angles], axis=1)), atol=1e-5)
+        for head in layer.heads:
+            turned = apply_rope(head.q_before_rope, layer.rope_cos, layer.rope_sin)
+            np.testing.assert_allclose(head.q, turned, atol=1e-6)
+        np.testing.assert_array_equal(layer.mask, (j > i) | (j <= i - 4) if index != 1 else j > i)
+
+
+def test_modernbert_s_local_layer_sees_two_tokens_either_way_and_turns_by_its_own_base(data):
+    """ModernBERT's tiny layers: global (base 100,000), local (local_attention 4: keys at most 2 away on
+    either side, base 100), global. The first layer's q, k, v read the embedding as it is (no norm)."""
+    model = open_pretrained(data / "tiny-modernbert")
+    assert model.arch.windows == (0, 3, 0) and not model.is_decoder
+    trace = model.run("the cat sat on the mat because it was tired")
+    i, j = np.indices((trace.n, trace.n))
+    far = np.abs(i - j) > 2
+    for index, base in enumerate([100000.0, 100.0, 100000.0]):
+        layer = trace.layer_trace(index)
+        weights = trace.layer_weights(index)
+        if index == 1:
+            np.testing.assert_array_equal(layer.mask, far)
+            assert (weights[:, far] == 0).all() and (weights[:, ~far] > 0).all()
+        else:
+            assert layer.mask is None and (weights > 0).all()
+        np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-6)
+        angles = np.arange(trace.n)[:, None] * base ** (-np.arange(0, 8, 2) / 8)[None, :]
+        np.testing.assert_allclose(layer.rope_cos, np.cos(np.concatenate([angles, angles], axis=1)), atol=1e-5)
+    np.testing.assert_array_equal(trace.layer_trace(0).x, trace.forward_result.layer_inputs[0])

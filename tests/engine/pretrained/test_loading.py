@@ -134,9 +134,10 @@ def test_wrong_shape_names_the_tensor_and_both_shapes(data, tmp_path):
 @pytest.mark.parametrize("change, message", [
     ({"model_type": "xlnet", "architectures": ["XLNetLMHeadModel"]},
      r"config.json: model_type 'xlnet' and architectures 'XLNetLMHeadModel': not a family this app opens; it "
-     r"opens BERT \(bert\), RoBERTa \(roberta\), DistilBERT \(distilbert\), GPT-2 \(gpt2\), GPT-NeoX / Pythia "
+     r"opens BERT \(bert\), RoBERTa \(roberta\), DistilBERT \(distilbert\), ModernBERT \(modernbert\), GPT-2 "
+     r"\(gpt2\), GPT-NeoX / Pythia "
      r"\(gpt_neox\), Llama \(llama\), Mistral \(mistral\), Qwen2 / Qwen2.5 \(qwen2\), Qwen3 \(qwen3\), Phi-3 \(phi3\), "
-     r"OLMo 2 \(olmo2\), Gemma \(gemma\), Gemma 2 \(gemma2\)$"),
+     r"OLMo 2 \(olmo2\), Gemma \(gemma\), Gemma 2 \(gemma2\), Gemma 3 \(gemma3_text\)$"),
     ({"model_type": None, "architectures": ["XLNetLMHeadModel"]},
      r"config.json: architectures 'XLNetLMHeadModel': not a family this app opens; it opens BERT \(bert\)"),
     ({"model_type": None, "architectures": None}, "config.json: neither model_type nor architectures: not a family"),
@@ -189,6 +190,49 @@ def test_gpt_neox_configs_of_either_age_read_alike(data, tmp_path):
 
     assert open_pretrained(data / "tiny-gpt-neox").arch.rotary_dims == 4  # half of each 8-wide head
     _same_weights_with_config(data, tmp_path, "tiny-gpt-neox", older)
+
+
+def test_gemma3_configs_of_either_age_read_alike(data, tmp_path):
+    """Gemma 3's files on the Hub give the global layers' base and scaling at the top (rope_theta,
+    rope_scaling), the local ones' as rope_local_base_freq, and the layer kinds as a pattern;
+    transformers 5 writes each kind's in rope_parameters and the kinds in layer_types."""
+    def older(config):
+        config.pop("rope_parameters"), config.pop("layer_types")
+        config.update(rope_theta=100000.0, rope_local_base_freq=100.0, sliding_window_pattern=2,
+                      rope_scaling={"rope_type": "linear", "factor": 4.0})
+
+    assert open_pretrained(data / "tiny-gemma3").arch.rope_layers == ((100.0, 1.0), (100000.0, 4.0), (100.0, 1.0))
+    _same_weights_with_config(data, tmp_path, "tiny-gemma3", older)
+
+
+def test_modernbert_configs_of_either_age_read_alike(data, tmp_path):
+    """ModernBERT's files on the Hub give the layer kinds as global_attn_every_n_layers and the bases as
+    global_rope_theta and local_rope_theta; transformers 5 writes layer_types and rope_parameters."""
+    def older(config):
+        config.pop("rope_parameters"), config.pop("layer_types")
+        config.update(global_attn_every_n_layers=2, global_rope_theta=100000.0, local_rope_theta=100.0)
+
+    assert open_pretrained(data / "tiny-modernbert").arch.rope_layers == ((100000.0, 1.0), (100.0, 1.0),
+                                                                          (100000.0, 1.0))
+    _same_weights_with_config(data, tmp_path, "tiny-modernbert", older)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"]},
+     r"config.json: model_type 'gemma3' is Gemma 3 with its vision model \(Gemma3ForConditionalGeneration\); only "
+     r"the text model opens, a folder of Gemma3ForCausalLM \(model_type 'gemma3_text'\)$"),
+    ({"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}},
+     "config.json: field 'rope_parameters' must give the rotary parameters of each kind of layer"),
+    ({"rope_parameters": {"full_attention": {"rope_type": "yarn", "factor": 4.0}}},
+     "config.json: rope parameters of full_attention: field 'rope_type' must be one of default, linear, not 'yarn'"),
+])
+def test_gemma3_refuses_its_vision_model_and_rotary_positions_it_does_not_turn(data, tmp_path, change, message):
+    folder = _broken_copy(data, tmp_path, "tiny-gemma3")
+    config = json.loads((folder / "config.json").read_text())
+    config.update(change)
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=message):
+        open_pretrained(folder)
 
 
 def test_rotary_positions_over_too_few_or_an_odd_number_of_dims_are_refused(data, tmp_path):

@@ -53,7 +53,7 @@ def zero_head_in_output_projection(model, layer: int, head: int) -> None:
             if f".{layer}." not in name or not name.endswith("weight"):
                 continue
             if name.endswith(("attention.output.dense.weight", "o_proj.weight", "attention.dense.weight",
-                              "attention.out_lin.weight")):
+                              "attention.out_lin.weight", "attn.Wo.weight")):
                 param[:, cols] = 0                       # Linear: (out, in)
             elif name.endswith("attn.c_proj.weight"):
                 param[cols, :] = 0                       # GPT-2 Conv1D: (in, out)

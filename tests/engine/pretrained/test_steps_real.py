@@ -183,3 +183,24 @@ def test_gemma2_scaled_scores_are_written_with_their_root_and_cap(data):
     assert math.isclose(5 * math.tanh(head.scores[3, 1] / math.sqrt(12) / 5), head.scaled[3, 1], rel_tol=1e-5)
     assert steps.STEPS[steps.step_index("scaled")].formula_for(layer) == \
         "scaled(a → b) = 5 · tanh(score(a → b) ÷ √12 ÷ 5)"
+
+
+def test_gemma3_rope_step_divides_the_positions_of_its_scaled_global_layer(data):
+    """Gemma 3's global layer reads positions ÷ 4 (a linear rope_scaling); its sliding layers do not."""
+    trace = open_pretrained(data / "tiny-gemma3").run(SENTENCE)
+    rope = steps.STEPS[steps.step_index("rope")]
+    assert "θ = (position ÷ 4) × base^(−2j/d)" in rope.formula_for(trace.layer_trace(1))
+    assert "θ = position × base^(−2j/d)" in rope.formula_for(trace.layer_trace(0))
+    layer = trace.layer_trace(1)
+    cell = steps.cell_arithmetic(layer, "rope", 0, 3, 1)
+    assert cell.text.endswith(f"= {fmt(layer.heads[0].q[3, 1])}")
+
+
+def test_an_encoder_s_window_is_written_as_one_reaching_both_ways(data):
+    layer = open_pretrained(data / "tiny-modernbert").run(SENTENCE).layer_trace(1)
+    masked = steps.STEPS[steps.step_index("masked")]
+    assert masked.formula_for(layer).endswith("when b is outside a's sliding window (either side)")
+    assert steps.cell_arithmetic(layer, "masked", 0, 0, 4).what == \
+        "[CLS] → on: on is too far ahead for the layer's sliding window, so it is hidden"
+    assert steps.cell_arithmetic(layer, "masked", 0, 4, 0).what == \
+        "on → [CLS]: [CLS] is too far back for the layer's sliding window, so it is hidden"

@@ -6,8 +6,9 @@ a file or the census. The blocks depend only on the number of tokens, and each h
 block is the same BLAS call whichever heads are asked for, so a weight recomputed later is the
 forward's own to the bit. A decoder's block reads only the keys up to its last query (the rest are
 masked): half the work of the full square, and its weights beyond are exact zeros. A layer with a
-sliding window (Architecture.windows) also gives −∞ to the keys before its window, and a model with
-soft-capped scores (Gemma 2) caps them before the mask.
+sliding window (Architecture.windows) also gives −∞ to the keys outside it (a decoder's before its
+window, an encoder's on either side), and a model with soft-capped scores (Gemma 2) caps them before
+the mask.
 """
 
 from __future__ import annotations
@@ -85,24 +86,27 @@ def mask_later_keys(scores: np.ndarray, start: int) -> None:
     scores[..., keys - rows:][..., _later(rows)] = -np.inf
 
 
-def outside_window(start: int, rows: int, keys: int, window: int) -> np.ndarray | None:
-    """rows × keys, True where key j is too far before query i = start + row to be seen: j ≤ i − window
-    (transformers' sliding window keeps key j > i − window). None when no key of the block is."""
-    if window <= 0 or start + rows - 1 - window < 0:
+def outside_window(start: int, rows: int, keys: int, window: int, both: bool = False) -> np.ndarray | None:
+    """rows × keys, True where key j is too far from query i = start + row to be seen: j ≤ i − window
+    (a decoder's sliding window keeps key j > i − window, as transformers), and with `both` (an
+    encoder's window, on either side of its query) j ≥ i + window too. None when no key of the block is."""
+    behind = window > 0 and start + rows - 1 - window >= 0
+    ahead = both and window > 0 and start + window < keys
+    if not (behind or ahead):
         return None
-    queries = np.arange(start, start + rows)[:, None]
-    return np.arange(keys)[None, :] <= queries - window
+    distance = np.arange(keys)[None, :] - np.arange(start, start + rows)[:, None]
+    return np.abs(distance) >= window if both else distance <= -window
 
 
 def softmax_rows(scores: np.ndarray, start: int, causal: bool, window: int = 0) -> None:
     """Each row's softmax in place, the keys after a decoder's query (and, with a sliding `window`, those
-    too far before it) first set to −∞. Rows are queries start, start + 1, …; a causal block's keys
-    end at its last query."""
+    too far from it: before a decoder's query, on either side of an encoder's) first set to −∞. Rows
+    are queries start, start + 1, …; a causal block's keys end at its last query."""
     if causal:
         mask_later_keys(scores, start)
-        far = outside_window(start, scores.shape[-2], scores.shape[-1], window)
-        if far is not None:
-            scores[..., far] = -np.inf
+    far = outside_window(start, scores.shape[-2], scores.shape[-1], window, both=not causal)
+    if far is not None:
+        scores[..., far] = -np.inf
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
@@ -132,8 +136,9 @@ def score_rows(arch: Architecture, q: np.ndarray, k_t: np.ndarray, head: int, st
                divisor: float = 1.0, masked: bool = False, out: np.ndarray | None = None, window: int = 0,
                cap: float = 0.0) -> np.ndarray:
     """Rows [start, stop) (a block of row_blocks) of one head's q·kᵀ ÷ `divisor`, against every key,
-    soft-capped at `cap` when given; with `masked`, −∞ where a decoder's key comes after its query or
-    before its sliding `window`. Every way of asking for a head's scores comes here, so scores ÷ the
+    soft-capped at `cap` when given; with `masked`, −∞ where a decoder's key comes after its query, and
+    where a key lies outside the layer's sliding `window` (before a decoder's query, either side of an
+    encoder's). Every way of asking for a head's scores comes here, so scores ÷ the
     divisor made later equal these scaled ones to the bit."""
     block = np.matmul(q[head, start:stop], k_t[head // arch.group], out=out)
     if divisor != 1.0:
@@ -143,9 +148,9 @@ def score_rows(arch: Architecture, q: np.ndarray, k_t: np.ndarray, head: int, st
     if masked and arch.is_decoder:
         block[:, stop:] = -np.inf
         mask_later_keys(block[None, :, :stop], start)
-        far = outside_window(start, stop - start, block.shape[-1], window)
-        if far is not None:
-            block[far] = -np.inf
+    far = outside_window(start, stop - start, block.shape[-1], window, both=not arch.is_decoder) if masked else None
+    if far is not None:
+        block[far] = -np.inf
     return block
 
 

@@ -57,7 +57,7 @@ class Decoder:
         self.keep_inputs = keep_inputs
         self.cache: KVCache | None = None
         self.length = 0
-        self._rope: tuple | None = None
+        self._ropes: list[tuple | None] = []
 
     def prefill(self, ids: np.ndarray, special: np.ndarray | None = None, progress: Progress | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -89,13 +89,13 @@ class Decoder:
         token so far, itself included (layers, heads, length)."""
         arch, t = self.arch, self.length
         self.cache.reserve(t + 1)
-        rope = self._rope_row(t)
+        ropes = self._rope_rows(t)
         h = embed(self.weights, np.array([token_id]), start=t)
         rows = np.empty((arch.n_layers, arch.n_heads, t + 1), dtype=np.float32)
         for index, layer in enumerate(self.weights.layers):
             if self.keep_inputs:
                 self.cache.write_input(index, t, h)
-            p = project(arch, layer, attention_input(arch, layer, h), rope)
+            p = project(arch, layer, attention_input(arch, layer, h), ropes[index])
             self.cache.write(index, t, p.k, p.v)
             merged, rows[index] = attend_newest(arch, p.q_scaled()[:, 0], *self.cache.read(index, t + 1),
                                                 self.off.get(index), arch.window(index))
@@ -106,11 +106,11 @@ class Decoder:
         self.length = t + 1
         return logits, rows
 
-    def _rope_row(self, position: int) -> tuple | None:
-        """The rotary tables' row of `position`, from tables made for the whole cache (None without RoPE)."""
+    def _rope_rows(self, position: int) -> list[tuple | None]:
+        """Each layer's rotary tables' row of `position`, from tables made for the whole cache (None
+        without RoPE)."""
         if not self.arch.rotary:
-            return None
-        if self._rope is None or self._rope[0].shape[0] <= position:
-            self._rope = rope_for(self.arch, self.cache.capacity)
-        cos, sin = self._rope
-        return cos[position:position + 1], sin[position:position + 1]
+            return [None] * self.arch.n_layers
+        if not self._ropes or self._ropes[0][0].shape[0] <= position:
+            self._ropes = rope_for(self.arch, self.cache.capacity)
+        return [(cos[position:position + 1], sin[position:position + 1]) for cos, sin in self._ropes]

@@ -11,11 +11,12 @@ module (families/) says which it sets. The shared computation, with what the fie
                             no N before its sub-layers)
       residual "parallel":  h = h + Attn(N₁(h)) + FFN(N₂(h))                        GPT-NeoX
     Attn: q, k, v = x·W + b; q and k RMS-normalised per head or over the whole projection (qk_norm),
-          then turned by RoPE over their first rotary_dims (none for learned positions); scores
+          then turned by RoPE over their first rotary_dims (none for learned positions; a layer's own
+          base and linear factor when the layers differ, rope_layers); scores
           q·kᵀ ÷ score_divisor, soft-capped (attn_softcap), masked (a decoder's later keys, and keys
-          before a layer's sliding window), softmax, ·v; query head h reads kv head h // group;
-          the heads side by side · W_O + b_O
-    FFN:  W_down·act(x·W_up + b_up) + b_down, or gated: W_down·(act(x·W_gate) ⊙ x·W_up)
+          outside a layer's sliding window: before a decoder's query, on either side of an encoder's),
+          softmax, ·v; query head h reads kv head h // group; the heads side by side · W_O + b_O
+    FFN:  W_down·act(x·W_up + b_up) + b_down, or gated: W_down·(act(x·W_gate + b_gate) ⊙ (x·W_up + b_up)) + b_down
     next-token scores (decoders): N_f(h_last)·W_outᵀ (W_out tied to E unless the file has its own),
           soft-capped (final_softcap)
 An ablated head's output is zeroed before W_O, so every later layer (and the next token) changes.
@@ -122,9 +123,16 @@ def merge_heads(outputs: np.ndarray) -> np.ndarray:
     return outputs.transpose(1, 0, 2).reshape(n, heads * d)
 
 
-def rope_for(arch: Architecture, n: int) -> tuple | None:
-    """The rotary tables of positions 0 … n − 1 (cos, sin: n × rotary_dims), None without RoPE."""
-    return rope_tables(n, arch.rotary_dims, arch.rope_theta) if arch.rotary else None
+def rope_for(arch: Architecture, n: int) -> list[tuple | None]:
+    """Each layer's rotary tables of positions 0 … n − 1 (cos, sin: n × rotary_dims), None without RoPE;
+    the layers of one base and factor share theirs (most models: one for every layer)."""
+    if not arch.rotary:
+        return [None] * arch.n_layers
+    made: dict[tuple[float, float], tuple] = {}
+    for layer in range(arch.n_layers):
+        if arch.rope(layer) not in made:
+            made[arch.rope(layer)] = rope_tables(n, arch.rotary_dims, *arch.rope(layer))
+    return [made[arch.rope(layer)] for layer in range(arch.n_layers)]
 
 
 def positions(arch: Architecture, ids: np.ndarray, start: int = 0) -> np.ndarray | slice:
@@ -154,7 +162,7 @@ def embed(model: ModelWeights, ids: np.ndarray, start: int = 0) -> np.ndarray:
 
 
 def _feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.ndarray:
-    hidden = _linear(x, layer.w_gate_up, layer.b_up)
+    hidden = _linear(x, layer.w_gate_up, layer.b_gate_up)
     if layer.w_gate is not None:                      # gated: act(x·W_gate) ⊙ (x·W_up), one product for both
         d_ff = layer.w_up.shape[1]
         gate = ACTIVATIONS[arch.activation](hidden[:, :d_ff])
@@ -255,7 +263,7 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     """
     arch = model.arch
     n = len(ids)
-    rope = rope_for(arch, n)
+    ropes = rope_for(arch, n)
     size = thumb_size(n)
     first = 0 if resume is None else resume[1]
     columns = np.flatnonzero(special) if special is not None else np.zeros(0, dtype=np.intp)
@@ -273,7 +281,7 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         layer_inputs.append(h)
         if not np.isfinite(h).all():
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
-        p = project(arch, layer, attention_input(arch, layer, h), rope)
+        p = project(arch, layer, attention_input(arch, layer, h), ropes[index])
         if keep is not None:
             keep(index, p)
         off = {head for lay, head in ablate if lay == index}

@@ -81,7 +81,7 @@ class SharedProjections:
             whole = self._made.get(layer)
             if whole is None:
                 whole = project(self._maker.arch, self._maker.model.layers[layer],
-                                self._maker.attention_input(layer), self._maker.rope())
+                                self._maker.attention_input(layer), self._maker.rope(layer))
                 if _nbytes(whole) * self._maker.arch.n_layers > self.MAX_BYTES:
                     self._too_large = True
                     return None

@@ -45,9 +45,10 @@ def architecture_from_config(config: dict) -> Architecture:
 
 
 # Switches that change the computation and that the forward pass does not implement, whatever the
-# family: field → the value it must have (absent counts as that value). Each family adds its own.
+# family: field → the value it must have (absent counts as that value). Each family adds its own
+# (Llama's and Mistral's `mlp_bias`, which ModernBERT's feed-forward has).
 _PLAIN = {"position_embedding_type": "absolute", "scale_attn_by_inverse_layer_idx": False,
-          "reorder_and_upcast_attn": False, "mlp_bias": False}
+          "reorder_and_upcast_attn": False}
 
 
 def _refuse_variants(config: dict, family: Family) -> None:

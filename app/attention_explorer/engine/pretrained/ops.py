@@ -91,10 +91,13 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, eps: fl
     return x * (1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(eps))) * weight
 
 
-def rope_tables(n: int, dims: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
+def rope_tables(n: int, dims: int, theta: float, factor: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin (n × dims) of HF's rotary embedding over the `dims` leading numbers of a head (all of
-    them, or a part: partial rotary): frequency i used by dims i and i + dims/2."""
+    them, or a part: partial rotary): frequency i used by dims i and i + dims/2; with a linear scaling
+    `factor`, every frequency ÷ factor (positions read as position ÷ factor)."""
     inv_freq = 1.0 / theta ** (np.arange(0, dims, 2, dtype=np.float32) / np.float32(dims))
+    if factor != 1.0:
+        inv_freq /= np.float32(factor)
     angles = np.arange(n, dtype=np.float32)[:, None] * inv_freq[None, :].astype(np.float32)
     angles = np.concatenate([angles, angles], axis=1)
     return np.cos(angles), np.sin(angles)

@@ -133,7 +133,7 @@ class PretrainedTrace:
 
     def layer_mask(self, layer: int) -> np.ndarray | None:
         """n × n, True where a query of `layer` may not look: a decoder's later keys and, in a layer with
-        a sliding window, the keys before its window (read-only); None for an encoder."""
+        a sliding window, the keys outside it (read-only); None where an encoder's query sees every key."""
         return self._maker.layer_mask(layer)
 
     def attention_input(self, layer: int) -> np.ndarray:
@@ -208,7 +208,7 @@ class PretrainedTrace:
         maker, arch, weights = self._maker, self.model.arch, self.model.layers[layer]
         x = maker.attention_input(layer)
         p = maker.projections(layer)
-        rotary = maker.rope()
+        rotary = maker.rope(layer)
         off = frozenset(head for lay, head in self.ablated if lay == layer)
         rope = arch.rotary
         grams = w_o_grams(weights.w_o, arch.n_heads)
@@ -239,6 +239,7 @@ class PretrainedTrace:
             embedding=x, positional=None, x=x, heads=tuple(heads), w_o=weights.w_o,
             layer=layer, b_o=weights.b_o, ablated_heads=off,
             rope_cos=None if rotary is None else rotary[0], rope_sin=None if rotary is None else rotary[1],
+            rope_factor=arch.rope(layer)[1],
             reading=None, score_root=None if arch.query_scalar in (None, 0, arch.d_head) else float(arch.query_scalar),
             score_cap=float(arch.attn_softcap or 0.0), qk_norm=arch.qk_norm,
         )
@@ -286,8 +287,9 @@ def _head_makers(maker: LayerMaker, layer: int, h: int, switched_off: bool) -> d
         if not isinstance(scaled, np.ndarray):
             return made(root, masked=True)
         values = scaled.copy()
-        if arch.is_decoder:
-            values[maker.layer_mask(layer)] = -np.inf
+        mask = maker.layer_mask(layer)
+        if mask is not None:
+            values[mask] = -np.inf
         return values
 
     def output(head):

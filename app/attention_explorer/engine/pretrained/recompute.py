@@ -60,7 +60,7 @@ class LayerMaker:
         self.n = result.layer_inputs[0].shape[0] if result.layer_inputs else 0
         self._projections: OrderedDict[int, Projections] = OrderedDict()
         self._weights = _ByteCache(WEIGHTS_CACHE_BYTES)
-        self._rope: tuple | None = None
+        self._ropes: list[tuple | None] | None = None
         self._masks: dict = {}  # n, or ("window", n, window) → a read-only mask
         self._lock = threading.RLock()
         self._projections_from: Callable[[int, int], Projections | None] | None = None
@@ -76,11 +76,12 @@ class LayerMaker:
     def arch(self):
         return self.model.arch
 
-    def rope(self) -> tuple | None:
+    def rope(self, layer: int) -> tuple | None:
+        """Layer `layer`'s rotary tables (cos, sin: n × rotary_dims), None without RoPE."""
         with self._lock:
-            if self._rope is None:
-                self._rope = rope_for(self.arch, self.n)
-            return self._rope
+            if self._ropes is None:
+                self._ropes = rope_for(self.arch, self.n)
+            return self._ropes[layer]
 
     def causal_mask(self, n: int) -> np.ndarray:
         """n × n, True where a key comes after its query: one array for every layer and reading of
@@ -95,19 +96,22 @@ class LayerMaker:
             return self._masks[n]
 
     def layer_mask(self, layer: int) -> np.ndarray | None:
-        """n × n, True where a query of `layer` may not look (None for an encoder): the keys after it,
-        and in a layer with a sliding window those before its window, which a view draws as masked."""
-        if not self.arch.is_decoder:
-            return None
-        window = self.arch.window(layer)
+        """n × n, True where a query of `layer` may not look, which a view draws as masked: a decoder's
+        keys after it, and in a layer with a sliding window the keys outside it (before a decoder's
+        query, on either side of an encoder's). None where an encoder's query sees every key."""
+        decoder, window = self.arch.is_decoder, self.arch.window(layer)
         if not window:
-            return self.causal_mask(self.n)
+            return self.causal_mask(self.n) if decoder else None
         with self._lock:
-            key = ("window", self.n, window)
+            key = ("window", self.n, window, decoder)
             if key not in self._masks:
-                far = outside_window(0, self.n, self.n, window)
-                mask = self.causal_mask(self.n) if far is None else self.causal_mask(self.n) | far
-                mask.flags.writeable = False
+                far = outside_window(0, self.n, self.n, window, both=not decoder)
+                if not decoder:
+                    mask = far
+                else:
+                    mask = self.causal_mask(self.n) if far is None else self.causal_mask(self.n) | far
+                if mask is not None:
+                    mask.flags.writeable = False
                 self._masks[key] = mask
             return self._masks[key]
 
@@ -122,7 +126,7 @@ class LayerMaker:
                 return self._projections[layer]
             made = self._projections_from(layer, self.n) if self._projections_from is not None else None
             if made is None:
-                made = project(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope())
+                made = project(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope(layer))
             self._projections[layer] = made
             size = sum(a.nbytes for a in (made.q, made.k, made.v, made.k_t)) + (
                 0 if made.q_raw is made.q else made.q_raw.nbytes + made.k_raw.nbytes)
@@ -210,7 +214,7 @@ class LayerMaker:
     def head_scores(self, layer: int, head: int, divisor: float = 1.0, masked: bool = False, cap: float = 0.0
                     ) -> np.ndarray | RowMatrix:
         """q · kᵀ of one head ÷ `divisor`, soft-capped at `cap` when given, n × n float32, −∞ where a
-        decoder's query may not look (layer_mask) when `masked`: made whole, or for a long text a
+        query may not look (layer_mask) when `masked`: made whole, or for a long text a
         RowMatrix that makes the rows that are read."""
         p = self.projections(layer)
         window = self.arch.window(layer)

@@ -42,10 +42,14 @@ class Architecture:
     gated: bool = False    # the feed-forward is act(x·W_gate) ⊙ (x·W_up) (SwiGLU, GeGLU), not act(x·W_up)
     rotary_dims: int = 0   # leading dims of each head turned by RoPE (partial rotary: fewer than d_head); 0: none
     rope_theta: float = 0.0  # the rotary base; 0 for learned positions
+    rope_layers: tuple[tuple[float, float], ...] = ()  # per layer, its own rotary base and linear factor (positions
+                                                       # ÷ factor) when layers differ (Gemma 3's local and global
+                                                       # layers); (): rope_theta and 1 in every layer
     qk_norm: str = ""      # q and k RMS-normalised before RoPE: "head" (each head's d_head, Qwen3) or
                            # "whole" (the whole projection, OLMo 2); "" none
-    windows: tuple[int, ...] = ()  # per layer, a sliding window w > 0: a query sees the w keys ending at
-                                   # itself (transformers' rule: key j > query i − w); 0 or () sees all before it
+    windows: tuple[int, ...] = ()  # per layer, a sliding window w > 0: a query sees the keys less than w
+                                   # away, a decoder's the w ending at itself (transformers' rule: key j > query
+                                   # i − w), an encoder's on either side (|i − j| < w, ModernBERT); 0 or (): all
     query_scalar: float = 0.0  # scores are q·k ÷ √query_scalar (Gemma 2's query_pre_attn_scalar); 0: ÷ √d_head
     attn_softcap: float = 0.0  # scores become c·tanh(scores ÷ c) before the mask (Gemma 2); 0: none
     final_softcap: float = 0.0  # the next-token scores likewise (Gemma 2); 0: none
@@ -74,8 +78,12 @@ class Architecture:
         """What q·k is divided by before the softmax: √d_head, or √query_scalar when the config says so."""
         return float(np.sqrt(self.query_scalar or self.d_head))
 
+    def rope(self, layer: int) -> tuple[float, float]:
+        """Layer `layer`'s rotary base and linear scaling factor."""
+        return self.rope_layers[layer] if self.rope_layers else (self.rope_theta, 1.0)
+
     def window(self, layer: int) -> int:
-        """Layer `layer`'s sliding window (0: the whole text before the query)."""
+        """Layer `layer`'s sliding window (0: every key the query may see: the whole text, or before it)."""
         return self.windows[layer] if self.windows else 0
 
     @property
@@ -125,6 +133,7 @@ class LayerWeights:
     attn_norm_bias: np.ndarray | None = None  # LayerNorm has a bias, RMSNorm none
     mlp_norm_bias: np.ndarray | None = None
     b_up: np.ndarray | None = None
+    b_gate: np.ndarray | None = None          # a gated feed-forward's gate bias (ModernBERT's mlp_bias)
     b_down: np.ndarray | None = None
     q_norm: np.ndarray | None = None          # RMSNorm of q and k before RoPE: d_head (per head) or the whole
     k_norm: np.ndarray | None = None          # projection's width (Architecture.qk_norm)
@@ -134,8 +143,9 @@ class LayerWeights:
     # time for the projections; w_q, w_k and w_v become views of it, so nothing is stored twice.
     w_qkv: np.ndarray = field(init=False, repr=False)
     b_qkv: np.ndarray | None = field(init=False, repr=False)
-    # Likewise W_gate | W_up (SwiGLU), or W_up alone: the first product of the feed-forward.
+    # Likewise W_gate | W_up (SwiGLU), or W_up alone: the first product of the feed-forward (and its bias).
     w_gate_up: np.ndarray = field(init=False, repr=False)
+    b_gate_up: np.ndarray | None = field(init=False, repr=False)
 
     def __post_init__(self):
         # (in, out) in row order: OpenBLAS multiplies by these about 10 % faster than by the
@@ -143,10 +153,13 @@ class LayerWeights:
         self.w_o, self.w_down = (np.ascontiguousarray(w) for w in (self.w_o, self.w_down))
         if self.w_gate is None:
             self.w_up = self.w_gate_up = np.ascontiguousarray(self.w_up)
+            self.b_gate_up = self.b_up
         else:
             self.w_gate_up = np.ascontiguousarray(np.concatenate([self.w_gate, self.w_up], axis=1))
             d_ff = self.w_up.shape[1]
             self.w_gate, self.w_up = self.w_gate_up[:, :d_ff], self.w_gate_up[:, d_ff:]
+            self.b_gate_up = None if self.b_gate is None and self.b_up is None else np.concatenate(
+                [np.zeros(d_ff, np.float32) if b is None else b for b in (self.b_gate, self.b_up)])
         # np.concatenate keeps its inputs' column order (the files' transposed views): C order is asked for
         self.w_qkv = np.ascontiguousarray(np.concatenate([self.w_q, self.w_k, self.w_v], axis=1))
         q_end, k_end = self.w_q.shape[1], self.w_q.shape[1] + self.w_k.shape[1]

@@ -7,19 +7,40 @@ from another reads its base's layout through the base's module and says only wha
 
 A folder is recognised by config.json's `model_type`, or, when that is missing, by its
 `architectures`; anything else is refused with a message naming what the file says and every
-family known.
+family known; a folder of a model only part of which opens (Gemma 3 with its vision model) is
+refused with a message saying which part would.
 """
 
 from __future__ import annotations
 
 from ...errors import ModelError
 from ..fields import Fields, shown
-from . import bert, distilbert, gemma, gemma2, gpt2, gpt_neox, llama, mistral, olmo2, phi3, qwen2, qwen3, roberta
+from . import (
+    bert,
+    distilbert,
+    gemma,
+    gemma2,
+    gemma3,
+    gpt2,
+    gpt_neox,
+    llama,
+    mistral,
+    modernbert,
+    olmo2,
+    phi3,
+    qwen2,
+    qwen3,
+    roberta,
+)
 from .shared import Family
 
 FAMILIES: dict[str, Family] = {module.FAMILY.name: module.FAMILY for module in (
-    bert, roberta, distilbert, gpt2, gpt_neox, llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2)}
+    bert, roberta, distilbert, modernbert, gpt2, gpt_neox, llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2,
+    gemma3)}
 _BY_ARCHITECTURE = {name: family for family in FAMILIES.values() for name in family.architectures}
+# folders of a model only part of which opens here (config.json's model_type → what it holds, what opens)
+PARTS = {"gemma3": "Gemma 3 with its vision model (Gemma3ForConditionalGeneration); only the text model opens, a "
+                   "folder of Gemma3ForCausalLM (model_type 'gemma3_text')"}
 
 
 def known() -> str:
@@ -37,6 +58,8 @@ def family_of(config: dict) -> Family:
     names = [a for a in architectures if isinstance(a, str)] if isinstance(architectures, list) else []
     if model_type in FAMILIES:
         return FAMILIES[model_type]
+    if model_type in PARTS:
+        raise ModelError(f"config.json: model_type {shown(model_type)} is {PARTS[model_type]}")
     if model_type is None:
         for name in names:
             if name in _BY_ARCHITECTURE:

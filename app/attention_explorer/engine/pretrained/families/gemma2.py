@@ -25,34 +25,39 @@ from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
 from . import llama
 from .gemma import gemma_activation
-from .shared import Family, refuse_true, sliding_windows
+from .shared import Family, every_nth_global, layer_types, refuse_true, sliding_windows
 
 
-def _cap(fields: Fields, name: str, default: float) -> float:
+def _cap(fields: Fields, name: str, default: float | None) -> float:
     return 0.0 if fields.raw(name, default=default) is None else fields.positive_number(name, default=default)
 
 
-def architecture(fields: Fields) -> Architecture:
+def architecture(fields: Fields, family: str = "gemma2", kinds: list[str] | None = None,
+                 caps: tuple[float | None, float | None] = (50.0, 30.0), **switches) -> Architecture:
+    """Gemma 2's sizes; a family built on it (Gemma 3) gives its own layer `kinds` (else `layer_types`,
+    by default every other layer global), the score and next-token `caps` a file that names none has
+    (None: no cap), and `switches` what it adds (llama.architecture's)."""
     refuse_true(fields, "use_bidirectional_attention")
     n_layers = fields.count("num_hidden_layers")
-    alternate = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
+    kinds = kinds or layer_types(fields, n_layers, every_nth_global(n_layers, 2))
     return llama.architecture(
-        fields, "gemma2", act=gemma_activation(fields, "hidden_activation"), norm_offset=1.0,
+        fields, family, act=gemma_activation(fields, "hidden_activation"), norm_offset=1.0,
         embed_scale=math.sqrt(fields.count("hidden_size")),
         query_scalar=fields.positive_number("query_pre_attn_scalar", default=256),
-        attn_softcap=_cap(fields, "attn_logit_softcapping", 50.0),
-        final_softcap=_cap(fields, "final_logit_softcapping", 30.0),
-        windows=sliding_windows(fields, n_layers, alternate, default_window=4096))
+        attn_softcap=_cap(fields, "attn_logit_softcapping", caps[0]),
+        final_softcap=_cap(fields, "final_logit_softcapping", caps[1]),
+        windows=sliding_windows(fields, n_layers, kinds, default_window=4096), **switches)
 
 
-def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
+def layer(arch: Architecture, src: TensorSource, i: int, **extra) -> LayerWeights:
+    """Layer `i`: attention, feed-forward and the norms around them; `extra` adds a family's own."""
     d, p = arch.d_model, f"layers.{i}."
     return LayerWeights(
         **llama.attention(arch, src, p), **llama.feed_forward(arch, src, p),
         attn_norm=src.get(p + "input_layernorm.weight", (d,)),
         post_attn_norm=src.get(p + "post_attention_layernorm.weight", (d,)),
         mlp_norm=src.get(p + "pre_feedforward_layernorm.weight", (d,)),
-        post_mlp_norm=src.get(p + "post_feedforward_layernorm.weight", (d,)))
+        post_mlp_norm=src.get(p + "post_feedforward_layernorm.weight", (d,)), **extra)
 
 
 def weights(arch: Architecture, src: TensorSource, progress: Progress | None) -> ModelWeights:

@@ -1,5 +1,5 @@
-"""Llama (and SmolLM2, TinyLlama, …): the decoder layout that Mistral, Qwen2, Qwen3, OLMo 2, Gemma and
-Gemma 2 build on; their modules say only what they change.
+"""Llama (and SmolLM2, TinyLlama, …): the decoder layout that Mistral, Qwen2, Qwen3, OLMo 2, Gemma,
+Gemma 2 and Gemma 3 build on; their modules say only what they change.
 
     h₀ = E[t]                                           no position table: positions turn q and k
     per layer:  h = h + Attn(RMS₁(h))
@@ -30,12 +30,14 @@ from .shared import Family, activation, attention_heads, layer_numbers, linear, 
 LAYERS = r"layers\.(\d+)\."
 
 
-def architecture(fields: Fields, family: str = "llama", act: str | None = None, **switches) -> Architecture:
+def architecture(fields: Fields, family: str = "llama", act: str | None = None,
+                 rope: Callable[[Fields, int], tuple[float, int]] = rotary, **switches) -> Architecture:
     """A Llama-layout decoder's sizes; `act` the activation when the family reads it otherwise than from
-    `hidden_act`, `switches` what the family adds (Architecture's fields)."""
+    `hidden_act`, `rope` how it reads its rotary base and dims from the fields and d_head, `switches`
+    what the family adds (Architecture's fields)."""
     d_model = fields.count("hidden_size")
     n_heads, n_kv_heads, d_head = attention_heads(fields, d_model)
-    theta, rotary_dims = rotary(fields, d_head)
+    theta, rotary_dims = rope(fields, d_head)
     return Architecture(
         family=family, n_layers=fields.count("num_hidden_layers"), n_heads=n_heads, n_kv_heads=n_kv_heads,
         d_model=d_model, d_head=d_head, d_ff=fields.count("intermediate_size"), vocab_size=fields.count("vocab_size"),

@@ -110,6 +110,52 @@ def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0) -> tuple[
     return theta, dims
 
 
+def rotary_by_kind(fields: Fields, bases: Mapping[str, tuple[str, float]], scaled: tuple[str, ...]
+                   ) -> dict[str, tuple[float, float]]:
+    """Each kind of layer's rotary base and linear factor in a family whose "full_attention" and
+    "sliding_attention" layers turn differently (Gemma 3, ModernBERT), as transformers reads them:
+    the kind's own `rope_parameters`, the older `rope_scaling` laid over those of the `scaled` kinds,
+    and `bases`' older top-level field (kind → field, default) where the kind gives no base. Only
+    plain and linear RoPE are supported."""
+    parameters = fields.mapping("rope_parameters")
+    if set(parameters) - set(bases):
+        raise fields.wrong(("rope_parameters",), f"must give the rotary parameters of each kind of layer "
+                           f"({', '.join(bases)})", parameters)
+    found = {}
+    for kind, (top_name, default) in bases.items():
+        given = parameters.get(kind)
+        if given is None:  # transformers fills in a kind not given so, before `rope_scaling` is laid over it
+            given = {"rope_type": "default"}
+        if not isinstance(given, Mapping):
+            raise fields.wrong(("rope_parameters",), f"must give an object of fields for {kind}", parameters)
+        values = {**given, **fields.mapping("rope_scaling")} if kind in scaled else given
+        rope = Fields(values, f"config.json: rope parameters of {kind}")
+        linear = rope.text("rope_type", "type", default="default", choices=("default", "linear")) == "linear"
+        theta = rope.positive_number("rope_theta", default=fields.positive_number(top_name, default=default))
+        found[kind] = theta, rope.positive_number("factor") if linear else 1.0
+    return found
+
+
+def every_nth_global(n_layers: int, every: int, from_first: bool = False) -> list[str]:
+    """Layer kinds where every `every`-th layer is global, the others sliding (Gemma 2: 2, Gemma 3: 6),
+    counted so the `every`-th is the first global one, or with `from_first` the first (ModernBERT)."""
+    first = 0 if from_first else every - 1
+    return ["sliding_attention" if (i - first) % every else "full_attention" for i in range(n_layers)]
+
+
+def layer_types(fields: Fields, n_layers: int, default_types: list[str] | None = None) -> list[str]:
+    """Each layer's kind, "sliding_attention" or "full_attention": the file's `layer_types` when it
+    names them, else `default_types`, else every layer sliding."""
+    types = fields.raw("layer_types", default=None)
+    if types is None:
+        types = default_types if default_types is not None else ["sliding_attention"] * n_layers
+    if not isinstance(types, list) or len(types) != n_layers or \
+            not all(t in ("sliding_attention", "full_attention") for t in types):
+        raise fields.wrong(("layer_types",), f"must list 'sliding_attention' or 'full_attention' for each of the "
+                           f"{n_layers} layers", types)
+    return types
+
+
 def sliding_windows(fields: Fields, n_layers: int, default_types: list[str] | None = None,
                     by_layer: bool = True, default_window: int | None = None) -> tuple[int, ...]:
     """Each layer's sliding window (0: the whole text before the query), from `sliding_window` (null:
@@ -122,13 +168,7 @@ def sliding_windows(fields: Fields, n_layers: int, default_types: list[str] | No
         window = default_window
     if window is None:
         return ()
-    types = fields.raw("layer_types", default=None) if by_layer else None
-    if types is None:
-        types = default_types if by_layer and default_types is not None else ["sliding_attention"] * n_layers
-    if not isinstance(types, list) or len(types) != n_layers or \
-            not all(t in ("sliding_attention", "full_attention") for t in types):
-        raise fields.wrong(("layer_types",), f"must list 'sliding_attention' or 'full_attention' for each of the "
-                           f"{n_layers} layers", types)
+    types = layer_types(fields, n_layers, default_types) if by_layer else ["sliding_attention"] * n_layers
     windows = tuple(window if t == "sliding_attention" else 0 for t in types)
     return windows if any(windows) else ()
 
