@@ -71,3 +71,25 @@ def test_hidden_tables_let_go_of_a_closed_real_model(timeline):
     assert weights() is None
     timeline.show()  # drawn again for the model now open
     assert timeline.controller.step_trace.model_name == "cat-sat-on-mat"
+
+
+@pytest.mark.parametrize(("folder", "layers"), [
+    ("tiny-gemma2", {0: "Causal and window mask: −∞ after the diagonal and before the sliding window",
+                     1: "Causal mask: −∞ after the diagonal"}),
+    ("tiny-modernbert", {1: "Window mask: −∞ outside each word's sliding window"}),
+])
+def test_the_mask_step_is_titled_by_the_mask_the_layer_has(qtbot, folder, layers):
+    """Gemma 2's local layers hide keys too far back as well as later ones; ModernBERT's local layers
+    hide keys too far either way: the step's title, formula and button say so, layer by layer."""
+    controller = Controller()
+    controller.open_model(str(LLAMA.parent / folder), "the cat sat on the mat because it was tired and cold")
+    view = QtStepTimeline(controller)
+    qtbot.addWidget(view)
+    view.resize(1400, 700)
+    view.show()
+    view.go_to(step_index("masked"))
+    for layer, title in layers.items():
+        controller.set_layer(layer)
+        assert f"· {title}" in view.panel.title.text()
+        assert view.strip.button(step_index("masked")).toolTip() == title
+        assert ("window" in view.panel.arithmetic_label.text()) == ("window" in title)  # the rule: no cell hovered

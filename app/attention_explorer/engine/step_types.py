@@ -106,9 +106,14 @@ class Step:
     passes_on: Callable[[StepContext], StepTable] | None = None
     fill_by_row: bool = False  # softmax fills whole rows: a weight needs its row's every score
     note: Callable[[StepContext], str] | None = None  # a remark on a head, e.g. which key/value head it shares
+    title_of: Callable[[Trace], str] | None = None  # the title on a trace, when its kind changes it (the mask)
 
     def formula_for(self, trace: Trace) -> str:
         return self.formula(trace) if callable(self.formula) else self.formula
+
+    def title_for(self, trace: Trace | None) -> str:
+        """The title as shown on `trace` (the general `title` without one)."""
+        return self.title_of(trace) if self.title_of is not None and trace is not None else self.title
 
 
 @dataclass(frozen=True)

@@ -187,7 +187,25 @@ def _mask_values(mask: np.ndarray) -> np.ndarray | RowMatrix:
                      lambda start, stop: np.where(mask[start:stop], np.float32(-np.inf), np.float32(0)), blocks)
 
 
+def _has_window_behind(trace: Trace) -> bool:
+    """A causal mask that also hides keys too far back (a decoder's sliding window): the last word may
+    not look at the first. O(1), not a look at n² cells."""
+    return trace.mask is not None and trace.options.causal and len(trace.mask) > 1 and bool(trace.mask[-1, 0])
+
+
+def _masked_title(trace: Trace) -> str:
+    if trace.mask is None or not trace.options.causal:
+        return "Window mask: −∞ outside each word's sliding window" if trace.mask is not None else \
+            "Causal mask: −∞ after the diagonal"
+    if _has_window_behind(trace):
+        return "Causal and window mask: −∞ after the diagonal and before the sliding window"
+    return "Causal mask: −∞ after the diagonal"
+
+
 def _masked_formula(trace: Trace) -> str:
+    if trace.options.causal and _has_window_behind(trace):
+        return ("masked(a → b) = scaled(a → b) + 0, or + (−∞) when b comes after a or is too far back for a's "
+                "sliding window")
     if trace.options.causal:
         return "masked(a → b) = scaled(a → b) + 0, or + (−∞) when b comes after a"
     return "masked(a → b) = scaled(a → b) + 0, or + (−∞) when b is outside a's sliding window (either side)"
@@ -317,12 +335,13 @@ STEPS = (
          _scaled_formula, _scaled_tables, _scaled_cell, per_head=True, heatmap="scaled",
          skip_reason=lambda trace: "" if trace.options.scale else "skipped: scaling is off",
          passes_on=lambda c: c.table("scores", "scores, unchanged" + c.of_head, c.head.scores, cols=c.words)),
-    Step("masked", "mask", "Causal mask: −∞ after the diagonal",
+    Step("masked", "mask", "Mask: −∞ where a word may not look",
          "The causal mask forbids a word to look at the words after it, as a decoder that writes left to right "
          "must: those scores become −∞, so softmax gives them exactly zero weight.",
          _masked_formula, _masked_tables, _masked_cell,
          per_head=True, heatmap="masked",
          skip_reason=lambda trace: "" if trace.mask is not None else "skipped: no causal mask",
+         title_of=_masked_title,
          passes_on=lambda c: c.table("scaled", "scores, unchanged" + c.of_head, c.head.scaled, cols=c.words)),
     Step("softmax", "softmax", "Softmax: each row becomes weights",
          "Softmax turns each row of scores into weights that are positive and add up to 1: e to the score, "

@@ -408,12 +408,15 @@ class QtStepTimeline(QtWidgets.QWidget):
         for i, step in enumerate(STEPS):
             button = self.strip.button(i)
             reason = skip_reason(trace, step.key) if trace is not None else ""
+            title = step.title_for(trace)  # the mask's says which mask this layer has
+            tip = f"{title}\n{reason}" if reason else title
+            if button.toolTip() != tip:
+                button.setToolTip(tip)
             if button.property("skipped") == bool(reason):
                 continue  # restyling costs more than the check: most edits change no step's state
             font = button.font()
             font.setStrikeOut(bool(reason))
             button.setFont(font)
-            button.setToolTip(f"{step.title}\n{reason}" if reason else step.title)
             button.setProperty("skipped", bool(reason))
             button.style().unpolish(button)
             button.style().polish(button)
