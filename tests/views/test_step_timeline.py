@@ -113,7 +113,8 @@ def test_stepping_shows_exactly_the_traces_matrices_with_their_names(make_timeli
     timeline.go_first()
     for i, step in enumerate(STEPS):
         assert timeline.controller.step == i
-        assert timeline.panel.title.text().startswith(f"Step {i + 1} of 11 · {step.title_for(timeline.controller.trace)}")
+        title = step.title_for(timeline.controller.trace)
+        assert timeline.panel.title.text().startswith(f"Step {i + 1} of 11 · {title}")
         if step.key in expected:
             inputs, results = expected[step.key]
             for key, (values, rows, cols) in inputs.items():
