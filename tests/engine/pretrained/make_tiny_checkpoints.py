@@ -32,8 +32,9 @@ from pathlib import Path
 
 import gguf
 import numpy as np
+import safetensors.numpy
 import torch
-from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import (
     BertConfig,
     BertModel,
@@ -224,6 +225,97 @@ def make_llama() -> None:
     save(model, tokenizer, DATA / "tiny-llama")
 
 
+# Qwen2's split before byte-level BPE, as its tokenizer.json writes it (llama.cpp's "qwen2" pre-tokenizer).
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+               r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+QWEN_ADDED = "<think>"  # an added token that is not special (GGUF token type 4, user-defined)
+
+
+def qwen_tokenizer(vocab_size: int) -> Tokenizer:
+    """Byte-level BPE like Qwen2's and Qwen3's: their split, then bytes; three specials and <think>.
+    Trained on the sentences and a few with accents, so some merges hold two-byte characters."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size - 1, special_tokens=QWEN_SPECIALS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator((SENTENCES + ["le café était déjà fermé", "über die Brücke"]) * 3, trainer)
+    tokenizer.add_tokens([AddedToken(QWEN_ADDED, normalized=False, special=False)])
+    assert tokenizer.get_vocab_size() == vocab_size
+    return tokenizer
+
+
+def write_gguf(name: str, arch: gguf.MODEL_ARCH, tokenizer: Tokenizer, pre: str, eos: str) -> dict[str, np.ndarray]:
+    """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
+    architecture (tensor names from the gguf package's own map, no q/k permutation: only its Llama
+    converter permutes), the tensors in the kinds of GGUF_TYPES, `tokenizer` in the metadata.
+    Returns the dequantised weights under their HF names."""
+    folder = DATA / f"tiny-{name}"
+    config = json.loads((folder / "config.json").read_text())
+    hf = safetensors.numpy.load_file(str(folder / "model.safetensors"))
+    writer = gguf.GGUFWriter(str(DATA / f"tiny-{name}.gguf"), arch=gguf.MODEL_ARCH_NAMES[arch])
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_head_count_kv(config["num_key_value_heads"])
+    if config.get("head_dim") not in (None, config["hidden_size"] // config["num_attention_heads"]):
+        writer.add_key_length(config["head_dim"])
+        writer.add_value_length(config["head_dim"])
+    writer.add_rope_freq_base(config.get("rope_theta") or config["rope_parameters"]["rope_theta"])
+    writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
+    vocab = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1])
+    assert [i for _, i in vocab] == list(range(config["vocab_size"]))
+    specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre(pre)
+    writer.add_token_list([token for token, _ in vocab])
+    writer.add_token_types([3 if token in specials else 4 if token == QWEN_ADDED else 1 for token, _ in vocab])
+    merges = json.loads(tokenizer.to_str())["model"]["merges"]
+    writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in merges])
+    writer.add_bos_token_id(0)
+    writer.add_eos_token_id(tokenizer.token_to_id(eos))
+    writer.add_add_bos_token(False)
+    names = gguf.get_tensor_name_map(arch, config["num_hidden_layers"])
+    dequantised = {}
+    for hf_name, array in hf.items():
+        g_name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        kind = GGUF_TYPES.get(g_name.split(".")[-2], Q.F32) if g_name.endswith(".weight") else Q.F32
+        if kind in (Q.F32, Q.F16):
+            stored = array.astype(np.float32 if kind == Q.F32 else np.float16)
+            writer.add_tensor(g_name, stored)
+            dequantised[hf_name] = stored.astype(np.float32)
+        else:
+            stored = gguf.quants.quantize(array, kind)
+            writer.add_tensor(g_name, stored, raw_shape=stored.shape, raw_dtype=kind)
+            dequantised[hf_name] = gguf.quants.dequantize(stored, kind).reshape(array.shape)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return dequantised
+
+
+def make_qwen2_gguf() -> None:
+    """tiny-qwen2.gguf: transformers reads it itself (gguf_file=), so no folder is written for it."""
+    write_gguf("qwen2", gguf.MODEL_ARCH.QWEN2, qwen_tokenizer(320), "qwen2", "<|im_end|>")
+
+
+def make_qwen3_gguf() -> None:
+    """tiny-qwen3.gguf, and tiny-qwen3-gguf/ holding its dequantised weights and its tokenizer for
+    transformers: transformers 5.24 reads a Qwen3 GGUF's head width as hidden size ÷ heads (it does not
+    map `qwen3.attention.key_length`), so it cannot read this one, whose heads are wider."""
+    tokenizer = qwen_tokenizer(320)
+    dequantised = write_gguf("qwen3", gguf.MODEL_ARCH.QWEN3, tokenizer, "qwen2", "<|im_end|>")
+    model = Qwen3ForCausalLM.from_pretrained(str(DATA / "tiny-qwen3"))
+    model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in dequantised.items()}, strict=False)
+    save(model, tokenizer, DATA / "tiny-qwen3-gguf")
+
+
 def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int, gemma: bool = False) -> Tokenizer:
     """A SentencePiece-style BPE like Mistral's (or with `gemma`, Gemma's): spaces become ▁ (Mistral's
     also one in front of the text, Gemma's not), the merges are trained on the sentences, and a
@@ -362,7 +454,8 @@ def make_distilbert() -> None:
 
 MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": make_qwen2, "mistral": make_mistral,
           "qwen3": make_qwen3, "phi3": make_phi3, "olmo2": make_olmo2, "gpt-neox": make_gpt_neox, "gemma": make_gemma,
-          "gemma2": make_gemma2, "roberta": make_roberta, "distilbert": make_distilbert}
+          "gemma2": make_gemma2, "roberta": make_roberta, "distilbert": make_distilbert,
+          "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf}  # each GGUF after its folder
 
 
 if __name__ == "__main__":
