@@ -327,3 +327,68 @@ def test_a_layer_whose_recomputed_scores_overflow_is_refused_where_it_is_shown(d
                                          r"infinite in layer 1's queries, keys, values or scores\)"):
         trace.layer_trace(0)
     assert np.isfinite(trace.layer_trace(1).heads[0].scores).all()
+
+
+# --- GGUF files of the other architectures -----------------------------------------------------------------
+
+def _damaged_gguf(data, tmp_path, name, change):
+    """A copy of GGUF file `name` with `change` made to it (in place, or a changed copy returned)."""
+    g = parse_gguf((data / name).read_bytes())
+    g = change(g) or g
+    path = tmp_path / name
+    path.write_bytes(write_gguf(g))
+    return path
+
+
+@pytest.mark.parametrize("name", ["tiny-qwen2.gguf", "tiny-qwen3.gguf"])
+def test_a_gguf_missing_a_metadata_field_names_its_key(data, tmp_path, name):
+    arch = name.removeprefix("tiny-").removesuffix(".gguf")
+    key = f"{arch}.attention.layer_norm_rms_epsilon"
+    path = _damaged_gguf(data, tmp_path, name, lambda g: g.with_meta(key, None))
+    assert refusal(path) == f"{name}: metadata field '{key}' is missing"
+
+
+def test_a_gguf_count_of_the_wrong_type_names_its_own_key(data, tmp_path):
+    path = _damaged_gguf(data, tmp_path, "tiny-qwen2.gguf",
+                         lambda g: g.with_meta("qwen2.attention.head_count", STRING, "4"))
+    assert refusal(path) == ("tiny-qwen2.gguf: metadata field 'qwen2.attention.head_count' must be a positive whole "
+                             "number (at most 2,147,483,647), not '4'")
+
+
+def _cut_tensor(name: str, width: int):
+    def change(g):
+        tensor = next(t for t in g.tensors if t.name == name)
+        tensor.dims, tensor.data = [width], tensor.data[:4 * width]  # an F32 vector cut short
+    return change
+
+
+@pytest.mark.parametrize("name, tensor, expected", [
+    ("tiny-qwen2.gguf", "blk.0.attn_q.bias", "(32,)"), ("tiny-qwen3.gguf", "blk.1.attn_k_norm.weight", "(16,)")])
+def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tmp_path, name, tensor, expected):
+    path = _damaged_gguf(data, tmp_path, name, _cut_tensor(tensor, 8))
+    assert refusal(path) == (f"{name}: tensor '{tensor}' has shape (8,), expected {expected} from the model's "
+                             f"configuration")
+
+
+@pytest.mark.parametrize("name, tensor", [("tiny-qwen2.gguf", "blk.1.attn_v.bias"),
+                                          ("tiny-qwen3.gguf", "blk.0.attn_q_norm.weight")])
+def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
+    path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
+                                                                                if t.name == tensor)))
+    assert refusal(path) == (f"{name}: tensor '{tensor}' is missing; the file is incomplete or not a checkpoint of "
+                             f"this architecture")
+
+
+def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do(data, tmp_path):
+    path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
+    assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
+                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3'")
+
+
+@pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
+def test_a_gguf_pre_tokenizer_not_known_is_refused_not_split_otherwise(data, tmp_path, pre, said):
+    path = _damaged_gguf(data, tmp_path, "tiny-qwen2.gguf",
+                         lambda g: g.with_meta("tokenizer.ggml.pre", None if pre is None else STRING, pre))
+    assert refusal(path) == (f"tiny-qwen2.gguf: metadata field 'tokenizer.ggml.pre' (how the text is split before "
+                             f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'smollm', "
+                             f"'starcoder', 'refact', 'qwen2', and another would give other tokens than llama.cpp does")
