@@ -7,7 +7,10 @@ DECODERS = ["tiny-gpt2", "tiny-gpt-neox", "tiny-llama", "tiny-qwen2", "tiny-mist
 FOLDERS = ENCODERS + DECODERS
 # a file our engine opens → the folder transformers reads as its reference
 GGUF = {"tiny-llama.gguf": "tiny-llama"}
-# GGUF files of the other architectures → what transformers reads as their reference: the file itself
-# (transformers' own GGUF loader) where it reads that architecture exactly, else a folder holding the
-# file's dequantised weights and its tokenizer (make_tiny_checkpoints.py says why, per file)
-GGUF_FAMILIES = {"tiny-qwen2.gguf": "tiny-qwen2.gguf", "tiny-qwen3.gguf": "tiny-qwen3-gguf"}
+# GGUF files of the other architectures → (what transformers reads as the model, as the tokenizer): the
+# file itself where transformers' own GGUF loader reads that architecture exactly, else a folder
+# holding the file's dequantised weights (make_tiny_checkpoints.py says why, per file), and for
+# Gemma, which transformers cannot read from a GGUF at all, the tokenizer.json its vocabulary came from
+GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
+                 "tiny-qwen3.gguf": ("tiny-qwen3-gguf", "tiny-qwen3.gguf"),
+                 "tiny-gemma.gguf": ("tiny-gemma-gguf", "tiny-gemma-gguf")}

@@ -248,11 +248,51 @@ def qwen_tokenizer(vocab_size: int) -> Tokenizer:
     return tokenizer
 
 
-def write_gguf(name: str, arch: gguf.MODEL_ARCH, tokenizer: Tokenizer, pre: str, eos: str) -> dict[str, np.ndarray]:
+def byte_bpe_metadata(tokenizer: Tokenizer, pre: str, eos: str):
+    """What llama.cpp's converter writes for a byte-level BPE tokenizer ("gpt2"), as a writer of it."""
+    def write(writer: gguf.GGUFWriter) -> None:
+        vocab = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1])
+        specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
+        writer.add_tokenizer_model("gpt2")
+        writer.add_tokenizer_pre(pre)
+        writer.add_token_list([token for token, _ in vocab])
+        writer.add_token_types([3 if token in specials else 4 if token == QWEN_ADDED else 1 for token, _ in vocab])
+        merges = json.loads(tokenizer.to_str())["model"]["merges"]
+        writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in merges])
+        writer.add_bos_token_id(0)
+        writer.add_eos_token_id(tokenizer.token_to_id(eos))
+        writer.add_add_bos_token(False)
+    return write
+
+
+def sentencepiece_metadata(tokenizer: Tokenizer, bos: str, eos: str, space_prefix: bool):
+    """What llama.cpp's converter writes for a SentencePiece-style tokenizer ("llama"): the tokens in
+    id order, each scored −id (a SentencePiece BPE model's scores: the earlier merge the higher), types
+    unknown 2, control 3, byte 6, normal 1; no merges."""
+    def write(writer: gguf.GGUFWriter) -> None:
+        vocab = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1])
+        specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
+        writer.add_tokenizer_model("llama")
+        writer.add_tokenizer_pre("default")
+        writer.add_token_list([token for token, _ in vocab])
+        writer.add_token_scores([-float(i) for _, i in vocab])
+        writer.add_token_types([2 if token == "<unk>" else 3 if token in specials else
+                                6 if token.startswith("<0x") and len(token) == 6 else 1 for token, _ in vocab])
+        writer.add_bos_token_id(tokenizer.token_to_id(bos))
+        writer.add_eos_token_id(tokenizer.token_to_id(eos))
+        writer.add_unk_token_id(tokenizer.token_to_id("<unk>"))
+        writer.add_add_bos_token(True)
+        writer.add_add_space_prefix(space_prefix)
+    return write
+
+
+def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer,
+               norms_plus_one: bool = False) -> dict[str, np.ndarray]:
     """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
     architecture (tensor names from the gguf package's own map, no q/k permutation: only its Llama
-    converter permutes), the tensors in the kinds of GGUF_TYPES, `tokenizer` in the metadata.
-    Returns the dequantised weights under their HF names."""
+    converter permutes; with `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma
+    converter stores them), the tensors in the kinds of GGUF_TYPES, the tokenizer by `write_tokenizer`.
+    Returns the dequantised weights under their HF names (norms as HF's: the stored weight − 1)."""
     folder = DATA / f"tiny-{name}"
     config = json.loads((folder / "config.json").read_text())
     hf = safetensors.numpy.load_file(str(folder / "model.safetensors"))
@@ -268,31 +308,24 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, tokenizer: Tokenizer, pre: str,
         writer.add_value_length(config["head_dim"])
     writer.add_rope_freq_base(config.get("rope_theta") or config["rope_parameters"]["rope_theta"])
     writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
-    vocab = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1])
-    assert [i for _, i in vocab] == list(range(config["vocab_size"]))
-    specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre(pre)
-    writer.add_token_list([token for token, _ in vocab])
-    writer.add_token_types([3 if token in specials else 4 if token == QWEN_ADDED else 1 for token, _ in vocab])
-    merges = json.loads(tokenizer.to_str())["model"]["merges"]
-    writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in merges])
-    writer.add_bos_token_id(0)
-    writer.add_eos_token_id(tokenizer.token_to_id(eos))
-    writer.add_add_bos_token(False)
+    write_tokenizer(writer)
     names = gguf.get_tensor_name_map(arch, config["num_hidden_layers"])
     dequantised = {}
     for hf_name, array in hf.items():
         g_name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        plus_one = norms_plus_one and hf_name.endswith("norm.weight")
+        if plus_one:
+            array = array + np.float32(1)
         kind = GGUF_TYPES.get(g_name.split(".")[-2], Q.F32) if g_name.endswith(".weight") else Q.F32
         if kind in (Q.F32, Q.F16):
             stored = array.astype(np.float32 if kind == Q.F32 else np.float16)
             writer.add_tensor(g_name, stored)
-            dequantised[hf_name] = stored.astype(np.float32)
+            back = stored.astype(np.float32)
         else:
             stored = gguf.quants.quantize(array, kind)
             writer.add_tensor(g_name, stored, raw_shape=stored.shape, raw_dtype=kind)
-            dequantised[hf_name] = gguf.quants.dequantize(stored, kind).reshape(array.shape)
+            back = gguf.quants.dequantize(stored, kind).reshape(array.shape)
+        dequantised[hf_name] = back - np.float32(1) if plus_one else back
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -300,20 +333,36 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, tokenizer: Tokenizer, pre: str,
     return dequantised
 
 
+def save_dequantised(name: str, model_class, dequantised: dict[str, np.ndarray], tokenizer: Tokenizer) -> None:
+    """tiny-`name`-gguf/: the folder tiny-`name`/ with the GGUF file's dequantised weights and `tokenizer`."""
+    model = model_class.from_pretrained(str(DATA / f"tiny-{name}"))
+    model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in dequantised.items()}, strict=False)
+    save(model, tokenizer, DATA / f"tiny-{name}-gguf")
+
+
 def make_qwen2_gguf() -> None:
-    """tiny-qwen2.gguf: transformers reads it itself (gguf_file=), so no folder is written for it."""
-    write_gguf("qwen2", gguf.MODEL_ARCH.QWEN2, qwen_tokenizer(320), "qwen2", "<|im_end|>")
+    """tiny-qwen2.gguf: transformers reads it itself (its GGUF loader), so no folder is written for it."""
+    write_gguf("qwen2", gguf.MODEL_ARCH.QWEN2, byte_bpe_metadata(qwen_tokenizer(320), "qwen2", "<|im_end|>"))
 
 
 def make_qwen3_gguf() -> None:
-    """tiny-qwen3.gguf, and tiny-qwen3-gguf/ holding its dequantised weights and its tokenizer for
-    transformers: transformers 5.24 reads a Qwen3 GGUF's head width as hidden size ÷ heads (it does not
-    map `qwen3.attention.key_length`), so it cannot read this one, whose heads are wider."""
+    """tiny-qwen3.gguf, and tiny-qwen3-gguf/ holding its dequantised weights for transformers:
+    transformers 5.24 reads a Qwen3 GGUF's head width as hidden size ÷ heads (it does not map
+    `qwen3.attention.key_length`), so it cannot read this one, whose heads are wider."""
     tokenizer = qwen_tokenizer(320)
-    dequantised = write_gguf("qwen3", gguf.MODEL_ARCH.QWEN3, tokenizer, "qwen2", "<|im_end|>")
-    model = Qwen3ForCausalLM.from_pretrained(str(DATA / "tiny-qwen3"))
-    model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in dequantised.items()}, strict=False)
-    save(model, tokenizer, DATA / "tiny-qwen3-gguf")
+    dequantised = write_gguf("qwen3", gguf.MODEL_ARCH.QWEN3, byte_bpe_metadata(tokenizer, "qwen2", "<|im_end|>"))
+    save_dequantised("qwen3", Qwen3ForCausalLM, dequantised, tokenizer)
+
+
+def make_gemma_gguf() -> None:
+    """tiny-gemma.gguf (its norms stored as 1 + w, its tokenizer SentencePiece-style with no space in
+    front), and tiny-gemma-gguf/ holding its dequantised weights: transformers 5.24 has no GGUF loader
+    for the "gemma" architecture (only gemma2 on)."""
+    tokenizer = reused("gemma")
+    dequantised = write_gguf("gemma", gguf.MODEL_ARCH.GEMMA,
+                             sentencepiece_metadata(tokenizer, "<bos>", "<eos>", space_prefix=False),
+                             norms_plus_one=True)
+    save_dequantised("gemma", GemmaForCausalLM, dequantised, tokenizer)
 
 
 def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int, gemma: bool = False) -> Tokenizer:
@@ -455,7 +504,8 @@ def make_distilbert() -> None:
 MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": make_qwen2, "mistral": make_mistral,
           "qwen3": make_qwen3, "phi3": make_phi3, "olmo2": make_olmo2, "gpt-neox": make_gpt_neox, "gemma": make_gemma,
           "gemma2": make_gemma2, "roberta": make_roberta, "distilbert": make_distilbert,
-          "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf}  # each GGUF after its folder
+          # each GGUF file from its folder, so after it
+          "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf}
 
 
 if __name__ == "__main__":

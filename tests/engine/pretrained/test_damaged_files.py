@@ -16,7 +16,17 @@ import pytest
 
 from attention_explorer.engine.errors import ModelError, SentenceError
 from attention_explorer.engine.pretrained import open_pretrained
-from damaged_models.formats import BOOL, STRING, U32, join_safetensors, parse_gguf, split_safetensors, write_gguf
+from damaged_models.formats import (
+    ARRAY,
+    BOOL,
+    F32,
+    STRING,
+    U32,
+    join_safetensors,
+    parse_gguf,
+    split_safetensors,
+    write_gguf,
+)
 
 pytest.importorskip("tokenizers")
 
@@ -306,8 +316,8 @@ def test_an_encoder_keeps_the_start_of_a_long_text(data):
 
 def test_a_gguf_tokenizer_that_is_not_text_is_named(data, tmp_path):
     path = write_gguf_with(data, tmp_path, "tokenizer.ggml.model", BOOL, True)
-    assert refusal(path) == ("tiny-llama.gguf: 'tokenizer.ggml.model' is True; only byte-level BPE ('gpt2') "
-                             "tokenizers are supported in GGUF files")
+    assert refusal(path) == ("tiny-llama.gguf: 'tokenizer.ggml.model' is True; only byte-level BPE ('gpt2') and "
+                             "SentencePiece-style ('llama') tokenizers are supported in GGUF files")
 
 
 def test_a_layer_whose_recomputed_scores_overflow_is_refused_where_it_is_shown(data, tmp_path):
@@ -340,7 +350,7 @@ def _damaged_gguf(data, tmp_path, name, change):
     return path
 
 
-@pytest.mark.parametrize("name", ["tiny-qwen2.gguf", "tiny-qwen3.gguf"])
+@pytest.mark.parametrize("name", ["tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf"])
 def test_a_gguf_missing_a_metadata_field_names_its_key(data, tmp_path, name):
     arch = name.removeprefix("tiny-").removesuffix(".gguf")
     key = f"{arch}.attention.layer_norm_rms_epsilon"
@@ -363,7 +373,8 @@ def _cut_tensor(name: str, width: int):
 
 
 @pytest.mark.parametrize("name, tensor, expected", [
-    ("tiny-qwen2.gguf", "blk.0.attn_q.bias", "(32,)"), ("tiny-qwen3.gguf", "blk.1.attn_k_norm.weight", "(16,)")])
+    ("tiny-qwen2.gguf", "blk.0.attn_q.bias", "(32,)"), ("tiny-qwen3.gguf", "blk.1.attn_k_norm.weight", "(16,)"),
+    ("tiny-gemma.gguf", "blk.0.ffn_norm.weight", "(32,)")])
 def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tmp_path, name, tensor, expected):
     path = _damaged_gguf(data, tmp_path, name, _cut_tensor(tensor, 8))
     assert refusal(path) == (f"{name}: tensor '{tensor}' has shape (8,), expected {expected} from the model's "
@@ -371,7 +382,8 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
 
 
 @pytest.mark.parametrize("name, tensor", [("tiny-qwen2.gguf", "blk.1.attn_v.bias"),
-                                          ("tiny-qwen3.gguf", "blk.0.attn_q_norm.weight")])
+                                          ("tiny-qwen3.gguf", "blk.0.attn_q_norm.weight"),
+                                          ("tiny-gemma.gguf", "output_norm.weight")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -382,7 +394,7 @@ def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name,
 def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do(data, tmp_path):
     path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
     assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
-                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3'")
+                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma'")
 
 
 @pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
@@ -392,3 +404,13 @@ def test_a_gguf_pre_tokenizer_not_known_is_refused_not_split_otherwise(data, tmp
     assert refusal(path) == (f"tiny-qwen2.gguf: metadata field 'tokenizer.ggml.pre' (how the text is split before "
                              f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'smollm', "
                              f"'starcoder', 'refact', 'qwen2', and another would give other tokens than llama.cpp does")
+
+
+@pytest.mark.parametrize("key, type_id, value, said", [
+    ("tokenizer.ggml.scores", None, None, "is missing"),
+    ("tokenizer.ggml.scores", ARRAY, (F32, [0.0, 1.0]), "must be a finite number for each of the 400 tokens, not "
+                                                          "array([0., 1.], dtype=float32)"),
+    ("tokenizer.ggml.unknown_token_id", U32, 400, "must be a token (below 400), not 400")])
+def test_a_sentencepiece_gguf_tokenizer_with_bad_scores_or_ids_is_named(data, tmp_path, key, type_id, value, said):
+    path = _damaged_gguf(data, tmp_path, "tiny-gemma.gguf", lambda g: g.with_meta(key, type_id, value))
+    assert refusal(path) == f"tiny-gemma.gguf: metadata field '{key}' {said}"

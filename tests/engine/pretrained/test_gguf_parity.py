@@ -9,6 +9,11 @@ The references (tiny_checkpoints.GGUF_FAMILIES, made by make_tiny_checkpoints.py
   by the gguf package: transformers 5.24 cannot read this file's model itself, as it takes a Qwen3
   GGUF's head width to be hidden size ÷ heads (8 here) and does not read `qwen3.attention.key_length`
   (16). The tokens are compared with transformers' tokenizer built from the file, as for Qwen2.
+- tiny-gemma.gguf: the folder tiny-gemma-gguf/, the file's weights dequantised (its norms, stored
+  as 1 + w, less 1) and tiny-gemma's tokenizer.json, whose vocabulary the file holds with scores:
+  transformers 5.24 reads no "gemma" GGUF, neither its model nor its tokenizer. That tokenizer.json
+  has the merges it was trained with, so it also checks that merging by the file's scores (as
+  llama.cpp does) gives the same tokens.
 
 The tokenizer is llama.cpp's: the text is not normalised. transformers' Qwen2Tokenizer, which a Qwen
 folder's tokenizer.json is read with, puts it in NFC first, so a decomposed accent ("e" + U+0301)
@@ -48,6 +53,7 @@ TEXTS = [
     "le café était déjà fermé; über die Brücke 東京 🙂",
     "  two spaces, a tab\there\nand lines\n\n\nend ",
     "<think>the cat</think> sat<|im_end|><|endoftext|>",
+    "<bos>the cat<eos> sat on<pad>",
     "e\u0301 is not é",  # a decomposed accent: no normalisation, as llama.cpp
 ]
 
@@ -55,15 +61,15 @@ TEXTS = [
 @pytest.fixture(scope="module", params=sorted(GGUF_FAMILIES))
 def pair(request):
     """(our model, transformers' model, transformers' tokenizer) for one GGUF file."""
-    data = DATA
-    name, reference = request.param, GGUF_FAMILIES[request.param]
-    if reference.endswith(".gguf"):
-        model, tokenizer = from_gguf(data / reference)
+    name, (model_source, tokenizer_source) = request.param, GGUF_FAMILIES[request.param]
+    if model_source.endswith(".gguf"):
+        model, _ = from_gguf(DATA / model_source)
     else:
-        model = transformers.AutoModelForCausalLM.from_pretrained(str(data / reference),
+        model = transformers.AutoModelForCausalLM.from_pretrained(str(DATA / model_source),
                                                                   attn_implementation="eager").eval()
-        tokenizer = gguf_tokenizer(data / name)
-    return open_pretrained(data / name), model, tokenizer
+    tokenizer = (gguf_tokenizer(DATA / tokenizer_source) if tokenizer_source.endswith(".gguf") else
+                 transformers.AutoTokenizer.from_pretrained(str(DATA / tokenizer_source)))
+    return open_pretrained(DATA / name), model, tokenizer
 
 
 def test_the_tokens_are_the_reference_tokenizers(pair):

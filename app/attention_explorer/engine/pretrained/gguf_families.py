@@ -11,6 +11,9 @@ On the way the converter changed some numbers, and only these, for the architect
   dimension 2i with 2i + 1; HF's pairs i with i + d_head/2): `permuted_qk`, undone on reading.
   Qwen2, Qwen3 and Gemma are written by converters of their own that leave the rows as they are
   (as transformers' GGUF loader, which un-permutes only "llama", reads them).
+- gemma: every norm's weight is stored as 1 + w (HF's Gemma scales by 1 + w, llama.cpp by the
+  stored weight): `norms_plus_one`. The forward then scales by the stored weight, as llama.cpp does
+  (Architecture.norm_offset 0), rather than taking 1 away and adding it back.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .families import Family, llama, qwen2, qwen3
+from .families import Family, gemma, llama, qwen2, qwen3
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class GGUFArchitecture:
     fields: Mapping[str, str]          # config.json's name → the metadata key after "{architecture}."
     layer_tensors: Mapping[str, str]   # a layer's tensor after "blk.N." → the family's after "layers.N."
     permuted_qk: bool = False          # W_Q's and W_K's rows interleaved per head by the converter
+    norms_plus_one: bool = False       # the norms' weights stored as 1 + w by the converter
 
 
 # What every architecture below writes (llama.cpp's gguf_writer: add_embedding_length, add_head_count, …).
@@ -49,6 +53,7 @@ ARCHITECTURES: dict[str, GGUFArchitecture] = {
     "llama": GGUFArchitecture(llama.FAMILY, FIELDS, LLAMA_LAYER, permuted_qk=True),
     "qwen2": GGUFArchitecture(qwen2.FAMILY, FIELDS, LLAMA_LAYER),
     "qwen3": GGUFArchitecture(qwen3.FAMILY, FIELDS, {**LLAMA_LAYER, **QK_NORM}),
+    "gemma": GGUFArchitecture(gemma.FAMILY, FIELDS, LLAMA_LAYER, norms_plus_one=True),
 }
 
 _LAYER = re.compile(r"(blk|layers)\.(\d+)\.(.+)\.(weight|bias)$")

@@ -3,10 +3,13 @@
 The file's `general.architecture` picks the family (gguf_families.py); its metadata is read under
 config.json's names by the family's own `architecture`, and its tensors under the family's names by
 the family's own `weights`. What llama.cpp's converter changed on the way is undone here: the Llama
-q/k row order (`unpermute`, so one RoPE code path serves both formats).
+q/k row order (`unpermute`, so one RoPE code path serves both formats), and Gemma's norms, stored
+as 1 + w, are used as stored (no norm offset).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -50,6 +53,8 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
     meta = Fields(gguf.metadata, gguf.name, "metadata field")
     fields = _config(gguf, name, spec)
     arch = spec.family.architecture(fields)
+    if spec.norms_plus_one:
+        arch = replace(arch, norm_offset=0.0)
     for key, width in ((f"{name}.attention.value_length", arch.d_head),
                        (f"{name}.rope.dimension_count", arch.rotary_dims)):
         if meta.count(key, default=width) != width:  # a value width or a partial RoPE of their own
