@@ -13,4 +13,6 @@ GGUF = {"tiny-llama.gguf": "tiny-llama"}
 # Gemma, which transformers cannot read from a GGUF at all, the tokenizer.json its vocabulary came from
 GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
                  "tiny-qwen3.gguf": ("tiny-qwen3-gguf", "tiny-qwen3.gguf"),
-                 "tiny-gemma.gguf": ("tiny-gemma-gguf", "tiny-gemma-gguf")}
+                 "tiny-gemma.gguf": ("tiny-gemma-gguf", "tiny-gemma-gguf"),
+                 "tiny-gemma2.gguf": ("tiny-gemma2-gguf", "tiny-gemma2.gguf"),
+                 "tiny-phi3.gguf": ("tiny-phi3-gguf", "tiny-phi3.gguf")}

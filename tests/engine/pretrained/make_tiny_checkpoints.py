@@ -286,12 +286,12 @@ def sentencepiece_metadata(tokenizer: Tokenizer, bos: str, eos: str, space_prefi
     return write
 
 
-def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer,
-               norms_plus_one: bool = False) -> dict[str, np.ndarray]:
+def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one: bool = False,
+               types: dict = GGUF_TYPES) -> dict[str, np.ndarray]:
     """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
     architecture (tensor names from the gguf package's own map, no q/k permutation: only its Llama
     converter permutes; with `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma
-    converter stores them), the tensors in the kinds of GGUF_TYPES, the tokenizer by `write_tokenizer`.
+    converter stores them), the tensors in the kinds `types` gives, the tokenizer by `write_tokenizer`.
     Returns the dequantised weights under their HF names (norms as HF's: the stored weight − 1)."""
     folder = DATA / f"tiny-{name}"
     config = json.loads((folder / "config.json").read_text())
@@ -303,11 +303,19 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer,
     writer.add_feed_forward_length(config["intermediate_size"])
     writer.add_head_count(config["num_attention_heads"])
     writer.add_head_count_kv(config["num_key_value_heads"])
-    if config.get("head_dim") not in (None, config["hidden_size"] // config["num_attention_heads"]):
+    if config.get("head_dim") is not None:  # as llama.cpp's converters write it when config.json has it
         writer.add_key_length(config["head_dim"])
         writer.add_value_length(config["head_dim"])
     writer.add_rope_freq_base(config.get("rope_theta") or config["rope_parameters"]["rope_theta"])
+    if config.get("partial_rotary_factor"):  # Phi-3's converter: the dims RoPE turns
+        head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+        writer.add_rope_dimension_count(int(head_dim * config["partial_rotary_factor"]))
     writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
+    for key in ("attn_logit_softcapping", "final_logit_softcapping"):  # Gemma 2's converter
+        if config.get(key):
+            getattr(writer, f"add_{key}")(config[key])
+    if config.get("sliding_window"):
+        writer.add_sliding_window(config["sliding_window"])
     write_tokenizer(writer)
     names = gguf.get_tensor_name_map(arch, config["num_hidden_layers"])
     dequantised = {}
@@ -316,7 +324,7 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer,
         plus_one = norms_plus_one and hf_name.endswith("norm.weight")
         if plus_one:
             array = array + np.float32(1)
-        kind = GGUF_TYPES.get(g_name.split(".")[-2], Q.F32) if g_name.endswith(".weight") else Q.F32
+        kind = types.get(g_name.split(".")[-2], Q.F32) if g_name.endswith(".weight") else Q.F32
         if kind in (Q.F32, Q.F16):
             stored = array.astype(np.float32 if kind == Q.F32 else np.float16)
             writer.add_tensor(g_name, stored)
@@ -333,9 +341,11 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer,
     return dequantised
 
 
-def save_dequantised(name: str, model_class, dequantised: dict[str, np.ndarray], tokenizer: Tokenizer) -> None:
-    """tiny-`name`-gguf/: the folder tiny-`name`/ with the GGUF file's dequantised weights and `tokenizer`."""
-    model = model_class.from_pretrained(str(DATA / f"tiny-{name}"))
+def save_dequantised(name: str, model_class, dequantised: dict[str, np.ndarray], tokenizer: Tokenizer,
+                     **config) -> None:
+    """tiny-`name`-gguf/: the folder tiny-`name`/ with the GGUF file's dequantised weights and `tokenizer`
+    (and `config` changed, where llama.cpp reads the file otherwise than the folder's config.json says)."""
+    model = model_class.from_pretrained(str(DATA / f"tiny-{name}"), **config)
     model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in dequantised.items()}, strict=False)
     save(model, tokenizer, DATA / f"tiny-{name}-gguf")
 
@@ -363,6 +373,29 @@ def make_gemma_gguf() -> None:
                              sentencepiece_metadata(tokenizer, "<bos>", "<eos>", space_prefix=False),
                              norms_plus_one=True)
     save_dequantised("gemma", GemmaForCausalLM, dequantised, tokenizer)
+
+
+def make_gemma2_gguf() -> None:
+    """tiny-gemma2.gguf and tiny-gemma2-gguf/, its dequantised weights with query_pre_attn_scalar 8: a
+    GGUF file does not hold it, and llama.cpp scales the scores by its head width (8) where the folder
+    says 12. transformers' own GGUF loader would take 256, Gemma2Config's default."""
+    tokenizer = reused("gemma2")
+    dequantised = write_gguf("gemma2", gguf.MODEL_ARCH.GEMMA2,
+                             sentencepiece_metadata(tokenizer, "<bos>", "<eos>", space_prefix=False),
+                             norms_plus_one=True)
+    save_dequantised("gemma2", Gemma2ForCausalLM, dequantised, tokenizer, query_pre_attn_scalar=8)
+
+
+def make_phi3_gguf() -> None:
+    """tiny-phi3.gguf with a SentencePiece-style tokenizer (a space in front, as Phi-3's), and
+    tiny-phi3-gguf/ holding its dequantised weights: transformers' GGUF loader does not read
+    `phi3.rope.dimension_count`, so it would turn the whole head where this model turns 3/4 of it
+    (and it cannot build this model at all: Phi3Config's default padding id, 32000, is past its tokens)."""
+    tokenizer = sentencepiece_tokenizer(["<unk>", "<s>", "</s>"], "<s>", 320)
+    dequantised = write_gguf("phi3", gguf.MODEL_ARCH.PHI3,
+                             sentencepiece_metadata(tokenizer, "<s>", "</s>", space_prefix=True),
+                             types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1})  # its fused matrices
+    save_dequantised("phi3", Phi3ForCausalLM, dequantised, tokenizer)
 
 
 def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int, gemma: bool = False) -> Tokenizer:
@@ -505,7 +538,8 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           "qwen3": make_qwen3, "phi3": make_phi3, "olmo2": make_olmo2, "gpt-neox": make_gpt_neox, "gemma": make_gemma,
           "gemma2": make_gemma2, "roberta": make_roberta, "distilbert": make_distilbert,
           # each GGUF file from its folder, so after it
-          "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf}
+          "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf,
+          "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf}
 
 
 if __name__ == "__main__":

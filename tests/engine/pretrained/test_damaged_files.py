@@ -350,7 +350,8 @@ def _damaged_gguf(data, tmp_path, name, change):
     return path
 
 
-@pytest.mark.parametrize("name", ["tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf"])
+@pytest.mark.parametrize("name", ["tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf", "tiny-gemma2.gguf",
+                                  "tiny-phi3.gguf"])
 def test_a_gguf_missing_a_metadata_field_names_its_key(data, tmp_path, name):
     arch = name.removeprefix("tiny-").removesuffix(".gguf")
     key = f"{arch}.attention.layer_norm_rms_epsilon"
@@ -374,7 +375,7 @@ def _cut_tensor(name: str, width: int):
 
 @pytest.mark.parametrize("name, tensor, expected", [
     ("tiny-qwen2.gguf", "blk.0.attn_q.bias", "(32,)"), ("tiny-qwen3.gguf", "blk.1.attn_k_norm.weight", "(16,)"),
-    ("tiny-gemma.gguf", "blk.0.ffn_norm.weight", "(32,)")])
+    ("tiny-gemma.gguf", "blk.0.ffn_norm.weight", "(32,)"), ("tiny-gemma2.gguf", "blk.1.post_ffw_norm.weight", "(32,)")])
 def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tmp_path, name, tensor, expected):
     path = _damaged_gguf(data, tmp_path, name, _cut_tensor(tensor, 8))
     assert refusal(path) == (f"{name}: tensor '{tensor}' has shape (8,), expected {expected} from the model's "
@@ -383,7 +384,9 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
 
 @pytest.mark.parametrize("name, tensor", [("tiny-qwen2.gguf", "blk.1.attn_v.bias"),
                                           ("tiny-qwen3.gguf", "blk.0.attn_q_norm.weight"),
-                                          ("tiny-gemma.gguf", "output_norm.weight")])
+                                          ("tiny-gemma.gguf", "output_norm.weight"),
+                                          ("tiny-gemma2.gguf", "blk.0.post_attention_norm.weight"),
+                                          ("tiny-phi3.gguf", "blk.1.attn_qkv.weight")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -394,7 +397,7 @@ def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name,
 def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do(data, tmp_path):
     path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
     assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
-                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma'")
+                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3'")
 
 
 @pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
@@ -414,3 +417,23 @@ def test_a_gguf_pre_tokenizer_not_known_is_refused_not_split_otherwise(data, tmp
 def test_a_sentencepiece_gguf_tokenizer_with_bad_scores_or_ids_is_named(data, tmp_path, key, type_id, value, said):
     path = _damaged_gguf(data, tmp_path, "tiny-gemma.gguf", lambda g: g.with_meta(key, type_id, value))
     assert refusal(path) == f"tiny-gemma.gguf: metadata field '{key}' {said}"
+
+
+def test_a_gguf_fused_matrix_of_the_wrong_shape_is_named(data, tmp_path):
+    """Phi-3's W_qkv holds q, k and v: 32 + 2 · 16 rows of 32."""
+    def change(g):
+        tensor = next(t for t in g.tensors if t.name == "blk.0.attn_qkv.weight")
+        tensor.dims = [tensor.dims[0], tensor.dims[1] // 2]
+        tensor.data = tensor.data[:len(tensor.data) // 2]
+    path = _damaged_gguf(data, tmp_path, "tiny-phi3.gguf", change)
+    assert refusal(path) == ("tiny-phi3.gguf: tensor 'blk.0.attn_qkv.weight' has shape (32, 32), expected (64, 32) "
+                             "from the model's configuration")
+
+
+@pytest.mark.parametrize("dims, fraction", [(5, "0.625"), (16, "2.0")])
+def test_a_phi3_gguf_turning_an_odd_or_too_wide_part_of_each_head_is_refused(data, tmp_path, dims, fraction):
+    path = _damaged_gguf(data, tmp_path, "tiny-phi3.gguf",
+                         lambda g: g.with_meta("phi3.rope.dimension_count", U32, dims))
+    assert refusal(path) == (f"tiny-phi3.gguf: rotary positions over {fraction} of each head of 8 dims turn {dims}; "
+                             f"they pair the halves of what they turn, so they must turn an even number of dims, at "
+                             f"least 2 and at most the head's")

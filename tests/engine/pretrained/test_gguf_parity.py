@@ -14,6 +14,16 @@ The references (tiny_checkpoints.GGUF_FAMILIES, made by make_tiny_checkpoints.py
   transformers 5.24 reads no "gemma" GGUF, neither its model nor its tokenizer. That tokenizer.json
   has the merges it was trained with, so it also checks that merging by the file's scores (as
   llama.cpp does) gives the same tokens.
+- tiny-gemma2.gguf: the folder tiny-gemma2-gguf/, its dequantised weights (norms less 1) with
+  query_pre_attn_scalar 8, the head width, by which llama.cpp scales the scores (a GGUF file does
+  not hold the scalar; tiny-gemma2/ says 12); its softcaps and window of 4 come from the metadata.
+  transformers' own GGUF loader takes Gemma2Config's default scalar, 256, and is 0.6 off here. The
+  tokens are compared with transformers' tokenizer built from the file.
+- tiny-phi3.gguf: the folder tiny-phi3-gguf/ (dequantised weights): transformers' GGUF loader does
+  not read `phi3.rope.dimension_count` (RoPE over 6 of each head's 8 dims here), and cannot build
+  this model at all (Phi3Config's default padding id is past its 320 tokens). The tokens, from a
+  SentencePiece-style vocabulary with a space in front, are compared with transformers' tokenizer
+  built from the file, which puts that space after every special token too, as llama.cpp does.
 
 The tokenizer is llama.cpp's: the text is not normalised. transformers' Qwen2Tokenizer, which a Qwen
 folder's tokenizer.json is read with, puts it in NFC first, so a decomposed accent ("e" + U+0301)
@@ -54,6 +64,7 @@ TEXTS = [
     "  two spaces, a tab\there\nand lines\n\n\nend ",
     "<think>the cat</think> sat<|im_end|><|endoftext|>",
     "<bos>the cat<eos> sat on<pad>",
+    "<s>the cat</s> sat<s>  on",
     "e\u0301 is not é",  # a decomposed accent: no normalisation, as llama.cpp
 ]
 

@@ -81,7 +81,8 @@ def test_tiny_llama_header(data):
     assert gguf.tensors["token_embd.weight"].shape == (320, 32)
 
 
-@pytest.mark.parametrize("name", ["tiny-llama.gguf", "tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf"])
+@pytest.mark.parametrize("name", ["tiny-llama.gguf", "tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf",
+                                  "tiny-gemma2.gguf", "tiny-phi3.gguf"])
 def test_every_tensor_matches_the_gguf_package(data, name):
     gguf_package = pytest.importorskip("gguf")
     from gguf.quants import dequantize as reference_dequantize

@@ -11,18 +11,24 @@ On the way the converter changed some numbers, and only these, for the architect
   dimension 2i with 2i + 1; HF's pairs i with i + d_head/2): `permuted_qk`, undone on reading.
   Qwen2, Qwen3 and Gemma are written by converters of their own that leave the rows as they are
   (as transformers' GGUF loader, which un-permutes only "llama", reads them).
-- gemma: every norm's weight is stored as 1 + w (HF's Gemma scales by 1 + w, llama.cpp by the
-  stored weight): `norms_plus_one`. The forward then scales by the stored weight, as llama.cpp does
-  (Architecture.norm_offset 0), rather than taking 1 away and adding it back.
+- gemma, gemma2: every norm's weight is stored as 1 + w (HF's Gemma scales by 1 + w, llama.cpp by
+  the stored weight): `norms_plus_one`. The forward then scales by the stored weight, as llama.cpp
+  does (Architecture.norm_offset 0), rather than taking 1 away and adding it back.
+Some config.json fields are not written at all, and llama.cpp derives them (`derived`):
+- gemma2: `query_pre_attn_scalar`. llama.cpp divides the scores by √head_dim, but by √(hidden size
+  ÷ heads) for the 27B model, which it knows by its 46 layers (llama-model.cpp); the released
+  models' own query_pre_attn_scalar is that same number (256, 256, 144).
+- phi3: `partial_rotary_factor`, from the dims RoPE turns (`phi3.rope.dimension_count`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from .families import Family, gemma, llama, qwen2, qwen3
+from .families import Family, gemma, gemma2, llama, phi3, qwen2, qwen3
+from .fields import Fields
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class GGUFArchitecture:
     layer_tensors: Mapping[str, str]   # a layer's tensor after "blk.N." → the family's after "layers.N."
     permuted_qk: bool = False          # W_Q's and W_K's rows interleaved per head by the converter
     norms_plus_one: bool = False       # the norms' weights stored as 1 + w by the converter
+    derived: Callable[[Fields], dict] | None = None  # config.json fields the file leaves to llama.cpp
 
 
 # What every architecture below writes (llama.cpp's gguf_writer: add_embedding_length, add_head_count, …).
@@ -48,12 +55,37 @@ LLAMA_LAYER = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "at
                "ffn_norm": "post_attention_layernorm", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
                "ffn_down": "mlp.down_proj"}
 QK_NORM = {"attn_q_norm": "self_attn.q_norm", "attn_k_norm": "self_attn.k_norm"}
+# Gemma 2 normalises before and after each sub-layer; its "ffn_norm" is the one before the feed-forward.
+GEMMA2_LAYER = {**LLAMA_LAYER, "post_attention_norm": "post_attention_layernorm",
+                "ffn_norm": "pre_feedforward_layernorm", "post_ffw_norm": "post_feedforward_layernorm"}
+GEMMA2_FIELDS = {**FIELDS, "attn_logit_softcapping": "attn_logit_softcapping",
+                 "final_logit_softcapping": "final_logit_softcapping", "sliding_window": "attention.sliding_window"}
+# Phi-3 keeps q, k, v in one matrix and gate and up in another ("ffn_up" holds both, the gate first).
+PHI3_LAYER = {**LLAMA_LAYER, "attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
+PHI3_FIELDS = {**FIELDS, "sliding_window": "attention.sliding_window", "rope_dimension_count": "rope.dimension_count"}
+
+
+def _gemma2_query_scalar(fields: Fields) -> dict:
+    d_model, heads = fields.count("hidden_size"), fields.count("num_attention_heads")
+    width = d_model // heads if fields.count("num_hidden_layers") == 46 else \
+        fields.count("head_dim", default=d_model // heads)
+    return {"query_pre_attn_scalar": width}
+
+
+def _phi3_rotary(fields: Fields) -> dict:
+    d_model, heads = fields.count("hidden_size"), fields.count("num_attention_heads")
+    d_head = fields.count("head_dim", default=d_model // heads)
+    return {"partial_rotary_factor": fields.count("rope_dimension_count", default=d_head) / d_head}
+
 
 ARCHITECTURES: dict[str, GGUFArchitecture] = {
     "llama": GGUFArchitecture(llama.FAMILY, FIELDS, LLAMA_LAYER, permuted_qk=True),
     "qwen2": GGUFArchitecture(qwen2.FAMILY, FIELDS, LLAMA_LAYER),
     "qwen3": GGUFArchitecture(qwen3.FAMILY, FIELDS, {**LLAMA_LAYER, **QK_NORM}),
     "gemma": GGUFArchitecture(gemma.FAMILY, FIELDS, LLAMA_LAYER, norms_plus_one=True),
+    "gemma2": GGUFArchitecture(gemma2.FAMILY, GEMMA2_FIELDS, GEMMA2_LAYER, norms_plus_one=True,
+                               derived=_gemma2_query_scalar),
+    "phi3": GGUFArchitecture(phi3.FAMILY, PHI3_FIELDS, PHI3_LAYER, derived=_phi3_rotary),
 }
 
 _LAYER = re.compile(r"(blk|layers)\.(\d+)\.(.+)\.(weight|bias)$")

@@ -44,7 +44,10 @@ def _config(gguf: GGUFFile, name: str, spec: GGUFArchitecture) -> Fields:
         raise ModelError(f"{gguf.name}: metadata field 'tokenizer.ggml.tokens' must be a list of the tokens' "
                          f"texts, not {shown(tokens)}")
     config.setdefault("vocab_size", len(tokens))  # llama.cpp reads the vocabulary's size from the tokens
-    return Fields(config, gguf.name, "metadata field", keys)
+    fields = Fields(config, gguf.name, "metadata field", keys)
+    if spec.derived is not None:
+        config.update(spec.derived(fields))
+    return fields
 
 
 def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
@@ -59,7 +62,8 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
                        (f"{name}.rope.dimension_count", arch.rotary_dims)):
         if meta.count(key, default=width) != width:  # a value width or a partial RoPE of their own
             raise meta.wrong((key,), f"differs from the head's {width}, which is not supported", gguf.metadata[key])
-    if "rope_freqs.weight" in gguf.tensors or meta.text(f"{name}.rope.scaling.type", default="none") != "none":
+    scaled = {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"} & set(gguf.tensors)
+    if scaled or meta.text(f"{name}.rope.scaling.type", default="none") != "none":
         raise ModelError(f"{gguf.name}: scaled RoPE is not supported; only plain RoPE")
     tokens = len(gguf.metadata["tokenizer.ggml.tokens"])
     if arch.vocab_size < tokens:
