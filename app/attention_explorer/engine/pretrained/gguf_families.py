@@ -19,6 +19,10 @@ Some config.json fields are not written at all, and llama.cpp derives them (`der
   ÷ heads) for the 27B model, which it knows by its 46 layers (llama-model.cpp); the released
   models' own query_pre_attn_scalar is that same number (256, 256, 144).
 - phi3: `partial_rotary_factor`, from the dims RoPE turns (`phi3.rope.dimension_count`).
+Where llama.cpp departs from the model's own definition, the family's is kept: a Phi-3 file's
+`phi3.attention.sliding_window` (2047 in Phi-3-mini-4k) applies to every layer, as in transformers'
+Phi-3 and in the same model's folder, while llama.cpp currently disables Phi-3's window (the two
+differ only on texts longer than the window).
 """
 
 from __future__ import annotations
