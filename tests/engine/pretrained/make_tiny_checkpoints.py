@@ -289,9 +289,10 @@ def sentencepiece_metadata(tokenizer: Tokenizer, bos: str, eos: str, space_prefi
 def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one: bool = False,
                types: dict = GGUF_TYPES) -> dict[str, np.ndarray]:
     """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
-    architecture (tensor names from the gguf package's own map, no q/k permutation: only its Llama
-    converter permutes; with `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma
-    converter stores them), the tensors in the kinds `types` gives, the tokenizer by `write_tokenizer`.
+    architecture (tensor names from the gguf package's own map; W_Q's and W_K's rows (and biases)
+    interleaved per head for "llama" only, as only its Llama converter permutes them; with
+    `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma converters store them), the
+    tensors in the kinds `types` gives, the tokenizer by `write_tokenizer`.
     Returns the dequantised weights under their HF names (norms as HF's: the stored weight − 1)."""
     folder = DATA / f"tiny-{name}"
     config = json.loads((folder / "config.json").read_text())
@@ -321,6 +322,10 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one
     dequantised = {}
     for hf_name, array in hf.items():
         g_name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}.get(
+            g_name.split(".")[-2]) if arch == gguf.MODEL_ARCH.LLAMA else None
+        if heads:
+            array = permute(array, heads)
         plus_one = norms_plus_one and hf_name.endswith("norm.weight")
         if plus_one:
             array = array + np.float32(1)
@@ -333,7 +338,7 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one
             stored = gguf.quants.quantize(array, kind)
             writer.add_tensor(g_name, stored, raw_shape=stored.shape, raw_dtype=kind)
             back = gguf.quants.dequantize(stored, kind).reshape(array.shape)
-        dequantised[hf_name] = back - np.float32(1) if plus_one else back
+        dequantised[hf_name] = back - np.float32(1) if plus_one else unpermute(back, heads) if heads else back
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -384,6 +389,14 @@ def make_gemma2_gguf() -> None:
                              sentencepiece_metadata(tokenizer, "<bos>", "<eos>", space_prefix=False),
                              norms_plus_one=True)
     save_dequantised("gemma2", Gemma2ForCausalLM, dequantised, tokenizer, query_pre_attn_scalar=8)
+
+
+def make_mistral_gguf() -> None:
+    """tiny-mistral.gguf: a Mistral as llama.cpp converts one, a "llama" file (no sliding window:
+    llama.cpp's Llama has none) with its SentencePiece-style vocabulary (a space in front); transformers
+    reads it itself (its GGUF loader, which un-permutes W_Q and W_K)."""
+    write_gguf("mistral", gguf.MODEL_ARCH.LLAMA,
+               sentencepiece_metadata(reused("mistral"), "<s>", "</s>", space_prefix=True))
 
 
 def make_phi3_gguf() -> None:
@@ -539,7 +552,7 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           "gemma2": make_gemma2, "roberta": make_roberta, "distilbert": make_distilbert,
           # each GGUF file from its folder, so after it
           "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf,
-          "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf}
+          "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf}
 
 
 if __name__ == "__main__":

@@ -24,6 +24,12 @@ The references (tiny_checkpoints.GGUF_FAMILIES, made by make_tiny_checkpoints.py
   this model at all (Phi3Config's default padding id is past its 320 tokens). The tokens, from a
   SentencePiece-style vocabulary with a space in front, are compared with transformers' tokenizer
   built from the file, which puts that space after every special token too, as llama.cpp does.
+- tiny-mistral.gguf: a Mistral as llama.cpp's converter writes one, a "llama" file (W_Q and W_K
+  permuted; no sliding window, which llama.cpp's Llama does not have): transformers reads the file
+  itself. Its SentencePiece-style tokens are compared with transformers' Phi-3 builder over the
+  file's vocabulary (transformers_reference.spaced_as_llama_cpp): transformers' own tokenizer for a
+  "llama" file adds no ▁ before a text that starts with a space nor after a special token, where
+  llama.cpp does, so "  two" and "<s>the cat" give other tokens there.
 
 The tokenizer is llama.cpp's: the text is not normalised. transformers' Qwen2Tokenizer, which a Qwen
 folder's tokenizer.json is read with, puts it in NFC first, so a decomposed accent ("e" + U+0301)
@@ -48,7 +54,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("gguf")
 from tiny_checkpoints import GGUF_FAMILIES  # noqa: E402
-from transformers_reference import from_gguf, gguf_tokenizer, their_tokens  # noqa: E402
+from transformers_reference import from_gguf, gguf_tokenizer, spaced_as_llama_cpp, their_tokens  # noqa: E402
 
 transformers.logging.set_verbosity_error()
 transformers.utils.logging.disable_progress_bar()
@@ -56,6 +62,7 @@ transformers.utils.logging.disable_progress_bar()
 DATA = Path(__file__).with_name("data")
 TOLERANCE = 1e-5
 PROMPTS = ("The cat sat on the mat because", "Once upon a time, 2017 robots")
+SPACED = "spaced as llama.cpp: "
 TEXT = "The cats were playing in the park, 2017 robots reading"
 TEXTS = [
     TEXT,
@@ -78,15 +85,21 @@ def pair(request):
     else:
         model = transformers.AutoModelForCausalLM.from_pretrained(str(DATA / model_source),
                                                                   attn_implementation="eager").eval()
-    tokenizer = (gguf_tokenizer(DATA / tokenizer_source) if tokenizer_source.endswith(".gguf") else
-                 transformers.AutoTokenizer.from_pretrained(str(DATA / tokenizer_source)))
-    return open_pretrained(DATA / name), model, tokenizer
+    if tokenizer_source.startswith(SPACED):
+        encode = spaced_as_llama_cpp(DATA / tokenizer_source.removeprefix(SPACED))
+    else:
+        tokenizer = (gguf_tokenizer(DATA / tokenizer_source) if tokenizer_source.endswith(".gguf") else
+                     transformers.AutoTokenizer.from_pretrained(str(DATA / tokenizer_source)))
+
+        def encode(text):
+            return tokenizer(text)["input_ids"]
+    return open_pretrained(DATA / name), model, encode
 
 
 def test_the_tokens_are_the_reference_tokenizers(pair):
-    ours, _, tokenizer = pair
+    ours, _, encode = pair
     for text in TEXTS:
-        assert list(ours.tokenizer.encode(text).ids) == tokenizer(text)["input_ids"], text
+        assert list(ours.tokenizer.encode(text).ids) == encode(text), text
 
 
 def test_every_head_and_the_next_tokens_match_transformers(pair):

@@ -9,6 +9,8 @@ read a folder; nothing of a family's maths is written twice.
 On the way the converter changed some numbers, and only these, for the architectures below:
 - llama: the rows of W_Q and W_K (and their biases) of each head are interleaved (its RoPE pairs
   dimension 2i with 2i + 1; HF's pairs i with i + d_head/2): `permuted_qk`, undone on reading.
+  Mistral is converted as a "llama" file too, without its sliding window (llama.cpp's Llama has
+  none), so it opens as the Llama it then is.
   Qwen2, Qwen3 and Gemma are written by converters of their own that leave the rows as they are
   (as transformers' GGUF loader, which un-permutes only "llama", reads them).
 - gemma, gemma2: every norm's weight is stored as 1 + w (HF's Gemma scales by 1 + w, llama.cpp by
