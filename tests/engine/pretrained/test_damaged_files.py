@@ -437,3 +437,15 @@ def test_a_phi3_gguf_turning_an_odd_or_too_wide_part_of_each_head_is_refused(dat
     assert refusal(path) == (f"tiny-phi3.gguf: rotary positions over {fraction} of each head of 8 dims turn {dims}; "
                              f"they pair the halves of what they turn, so they must turn an even number of dims, at "
                              f"least 2 and at most the head's")
+
+
+def test_a_gguf_model_too_large_is_refused_before_its_tokenizer_is_built(data, tmp_path, monkeypatch):
+    from attention_explorer.engine.pretrained import gguf_tokenizer
+
+    built = []
+    monkeypatch.setattr(gguf_tokenizer, "_merges_by_score", lambda *args: built.append(args) or [])
+    path = _damaged_gguf(data, tmp_path, "tiny-gemma.gguf",
+                         lambda g: g.with_meta("gemma.feed_forward_length", U32, 20_000_000))
+    assert refusal(path) == ("tiny-gemma.gguf: the model has about 3.8 billion weights, 14 GiB as float32; the "
+                             "largest this app opens is 1 billion")
+    assert not built

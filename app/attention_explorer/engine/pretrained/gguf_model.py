@@ -51,7 +51,8 @@ def _config(gguf: GGUFFile, name: str, spec: GGUFArchitecture) -> Fields:
 
 
 def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
-    """The sizes and switches of the model in `gguf`, every field type- and range-checked."""
+    """The sizes and switches of the model in `gguf`, every field type- and range-checked, and its size
+    within what the app opens (before a tokenizer of 256,000 tokens is built for a model refused)."""
     name, spec = _spec(gguf)
     meta = Fields(gguf.metadata, gguf.name, "metadata field")
     fields = _config(gguf, name, spec)
@@ -72,6 +73,7 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
     # the embedding holds a row per token: checked before the tokenizer decodes them, so a header
     # claiming millions of tokens (a few bytes each in the file, a hundred as a tokenizer) is refused first
     _tensors(gguf, spec, arch).check("embed_tokens.weight", (arch.vocab_size, arch.d_model))
+    check_size(arch, gguf.name)
     return arch
 
 
@@ -95,7 +97,6 @@ def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None) -> Model
     """Every weight of the model in `gguf`, float32, read by its family as from a folder."""
     name, spec = _spec(gguf)
     arch = architecture_from_gguf(gguf)
-    check_size(arch, gguf.name)
     src = _tensors(gguf, spec, arch)
     src.check_layer_count(spec.family.layer_pattern, arch.n_layers, f"metadata field '{name}.block_count'")
     return spec.family.weights(arch, src, progress)
