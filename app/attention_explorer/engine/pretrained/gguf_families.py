@@ -11,8 +11,9 @@ On the way the converter changed some numbers, and only these, for the architect
   dimension 2i with 2i + 1; HF's pairs i with i + d_head/2): `permuted_qk`, undone on reading.
   Mistral is converted as a "llama" file too, without its sliding window (llama.cpp's Llama has
   none), so it opens as the Llama it then is.
-  Qwen2, Qwen3 and Gemma are written by converters of their own that leave the rows as they are
-  (as transformers' GGUF loader, which un-permutes only "llama", reads them).
+  Qwen2, Qwen3, Gemma, Gemma 2 and Phi-3 are written by converters of their own that leave the rows
+  as they are (llama.cpp turns them with the rotate-half pairing; transformers' GGUF loader, too,
+  un-permutes only "llama").
 - gemma, gemma2: every norm's weight is stored as 1 + w (HF's Gemma scales by 1 + w, llama.cpp by
   the stored weight): `norms_plus_one`. The forward then scales by the stored weight, as llama.cpp
   does (Architecture.norm_offset 0), rather than taking 1 away and adding it back.
