@@ -7,3 +7,15 @@ DECODERS = ["tiny-gpt2", "tiny-gpt-neox", "tiny-llama", "tiny-qwen2", "tiny-mist
 FOLDERS = ENCODERS + DECODERS
 # a file our engine opens → the folder transformers reads as its reference
 GGUF = {"tiny-llama.gguf": "tiny-llama"}
+# GGUF files of the other architectures → (what transformers reads as the model, as the tokenizer): the
+# file itself where transformers' own GGUF loader reads that architecture exactly, else a folder
+# holding the file's dequantised weights (make_tiny_checkpoints.py says why, per file); for
+# Gemma, which transformers cannot read from a GGUF at all, the tokenizer.json its vocabulary came
+# from; for a "llama" file's SentencePiece vocabulary, transformers' tokenizer that spaces its texts
+# as llama.cpp does (transformers_reference.spaced_as_llama_cpp)
+GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
+                 "tiny-qwen3.gguf": ("tiny-qwen3-gguf", "tiny-qwen3.gguf"),
+                 "tiny-gemma.gguf": ("tiny-gemma-gguf", "tiny-gemma-gguf"),
+                 "tiny-gemma2.gguf": ("tiny-gemma2-gguf", "tiny-gemma2.gguf"),
+                 "tiny-phi3.gguf": ("tiny-phi3-gguf", "tiny-phi3.gguf"),
+                 "tiny-mistral.gguf": ("tiny-mistral.gguf", "spaced as llama.cpp: tiny-mistral.gguf")}

@@ -1,9 +1,12 @@
 """transformers' own model on the weights our engine read, for the tests and benchmarks that compare
 the two (needs torch and transformers: the `reference` extra)."""
 
+from pathlib import Path
+
 import numpy as np
 import torch
 import transformers
+from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 
 
 def llama_from(weights):
@@ -32,3 +35,45 @@ def llama_from(weights):
     model.tie_weights()
     model.model.rotary_emb = type(model.model.rotary_emb)(config)
     return model.eval()
+
+
+def from_gguf(path):
+    """transformers' model and tokenizer read from a GGUF file by transformers' own GGUF code (its
+    config mapping, tensor renaming, dequantisation and tokenizer conversion), as `from_pretrained(...,
+    gguf_file=)` reads it; the model is built here because that call also wants `accelerate` for a GGUF."""
+    path = Path(path)
+    config = transformers.AutoConfig.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+    tensors = load_gguf_checkpoint(str(path), return_tensors=True, model_to_load=model)["tensors"]
+    missing, unexpected = model.load_state_dict(tensors, strict=False)
+    assert not unexpected and set(missing) <= {"lm_head.weight"}, (missing, unexpected)
+    model.tie_weights()
+    return model.eval(), gguf_tokenizer(path)
+
+
+def gguf_tokenizer(path):
+    """transformers' tokenizer built from a GGUF file's metadata (`from_pretrained(..., gguf_file=)`)."""
+    path = Path(path)
+    return transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+
+
+def their_tokens(reference, ids, tokens: int, stop_ids) -> list[int]:
+    """What transformers' greedy `generate` (with its cache) writes after `ids`, stopping at `stop_ids`."""
+    with torch.no_grad():
+        out = reference.generate(torch.tensor(np.asarray(ids))[None], max_new_tokens=tokens, do_sample=False,
+                                 use_cache=True, eos_token_id=list(stop_ids) or None, pad_token_id=0)
+    return out[0, len(ids):].tolist()
+
+
+def spaced_as_llama_cpp(path):
+    """ids of a text as transformers' GGUF tokenizer for Phi-3 gives them, over the SentencePiece-style
+    vocabulary of the GGUF file at `path` (a BOS in front when the file asks for one). transformers
+    reads a "llama" file's vocabulary with a Metaspace that puts no ▁ in front of a text that starts
+    with a space, nor after a special token; llama.cpp puts one in front of every text and of every
+    text after a special token (llama_tokenize_impl), and transformers' Phi-3 builder does the same."""
+    from transformers.integrations.gguf.gguf_tokenizer_mapping import convert_gguf_tokenizer, get_gguf_tokenizer
+
+    _, vocabulary, config = get_gguf_tokenizer(str(path))
+    backend, _ = convert_gguf_tokenizer("phi3", vocabulary)
+    bos = [vocabulary["bos_token_id"]] if config.get("add_bos_token") else []
+    return lambda text: bos + backend.encode(text).ids

@@ -35,8 +35,9 @@ from pathlib import Path
 
 import gguf
 import numpy as np
+import safetensors.numpy
 import torch
-from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import (
     BertConfig,
     BertModel,
@@ -231,6 +232,192 @@ def make_llama() -> None:
     save(model, tokenizer, DATA / "tiny-llama")
 
 
+# Qwen2's split before byte-level BPE, as its tokenizer.json writes it (llama.cpp's "qwen2" pre-tokenizer).
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+               r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+QWEN_ADDED = "<think>"  # an added token that is not special (GGUF token type 4, user-defined)
+
+
+def qwen_tokenizer(vocab_size: int) -> Tokenizer:
+    """Byte-level BPE like Qwen2's and Qwen3's: their split, then bytes; three specials and <think>.
+    Trained on the sentences and a few with accents, so some merges hold two-byte characters."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size - 1, special_tokens=QWEN_SPECIALS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator((SENTENCES + ["le café était déjà fermé", "über die Brücke"]) * 3, trainer)
+    tokenizer.add_tokens([AddedToken(QWEN_ADDED, normalized=False, special=False)])
+    assert tokenizer.get_vocab_size() == vocab_size
+    return tokenizer
+
+
+def byte_bpe_metadata(tokenizer: Tokenizer, pre: str, eos: str):
+    """What llama.cpp's converter writes for a byte-level BPE tokenizer ("gpt2"), as a writer of it."""
+    def write(writer: gguf.GGUFWriter) -> None:
+        vocab = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1])
+        specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
+        writer.add_tokenizer_model("gpt2")
+        writer.add_tokenizer_pre(pre)
+        writer.add_token_list([token for token, _ in vocab])
+        writer.add_token_types([3 if token in specials else 4 if token == QWEN_ADDED else 1 for token, _ in vocab])
+        merges = json.loads(tokenizer.to_str())["model"]["merges"]
+        writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in merges])
+        writer.add_bos_token_id(0)
+        writer.add_eos_token_id(tokenizer.token_to_id(eos))
+        writer.add_add_bos_token(False)
+    return write
+
+
+def sentencepiece_metadata(tokenizer: Tokenizer, bos: str, eos: str, space_prefix: bool):
+    """What llama.cpp's converter writes for a SentencePiece-style tokenizer ("llama"): the tokens in
+    id order, each scored −id (a SentencePiece BPE model's scores: the earlier merge the higher), types
+    unknown 2, control 3, byte 6, normal 1; no merges."""
+    def write(writer: gguf.GGUFWriter) -> None:
+        vocab = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1])
+        specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
+        writer.add_tokenizer_model("llama")
+        writer.add_tokenizer_pre("default")
+        writer.add_token_list([token for token, _ in vocab])
+        writer.add_token_scores([-float(i) for _, i in vocab])
+        writer.add_token_types([2 if token == "<unk>" else 3 if token in specials else
+                                6 if token.startswith("<0x") and len(token) == 6 else 1 for token, _ in vocab])
+        writer.add_bos_token_id(tokenizer.token_to_id(bos))
+        writer.add_eos_token_id(tokenizer.token_to_id(eos))
+        writer.add_unk_token_id(tokenizer.token_to_id("<unk>"))
+        writer.add_add_bos_token(True)
+        writer.add_add_space_prefix(space_prefix)
+    return write
+
+
+def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one: bool = False,
+               types: dict = GGUF_TYPES) -> dict[str, np.ndarray]:
+    """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
+    architecture (tensor names from the gguf package's own map; W_Q's and W_K's rows (and biases)
+    interleaved per head for "llama" only, as only its Llama converter permutes them; with
+    `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma converters store them), the
+    tensors in the kinds `types` gives, the tokenizer by `write_tokenizer`.
+    Returns the dequantised weights under their HF names (norms as HF's: the stored weight − 1)."""
+    folder = DATA / f"tiny-{name}"
+    config = json.loads((folder / "config.json").read_text())
+    hf = safetensors.numpy.load_file(str(folder / "model.safetensors"))
+    writer = gguf.GGUFWriter(str(DATA / f"tiny-{name}.gguf"), arch=gguf.MODEL_ARCH_NAMES[arch])
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_head_count_kv(config["num_key_value_heads"])
+    if config.get("head_dim") is not None:  # as llama.cpp's converters write it when config.json has it
+        writer.add_key_length(config["head_dim"])
+        writer.add_value_length(config["head_dim"])
+    writer.add_rope_freq_base(config.get("rope_theta") or config["rope_parameters"]["rope_theta"])
+    if config.get("partial_rotary_factor"):  # Phi-3's converter: the dims RoPE turns
+        head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+        writer.add_rope_dimension_count(int(head_dim * config["partial_rotary_factor"]))
+    writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
+    for key in ("attn_logit_softcapping", "final_logit_softcapping"):  # Gemma 2's converter
+        if config.get(key):
+            getattr(writer, f"add_{key}")(config[key])
+    if config.get("sliding_window"):
+        writer.add_sliding_window(config["sliding_window"])
+    write_tokenizer(writer)
+    names = gguf.get_tensor_name_map(arch, config["num_hidden_layers"])
+    dequantised = {}
+    for hf_name, array in hf.items():
+        g_name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}.get(
+            g_name.split(".")[-2]) if arch == gguf.MODEL_ARCH.LLAMA else None
+        if heads:
+            array = permute(array, heads)
+        plus_one = norms_plus_one and hf_name.endswith("norm.weight")
+        if plus_one:
+            array = array + np.float32(1)
+        kind = types.get(g_name.split(".")[-2], Q.F32) if g_name.endswith(".weight") else Q.F32
+        if kind in (Q.F32, Q.F16):
+            stored = array.astype(np.float32 if kind == Q.F32 else np.float16)
+            writer.add_tensor(g_name, stored)
+            back = stored.astype(np.float32)
+        else:
+            stored = gguf.quants.quantize(array, kind)
+            writer.add_tensor(g_name, stored, raw_shape=stored.shape, raw_dtype=kind)
+            back = gguf.quants.dequantize(stored, kind).reshape(array.shape)
+        dequantised[hf_name] = back - np.float32(1) if plus_one else unpermute(back, heads) if heads else back
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return dequantised
+
+
+def save_dequantised(name: str, model_class, dequantised: dict[str, np.ndarray], tokenizer: Tokenizer,
+                     **config) -> None:
+    """tiny-`name`-gguf/: the folder tiny-`name`/ with the GGUF file's dequantised weights and `tokenizer`
+    (and `config` changed, where llama.cpp reads the file otherwise than the folder's config.json says)."""
+    model = model_class.from_pretrained(str(DATA / f"tiny-{name}"), **config)
+    model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in dequantised.items()}, strict=False)
+    save(model, tokenizer, DATA / f"tiny-{name}-gguf")
+
+
+def make_qwen2_gguf() -> None:
+    """tiny-qwen2.gguf: transformers reads it itself (its GGUF loader), so no folder is written for it."""
+    write_gguf("qwen2", gguf.MODEL_ARCH.QWEN2, byte_bpe_metadata(qwen_tokenizer(320), "qwen2", "<|im_end|>"))
+
+
+def make_qwen3_gguf() -> None:
+    """tiny-qwen3.gguf, and tiny-qwen3-gguf/ holding its dequantised weights for transformers:
+    transformers 5.24 reads a Qwen3 GGUF's head width as hidden size ÷ heads (it does not map
+    `qwen3.attention.key_length`), so it cannot read this one, whose heads are wider."""
+    tokenizer = qwen_tokenizer(320)
+    dequantised = write_gguf("qwen3", gguf.MODEL_ARCH.QWEN3, byte_bpe_metadata(tokenizer, "qwen2", "<|im_end|>"))
+    save_dequantised("qwen3", Qwen3ForCausalLM, dequantised, tokenizer)
+
+
+def make_gemma_gguf() -> None:
+    """tiny-gemma.gguf (its norms stored as 1 + w, its tokenizer SentencePiece-style with no space in
+    front), and tiny-gemma-gguf/ holding its dequantised weights: transformers 5.24 has no GGUF loader
+    for the "gemma" architecture (only gemma2 on)."""
+    tokenizer = reused("gemma")
+    dequantised = write_gguf("gemma", gguf.MODEL_ARCH.GEMMA,
+                             sentencepiece_metadata(tokenizer, "<bos>", "<eos>", space_prefix=False),
+                             norms_plus_one=True)
+    save_dequantised("gemma", GemmaForCausalLM, dequantised, tokenizer)
+
+
+def make_gemma2_gguf() -> None:
+    """tiny-gemma2.gguf and tiny-gemma2-gguf/, its dequantised weights with query_pre_attn_scalar 8: a
+    GGUF file does not hold it, and llama.cpp scales the scores by its head width (8) where the folder
+    says 12. transformers' own GGUF loader would take 256, Gemma2Config's default."""
+    tokenizer = reused("gemma2")
+    dequantised = write_gguf("gemma2", gguf.MODEL_ARCH.GEMMA2,
+                             sentencepiece_metadata(tokenizer, "<bos>", "<eos>", space_prefix=False),
+                             norms_plus_one=True)
+    save_dequantised("gemma2", Gemma2ForCausalLM, dequantised, tokenizer, query_pre_attn_scalar=8)
+
+
+def make_mistral_gguf() -> None:
+    """tiny-mistral.gguf: a Mistral as llama.cpp converts one, a "llama" file (no sliding window:
+    llama.cpp's Llama has none) with its SentencePiece-style vocabulary (a space in front); transformers
+    reads it itself (its GGUF loader, which un-permutes W_Q and W_K)."""
+    write_gguf("mistral", gguf.MODEL_ARCH.LLAMA,
+               sentencepiece_metadata(reused("mistral"), "<s>", "</s>", space_prefix=True))
+
+
+def make_phi3_gguf() -> None:
+    """tiny-phi3.gguf with a SentencePiece-style tokenizer (a space in front, as Phi-3's), and
+    tiny-phi3-gguf/ holding its dequantised weights: transformers' GGUF loader does not read
+    `phi3.rope.dimension_count`, so it would turn the whole head where this model turns 3/4 of it
+    (and it cannot build this model at all: Phi3Config's default padding id, 32000, is past its tokens)."""
+    tokenizer = sentencepiece_tokenizer(["<unk>", "<s>", "</s>"], "<s>", 320)
+    dequantised = write_gguf("phi3", gguf.MODEL_ARCH.PHI3,
+                             sentencepiece_metadata(tokenizer, "<s>", "</s>", space_prefix=True),
+                             types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1})  # its fused matrices
+    save_dequantised("phi3", Phi3ForCausalLM, dequantised, tokenizer)
+
+
 def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int, gemma: bool = False) -> Tokenizer:
     """A SentencePiece-style BPE like Mistral's (or with `gemma`, Gemma's): spaces become ▁ (Mistral's
     also one in front of the text, Gemma's not), the merges are trained on the sentences, and a
@@ -394,7 +581,10 @@ def make_modernbert() -> None:
 MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": make_qwen2, "mistral": make_mistral,
           "qwen3": make_qwen3, "phi3": make_phi3, "olmo2": make_olmo2, "gpt-neox": make_gpt_neox, "gemma": make_gemma,
           "gemma2": make_gemma2, "gemma3": make_gemma3, "roberta": make_roberta, "distilbert": make_distilbert,
-          "modernbert": make_modernbert}
+          "modernbert": make_modernbert,
+          # each GGUF file from its folder, so after it
+          "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf,
+          "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf}
 
 
 if __name__ == "__main__":

@@ -16,7 +16,17 @@ import pytest
 
 from attention_explorer.engine.errors import ModelError, SentenceError
 from attention_explorer.engine.pretrained import open_pretrained
-from damaged_models.formats import BOOL, STRING, U32, join_safetensors, parse_gguf, split_safetensors, write_gguf
+from damaged_models.formats import (
+    ARRAY,
+    BOOL,
+    F32,
+    STRING,
+    U32,
+    join_safetensors,
+    parse_gguf,
+    split_safetensors,
+    write_gguf,
+)
 
 pytest.importorskip("tokenizers")
 
@@ -306,8 +316,8 @@ def test_an_encoder_keeps_the_start_of_a_long_text(data):
 
 def test_a_gguf_tokenizer_that_is_not_text_is_named(data, tmp_path):
     path = write_gguf_with(data, tmp_path, "tokenizer.ggml.model", BOOL, True)
-    assert refusal(path) == ("tiny-llama.gguf: 'tokenizer.ggml.model' is True; only byte-level BPE ('gpt2') "
-                             "tokenizers are supported in GGUF files")
+    assert refusal(path) == ("tiny-llama.gguf: 'tokenizer.ggml.model' is True; only byte-level BPE ('gpt2') and "
+                             "SentencePiece-style ('llama') tokenizers are supported in GGUF files")
 
 
 def test_a_layer_whose_recomputed_scores_overflow_is_refused_where_it_is_shown(data, tmp_path):
@@ -327,3 +337,115 @@ def test_a_layer_whose_recomputed_scores_overflow_is_refused_where_it_is_shown(d
                                          r"infinite in layer 1's queries, keys, values or scores\)"):
         trace.layer_trace(0)
     assert np.isfinite(trace.layer_trace(1).heads[0].scores).all()
+
+
+# --- GGUF files of the other architectures -----------------------------------------------------------------
+
+def _damaged_gguf(data, tmp_path, name, change):
+    """A copy of GGUF file `name` with `change` made to it (in place, or a changed copy returned)."""
+    g = parse_gguf((data / name).read_bytes())
+    g = change(g) or g
+    path = tmp_path / name
+    path.write_bytes(write_gguf(g))
+    return path
+
+
+@pytest.mark.parametrize("name", ["tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf", "tiny-gemma2.gguf",
+                                  "tiny-phi3.gguf"])
+def test_a_gguf_missing_a_metadata_field_names_its_key(data, tmp_path, name):
+    arch = name.removeprefix("tiny-").removesuffix(".gguf")
+    key = f"{arch}.attention.layer_norm_rms_epsilon"
+    path = _damaged_gguf(data, tmp_path, name, lambda g: g.with_meta(key, None))
+    assert refusal(path) == f"{name}: metadata field '{key}' is missing"
+
+
+def test_a_gguf_count_of_the_wrong_type_names_its_own_key(data, tmp_path):
+    path = _damaged_gguf(data, tmp_path, "tiny-qwen2.gguf",
+                         lambda g: g.with_meta("qwen2.attention.head_count", STRING, "4"))
+    assert refusal(path) == ("tiny-qwen2.gguf: metadata field 'qwen2.attention.head_count' must be a positive whole "
+                             "number (at most 2,147,483,647), not '4'")
+
+
+def _cut_tensor(name: str, width: int):
+    def change(g):
+        tensor = next(t for t in g.tensors if t.name == name)
+        tensor.dims, tensor.data = [width], tensor.data[:4 * width]  # an F32 vector cut short
+    return change
+
+
+@pytest.mark.parametrize("name, tensor, expected", [
+    ("tiny-qwen2.gguf", "blk.0.attn_q.bias", "(32,)"), ("tiny-qwen3.gguf", "blk.1.attn_k_norm.weight", "(16,)"),
+    ("tiny-gemma.gguf", "blk.0.ffn_norm.weight", "(32,)"), ("tiny-gemma2.gguf", "blk.1.post_ffw_norm.weight", "(32,)")])
+def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tmp_path, name, tensor, expected):
+    path = _damaged_gguf(data, tmp_path, name, _cut_tensor(tensor, 8))
+    assert refusal(path) == (f"{name}: tensor '{tensor}' has shape (8,), expected {expected} from the model's "
+                             f"configuration")
+
+
+@pytest.mark.parametrize("name, tensor", [("tiny-qwen2.gguf", "blk.1.attn_v.bias"),
+                                          ("tiny-qwen3.gguf", "blk.0.attn_q_norm.weight"),
+                                          ("tiny-gemma.gguf", "output_norm.weight"),
+                                          ("tiny-gemma2.gguf", "blk.0.post_attention_norm.weight"),
+                                          ("tiny-phi3.gguf", "blk.1.attn_qkv.weight")])
+def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
+    path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
+                                                                                if t.name == tensor)))
+    assert refusal(path) == (f"{name}: tensor '{tensor}' is missing; the file is incomplete or not a checkpoint of "
+                             f"this architecture")
+
+
+def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do(data, tmp_path):
+    path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
+    assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
+                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3'")
+
+
+@pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
+def test_a_gguf_pre_tokenizer_not_known_is_refused_not_split_otherwise(data, tmp_path, pre, said):
+    path = _damaged_gguf(data, tmp_path, "tiny-qwen2.gguf",
+                         lambda g: g.with_meta("tokenizer.ggml.pre", None if pre is None else STRING, pre))
+    assert refusal(path) == (f"tiny-qwen2.gguf: metadata field 'tokenizer.ggml.pre' (how the text is split before "
+                             f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'smollm', "
+                             f"'starcoder', 'refact', 'qwen2', and another would give other tokens than llama.cpp does")
+
+
+@pytest.mark.parametrize("key, type_id, value, said", [
+    ("tokenizer.ggml.scores", None, None, "is missing"),
+    ("tokenizer.ggml.scores", ARRAY, (F32, [0.0, 1.0]), "must be a finite number for each of the 400 tokens, not "
+                                                          "array([0., 1.], dtype=float32)"),
+    ("tokenizer.ggml.unknown_token_id", U32, 400, "must be a token (below 400), not 400")])
+def test_a_sentencepiece_gguf_tokenizer_with_bad_scores_or_ids_is_named(data, tmp_path, key, type_id, value, said):
+    path = _damaged_gguf(data, tmp_path, "tiny-gemma.gguf", lambda g: g.with_meta(key, type_id, value))
+    assert refusal(path) == f"tiny-gemma.gguf: metadata field '{key}' {said}"
+
+
+def test_a_gguf_fused_matrix_of_the_wrong_shape_is_named(data, tmp_path):
+    """Phi-3's W_qkv holds q, k and v: 32 + 2 · 16 rows of 32."""
+    def change(g):
+        tensor = next(t for t in g.tensors if t.name == "blk.0.attn_qkv.weight")
+        tensor.dims = [tensor.dims[0], tensor.dims[1] // 2]
+        tensor.data = tensor.data[:len(tensor.data) // 2]
+    path = _damaged_gguf(data, tmp_path, "tiny-phi3.gguf", change)
+    assert refusal(path) == ("tiny-phi3.gguf: tensor 'blk.0.attn_qkv.weight' has shape (32, 32), expected (64, 32) "
+                             "from the model's configuration")
+
+
+@pytest.mark.parametrize("dims, fraction", [(5, "0.625"), (16, "2.0")])
+def test_a_phi3_gguf_turning_an_odd_or_too_wide_part_of_each_head_is_refused(data, tmp_path, dims, fraction):
+    path = _damaged_gguf(data, tmp_path, "tiny-phi3.gguf",
+                         lambda g: g.with_meta("phi3.rope.dimension_count", U32, dims))
+    assert refusal(path) == (f"tiny-phi3.gguf: rotary positions over {fraction} of each head of 8 dims turn {dims}; "
+                             f"they pair the halves of what they turn, so they must turn an even number of dims, at "
+                             f"least 2 and at most the head's")
+
+
+def test_a_gguf_model_too_large_is_refused_before_its_tokenizer_is_built(data, tmp_path, monkeypatch):
+    from attention_explorer.engine.pretrained import gguf_tokenizer
+
+    built = []
+    monkeypatch.setattr(gguf_tokenizer, "_merges_by_score", lambda *args: built.append(args) or [])
+    path = _damaged_gguf(data, tmp_path, "tiny-gemma.gguf",
+                         lambda g: g.with_meta("gemma.feed_forward_length", U32, 20_000_000))
+    assert refusal(path) == ("tiny-gemma.gguf: the model has about 3.8 billion weights, 14 GiB as float32; the "
+                             "largest this app opens is 1 billion")
+    assert not built

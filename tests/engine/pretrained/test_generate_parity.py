@@ -2,7 +2,6 @@
 included. Runs with the `reference` extra (torch, transformers); SmolLM2 when its package is installed,
 given to transformers as the weights our engine read from its GGUF file."""
 
-import numpy as np
 import pytest
 
 from attention_explorer.engine.pretrained import installed_models, open_pretrained
@@ -12,16 +11,9 @@ pytest.importorskip("tokenizers")
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 from tiny_checkpoints import DECODERS, GGUF  # noqa: E402
-from transformers_reference import llama_from  # noqa: E402
+from transformers_reference import llama_from, their_tokens  # noqa: E402
 
 PROMPTS = ("The cat sat on the mat because", "Once upon a time, 2017 robots")
-
-
-def their_tokens(reference, ids, tokens: int, stop_ids) -> list[int]:
-    with torch.no_grad():
-        out = reference.generate(torch.tensor(np.asarray(ids))[None], max_new_tokens=tokens, do_sample=False,
-                                 use_cache=True, eos_token_id=list(stop_ids) or None, pad_token_id=0)
-    return out[0, len(ids):].tolist()
 
 
 # (what our engine opens, the folder transformers reads): every decoder family's tiny checkpoint

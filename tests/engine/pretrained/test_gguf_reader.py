@@ -81,12 +81,14 @@ def test_tiny_llama_header(data):
     assert gguf.tensors["token_embd.weight"].shape == (320, 32)
 
 
-def test_every_tensor_matches_the_gguf_package(data):
+@pytest.mark.parametrize("name", ["tiny-llama.gguf", "tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf",
+                                  "tiny-gemma2.gguf", "tiny-phi3.gguf", "tiny-mistral.gguf"])
+def test_every_tensor_matches_the_gguf_package(data, name):
     gguf_package = pytest.importorskip("gguf")
     from gguf.quants import dequantize as reference_dequantize
 
-    ours = GGUFFile(data / "tiny-llama.gguf")
-    reference = gguf_package.GGUFReader(data / "tiny-llama.gguf")
+    ours = GGUFFile(data / name)
+    reference = gguf_package.GGUFReader(data / name)
     kinds = set()
     for tensor in reference.tensors:
         kinds.add(tensor.tensor_type.name)

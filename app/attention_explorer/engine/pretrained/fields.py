@@ -21,23 +21,37 @@ MAX_COUNT = 2 ** 31 - 1
 
 
 class Fields:
-    """The fields of one file: `values` as read, named in messages as `"{file_name}: {kind} 'name'"`."""
+    """The fields of one file: `values` as read, named in messages as `"{file_name}: {kind} 'name'"`.
 
-    def __init__(self, values: Mapping, file_name: str, kind: str = "field"):
+    `keys` names a field in messages as its file does when a loader asks for it by another name: a
+    GGUF file's metadata is read by the families under config.json's names ('hidden_size'), and a
+    message names the file's own key ('qwen2.embedding_length')."""
+
+    def __init__(self, values: Mapping, file_name: str, kind: str = "field", keys: Mapping[str, str] | None = None):
         self.values = values
         self.file_name = file_name
         self.kind = kind  # "field" (config.json) or "metadata field" (GGUF)
+        self.keys = keys or {}
 
     def name_of(self, *names: str) -> str:
         """The first of `names` that is set (families name the same size differently), else the first."""
         return next((name for name in names if self.values.get(name) is not None), names[0])
+
+    def shown_name(self, *names: str) -> str:
+        """The field as a message names it: the file's own key for the first of `names` that is set."""
+        name = self.name_of(*names)
+        return self.keys.get(name, name)
+
+    def present(self, name: str) -> bool:
+        """Whether the file has the field at all (config.json's null counts as present: it can mean "none")."""
+        return name in self.values
 
     def raw(self, *names: str, default=_MISSING):
         name = self.name_of(*names)
         value = self.values.get(name)
         if value is None:
             if default is _MISSING:
-                raise ModelError(f"{self.file_name}: {self.kind} {name!r} is missing")
+                raise ModelError(f"{self.file_name}: {self.kind} {self.keys.get(name, name)!r} is missing")
             return default
         return value
 
@@ -86,7 +100,7 @@ class Fields:
         return value
 
     def wrong(self, names: tuple[str, ...], must: str, value) -> ModelError:
-        return ModelError(f"{self.file_name}: {self.kind} {self.name_of(*names)!r} {must}, not {shown(value)}")
+        return ModelError(f"{self.file_name}: {self.kind} {self.shown_name(*names)!r} {must}, not {shown(value)}")
 
 
 def _finite(value) -> float | None:

@@ -1,19 +1,24 @@
-"""A Llama-family model from a GGUF file: its architecture from the metadata, its weights dequantised.
+"""A model from a GGUF file: its family read from the metadata, its weights dequantised.
 
-llama.cpp stores the query and key rows of each head interleaved (its RoPE pairs dimension 2i with
-2i+1); HF's convention pairs i with i + d_head/2. `unpermute` puts the rows back, so one RoPE code
-path serves both formats.
+The file's `general.architecture` picks the family (gguf_families.py); its metadata is read under
+config.json's names by the family's own `architecture`, and its tensors under the family's names by
+the family's own `weights`. What llama.cpp's converter changed on the way is undone here: the Llama
+q/k row order (`unpermute`, so one RoPE code path serves both formats), and Gemma's norms, stored
+as 1 + w, are used as stored (no norm offset).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import ModelError
 from .fields import Fields, shown
+from .gguf_families import ARCHITECTURES, GGUFArchitecture, family_name, file_name, known
 from .gguf_reader import GGUFFile, Texts
-from .progress import Progress, report
-from .weights import Architecture, LayerWeights, ModelWeights, TensorSource, check_size
+from .progress import Progress
+from .weights import Architecture, ModelWeights, TensorSource, check_size
 
 
 def unpermute(weight: np.ndarray, heads: int) -> np.ndarray:
@@ -22,78 +27,76 @@ def unpermute(weight: np.ndarray, heads: int) -> np.ndarray:
     return weight.reshape(heads, rows // heads // 2, 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
 
 
-def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
-    """The sizes and switches of the Llama model in `gguf`, every field type- and range-checked."""
-    meta = Fields(gguf.metadata, gguf.name, "metadata field")
-    family = meta.text("general.architecture")
-    if family != "llama":
-        raise ModelError(f"{gguf.name}: 'general.architecture' is {shown(family)}; only 'llama' GGUF files are "
-                         f"supported")
-    d_model = meta.count("llama.embedding_length")
-    n_heads = meta.count("llama.attention.head_count")
-    n_kv_heads = meta.count("llama.attention.head_count_kv", default=n_heads)
-    if d_model % n_heads or n_heads % n_kv_heads:
-        raise ModelError(f"{gguf.name}: {n_heads} heads and {n_kv_heads} key/value heads do not split "
-                         f"'llama.embedding_length' {d_model}")
-    d_head = meta.count("llama.attention.key_length", default=d_model // n_heads)
-    if d_head % 2:  # RoPE turns the two halves of each head against each other
-        raise meta.wrong(("llama.attention.key_length",), "must be even (rotary positions pair its halves)", d_head)
-    for name in ("llama.attention.value_length", "llama.rope.dimension_count"):
-        if meta.count(name, default=d_head) != d_head:  # a value width or a partial RoPE of their own
-            raise meta.wrong((name,), f"differs from the head width {d_head}, which is not supported",
-                             gguf.metadata[name])
-    if "rope_freqs.weight" in gguf.tensors or meta.text("llama.rope.scaling.type", default="none") != "none":
-        raise ModelError(f"{gguf.name}: scaled RoPE is not supported; only plain RoPE")
-    tokens = meta.raw("tokenizer.ggml.tokens")
+def _spec(gguf: GGUFFile) -> tuple[str, GGUFArchitecture]:
+    name = Fields(gguf.metadata, gguf.name, "metadata field").text("general.architecture")
+    if name not in ARCHITECTURES:
+        raise ModelError(f"{gguf.name}: 'general.architecture' is {shown(name)}, not an architecture this app opens "
+                         f"from GGUF files; it opens {known()}")
+    return name, ARCHITECTURES[name]
+
+
+def _config(gguf: GGUFFile, name: str, spec: GGUFArchitecture) -> Fields:
+    """The metadata as the family's config.json fields, each named in messages by its metadata key."""
+    keys = {field: f"{name}.{key}" for field, key in spec.fields.items()}
+    config = {field: gguf.metadata[key] for field, key in keys.items() if key in gguf.metadata}
+    tokens = gguf.metadata.get("tokenizer.ggml.tokens")
     if not isinstance(tokens, Texts) or not tokens:
-        raise meta.wrong(("tokenizer.ggml.tokens",), "must be a list of the tokens' texts", tokens)
-    vocab = meta.count("llama.vocab_size", default=len(tokens))
-    if vocab < len(tokens):
-        raise ModelError(f"{gguf.name}: metadata field 'llama.vocab_size' is {vocab:,} but the tokenizer has "
-                         f"{len(tokens):,} tokens; every token needs a row of the embedding")
+        raise ModelError(f"{gguf.name}: metadata field 'tokenizer.ggml.tokens' must be a list of the tokens' "
+                         f"texts, not {shown(tokens)}")
+    config.setdefault("vocab_size", len(tokens))  # llama.cpp reads the vocabulary's size from the tokens
+    fields = Fields(config, gguf.name, "metadata field", keys)
+    if spec.derived is not None:
+        config.update(spec.derived(fields))
+    return fields
+
+
+def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
+    """The sizes and switches of the model in `gguf`, every field type- and range-checked, and its size
+    within what the app opens (before a tokenizer of 256,000 tokens is built for a model refused)."""
+    name, spec = _spec(gguf)
+    meta = Fields(gguf.metadata, gguf.name, "metadata field")
+    fields = _config(gguf, name, spec)
+    arch = spec.family.architecture(fields)
+    if spec.norms_plus_one:
+        arch = replace(arch, norm_offset=0.0)
+    for key, width in ((f"{name}.attention.value_length", arch.d_head),
+                       (f"{name}.rope.dimension_count", arch.rotary_dims)):
+        if meta.count(key, default=width) != width:  # a value width or a partial RoPE of their own
+            raise meta.wrong((key,), f"differs from the head's {width}, which is not supported", gguf.metadata[key])
+    scaled = {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"} & set(gguf.tensors)
+    if scaled or meta.text(f"{name}.rope.scaling.type", default="none") != "none":
+        raise ModelError(f"{gguf.name}: scaled RoPE is not supported; only plain RoPE")
+    tokens = len(gguf.metadata["tokenizer.ggml.tokens"])
+    if arch.vocab_size < tokens:
+        raise ModelError(f"{gguf.name}: metadata field '{name}.vocab_size' is {arch.vocab_size:,} but the tokenizer "
+                         f"has {tokens:,} tokens; every token needs a row of the embedding")
     # the embedding holds a row per token: checked before the tokenizer decodes them, so a header
     # claiming millions of tokens (a few bytes each in the file, a hundred as a tokenizer) is refused first
-    _tensors(gguf).check("token_embd.weight", (vocab, d_model))
-    return Architecture(
-        family="llama", n_layers=meta.count("llama.block_count"), n_heads=n_heads, n_kv_heads=n_kv_heads,
-        d_model=d_model, d_head=d_head, d_ff=meta.count("llama.feed_forward_length"), vocab_size=vocab,
-        norm_eps=meta.epsilon("llama.attention.layer_norm_rms_epsilon"),
-        max_positions=meta.count("llama.context_length"), activation="silu", decoder=True, norm="rms", gated=True,
-        rotary_dims=d_head, rope_theta=meta.positive_number("llama.rope.freq_base", default=10000.0),
-    )
+    _tensors(gguf, spec, arch).check("embed_tokens.weight", (arch.vocab_size, arch.d_model))
+    check_size(arch, gguf.name)
+    return arch
 
 
-def _tensors(gguf: GGUFFile) -> TensorSource:
-    return TensorSource(gguf.name, {name: info.shape for name, info in gguf.tensors.items()}, gguf.tensor)
+def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture) -> TensorSource:
+    """The file's tensors under the family's names, as the file stored them but for the q/k row order."""
+    names = {family_name(spec, name): name for name in gguf.tensors}
+
+    def load(name: str) -> np.ndarray:
+        tensor = gguf.tensor(names[name])
+        if spec.permuted_qk and name.endswith(("self_attn.q_proj.weight", "self_attn.q_proj.bias")):
+            return unpermute(tensor, arch.n_heads)
+        if spec.permuted_qk and name.endswith(("self_attn.k_proj.weight", "self_attn.k_proj.bias")):
+            return unpermute(tensor, arch.n_kv_heads)
+        return tensor
+
+    return TensorSource(gguf.name, {name: gguf.tensors[original].shape for name, original in names.items()}, load,
+                        lambda name: file_name(spec, name))
 
 
 def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None) -> ModelWeights:
-    """Every weight of the Llama model in `gguf`, float32, with the q/k rows in HF order."""
+    """Every weight of the model in `gguf`, float32, read by its family as from a folder."""
+    name, spec = _spec(gguf)
     arch = architecture_from_gguf(gguf)
-    check_size(arch, gguf.name)
-    src = _tensors(gguf)
-    src.check_layer_count(r"blk\.(\d+)\.", arch.n_layers, "metadata field 'llama.block_count'")
-    d, f = arch.d_model, arch.d_ff
-    dq, dkv = arch.n_heads * arch.d_head, arch.n_kv_heads * arch.d_head
-    report(progress, 0.1, "reading the embeddings")
-    token_embedding = src.get("token_embd.weight", (arch.vocab_size, d))
-    layers = []
-    for i in range(arch.n_layers):
-        report(progress, 0.15 + 0.85 * i / arch.n_layers, f"reading layer {i + 1} of {arch.n_layers}")
-        p = f"blk.{i}."
-        layers.append(LayerWeights(
-            w_q=np.ascontiguousarray(unpermute(src.get(p + "attn_q.weight", (dq, d)), arch.n_heads).T),
-            w_k=np.ascontiguousarray(unpermute(src.get(p + "attn_k.weight", (dkv, d)), arch.n_kv_heads).T),
-            w_v=src.get(p + "attn_v.weight", (dkv, d)).T,
-            w_o=src.get(p + "attn_output.weight", (d, dq)).T,
-            attn_norm=src.get(p + "attn_norm.weight", (d,)),
-            mlp_norm=src.get(p + "ffn_norm.weight", (d,)),
-            w_gate=src.get(p + "ffn_gate.weight", (f, d)).T,
-            w_up=src.get(p + "ffn_up.weight", (f, d)).T,
-            w_down=src.get(p + "ffn_down.weight", (d, f)).T,
-        ))
-    return ModelWeights(
-        arch=arch, layers=layers, token_embedding=token_embedding,
-        final_norm=src.get("output_norm.weight", (d,)),
-        lm_head=src.optional("output.weight", (arch.vocab_size, d)),
-    )
+    src = _tensors(gguf, spec, arch)
+    src.check_layer_count(spec.family.layer_pattern, arch.n_layers, f"metadata field '{name}.block_count'")
+    return spec.family.weights(arch, src, progress)

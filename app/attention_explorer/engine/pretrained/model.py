@@ -1,5 +1,5 @@
-"""Opening a real model (an HF folder of any family in families/, or a Llama GGUF file) and running a
-text through it."""
+"""Opening a real model (an HF folder of any family in families/, or a GGUF file of one of them) and
+running a text through it."""
 
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ class PretrainedModel:
 
 def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) -> PretrainedModel:
     """A real model: a known one by name ("MiniLM-L6 (encoder)"), an HF folder (config.json,
-    *.safetensors, tokenizer.json) or a Llama .gguf file.
+    *.safetensors, tokenizer.json) or a .gguf file of an architecture gguf_families.py maps to a family.
 
     Raises ModelError (naming the file and the field) for anything unusable, Cancelled when
     `progress` answers False.

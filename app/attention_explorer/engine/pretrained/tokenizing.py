@@ -24,13 +24,12 @@ from ..limits import MAX_TOKENIZER_BYTES, MIN_TOKENIZER_VALUES, TOKENIZER_VALUES
 from ..safe_read import json_values_at_most, read_user_text
 from ..tokenizer import check_text
 from .dependencies import require
-from .fields import Fields, shown
-from .gguf_reader import Texts
+from .fields import shown
+from .gguf_tokenizer import gguf_tokenizer_builder
 
 CONTINUATION = "·"  # marks a piece that continues the word before it: "play", "·ing"
 _WORD_START = ("Ġ", "▁")
 _SHOWN_WHITESPACE = {"\n": "↵", "\t": "⇥", "\r": "↵"}
-_CONTROL_TOKEN = 3  # tokenizer.ggml.token_type of a special token
 _DETAIL_CHARS = 160  # of the library's own message, quoted in ours
 
 
@@ -186,36 +185,9 @@ class TextTokenizer:
 
     @classmethod
     def from_gguf(cls, metadata: dict, file_name: str, max_tokens: int, vocab_size: int) -> TextTokenizer:
-        """A byte-level BPE tokenizer rebuilt from a GGUF file's `tokenizer.ggml.*` metadata (a decoder's:
-        it keeps the end of a long text)."""
-        tk = require("tokenizers", "reading a real model's tokenizer")
-        meta = Fields(metadata, file_name, "metadata field")
-        kind = meta.raw("tokenizer.ggml.model", default=None)
-        if not (isinstance(kind, str) and kind == "gpt2"):
-            raise ModelError(f"{file_name}: 'tokenizer.ggml.model' is {shown(kind)}; only byte-level BPE ('gpt2') "
-                             f"tokenizers are supported in GGUF files")
-        tokens, merges = _gguf_tokens(meta), _gguf_merges(meta)
-        specials = [tokens[i] for i in np.flatnonzero(_gguf_token_types(meta)[:len(tokens)] == _CONTROL_TOKEN)]
-        bos = None
-        if meta.flag("tokenizer.ggml.add_bos_token", default=False):
-            bos = meta.count("tokenizer.ggml.bos_token_id", minimum=0)
-            if bos >= len(tokens):
-                raise meta.wrong(("tokenizer.ggml.bos_token_id",), f"must be a token (below {len(tokens):,})", bos)
-        # llama.cpp's "smollm" (and "starcoder") pre-tokenizer splits every digit off before GPT-2's rule.
-        digits = meta.text("tokenizer.ggml.pre", default="default") in ("smollm", "starcoder", "refact")
-
-        def build():
-            tokenizer = tk.Tokenizer(tk.models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=merges))
-            byte_level = tk.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-            tokenizer.pre_tokenizer = (tk.pre_tokenizers.Sequence([tk.pre_tokenizers.Digits(individual_digits=True),
-                                                                    byte_level]) if digits else byte_level)
-            tokenizer.decoder = tk.decoders.ByteLevel()
-            tokenizer.add_special_tokens([tk.AddedToken(s, special=True, normalized=False) for s in specials])
-            if bos is not None:
-                tokenizer.post_processor = tk.processors.TemplateProcessing(
-                    single=f"{tokens[bos]} $A", special_tokens=[(tokens[bos], bos)])
-            return tokenizer
-
+        """The tokenizer a GGUF file's `tokenizer.ggml.*` metadata describes (gguf_tokenizer.py), a
+        decoder's: it keeps the end of a long text."""
+        build = gguf_tokenizer_builder(metadata, file_name)
         return cls(guarded(file_name, "cannot build the tokenizer from its metadata", build), max_tokens, vocab_size,
                    file_name, keep_end=True)
 
@@ -326,36 +298,3 @@ class TextTokenizer:
         for char, sign in _SHOWN_WHITESPACE.items():
             stripped = stripped.replace(char, sign)
         return stripped
-
-
-
-def _gguf_tokens(meta: Fields) -> list[str]:
-    """The tokens' texts, decoded (once the vocabulary's size is checked against the embedding's)."""
-    tokens = meta.raw("tokenizer.ggml.tokens")
-    if not isinstance(tokens, Texts) or not tokens:
-        raise meta.wrong(("tokenizer.ggml.tokens",), "must be a list of the tokens' texts", tokens)
-    return list(tokens)
-
-
-def _gguf_token_types(meta: Fields) -> np.ndarray:
-    types = meta.raw("tokenizer.ggml.token_type", default=np.zeros(0, np.int32))
-    whole = (types.dtype.kind in "iu" if isinstance(types, np.ndarray) else
-             isinstance(types, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in types))
-    if not whole:
-        raise meta.wrong(("tokenizer.ggml.token_type",), "must be a list of whole numbers", types)
-    return np.asarray(types, dtype=np.int64)
-
-
-def _gguf_merges(meta: Fields) -> list[tuple[str, str]]:
-    """BPE's merges, each "left right" in the file."""
-    merges = meta.raw("tokenizer.ggml.merges")
-    if not isinstance(merges, Texts) or not merges:
-        raise meta.wrong(("tokenizer.ggml.merges",), "must be a list of merges", merges)
-    pairs = []
-    for index, merge in enumerate(merges):
-        if " " not in merge:
-            raise ModelError(f"{meta.file_name}: merge {index + 1:,} of 'tokenizer.ggml.merges' is {shown(merge)}, "
-                             f"not two tokens separated by a space")
-        left, right = merge.split(" ", 1)
-        pairs.append((left, right))
-    return pairs

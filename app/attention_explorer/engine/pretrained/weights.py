@@ -193,13 +193,17 @@ class TensorSource:
     `shapes` is the file's index (name → shape, read from its header); `load(name)` reads one
     tensor. A shape is checked against the architecture before the tensor is read, so a header
     claiming a 16 GB tensor is refused without allocating it, and tensors the model does not use
-    (a BERT pooler, say) are never read.
+    (a BERT pooler, say) are never read. `file_name_of(name)` is a tensor's name as the file spells
+    it, for messages (a GGUF file's 'blk.0.attn_q.weight' where the family asks for
+    'layers.0.self_attn.q_proj.weight').
     """
 
-    def __init__(self, file_name: str, shapes: Mapping[str, tuple[int, ...]], load: Callable[[str], np.ndarray]):
+    def __init__(self, file_name: str, shapes: Mapping[str, tuple[int, ...]], load: Callable[[str], np.ndarray],
+                 file_name_of: Callable[[str], str] | None = None):
         self.file_name = file_name
         self.shapes = shapes
         self._load = load
+        self._file_name_of = file_name_of or (lambda name: name)
 
     def has(self, name: str) -> bool:
         return name in self.shapes
@@ -210,11 +214,11 @@ class TensorSource:
     def check(self, name: str, shape: tuple[int, ...]) -> None:
         """Tensor `name` is in the file with `shape` (from the header alone: nothing is read)."""
         if name not in self.shapes:
-            raise ModelError(f"{self.file_name}: tensor {name!r} is missing; the file is incomplete or not "
-                             f"a checkpoint of this architecture")
+            raise ModelError(f"{self.file_name}: tensor {self._file_name_of(name)!r} is missing; the file is "
+                             f"incomplete or not a checkpoint of this architecture")
         if self.shape(name) != tuple(shape):
-            raise ModelError(f"{self.file_name}: tensor {name!r} has shape {self.shape(name)}, expected "
-                             f"{tuple(shape)} from the model's configuration")
+            raise ModelError(f"{self.file_name}: tensor {self._file_name_of(name)!r} has shape {self.shape(name)}, "
+                             f"expected {tuple(shape)} from the model's configuration")
 
     def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         """The float32 tensor `name`, which must have `shape` and hold only finite numbers."""
@@ -225,8 +229,8 @@ class TensorSource:
             # a float64 sum of float32 values cannot overflow, and a NaN or infinity anywhere carries through
             finite = np.isfinite(array.sum(dtype=np.float64))
         if not finite:
-            raise ModelError(f"{self.file_name}: tensor {name!r} holds values that are not numbers (NaN) or "
-                             f"infinite; the file is damaged, download it again")
+            raise ModelError(f"{self.file_name}: tensor {self._file_name_of(name)!r} holds values that are not "
+                             f"numbers (NaN) or infinite; the file is damaged, download it again")
         return array
 
     def optional(self, name: str, shape: tuple[int, ...]) -> np.ndarray | None:

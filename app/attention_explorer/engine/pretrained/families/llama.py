@@ -15,7 +15,7 @@ rotary over the whole head (`rope_theta`), decoder. Optional biases of q, k, v a
 the file has them (`attention_bias`).
 Tensors (after an optional `model.` prefix): embed_tokens, layers.{i}.self_attn.{q,k,v,o}_proj,
 mlp.{gate,up,down}_proj, input_layernorm, post_attention_layernorm, norm; lm_head when not tied.
-A Llama GGUF file is read by gguf_model.py into the same weights.
+A GGUF file is read by these same functions (gguf_families.py maps its names to these).
 """
 
 from __future__ import annotations

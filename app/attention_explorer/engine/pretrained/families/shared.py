@@ -59,7 +59,7 @@ def attention_heads(fields: Fields, d_model: int) -> tuple[int, int, int]:
     n_kv_heads = fields.count("num_key_value_heads", default=n_heads)
     explicit = fields.raw("head_dim", default=None) is not None
     if (d_model % n_heads and not explicit) or n_heads % n_kv_heads:
-        raise ModelError(f"config.json: {n_heads} heads and {n_kv_heads} key/value heads do not split "
+        raise ModelError(f"{fields.file_name}: {n_heads} heads and {n_kv_heads} key/value heads do not split "
                          f"hidden size {d_model}")
     return n_heads, n_kv_heads, fields.count("head_dim", default=d_model // n_heads)
 
@@ -94,9 +94,9 @@ def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0) -> tuple[
     theta = fields.positive_number("rope_theta", "rotary_emb_base", default=10000.0)
     fraction = fields.positive_number("partial_rotary_factor", "rotary_pct", default=fraction_default)
     for rope_name in ("rope_scaling", "rope_parameters"):
-        rope = Fields(fields.mapping(rope_name), f"config.json: {rope_name}")
+        rope = Fields(fields.mapping(rope_name), f"{fields.file_name}: {rope_name}")
         if rope.text("rope_type", "type", default="default") != "default":
-            raise ModelError(f"config.json: rope type {rope.raw('rope_type', 'type')!r} is not "
+            raise ModelError(f"{fields.file_name}: rope type {rope.raw('rope_type', 'type')!r} is not "
                              f"supported; only plain RoPE")
         theta = rope.positive_number("rope_theta", default=theta)
         fraction = rope.positive_number("partial_rotary_factor", default=fraction)
@@ -104,9 +104,9 @@ def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0) -> tuple[
     if fraction == 1 and d_head % 2:  # RoPE turns the two halves of what it turns against each other
         raise fields.wrong(("head_dim",), "must be even (rotary positions pair its halves)", d_head)
     if fraction > 1 or dims < 2 or dims % 2:
-        raise ModelError(f"config.json: rotary positions over {shown(fraction)} of each head of {d_head} dims turn "
-                         f"{dims}; they pair the halves of what they turn, so they must turn an even number of dims, "
-                         f"at least 2 and at most the head's")
+        raise ModelError(f"{fields.file_name}: rotary positions over {shown(fraction)} of each head of {d_head} "
+                         f"dims turn {dims}; they pair the halves of what they turn, so they must turn an even "
+                         f"number of dims, at least 2 and at most the head's")
     return theta, dims
 
 
@@ -162,8 +162,8 @@ def sliding_windows(fields: Fields, n_layers: int, default_types: list[str] | No
     none; absent: `default_window`) and the layers it applies to: with `by_layer`, the file's
     `layer_types` when it names them, else `default_types`; otherwise (Mistral, Phi-3) every layer,
     as their code ignores `layer_types`."""
-    if "sliding_window" in fields.values:
-        window = None if fields.values["sliding_window"] is None else fields.count("sliding_window")
+    if fields.present("sliding_window"):
+        window = None if fields.raw("sliding_window", default=None) is None else fields.count("sliding_window")
     else:
         window = default_window
     if window is None:
@@ -178,7 +178,7 @@ def refuse_true(fields: Fields, *names: str) -> None:
     bidirectional attention, say): each must be false or absent."""
     for name in names:
         if fields.flag(name, default=False):
-            raise ModelError(f"config.json: {name!r} is true; only false is supported")
+            raise ModelError(f"{fields.file_name}: {fields.shown_name(name)!r} is true; only false is supported")
 
 
 def layer_numbers(arch: Architecture, progress: Progress | None) -> Iterator[int]:

@@ -1,0 +1,129 @@
+"""Which family (families/) reads a GGUF file of each llama.cpp architecture, and how its names map.
+
+llama.cpp's converter (convert_hf_to_gguf.py) writes a Hugging Face checkpoint's config.json fields as
+metadata keys under the architecture's name (`hidden_size` → `qwen2.embedding_length`) and renames
+its tensors (`model.layers.0.self_attn.q_proj.weight` → `blk.0.attn_q.weight`). Here both are mapped
+back, so the family's own `architecture(fields)` and `weights(arch, src)` read a GGUF file as they
+read a folder; nothing of a family's maths is written twice.
+
+On the way the converter changed some numbers, and only these, for the architectures below:
+- llama: the rows of W_Q and W_K (and their biases) of each head are interleaved (its RoPE pairs
+  dimension 2i with 2i + 1; HF's pairs i with i + d_head/2): `permuted_qk`, undone on reading.
+  Mistral is converted as a "llama" file too, without its sliding window (llama.cpp's Llama has
+  none), so it opens as the Llama it then is.
+  Qwen2, Qwen3, Gemma, Gemma 2 and Phi-3 are written by converters of their own that leave the rows
+  as they are (llama.cpp turns them with the rotate-half pairing; transformers' GGUF loader, too,
+  un-permutes only "llama").
+- gemma, gemma2: every norm's weight is stored as 1 + w (HF's Gemma scales by 1 + w, llama.cpp by
+  the stored weight): `norms_plus_one`. The forward then scales by the stored weight, as llama.cpp
+  does (Architecture.norm_offset 0), rather than taking 1 away and adding it back.
+Some config.json fields are not written at all, and llama.cpp derives them (`derived`):
+- gemma2: `query_pre_attn_scalar`. llama.cpp divides the scores by √head_dim, but by √(hidden size
+  ÷ heads) for the 27B model, which it knows by its 46 layers (llama-model.cpp); the released
+  models' own query_pre_attn_scalar is that same number (256, 256, 144).
+- phi3: `partial_rotary_factor`, from the dims RoPE turns (`phi3.rope.dimension_count`).
+Where llama.cpp departs from the model's own definition, the family's is kept: a Phi-3 file's
+`phi3.attention.sliding_window` (2047 in Phi-3-mini-4k) applies to every layer, as in transformers'
+Phi-3 and in the same model's folder, while llama.cpp currently disables Phi-3's window (the two
+differ only on texts longer than the window).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from .families import Family, gemma, gemma2, llama, phi3, qwen2, qwen3
+from .fields import Fields
+
+
+@dataclass(frozen=True)
+class GGUFArchitecture:
+    family: Family
+    fields: Mapping[str, str]          # config.json's name → the metadata key after "{architecture}."
+    layer_tensors: Mapping[str, str]   # a layer's tensor after "blk.N." → the family's after "layers.N."
+    permuted_qk: bool = False          # W_Q's and W_K's rows interleaved per head by the converter
+    norms_plus_one: bool = False       # the norms' weights stored as 1 + w by the converter
+    derived: Callable[[Fields], dict] | None = None  # config.json fields the file leaves to llama.cpp
+
+
+# What every architecture below writes (llama.cpp's gguf_writer: add_embedding_length, add_head_count, …).
+FIELDS = {"hidden_size": "embedding_length", "num_hidden_layers": "block_count",
+          "intermediate_size": "feed_forward_length", "num_attention_heads": "attention.head_count",
+          "num_key_value_heads": "attention.head_count_kv", "head_dim": "attention.key_length",
+          "rms_norm_eps": "attention.layer_norm_rms_epsilon", "max_position_embeddings": "context_length",
+          "rope_theta": "rope.freq_base", "vocab_size": "vocab_size"}
+
+# Tensor stems (".weight" and ".bias" follow): the whole model's, and a Llama-layout layer's.
+MODEL_TENSORS = {"token_embd": "embed_tokens", "output_norm": "norm", "output": "lm_head"}
+LLAMA_LAYER = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
+               "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
+               "ffn_norm": "post_attention_layernorm", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+               "ffn_down": "mlp.down_proj"}
+QK_NORM = {"attn_q_norm": "self_attn.q_norm", "attn_k_norm": "self_attn.k_norm"}
+# Gemma 2 normalises before and after each sub-layer; its "ffn_norm" is the one before the feed-forward.
+GEMMA2_LAYER = {**LLAMA_LAYER, "post_attention_norm": "post_attention_layernorm",
+                "ffn_norm": "pre_feedforward_layernorm", "post_ffw_norm": "post_feedforward_layernorm"}
+GEMMA2_FIELDS = {**FIELDS, "attn_logit_softcapping": "attn_logit_softcapping",
+                 "final_logit_softcapping": "final_logit_softcapping", "sliding_window": "attention.sliding_window"}
+# Phi-3 keeps q, k, v in one matrix and gate and up in another ("ffn_up" holds both, the gate first).
+PHI3_LAYER = {**LLAMA_LAYER, "attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
+PHI3_FIELDS = {**FIELDS, "sliding_window": "attention.sliding_window", "rope_dimension_count": "rope.dimension_count"}
+
+
+def _gemma2_query_scalar(fields: Fields) -> dict:
+    d_model, heads = fields.count("hidden_size"), fields.count("num_attention_heads")
+    width = d_model // heads if fields.count("num_hidden_layers") == 46 else \
+        fields.count("head_dim", default=d_model // heads)
+    return {"query_pre_attn_scalar": width}
+
+
+def _phi3_rotary(fields: Fields) -> dict:
+    d_model, heads = fields.count("hidden_size"), fields.count("num_attention_heads")
+    d_head = fields.count("head_dim", default=d_model // heads)
+    return {"partial_rotary_factor": fields.count("rope_dimension_count", default=d_head) / d_head}
+
+
+ARCHITECTURES: dict[str, GGUFArchitecture] = {
+    "llama": GGUFArchitecture(llama.FAMILY, FIELDS, LLAMA_LAYER, permuted_qk=True),
+    "qwen2": GGUFArchitecture(qwen2.FAMILY, FIELDS, LLAMA_LAYER),
+    "qwen3": GGUFArchitecture(qwen3.FAMILY, FIELDS, {**LLAMA_LAYER, **QK_NORM}),
+    "gemma": GGUFArchitecture(gemma.FAMILY, FIELDS, LLAMA_LAYER, norms_plus_one=True),
+    "gemma2": GGUFArchitecture(gemma2.FAMILY, GEMMA2_FIELDS, GEMMA2_LAYER, norms_plus_one=True,
+                               derived=_gemma2_query_scalar),
+    "phi3": GGUFArchitecture(phi3.FAMILY, PHI3_FIELDS, PHI3_LAYER, derived=_phi3_rotary),
+}
+
+_LAYER = re.compile(r"(blk|layers)\.(\d+)\.(.+)\.(weight|bias)$")
+_WHOLE = re.compile(r"(.+)\.(weight|bias)$")
+
+
+def known() -> str:
+    """The architectures that open, as a message lists them."""
+    return ", ".join(repr(name) for name in ARCHITECTURES)
+
+
+def family_name(spec: GGUFArchitecture, name: str) -> str:
+    """A GGUF tensor's name as the family asks for it ("blk.0.attn_q.bias" → "layers.0.self_attn.q_proj.bias").
+    A layer's tensor the table does not know keeps its stem ("layers.0.attn_foo.weight"), so the layers
+    are still counted; any other keeps its name."""
+    return _renamed(name, "blk", "layers", MODEL_TENSORS, spec.layer_tensors)
+
+
+def file_name(spec: GGUFArchitecture, name: str) -> str:
+    """The family's name of a tensor as the GGUF file spells it (for messages)."""
+    return _renamed(name, "layers", "blk", _inverse(MODEL_TENSORS), _inverse(spec.layer_tensors))
+
+
+def _renamed(name: str, layer_from: str, layer_to: str, whole: Mapping[str, str], layer: Mapping[str, str]) -> str:
+    if (found := _LAYER.match(name)) and found.group(1) == layer_from:
+        _, number, stem, kind = found.groups()
+        return f"{layer_to}.{number}.{layer.get(stem, stem)}.{kind}"
+    if (found := _WHOLE.match(name)) and found.group(1) in whole:
+        return f"{whole[found.group(1)]}.{found.group(2)}"
+    return name
+
+
+def _inverse(mapping: Mapping[str, str]) -> dict[str, str]:
+    return {value: key for key, value in mapping.items()}

@@ -1,0 +1,130 @@
+"""GGUF files of the architectures beyond Llama against transformers: the tokens of several texts,
+every layer's and head's attention, the top-5 next tokens and greedy generation.
+
+The references (tiny_checkpoints.GGUF_FAMILIES, made by make_tiny_checkpoints.py):
+- tiny-qwen2.gguf: transformers reads the file itself (its own GGUF loader: config mapping, tensor
+  renaming, dequantisation with the gguf package, and its tokenizer built from the metadata with
+  the "qwen2" split), so nothing of ours is on the reference's side.
+- tiny-qwen3.gguf: the model is the folder tiny-qwen3-gguf/, holding the file's weights dequantised
+  by the gguf package: transformers 5.24 cannot read this file's model itself, as it takes a Qwen3
+  GGUF's head width to be hidden size ÷ heads (8 here) and does not read `qwen3.attention.key_length`
+  (16). The tokens are compared with transformers' tokenizer built from the file, as for Qwen2.
+- tiny-gemma.gguf: the folder tiny-gemma-gguf/, the file's weights dequantised (its norms, stored
+  as 1 + w, less 1) and tiny-gemma's tokenizer.json, whose vocabulary the file holds with scores:
+  transformers 5.24 reads no "gemma" GGUF, neither its model nor its tokenizer. That tokenizer.json
+  has the merges it was trained with, so it also checks that merging by the file's scores (as
+  llama.cpp does) gives the same tokens.
+- tiny-gemma2.gguf: the folder tiny-gemma2-gguf/, its dequantised weights (norms less 1) with
+  query_pre_attn_scalar 8, the head width, by which llama.cpp scales the scores (a GGUF file does
+  not hold the scalar; tiny-gemma2/ says 12); its softcaps and window of 4 come from the metadata.
+  transformers' own GGUF loader takes Gemma2Config's default scalar, 256, and is 0.6 off here. The
+  tokens are compared with transformers' tokenizer built from the file.
+- tiny-phi3.gguf: the folder tiny-phi3-gguf/ (dequantised weights): transformers' GGUF loader does
+  not read `phi3.rope.dimension_count` (RoPE over 6 of each head's 8 dims here), and cannot build
+  this model at all (Phi3Config's default padding id is past its 320 tokens). The tokens, from a
+  SentencePiece-style vocabulary with a space in front, are compared with transformers' tokenizer
+  built from the file, which puts that space after every special token too, as llama.cpp does.
+- tiny-mistral.gguf: a Mistral as llama.cpp's converter writes one, a "llama" file (W_Q and W_K
+  permuted; no sliding window, which llama.cpp's Llama does not have): transformers reads the file
+  itself. Its SentencePiece-style tokens are compared with transformers' Phi-3 builder over the
+  file's vocabulary (transformers_reference.spaced_as_llama_cpp): transformers' own tokenizer for a
+  "llama" file adds no ▁ before a text that starts with a space nor after a special token, where
+  llama.cpp does, so "  two" and "<s>the cat" give other tokens there.
+
+The tokenizer is llama.cpp's: the text is not normalised. transformers' Qwen2Tokenizer, which a Qwen
+folder's tokenizer.json is read with, puts it in NFC first, so a decomposed accent ("e" + U+0301)
+gives other tokens there than in llama.cpp, in transformers' GGUF tokenizer and here.
+
+Attention is compared with transformers run in float64 on the same weights. In float32 the quantised
+tiny Qwen2's second layer, whose scores reach 47, puts our weights and transformers' 1.1e-5 apart,
+each 5–6e-6 from the float64 weights: two roundings of equal size, not a difference in the maths;
+against float64 every file is held to 1e-5. Runs with the `reference` extra (torch, transformers, gguf).
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
+
+pytest.importorskip("tokenizers")
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("gguf")
+from tiny_checkpoints import GGUF_FAMILIES  # noqa: E402
+from transformers_reference import from_gguf, gguf_tokenizer, spaced_as_llama_cpp, their_tokens  # noqa: E402
+
+transformers.logging.set_verbosity_error()
+transformers.utils.logging.disable_progress_bar()
+
+DATA = Path(__file__).with_name("data")
+TOLERANCE = 1e-5
+PROMPTS = ("The cat sat on the mat because", "Once upon a time, 2017 robots")
+SPACED = "spaced as llama.cpp: "
+TEXT = "The cats were playing in the park, 2017 robots reading"
+TEXTS = [
+    TEXT,
+    "I'LL say it's 3.14159 — or 42,000?! (maybe)",
+    "le café était déjà fermé; über die Brücke 東京 🙂",
+    "  two spaces, a tab\there\nand lines\n\n\nend ",
+    "<think>the cat</think> sat<|im_end|><|endoftext|>",
+    "<bos>the cat<eos> sat on<pad>",
+    "<s>the cat</s> sat<s>  on",
+    "e\u0301 is not é",  # a decomposed accent: no normalisation, as llama.cpp
+]
+
+
+@pytest.fixture(scope="module", params=sorted(GGUF_FAMILIES))
+def pair(request):
+    """(our model, transformers' model, transformers' tokenizer) for one GGUF file."""
+    name, (model_source, tokenizer_source) = request.param, GGUF_FAMILIES[request.param]
+    if model_source.endswith(".gguf"):
+        model, _ = from_gguf(DATA / model_source)
+    else:
+        model = transformers.AutoModelForCausalLM.from_pretrained(str(DATA / model_source),
+                                                                  attn_implementation="eager").eval()
+    if tokenizer_source.startswith(SPACED):
+        encode = spaced_as_llama_cpp(DATA / tokenizer_source.removeprefix(SPACED))
+    else:
+        tokenizer = (gguf_tokenizer(DATA / tokenizer_source) if tokenizer_source.endswith(".gguf") else
+                     transformers.AutoTokenizer.from_pretrained(str(DATA / tokenizer_source)))
+
+        def encode(text):
+            return tokenizer(text)["input_ids"]
+    return open_pretrained(DATA / name), model, encode
+
+
+def test_the_tokens_are_the_reference_tokenizers(pair):
+    ours, _, encode = pair
+    for text in TEXTS:
+        assert list(ours.tokenizer.encode(text).ids) == encode(text), text
+
+
+def test_every_head_and_the_next_tokens_match_transformers(pair):
+    ours, model, _ = pair
+    trace = ours.run(TEXT)
+    reference = model.double()
+    try:
+        with torch.no_grad():
+            out = reference(torch.tensor(trace.encoded.ids)[None], output_attentions=True)
+    finally:
+        model.float()
+    weights = np.stack([a[0].numpy() for a in out.attentions])
+    assert weights.shape == (ours.n_layers, ours.n_heads, trace.n, trace.n)
+    largest = np.abs(trace.all_weights() - weights).max()
+    probabilities = out.logits[0, -1].softmax(-1).numpy()
+    assert [t.token_id for t in trace.next_tokens] == list(np.argsort(probabilities)[::-1][:5])
+    worst = max(abs(token.probability - probabilities[token.token_id]) for token in trace.next_tokens)
+    print(f"{ours.name} ({ours.family}, {trace.n} tokens): attention {largest:.1e}, top-5 probabilities {worst:.1e}")
+    assert largest <= TOLERANCE
+    assert worst <= TOLERANCE
+
+
+def test_greedy_generation_writes_what_transformers_writes(pair):
+    ours, model, _ = pair
+    for prompt in PROMPTS:
+        result = generate(ours, prompt, GenerationSettings(tokens=20))
+        theirs = their_tokens(model, result.prompt_ids, 20, ours.generation.stop_ids)
+        assert [s.token_id for s in result.steps] == theirs
