@@ -81,10 +81,11 @@ TINY_COMMANDS = (
     ("tiny-bert model view SVG", ["export", "--model", str(DATA / "tiny-bert"), "--view", "model",
                                   "-o", "tiny-bert-model.svg"], "tiny-bert-model.svg"),
     # the families built on those, each its own module: the frozen app must carry every one of them
-    *((f"{name} folder trace", ["trace", "--model", str(DATA / name), "--sentence", TINY_SENTENCE, "-o",
+    *((f"{name} trace", ["trace", "--model", str(DATA / name), "--sentence", TINY_SENTENCE, "-o",
                                 f"{name}.json"], f"{name}.json")
       for name in ("tiny-roberta", "tiny-distilbert", "tiny-gpt-neox", "tiny-qwen2", "tiny-mistral", "tiny-qwen3",
-                   "tiny-phi3", "tiny-olmo2", "tiny-gemma", "tiny-gemma2")),
+                   "tiny-phi3", "tiny-olmo2", "tiny-gemma", "tiny-gemma2", "tiny-gemma3", "tiny-modernbert",
+                   "tiny-qwen2.gguf", "tiny-gemma.gguf")),
 )
 TINY_WINDOWS = ("tiny-bert", "tiny-gpt2", "tiny-llama", "tiny-llama.gguf")  # File ▸ Open model folder…/model…
 WINDOWS_CHECKED = sys.platform != "win32"
