@@ -447,5 +447,5 @@ def test_a_gguf_model_too_large_is_refused_before_its_tokenizer_is_built(data, t
     path = _damaged_gguf(data, tmp_path, "tiny-gemma.gguf",
                          lambda g: g.with_meta("gemma.feed_forward_length", U32, 20_000_000))
     assert refusal(path) == ("tiny-gemma.gguf: the model has about 3.8 billion weights, 14 GiB as float32; the "
-                             "largest this app opens is 1 billion")
+                             "largest this app opens is 2 billion")
     assert not built

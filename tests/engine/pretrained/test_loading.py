@@ -145,7 +145,7 @@ def test_wrong_shape_names_the_tensor_and_both_shapes(data, tmp_path):
     ({"hidden_act": "relu6"}, "config.json: field 'hidden_act' must be one of gelu, gelu_new, .*, not 'relu6'"),
     ({"num_hidden_layers": None}, "config.json: field 'num_hidden_layers' is missing"),
     ({"intermediate_size": 20_000_000}, r"config.json: the model has about 2.6 billion weights, 10 GiB as "
-                                        r"float32; the largest this app opens is 1 billion"),
+                                        r"float32; the largest this app opens is 2 billion"),
     ({"position_embedding_type": "relative_key"}, "config.json: 'position_embedding_type' is 'relative_key'; "
                                                   "only 'absolute' is supported"),
 ])
@@ -328,3 +328,23 @@ def test_every_matrix_a_forward_multiplies_by_is_stored_in_row_order(data, sourc
         matrices = {"w_qkv": layer.w_qkv, "w_o": layer.w_o, "w_gate_up": layer.w_gate_up, "w_down": layer.w_down}
         assert all(m.flags.c_contiguous for m in matrices.values()), {
             name: m.flags.c_contiguous for name, m in matrices.items()}
+
+
+def test_a_model_larger_than_the_free_memory_is_refused_before_it_is_read(data, monkeypatch):
+    """The tiny Llama needs well under a megabyte; with 100 kB free it is refused, saying how much it
+    needs and how much there is, and nothing is read."""
+    from attention_explorer.engine.pretrained import weights
+
+    monkeypatch.setattr(weights, "free_memory_bytes", lambda: 100_000)
+    with pytest.raises(ModelError, match=r"config.json: the model's 0\.00 billion weights need about 0\.0 GiB as "
+                                         r"float32, and this machine has 0\.0 GiB free; close other programs"):
+        open_pretrained(data / "tiny-llama")
+    monkeypatch.setattr(weights, "free_memory_bytes", lambda: None)  # unknown (not Linux): opened
+    assert open_pretrained(data / "tiny-llama").n_layers == 2
+
+
+def test_free_memory_is_read_from_the_system():
+    from attention_explorer.engine.pretrained.weights import free_memory_bytes
+
+    free = free_memory_bytes()
+    assert free is None or free > 0

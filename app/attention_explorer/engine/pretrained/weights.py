@@ -99,16 +99,37 @@ class Architecture:
         return self.n_heads // self.n_kv_heads
 
 
-# Every weight is held as float32 in memory: a billion of them is 4 GB, about the most a laptop
-# can spare beside the app. Larger models are refused before anything is read.
-MAX_PARAMETERS = 1_000_000_000
+# Every weight is held as float32 in memory: two billion of them are 7.5 GiB, about the most a 16 GB
+# laptop can spare beside the app (Llama-3.2-1B, 1.2 billion, opens; a 3-billion model does not).
+# Larger models, and any that would not fit in the memory the machine has free, are refused before
+# anything is read.
+MAX_PARAMETERS = 2_000_000_000
+ROOM_BEYOND_WEIGHTS = 1.1  # opening peaks about a tenth above the float32 weights (bench_big_checkpoint.py)
+
+
+def free_memory_bytes() -> int | None:
+    """The memory the system can give this process now (Linux's MemAvailable), None where unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def check_size(arch: Architecture, file_name: str) -> None:
+    weights_bytes = arch.parameters * 4
     if arch.parameters > MAX_PARAMETERS:
         raise ModelError(f"{file_name}: the model has about {arch.parameters / 1e9:.1f} billion weights, "
-                         f"{arch.parameters * 4 / 2 ** 30:.0f} GiB as float32; the largest this app opens is "
+                         f"{weights_bytes / 2 ** 30:.0f} GiB as float32; the largest this app opens is "
                          f"{MAX_PARAMETERS / 1e9:.0f} billion")
+    free = free_memory_bytes()
+    if free is not None and weights_bytes * ROOM_BEYOND_WEIGHTS > free:
+        raise ModelError(f"{file_name}: the model's {arch.parameters / 1e9:.2f} billion weights need about "
+                         f"{weights_bytes * ROOM_BEYOND_WEIGHTS / 2 ** 30:.1f} GiB as float32, and this machine has "
+                         f"{free / 2 ** 30:.1f} GiB free; close other programs, or open a smaller model")
 
 
 @dataclass
