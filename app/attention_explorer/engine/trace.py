@@ -91,6 +91,7 @@ class Trace:
     rope_cos: np.ndarray | None = None
     rope_sin: np.ndarray | None = None
     rope_factor: float = 1.0
+    rope_llama3: tuple[float, float, float, float] = ()  # Llama 3.1's frequency scaling, when the model has it
     # A real model's layer read otherwise than head by head over its own tokens (words, hidden
     # tokens, rollout): how the weights were made, from which trace (engine.reading); else None.
     reading: Reading | None = None

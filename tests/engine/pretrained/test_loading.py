@@ -348,3 +348,20 @@ def test_free_memory_is_read_from_the_system():
 
     free = free_memory_bytes()
     assert free is None or free > 0
+
+
+@pytest.mark.parametrize(("rope", "message"), [
+    ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4.0, "high_freq_factor": 1.0,
+      "original_max_position_embeddings": 8192},
+     r"config.json: rope_parameters: field 'high_freq_factor' must be above 'low_freq_factor' \(4\), not 1.0"),
+    ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+     r"config.json: rope_parameters: field 'original_max_position_embeddings' is missing"),
+    ({"rope_type": "yarn", "factor": 4.0}, "rope type 'yarn' is not supported"),
+])
+def test_a_llama_s_rotary_scaling_is_read_or_refused_by_name(data, tmp_path, rope, message):
+    folder = _broken_copy(data, tmp_path, "tiny-llama")
+    config = json.loads((folder / "config.json").read_text())
+    config["rope_parameters"] = {"rope_theta": 10000.0, **rope}
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=message):
+        open_pretrained(folder)

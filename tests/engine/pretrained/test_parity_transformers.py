@@ -126,3 +126,36 @@ def test_smollm2_matches_transformers_on_its_dequantised_weights():
     weights, probabilities = run_reference(llama_from(model.weights), trace.encoded.ids)
     assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
     assert [t.token_id for t in trace.next_tokens] == list(np.argsort(probabilities)[::-1][:5])
+
+
+def test_llama_3_rotary_scaling_matches_transformers(data, tmp_path):
+    """Llama 3.1's frequency scaling (rope type "llama3") on the tiny Llama, its rotary base 100,000: with an
+    original context of 48 and frequency factors 0.25 and 4, its four frequencies (wavelengths 6.3, 112,
+    1,987 and 35,333 tokens) are kept, blended and divided by 8, all three cases; the attention, the next
+    tokens and a greedy continuation as transformers makes them."""
+    import json
+    import shutil
+
+    from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
+    from transformers_reference import their_tokens
+
+    folder = tmp_path / "tiny-llama-3"
+    shutil.copytree(data / "tiny-llama", folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["rope_parameters"].update({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 0.25,
+                                      "high_freq_factor": 4.0, "original_max_position_embeddings": 48})
+    (folder / "config.json").write_text(json.dumps(config))
+    model = open_pretrained(folder)
+    assert model.weights.arch.rope_llama3 == (8.0, 0.25, 4.0, 48.0)
+    trace = model.run(TEXT)
+    weights, probabilities = reference(folder, trace.encoded.ids, decoder=True)
+    assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
+    plain = open_pretrained(data / "tiny-llama").run(TEXT)
+    assert np.abs(trace.all_weights() - plain.all_weights()).max() > 1e-3  # the scaling changes the attention
+    assert [t.token_id for t in trace.next_tokens] == list(np.argsort(probabilities)[::-1][:5])
+    written = generate(model, TEXT, GenerationSettings(tokens=6))
+    reference_model = transformers.AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation="eager")
+    assert [s.token_id for s in written.steps] == their_tokens(reference_model.eval(), list(written.prompt_ids), 6,
+                                                                written.stop_ids)[:len(written.steps)]
+    assert "scaled as Llama 3.1 scales it" in __import__("attention_explorer.engine.step_real", fromlist=["x"]) \
+        .rope_formula(trace.layer_trace(0))

@@ -131,7 +131,7 @@ def rope_for(arch: Architecture, n: int) -> list[tuple | None]:
     made: dict[tuple[float, float], tuple] = {}
     for layer in range(arch.n_layers):
         if arch.rope(layer) not in made:
-            made[arch.rope(layer)] = rope_tables(n, arch.rotary_dims, *arch.rope(layer))
+            made[arch.rope(layer)] = rope_tables(n, arch.rotary_dims, *arch.rope(layer), llama3=arch.rope_llama3)
     return [made[arch.rope(layer)] for layer in range(arch.n_layers)]
 
 

@@ -239,7 +239,7 @@ class PretrainedTrace:
             embedding=x, positional=None, x=x, heads=tuple(heads), w_o=weights.w_o,
             layer=layer, b_o=weights.b_o, ablated_heads=off,
             rope_cos=None if rotary is None else rotary[0], rope_sin=None if rotary is None else rotary[1],
-            rope_factor=arch.rope(layer)[1],
+            rope_factor=arch.rope(layer)[1], rope_llama3=arch.rope_llama3,
             reading=None, score_root=None if arch.query_scalar in (None, 0, arch.d_head) else float(arch.query_scalar),
             score_cap=float(arch.attn_softcap or 0.0), qk_norm=arch.qk_norm,
         )

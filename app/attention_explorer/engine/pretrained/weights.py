@@ -45,6 +45,8 @@ class Architecture:
     rope_layers: tuple[tuple[float, float], ...] = ()  # per layer, its own rotary base and linear factor (positions
                                                        # ÷ factor) when layers differ (Gemma 3's local and global
                                                        # layers); (): rope_theta and 1 in every layer
+    rope_llama3: tuple[float, float, float, float] = ()  # Llama 3.1's frequency scaling (factor, low and high
+                                                         # frequency factors, original context); (): none
     qk_norm: str = ""      # q and k RMS-normalised before RoPE: "head" (each head's d_head, Qwen3) or
                            # "whole" (the whole projection, OLMo 2); "" none
     windows: tuple[int, ...] = ()  # per layer, a sliding window w > 0: a query sees the keys less than w

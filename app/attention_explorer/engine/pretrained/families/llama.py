@@ -25,19 +25,26 @@ from collections.abc import Callable
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, activation, attention_heads, layer_numbers, linear, rotary
+from .shared import Family, activation, attention_heads, layer_numbers, linear, llama3_rope, rotary
 
 LAYERS = r"layers\.(\d+)\."
 
 
+def llama_rotary(fields: Fields, d_head: int) -> tuple[float, int]:
+    """Plain RoPE, or Llama 3.1's scaling of it (read again by llama3_rope)."""
+    return rotary(fields, d_head, scalings=("llama3",))
+
+
 def architecture(fields: Fields, family: str = "llama", act: str | None = None,
-                 rope: Callable[[Fields, int], tuple[float, int]] = rotary, **switches) -> Architecture:
+                 rope: Callable[[Fields, int], tuple[float, int]] = llama_rotary, **switches) -> Architecture:
     """A Llama-layout decoder's sizes; `act` the activation when the family reads it otherwise than from
     `hidden_act`, `rope` how it reads its rotary base and dims from the fields and d_head, `switches`
     what the family adds (Architecture's fields)."""
     d_model = fields.count("hidden_size")
     n_heads, n_kv_heads, d_head = attention_heads(fields, d_model)
     theta, rotary_dims = rope(fields, d_head)
+    if rope is llama_rotary:
+        switches.setdefault("rope_llama3", llama3_rope(fields))
     return Architecture(
         family=family, n_layers=fields.count("num_hidden_layers"), n_heads=n_heads, n_kv_heads=n_kv_heads,
         d_model=d_model, d_head=d_head, d_ff=fields.count("intermediate_size"), vocab_size=fields.count("vocab_size"),

@@ -86,16 +86,18 @@ def activation(fields: Fields, *names: str, default: str) -> str:
     return ACTIVATIONS[fields.text(*names, default=default, choices=ACTIVATIONS)]
 
 
-def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0) -> tuple[float, int]:
+def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0, scalings: tuple[str, ...] = ()
+           ) -> tuple[float, int]:
     """The rotary base and how many leading dims of each head it turns (`partial_rotary_factor`, or
     GPT-NeoX's `rotary_pct`, times d_head, rounded down as transformers does). Older files put the
     base and fraction at the top (`rope_theta`, GPT-NeoX's `rotary_emb_base`), newer ones in
-    `rope_parameters` (or `rope_scaling`); only plain RoPE is supported, not its scaled variants."""
+    `rope_parameters` (or `rope_scaling`); plain RoPE, or one of the `scalings` the family reads
+    itself (Llama's "llama3": llama3_rope)."""
     theta = fields.positive_number("rope_theta", "rotary_emb_base", default=10000.0)
     fraction = fields.positive_number("partial_rotary_factor", "rotary_pct", default=fraction_default)
     for rope_name in ("rope_scaling", "rope_parameters"):
         rope = Fields(fields.mapping(rope_name), f"{fields.file_name}: {rope_name}")
-        if rope.text("rope_type", "type", default="default") != "default":
+        if rope.text("rope_type", "type", default="default") not in ("default", *scalings):
             raise ModelError(f"{fields.file_name}: rope type {rope.raw('rope_type', 'type')!r} is not "
                              f"supported; only plain RoPE")
         theta = rope.positive_number("rope_theta", default=theta)
@@ -108,6 +110,22 @@ def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0) -> tuple[
                          f"dims turn {dims}; they pair the halves of what they turn, so they must turn an even "
                          f"number of dims, at least 2 and at most the head's")
     return theta, dims
+
+
+def llama3_rope(fields: Fields) -> tuple[float, float, float, float]:
+    """Llama 3.1's rotary scaling from `rope_scaling` or `rope_parameters` (rope type "llama3"): its
+    factor, low and high frequency factors and original context (ops.llama3_frequencies); () for plain
+    RoPE."""
+    for rope_name in ("rope_scaling", "rope_parameters"):
+        rope = Fields(fields.mapping(rope_name), f"{fields.file_name}: {rope_name}")
+        if rope.text("rope_type", "type", default="default") != "llama3":
+            continue
+        low, high = rope.positive_number("low_freq_factor"), rope.positive_number("high_freq_factor")
+        if high <= low:
+            raise rope.wrong(("high_freq_factor",), f"must be above 'low_freq_factor' ({low:g})", high)
+        return (rope.positive_number("factor"), low, high,
+                float(rope.count("original_max_position_embeddings")))
+    return ()
 
 
 def rotary_by_kind(fields: Fields, bases: Mapping[str, tuple[str, float]], scaled: tuple[str, ...]
