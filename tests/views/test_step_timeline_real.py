@@ -80,7 +80,7 @@ def test_hidden_tables_let_go_of_a_closed_real_model(timeline):
 ])
 def test_the_mask_step_is_titled_by_the_mask_the_layer_has(qtbot, folder, layers):
     """Gemma 2's local layers hide keys too far back as well as later ones; ModernBERT's local layers
-    hide keys too far either way: the step's title, formula and button say so, layer by layer."""
+    hide keys too far either way: the step's title, explanation, formula and button say so, layer by layer."""
     controller = Controller()
     controller.open_model(str(LLAMA.parent / folder), "the cat sat on the mat because it was tired and cold")
     view = QtStepTimeline(controller)
@@ -93,3 +93,6 @@ def test_the_mask_step_is_titled_by_the_mask_the_layer_has(qtbot, folder, layers
         assert f"· {title}" in view.panel.title.text()
         assert view.strip.button(step_index("masked")).toolTip() == title
         assert ("window" in view.panel.arithmetic_label.text()) == ("window" in title)  # the rule: no cell hovered
+        explanation = view.panel.explanation.text()
+        assert ("sliding window" in explanation) == ("window" in title)
+        assert ("decoder" in explanation) == ("Causal" in title)  # an encoder's window says nothing of decoders

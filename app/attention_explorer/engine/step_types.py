@@ -107,6 +107,7 @@ class Step:
     fill_by_row: bool = False  # softmax fills whole rows: a weight needs its row's every score
     note: Callable[[StepContext], str] | None = None  # a remark on a head, e.g. which key/value head it shares
     title_of: Callable[[Trace], str] | None = None  # the title on a trace, when its kind changes it (the mask)
+    explanation_of: Callable[[Trace], str] | None = None  # likewise the explanation
 
     def formula_for(self, trace: Trace) -> str:
         return self.formula(trace) if callable(self.formula) else self.formula
@@ -114,6 +115,11 @@ class Step:
     def title_for(self, trace: Trace | None) -> str:
         """The title as shown on `trace` (the general `title` without one)."""
         return self.title_of(trace) if self.title_of is not None and trace is not None else self.title
+
+    def explanation_for(self, trace: Trace | None) -> str:
+        """The explanation as it reads on `trace` (the general `explanation` without one)."""
+        return self.explanation_of(trace) if self.explanation_of is not None and trace is not None \
+            else self.explanation
 
 
 @dataclass(frozen=True)

@@ -202,6 +202,20 @@ def _masked_title(trace: Trace) -> str:
     return "Causal mask: −∞ after the diagonal"
 
 
+CAUSAL_EXPLANATION = ("The causal mask forbids a word to look at the words after it, as a decoder that writes left "
+                      "to right must: those scores become −∞, so softmax gives them exactly zero weight.")
+WINDOW_EXPLANATION = (" This layer also has a sliding window: a word sees only the last few words before it, so the "
+                      "words further back are hidden too, hatched the other way.")
+
+
+def _masked_explanation(trace: Trace) -> str:
+    if trace.mask is not None and not trace.options.causal:
+        return ("This layer has a sliding window: each word sees only the words near it, on either side, which "
+                "keeps the cost of a long text down. The scores of the words further away become −∞, so softmax "
+                "gives them exactly zero weight.")
+    return CAUSAL_EXPLANATION + (WINDOW_EXPLANATION if _has_window_behind(trace) else "")
+
+
 def _masked_formula(trace: Trace) -> str:
     if trace.options.causal and _has_window_behind(trace):
         return ("masked(a → b) = scaled(a → b) + 0, or + (−∞) when b comes after a or is too far back for a's "
@@ -336,12 +350,11 @@ STEPS = (
          skip_reason=lambda trace: "" if trace.options.scale else "skipped: scaling is off",
          passes_on=lambda c: c.table("scores", "scores, unchanged" + c.of_head, c.head.scores, cols=c.words)),
     Step("masked", "mask", "Mask: −∞ where a word may not look",
-         "The causal mask forbids a word to look at the words after it, as a decoder that writes left to right "
-         "must: those scores become −∞, so softmax gives them exactly zero weight.",
+         CAUSAL_EXPLANATION,
          _masked_formula, _masked_tables, _masked_cell,
          per_head=True, heatmap="masked",
          skip_reason=lambda trace: "" if trace.mask is not None else "skipped: no causal mask",
-         title_of=_masked_title,
+         title_of=_masked_title, explanation_of=_masked_explanation,
          passes_on=lambda c: c.table("scaled", "scores, unchanged" + c.of_head, c.head.scaled, cols=c.words)),
     Step("softmax", "softmax", "Softmax: each row becomes weights",
          "Softmax turns each row of scores into weights that are positive and add up to 1: e to the score, "

@@ -131,7 +131,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
         heads = f" — head {head + 1} of {len(trace.heads)}" if several else ""
         heads += f" · {view.note}" if view.note else ""  # e.g. the key/value head a query head shares
         _set_text(self.title, f"Step {step + 1} of {len(STEPS)} · {view.step.title_for(trace)}{heads}")
-        _set_text(self.explanation, view.step.explanation)
+        _set_text(self.explanation, view.step.explanation_for(trace))
         self._set_note(note)
         self._lay_out_tables(view, colormap)
         self.row.show()
