@@ -19,6 +19,7 @@ from .engine.steps import LAST_STEP, STEPS, skip_reason
 LOOKING = "looking"      # the focused word as the one looking: its row of the weights, where it looks
 LOOKED_AT = "looked_at"  # the focused word as the one looked at: its column, who looks at it
 FOCUS_ROLES = (LOOKING, LOOKED_AT)
+LONG_TEXT_TOKENS = 512  # a trace this long that is replaced gives its memory back (n × n matrices per head)
 
 
 class Controller(GenerationControls):
@@ -331,6 +332,8 @@ class Controller(GenerationControls):
                 trace, error = None, str(exc)
         elapsed_ms = (time.perf_counter() - started) * 1000
         before = (self._head, self._pinned, self._focus_key(), self._step, self._matrix)
+        if self._trace is not None and trace is not self._trace and self._trace.n >= LONG_TEXT_TOKENS:
+            self._release_memory_soon()  # a long text's n × n matrices go: their memory back to the system
         self._trace = trace
         self._head = max(0, min(self._head, self._options.heads - 1))  # fewer heads than before: clamp
         if not self.matrix_available(self._matrix):  # e.g. norms, and then Words switched on
