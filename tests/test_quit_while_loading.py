@@ -1,4 +1,5 @@
-"""Quitting while a real model is still loading exits 0 at once, the installed command run as a user runs it.
+"""Quitting while a real model is still loading exits 0 without waiting for the load, the installed
+command run as a user runs it.
 
 The load is made slow on purpose by a sitecustomize module on the child's PYTHONPATH (it waits for a
 minute inside the folder reader, asleep or computing, without reporting progress, so Cancel cannot
@@ -19,7 +20,9 @@ import pytest
 pytest.importorskip("tokenizers")
 
 BERT = Path(__file__).parent / "engine" / "pretrained" / "data" / "tiny-bert"
-QUIT_WITHIN_S = 2.0
+# The load lasts a minute: an exit within a third of that did not wait for it. (It takes well under a
+# second on a quiet machine; a busy one's interpreter teardown once took 2.5, so no tighter bound here.)
+QUIT_WITHIN_S = 20.0
 REPEATS = 3 if os.environ.get("CI") == "true" else 1
 
 SITECUSTOMIZE = textwrap.dedent("""
@@ -76,7 +79,7 @@ def _program() -> str:
 
 
 @pytest.mark.parametrize("sleeping", [True, False], ids=["asleep in the load", "computing in the load"])
-def test_quitting_during_a_load_exits_0_within_two_seconds(tmp_path, sleeping):
+def test_quitting_during_a_load_exits_0_without_waiting_for_it(tmp_path, sleeping):
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(SITECUSTOMIZE.replace("SLEEPING", str(sleeping)))
