@@ -14,7 +14,7 @@ RoPE, no caps unless the file sets them, and rotary positions of their own base 
     (`sliding_window_pattern`, 6); the sliding ones see a `sliding_window` of keys by Mistral's rule.
 
 Architecture: Gemma 2's, with qk_norm "head" and rope_layers (each layer's base and factor).
-Tensors: Gemma 2's names, plus self_attn.q_norm.weight and self_attn.k_norm.weight (d_head each).
+Tensors: Gemma 2's names, plus Qwen3's self_attn.q_norm.weight and self_attn.k_norm.weight (d_head each).
 Only the text model opens (Gemma3ForCausalLM, model_type "gemma3_text"); a "gemma3" folder, the text
 model with its vision model, is refused by name (families/__init__.py).
 """
@@ -24,7 +24,7 @@ from __future__ import annotations
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from . import gemma2, llama
+from . import gemma2, llama, qwen3
 from .shared import Family, every_nth_global, layer_types, rotary_by_kind
 
 # each kind of layer: the older top-level field of its rotary base, and the base when none is given
@@ -47,9 +47,7 @@ def architecture(fields: Fields) -> Architecture:
 
 
 def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
-    p = f"layers.{i}.self_attn."
-    return gemma2.layer(arch, src, i, q_norm=src.get(p + "q_norm.weight", (arch.d_head,)),
-                        k_norm=src.get(p + "k_norm.weight", (arch.d_head,)))
+    return gemma2.layer(arch, src, i, **qwen3.head_norms(arch, src, i))
 
 
 def weights(arch: Architecture, src: TensorSource, progress: Progress | None) -> ModelWeights:

@@ -22,10 +22,15 @@ def architecture(fields: Fields) -> Architecture:
     return llama.architecture(fields, "qwen3", qk_norm="head", windows=qwen2.windows(fields))
 
 
-def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
+def head_norms(arch: Architecture, src: TensorSource, i: int) -> dict:
+    """Layer i's per-head q and k RMSNorm weights (self_attn.q_norm, k_norm: d_head each)."""
     p = f"layers.{i}.self_attn."
-    return llama.layer(arch, src, i, q_norm=src.get(p + "q_norm.weight", (arch.d_head,)),
-                       k_norm=src.get(p + "k_norm.weight", (arch.d_head,)))
+    return {"q_norm": src.get(p + "q_norm.weight", (arch.d_head,)),
+            "k_norm": src.get(p + "k_norm.weight", (arch.d_head,))}
+
+
+def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
+    return llama.layer(arch, src, i, **head_norms(arch, src, i))
 
 
 def weights(arch: Architecture, src: TensorSource, progress: Progress | None) -> ModelWeights:
