@@ -194,9 +194,8 @@ def _has_window_behind(trace: Trace) -> bool:
 
 
 def _masked_title(trace: Trace) -> str:
-    if trace.mask is None or not trace.options.causal:
-        return "Window mask: −∞ outside each word's sliding window" if trace.mask is not None else \
-            "Causal mask: −∞ after the diagonal"
+    if trace.mask is not None and not trace.options.causal:
+        return "Window mask: −∞ outside each word's sliding window"
     if _has_window_behind(trace):
         return "Causal and window mask: −∞ after the diagonal and before the sliding window"
     return "Causal mask: −∞ after the diagonal"
