@@ -4,6 +4,7 @@ pytest-qt captures exceptions raised inside Qt during a test, so the handler is 
 with a real exception, as sys.excepthook and threading.excepthook would call it.
 """
 
+import faulthandler
 import os
 import sys
 import threading
@@ -21,6 +22,17 @@ def _raised(exc: BaseException):
         raise exc
     except BaseException as caught:  # noqa: BLE001 - we want the traceback of any kind
         return type(caught), caught, caught.__traceback__
+
+
+@pytest.fixture(autouse=True)
+def fault_handler(monkeypatch):
+    """faulthandler as the app finds it at start (off), standing in for the real one: the test runner's
+    own stays on stderr, where a segfault in any later test is reported."""
+    files = []
+    monkeypatch.setattr(faulthandler, "is_enabled", lambda: bool(files))
+    monkeypatch.setattr(faulthandler, "enable", lambda file, **_: files.append(file))
+    monkeypatch.setattr(faulthandler, "disable", files.clear)
+    return files
 
 
 @pytest.fixture
@@ -41,14 +53,25 @@ def handler(qtbot, tmp_path):
             dialog.close()
 
 
-def test_install_takes_both_hooks_and_uninstall_gives_them_back(tmp_path):
+def test_install_takes_both_hooks_and_uninstall_gives_them_back(tmp_path, fault_handler):
     before = (sys.excepthook, threading.excepthook)
     crash = CrashHandler(tmp_path / "log").install()
     assert sys.excepthook == crash.handle
     assert threading.excepthook == crash._handle_thread
-    assert (tmp_path / "log" / NATIVE_CRASH_FILE_NAME).exists(), "faulthandler writes into the log folder"
+    assert len(fault_handler) == 1 and os.path.samestat(os.fstat(fault_handler[0].fileno()),
+                                                        os.stat(tmp_path / "log" / NATIVE_CRASH_FILE_NAME)), \
+        "faulthandler writes into the log folder"
     crash.uninstall()
-    assert (sys.excepthook, threading.excepthook) == before
+    assert (sys.excepthook, threading.excepthook) == before and not fault_handler
+
+
+def test_a_fault_handler_already_reporting_is_left_to_report(tmp_path, fault_handler):
+    """Under `python -X faulthandler` or a test runner, a segfault's stack goes where it was asked to."""
+    faulthandler.enable(sys.__stderr__)
+    crash = CrashHandler(tmp_path / "log").install()
+    assert fault_handler == [sys.__stderr__] and not (tmp_path / "log" / NATIVE_CRASH_FILE_NAME).exists()
+    crash.uninstall()
+    assert fault_handler == [sys.__stderr__]
 
 
 def test_an_error_is_logged_with_its_traceback_and_shown_in_a_dialog(handler, qtbot):

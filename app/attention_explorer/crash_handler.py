@@ -103,15 +103,18 @@ class CrashHandler(QtCore.QObject):
 
     # --- set-up ---------------------------------------------------------------------------------
     def install(self) -> CrashHandler:
-        """Open the log, take over sys.excepthook and threading.excepthook, and start faulthandler."""
+        """Open the log, take over sys.excepthook and threading.excepthook, and start faulthandler
+        unless something already reports native crashes (`python -X faulthandler`, a test runner):
+        that report reaches whoever asked for it, and taking it over would hide it in a file."""
         try:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             self._file_handler = CheckedRotatingLog(self.log_path)
             logger.addHandler(self._file_handler)
             logger.setLevel(logging.INFO)
-            self._native_file = open(open_for_append(self.log_dir / NATIVE_CRASH_FILE_NAME), "a",  # noqa: SIM115
-                                     encoding="utf-8")
-            faulthandler.enable(self._native_file)
+            if not faulthandler.is_enabled():
+                self._native_file = open(open_for_append(self.log_dir / NATIVE_CRASH_FILE_NAME), "a",  # noqa: SIM115
+                                         encoding="utf-8")
+                faulthandler.enable(self._native_file)
         except OSError as exc:  # no writable log folder: errors are still shown, only not kept
             print(f"attention-explorer: cannot write the log in {self.log_dir}: {exc.strerror or exc}",
                   file=sys.stderr)

@@ -46,6 +46,10 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self._row: np.ndarray | None = None
         self._title: tuple[str, int] | None = None  # (text as shown, colour) above the bars
         self._full_title: tuple[str, QtGui.QColor] | None = None
+        self._hint_timer = QtCore.QTimer(self)
+        self._hint_timer.setSingleShot(True)
+        self._hint_timer.setInterval(0)
+        self._hint_timer.timeout.connect(self._show_hint)
         for signal in (controller.trace_changed, controller.head_changed, controller.focus_changed,
                        controller.matrix_changed):
             signal.connect(self._redraw)
@@ -102,6 +106,15 @@ class QtRowBars(QtWidgets.QStackedWidget):
         """The whole title over the bars (the pane may show it cut with …), or "" before any focus."""
         return self._full_title[0] if self._full_title is not None else ""
 
+    def _show_hint(self) -> None:
+        """No word in focus: the hint, as in a pane built now. Shown once control is back in the event
+        loop: the focus goes when the mouse leaves a word on this plot's own axis, and hiding the plot
+        inside its own leave event makes Qt send it a second one, which pyqtgraph cannot take (it tells
+        the same items twice, and the error escaping Qt's handler crashed PySide6 6.11)."""
+        if self._row is None:
+            self._colour_hint()
+            self.setCurrentWidget(self.hint)
+
     def values_written(self) -> bool:
         return self.graphics is not None and bool(self.values.labels()) and self.values.isVisible()
 
@@ -109,8 +122,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
         trace, focus = self.controller.trace, self.controller.focus
         self._row = None
         if trace is None or focus is None or focus >= trace.n:
-            self._colour_hint()
-            self.setCurrentWidget(self.hint)  # no word in focus: the hint, as in a pane built now
+            self._hint_timer.start()
             return
         if self.graphics is None or self.currentWidget() is self.hint:
             self._build_plot()

@@ -1,0 +1,29 @@
+"""Leaving a pane whose words are hovered: the focus goes, and the pane may change what it shows while
+pyqtgraph is still telling the scene's items that the mouse left.
+
+The row bars turn back to their hint when no word is in focus. Hiding their plot there, in the middle of
+the plot's own leave event, made Qt send that plot a second leave; pyqtgraph then told the same items
+twice, failed on its own bookkeeping (a KeyError), and the error escaping Qt's event handler crashed
+the process in PySide6 6.11 a few mouse moves later.
+"""
+
+from PySide6 import QtCore
+
+from gui_helpers import _move, hover_cell, hover_widget
+
+
+def _bars_word_point(bars, index: int) -> QtCore.QPoint:
+    return bars.graphics.mapFromScene(dict(bars.axis.drawn_labels())[index].center())
+
+
+def test_leaving_a_word_on_the_row_bars_brings_the_hint_back_without_an_error(qtbot, make_window):
+    window = make_window()
+    bars = window.row_bars
+    for _ in range(3):
+        hover_cell(window.heatmap, 1, 1)  # "cat" in focus: the bars show its row
+        qtbot.waitUntil(lambda: bars.currentWidget() is bars.graphics)
+        _move(bars.graphics.viewport(), _bars_word_point(bars, 2))  # over "sat" on the bars' own axis
+        assert window.controller.focus == 2
+        hover_widget(window.heatmap.colormap_box)  # and away, out of the pane
+        qtbot.waitUntil(lambda: bars.currentWidget() is bars.hint)
+        assert window.controller.focus is None and bars.shown_row() is None
