@@ -238,6 +238,10 @@ class MainWindow(QtWidgets.QMainWindow):
         help_menu.addActions([self.tour_action, self.shortcuts_action])
         help_menu.addAction("Get &models…", lambda: show_get_models(self))  # the real models, without Python
         help_menu.addAction(self.about_action)
+        # kept by name for the parts that add to them: a menu looked up again through its QAction
+        # (action.menu()) came back as an already deleted object in PySide6 6.10
+        self.menus = {"File": file_menu, "Edit": edit_menu, "View": view_menu, "Lessons": lessons_menu,
+                      "Help": help_menu}
 
         self.toolbar = toolbar = self.addToolBar("Options")
         toolbar.setObjectName("optionsToolbar")

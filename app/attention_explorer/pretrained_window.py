@@ -64,7 +64,7 @@ class PretrainedParts(QtCore.QObject):
         self._show_busy(False)
 
         self.open_folder_action = window._action("Open model &folder…", self.open_folder_dialog, tip=FOLDER_HINT)
-        menus = {action.text().replace("&", ""): action.menu() for action in window.menuBar().actions()}
+        menus = window.menus
         menus["File"].insertAction(window.model_editor.save_action, self.open_folder_action)
         menus["View"].addAction(self.dock.toggleViewAction())
         self.census = CensusLauncher(window, menus["View"])  # View ▸ Head census… (views/census_window)

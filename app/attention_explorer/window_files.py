@@ -37,7 +37,7 @@ class WindowFiles(QtCore.QObject):
                                                "focus) to reopen it later")
         self.recent_menu = QtWidgets.QMenu("Open &recent", window)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
-        file_menu = window.menuBar().actions()[0].menu()
+        file_menu = window.menus["File"]
         file_menu.insertActions(window.export_action, [self.open_view_action, self.save_view_action])
         file_menu.insertMenu(window.export_action, self.recent_menu)
         for signal in (window.controller.model_source_changed, window.controller.model_changed):
