@@ -12,10 +12,11 @@ each must end un-busy with one message or opened), their layers, heads, readings
 cancelled load, a toy model chosen during a forward. Checks (walk_checks.py): no exception reached the
 crash handler (after every action); the trace equals a fresh engine run of the controller's state and
 the views show what the controller holds (every CHECK_EVERY actions); the screen oracles — backing
-store against a full repaint, every view against its fresh twin — after every ORACLE_EVERY actions;
-memory stays bounded.
+store against a full repaint after every ORACLE_EVERY actions, every view against its fresh twin after
+every TWIN_EVERY (a fresh twin of seven views takes twice as long as the backing store, and both
+together were two thirds of a walk's time); memory stays bounded.
 
-In CI (CI=true) four seeded walks of 500 actions run (2,000 actions); locally one of 400 (WALK_ACTIONS sets the
+In CI (CI=true) four seeded walks of 400 actions run (1,600 actions); locally one of 400 (WALK_ACTIONS sets the
 actions of each). A long run:
 
     QT_QPA_PLATFORM=offscreen python tests/test_random_walk.py --actions 20000 --seed 7
@@ -44,6 +45,7 @@ from walk_checks import check_screen, check_state
 
 CHECK_EVERY = 5
 ORACLE_EVERY = int(os.environ.get("WALK_ORACLE_EVERY", 1))
+TWIN_EVERY = int(os.environ.get("WALK_TWIN_EVERY", 2 * ORACLE_EVERY))
 RSS_GROWTH_LIMIT_MB = 150  # above the resident size on a toy model after the first 10% of the walk
 
 
@@ -72,7 +74,7 @@ def run_walk(window: MainWindow, folder: Path, seed: int, actions: int, crash: C
         if number % CHECK_EVERY == 0:
             check_state(window)
         if number % ORACLE_EVERY == 0:
-            check_screen(window, f"action {number} ({name}, seed {seed})")
+            check_screen(window, f"action {number} ({name}, seed {seed})", twins=number % TWIN_EVERY == 0)
         if number % 100 == 0 or number == actions:
             _let_memory_go(window.controller)
             rss.append(rss_mb())
@@ -145,14 +147,18 @@ def _largest(growth: collections.Counter[str]) -> dict[str, float]:
 
 
 IN_CI = os.environ.get("CI") == "true"
-# CI: four walks of 500 actions (2,000 in all), each well inside the suite's 300 s a test; locally one of 400
+# CI: four walks of 400 actions (1,600 in all); locally one. A walk of 400 takes about 170 s here, and a
+# shared CI machine ran one of 500 past the suite's 300 s a test: a walk has a limit of its own, and its
+# waits on the worker (wait_idle) are what find a hang.
 SEEDS = [1, 2, 3, 4] if IN_CI else [1]
+WALK_TIMEOUT_S = 900
 
 
 def _actions_for_this_run() -> int:
-    return int(os.environ.get("WALK_ACTIONS", 500 if IN_CI else 400))
+    return int(os.environ.get("WALK_ACTIONS", 400))
 
 
+@pytest.mark.timeout(WALK_TIMEOUT_S)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_walk_through_the_window(qtbot, tmp_path, monkeypatch, seed):
     answers = Answers()

@@ -84,9 +84,12 @@ def _check_real(c) -> None:
     np.testing.assert_array_equal(c.trace.heads[c.head].weights, expected.heads[c.head].weights)
 
 
-def check_screen(window, where: str) -> None:
-    """Both screen oracles over the whole window and each of its views."""
+def check_screen(window, where: str, twins: bool = True) -> None:
+    """The backing store against a full repaint of the whole window; with `twins`, each of its views
+    against the same view built fresh."""
     check_backing_store(window, where)
+    if not twins:
+        return
     for view in (window.heatmap, window.arcs, window.row_bars, window.timeline, window.chips,
                  window.pretrained.model_view, window.pretrained.next_tokens):
         check_twin(view, where)
