@@ -121,7 +121,9 @@ class MaskHatchItem(pg.GraphicsObject):
             return hatching(rects), None
         area = QtGui.QPainterPath()
         area.setFillRule(QtCore.Qt.FillRule.WindingFill)
-        for left, top, right, bottom in rects.tolist():
+        # the clip on whole pixels, each pixel in when its centre is (as the cells are coloured): an edge
+        # between pixels was cut one way by a full repaint and another by a repaint of a part of the plot
+        for left, top, right, bottom in np.ceil(rects - 0.5).tolist():
             area.addRect(QtCore.QRectF(QtCore.QPointF(left, top), QtCore.QPointF(right, bottom)))
         bounds = area.boundingRect()
         if visible is not None:
