@@ -34,6 +34,14 @@ def hover_arc_end(arcs, side: str, index: int) -> QtCore.QPoint:
     return point
 
 
+def hover_axis_word(graphics, axis, index: int) -> QtCore.QPoint:
+    """Over word `index` as drawn on a TokenAxis of the plot in `graphics`."""
+    point = graphics.mapFromScene(dict(axis.drawn_labels())[index].center())
+    _move(graphics.viewport(), point)
+    _settle()
+    return point
+
+
 def hover_widget(widget) -> None:
     _move(widget, widget.rect().center())
     _settle()

@@ -7,13 +7,7 @@ twice, failed on its own bookkeeping (a KeyError), and the error escaping Qt's e
 the process in PySide6 6.11 a few mouse moves later.
 """
 
-from PySide6 import QtCore
-
-from gui_helpers import _move, hover_cell, hover_widget
-
-
-def _bars_word_point(bars, index: int) -> QtCore.QPoint:
-    return bars.graphics.mapFromScene(dict(bars.axis.drawn_labels())[index].center())
+from gui_helpers import hover_axis_word, hover_cell, hover_widget
 
 
 def test_leaving_a_word_on_the_row_bars_brings_the_hint_back_without_an_error(qtbot, make_window):
@@ -22,7 +16,7 @@ def test_leaving_a_word_on_the_row_bars_brings_the_hint_back_without_an_error(qt
     for _ in range(3):
         hover_cell(window.heatmap, 1, 1)  # "cat" in focus: the bars show its row
         qtbot.waitUntil(lambda: bars.currentWidget() is bars.graphics)
-        _move(bars.graphics.viewport(), _bars_word_point(bars, 2))  # over "sat" on the bars' own axis
+        hover_axis_word(bars.graphics, bars.axis, 2)  # over "sat" on the bars' own axis
         assert window.controller.focus == 2
         hover_widget(window.heatmap.colormap_box)  # and away, out of the pane
         qtbot.waitUntil(lambda: bars.currentWidget() is bars.hint)
