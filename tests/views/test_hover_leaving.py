@@ -7,6 +7,9 @@ twice, failed on its own bookkeeping (a KeyError), and the error escaping Qt's e
 the process in PySide6 6.11 a few mouse moves later.
 """
 
+import numpy as np
+import pytest
+
 from gui_helpers import hover_axis_word, hover_cell, hover_widget
 
 
@@ -21,3 +24,30 @@ def test_leaving_a_word_on_the_row_bars_brings_the_hint_back_without_an_error(qt
         hover_widget(window.heatmap.colormap_box)  # and away, out of the pane
         qtbot.waitUntil(lambda: bars.currentWidget() is bars.hint)
         assert window.controller.focus is None and bars.shown_row() is None
+
+
+def _focus_when_the_plot_shows(bars, word):
+    """Showing the plot under a resting pointer can hover a word on it at once, inside the redraw that
+    showed it: stood in for by a focus change made as the pane turns to its plot."""
+    changes = [word]
+
+    def hover_under_pointer(_index):
+        if changes and bars.currentWidget() is bars.graphics:
+            bars.controller.set_hovered(changes.pop())
+    bars.currentChanged.connect(hover_under_pointer)
+
+
+@pytest.mark.parametrize("word", [None, 3])
+def test_a_focus_change_inside_the_redraw_that_shows_the_plot_is_the_one_drawn(qtbot, make_window, word):
+    window = make_window()
+    bars, controller = window.row_bars, window.controller
+    qtbot.waitUntil(lambda: bars.graphics is not None)  # built while idle, the hint still shown
+    _focus_when_the_plot_shows(bars, word)
+    controller.set_hovered(1)
+    qtbot.wait(20)
+    assert controller.focus == word
+    if word is None:
+        assert bars.shown_row() is None and bars.currentWidget() is bars.hint
+    else:
+        np.testing.assert_array_equal(bars.shown_row(), controller.trace.heads[0].weights[word])
+        assert bars.plot.titleLabel.text == f"where “{controller.trace.labels[word]}” looks (head 1)"

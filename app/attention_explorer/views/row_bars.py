@@ -46,6 +46,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self._row: np.ndarray | None = None
         self._title: tuple[str, int] | None = None  # (text as shown, colour) above the bars
         self._full_title: tuple[str, QtGui.QColor] | None = None
+        self._redraws = 0  # redraws begun: one begun inside another (see _redraw) supersedes it
         self._hint_timer = QtCore.QTimer(self)
         self._hint_timer.setSingleShot(True)
         self._hint_timer.setInterval(0)
@@ -111,17 +112,23 @@ class QtRowBars(QtWidgets.QStackedWidget):
         loop: the focus goes when the mouse leaves a word on this plot's own axis, and hiding the plot
         inside its own leave event makes Qt send it a second one, which pyqtgraph cannot take (it tells
         the same items twice, and the error escaping Qt's handler crashed PySide6 6.11)."""
-        if self._row is None:
+        if self._focused_row() is None:
             self._colour_hint()
             self.setCurrentWidget(self.hint)
+
+    def _focused_row(self) -> int | None:
+        trace, focus = self.controller.trace, self.controller.focus
+        return None if trace is None or focus is None or focus >= trace.n else focus
 
     def values_written(self) -> bool:
         return self.graphics is not None and bool(self.values.labels()) and self.values.isVisible()
 
     def _redraw(self, *_):
-        trace, focus = self.controller.trace, self.controller.focus
+        self._redraws += 1
+        redraw = self._redraws
         self._row = None
-        if trace is None or focus is None or focus >= trace.n:
+        focus = self._focused_row()
+        if focus is None:
             self._hint_timer.start()
             return
         if self.graphics is None or self.currentWidget() is self.hint:
@@ -130,6 +137,9 @@ class QtRowBars(QtWidgets.QStackedWidget):
             if self.isVisible():  # laid out now, so the title below is cut to the real width
                 self.graphics.resize(self.size())
                 self.graphics.ci.layout.activate()
+            if self._redraws != redraw:  # the plot, shown under the pointer, was hovered: that redraw is newer
+                return
+        trace = self.controller.trace
         self.axis.set_tokens(trace.labels)
         self.plot.setXRange(-0.6, trace.n - 0.4, padding=0)
         norms = self.controller.matrix == "norm" and trace.has_matrix("norm")
