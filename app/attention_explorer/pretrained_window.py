@@ -64,10 +64,9 @@ class PretrainedParts(QtCore.QObject):
         self._show_busy(False)
 
         self.open_folder_action = window._action("Open model &folder…", self.open_folder_dialog, tip=FOLDER_HINT)
-        menus = window.menus
-        menus["File"].insertAction(window.model_editor.save_action, self.open_folder_action)
-        menus["View"].addAction(self.dock.toggleViewAction())
-        self.census = CensusLauncher(window, menus["View"])  # View ▸ Head census… (views/census_window)
+        window.menus["File"].insertAction(window.model_editor.save_action, self.open_folder_action)
+        window.menus["View"].addAction(self.dock.toggleViewAction())
+        self.census = CensusLauncher(window, window.menus["View"])  # View ▸ Head census… (views/census_window)
         self.census.built.connect(self.model_view.set_census_source)
 
         controller.busy_changed.connect(self._show_busy)

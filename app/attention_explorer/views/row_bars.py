@@ -112,11 +112,11 @@ class QtRowBars(QtWidgets.QStackedWidget):
         loop: the focus goes when the mouse leaves a word on this plot's own axis, and hiding the plot
         inside its own leave event makes Qt send it a second one, which pyqtgraph cannot take (it tells
         the same items twice, and the error escaping Qt's handler crashed PySide6 6.11)."""
-        if self._focused_row() is None:
+        if self._focused_word() is None:
             self._colour_hint()
             self.setCurrentWidget(self.hint)
 
-    def _focused_row(self) -> int | None:
+    def _focused_word(self) -> int | None:
         trace, focus = self.controller.trace, self.controller.focus
         return None if trace is None or focus is None or focus >= trace.n else focus
 
@@ -127,7 +127,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self._redraws += 1
         redraw = self._redraws
         self._row = None
-        focus = self._focused_row()
+        focus = self._focused_word()
         if focus is None:
             self._hint_timer.start()
             return
