@@ -17,7 +17,7 @@ every TWIN_EVERY (a fresh twin of seven views takes twice as long as the backing
 together were two thirds of a walk's time); memory stays bounded.
 
 In CI (CI=true) four seeded walks of 500 actions run (2,000 actions); locally one of 400 (WALK_ACTIONS sets the
-actions of each). A long run:
+actions of each). Each walk runs in a process of its own, as a user's session does, and must exit with 0. A long run:
 
     QT_QPA_PLATFORM=offscreen python tests/test_random_walk.py --actions 20000 --seed 7
 
@@ -31,6 +31,7 @@ import collections
 import gc
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -167,29 +168,20 @@ def _actions_for_this_run() -> int:
 
 @pytest.mark.timeout(WALK_TIMEOUT_S)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_random_walk_through_the_window(qtbot, tmp_path, monkeypatch, seed):
-    answers = Answers()
-    quiet_dialogs(monkeypatch.setattr, answers)
-    window = _make_window(tmp_path)
-    qtbot.addWidget(window)
-    crash = CrashHandler(tmp_path / "log").install()
-    try:
-        result = run_walk(window, tmp_path / "walk", seed, _actions_for_this_run(), crash, answers)
-    except AssertionError as failed:
-        # reported as its message and where it was raised, not with the arguments of every frame: pytest's
-        # repr of a Qt event long gone (a frame inside an event handler) crashed the run it reported on
-        raise AssertionError(f"{failed}\n{_where(failed)}") from None
-    finally:
-        crash.uninstall()
-        window.controller.cancel()
-        wait_idle(window.controller)
+def test_random_walk_through_the_window(tmp_path, seed):
+    """Each walk is a session of its own, in a process of its own, as a user's is: what the suite's
+    earlier tests left in the test process (hundreds of windows, widgets waiting for deletion) is no
+    part of it, a crash fails this walk (with Python's stack of every thread) instead of ending the
+    suite, and the process must also exit cleanly."""
+    actions = _actions_for_this_run()
+    env = dict(os.environ, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    run = subprocess.run([sys.executable, "-X", "faulthandler", str(Path(__file__)), "--actions", str(actions),
+                          "--seed", str(seed), "--quiet"],
+                         env=env, capture_output=True, text=True, timeout=WALK_TIMEOUT_S - 30)
+    assert run.returncode == 0, f"the walk's process exited with {run.returncode}:\n{run.stderr[-6000:]}"
+    result = json.loads(run.stdout)
+    assert result["actions"] == actions
     assert result["counts"]["set_text"] > 0 and result["refused_edits"] > 0
-
-
-def _where(error: BaseException) -> str:
-    import traceback
-
-    return "".join(traceback.format_tb(error.__traceback__))
 
 
 def _make_window(folder: Path) -> MainWindow:
@@ -202,12 +194,17 @@ def _make_window(folder: Path) -> MainWindow:
     return window
 
 
+def _print_progress(actions: int, rss: float, seconds: float) -> None:
+    print(f"{actions:>6} actions  {rss:6.0f} MB  {seconds:6.0f} s", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="A long random walk through the window.")
     parser.add_argument("--actions", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--pointer", choices=("qtest", "x11"), default="qtest",
                         help="x11: move the real pointer with xdotool (on an X server, with QT_QPA_PLATFORM=xcb)")
+    parser.add_argument("--quiet", action="store_true", help="print only the result (JSON), no progress")
     args = parser.parse_args()
     walk_class = Walk
     if args.pointer == "x11":
@@ -226,10 +223,12 @@ def main() -> int:
         crash = CrashHandler(Path(folder) / "log").install()
         try:
             result = run_walk(window, Path(folder) / "walk", args.seed, args.actions, crash, answers,
-                              report=lambda n, rss, s: print(f"{n:>6} actions  {rss:6.0f} MB  {s:6.0f} s", flush=True),
+                              report=None if args.quiet else _print_progress,
                               walk_class=walk_class)
         finally:
             crash.uninstall()  # a failed check is printed as usual, not only logged
+            window.controller.cancel()
+            wait_idle(window.controller)
         window.close()
         print(json.dumps(result, indent=1))
     del app
