@@ -111,3 +111,20 @@ def test_a_long_sentence_opens_with_colours_per_row_until_the_reader_chooses(mak
     heatmap.set_colour_scale("data")
     window.controller.set_sentence(sentence_of(40))
     assert heatmap.colour_scale() == "data"  # the reader's choice stays
+
+
+def test_in_a_short_pane_upright_words_never_take_the_cells_room(make_window):
+    """1280 × 720 with the step tables open and a long text: the column words stood upright and took
+    every pixel the heatmap had, which showed words and no cells; lying flat, they leave the cells
+    at least half."""
+    window = make_window(sentence=sentence_of(200))
+    window.resize(1280, 720)
+    if not window.timeline.tables_shown():
+        window.timeline.tables_button.click()
+    QtWidgets.QApplication.processEvents()
+    heatmap = window.heatmap
+    axis, view = heatmap.top_axis, heatmap.view
+    assert axis.height() + view.height() > 0
+    assert view.height() >= axis.height(), (view.height(), axis.height())
+    assert not axis.is_rotated()
+    assert len(axis.drawn_labels()) > 1  # thinned, not gone

@@ -18,6 +18,7 @@ MIN_FIT_CELL_PX = 12.0   # below this, the whole matrix would be unreadable: ope
 ZOOMED_CELL_PX = 18.0    # the cell size a long sentence opens at
 MAX_CELL_PX = 120.0      # zooming in stops here
 UNLIMITED_PX = 1e6       # "no maximum size" for a graphics item
+UPRIGHT_MAX_SHARE = 0.5  # of the height the column words and the cells share, the most upright words take
 
 
 class MatrixFrame:
@@ -86,10 +87,14 @@ class MatrixFrame:
             # side by side: both layouts would hold, and which one showed depended on the sentence
             # before. Decide from the cells the words would leave lying flat; a matrix too large to fit
             # whole is zoomed, its cells too small for words side by side: upright there.
+            # Upright words never take more than UPRIGHT_MAX_SHARE of the height they share with the
+            # cells: in a short pane (a 720-pixel window with the step tables open) they took all of it,
+            # and the heatmap showed its words and no cells; lying flat, fewer words show, over cells.
             shown_h = top_axis.height()
             flat_h = avail_h + shown_h - top_axis.extent(False)
             flat_cell = min(avail_w / n_cols, flat_h / n_rows)
-            upright = flat_cell < MIN_FIT_CELL_PX or not top_axis.fit_side_by_side(flat_cell)
+            upright = ((flat_cell < MIN_FIT_CELL_PX or not top_axis.fit_side_by_side(flat_cell))
+                       and top_axis.extent(True) <= UPRIGHT_MAX_SHARE * (flat_h + top_axis.extent(False)))
             top_axis.decide_rotation(upright)
             over_h += top_axis.extent(upright) - shown_h
             cell = min(avail_w / n_cols, (flat_h + top_axis.extent(False) - top_axis.extent(upright)) / n_rows)
