@@ -20,6 +20,7 @@ from .settings import restore_settings, save_settings
 from .views import theme
 from .views.arc_diagram import QtArcDiagram
 from .views.chips_area import QtChipsArea
+from .views.elided_label import ElidedLabel
 from .views.get_models_dialog import show_get_models
 from .views.heatmap import QtHeatmap
 from .views.model_editor import model_editor_dock
@@ -71,11 +72,11 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self.sentence_box = QtSentenceBox(controller)
         self.chips = QtTokenChips(controller)
-        self.status_line = QtWidgets.QLabel(controller.status)
+        # one line in the status bar, cut with … at the window's edge (the full text is its tooltip): a
+        # wrapping line would change the height of everything above it as the sentence changes, and one
+        # cut without a mark read as whole ("Left out (unknown): …, day, lo" on a long sentence)
+        self.status_line = ElidedLabel(controller.status)
         self.status_line.setObjectName("statusLine")
-        # one line in the status bar, cut at the window's edge (the full text is its tooltip): a
-        # wrapping line would change the height of everything above it as the sentence changes
-        self.status_line.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.heatmap = QtHeatmap(controller)
         self.row_bars = QtRowBars(controller)
         self.arcs = QtArcDiagram(controller)
@@ -386,8 +387,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_status_changed(self, *_):
         error = self.controller.error
-        self.status_line.setText(error or self.controller.status)
-        self.status_line.setToolTip(error or self.controller.status)
+        self.status_line.set_full_text(error or self.controller.status)
         color = "#E03131" if error else theme.muted().name(QtGui.QColor.NameFormat.HexArgb)
         if self.status_line.styleSheet() != f"color:{color};":  # a new style sheet re-polishes and re-lays out
             self.status_line.setStyleSheet(f"color:{color};")

@@ -49,6 +49,16 @@ def test_unknown_words_are_flagged_and_the_rest_computed(qtbot, make_window):
     assert window.sentence_box.unknown_word_hint("catt").endswith("Known words spelled like it: cat.")
 
 
+def test_a_status_longer_than_the_window_ends_in_an_ellipsis_and_is_whole_in_its_tooltip(qtbot, make_window):
+    window = make_window()
+    unknown = " ".join(f"unknownword{i}" for i in range(40))
+    type_sentence(qtbot, window, f"the cat sat {unknown} on the mat")
+    shown, whole = window.status_line.text(), window.status_line.toolTip()
+    assert "unknownword39" in whole and whole.startswith("6 words")
+    assert shown.endswith("…") and whole.startswith(shown[:-1])
+    assert window.status_line.fontMetrics().horizontalAdvance(shown) <= window.status_line.width()
+
+
 def test_empty_text_shows_a_clear_message(qtbot, make_window):
     window = make_window()
     type_sentence(qtbot, window, "")
