@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QEvent, QStandardPaths
+from PySide6.QtCore import QStandardPaths
 
 # Offscreen, on a screen as large as a desktop's: the default 800 × 800 one would leave the right
 # part of a full-size window off-screen, where simulated mouse events never arrive.
@@ -21,21 +21,6 @@ QStandardPaths.setTestModeEnabled(True)
 # packages: tests see only what they put there, in a data home of their own.
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="attention-explorer-tests-")
 atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], ignore_errors=True)
-
-
-@pytest.fixture(autouse=True)
-def _widgets_deleted_with_their_test():
-    """The widgets a test leaves are destroyed by Qt as the test ends, not during some later test.
-
-    pytest-qt closes each widget a test added and calls deleteLater(), but outside an event loop nothing
-    carries the deletion out: a window and everything in it stayed alive into the next test, and was
-    destroyed in the middle of it by whichever of its waits first flushed deferred deletions. A fault in
-    that destruction was then reported against a test that had no part in it. (pytest-qt closes the
-    widgets before the fixtures are torn down, so this runs after it, while it still catches exceptions.)
-    """
-    yield
-    if QCoreApplication.instance() is not None:
-        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 @pytest.fixture(scope="module")

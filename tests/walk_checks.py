@@ -97,8 +97,9 @@ def check_screen(window, where: str, twins: bool = True) -> None:
 
 def _check_text_so_far(c, ptrace) -> None:
     """A generation's text so far is made from its decoder's kept inputs, one token at a time: the
-    forward's over the same tokens to 1e-5 (not to the bit), in tokens the model wrote (the text read
-    again could split otherwise)."""
+    forward's over the same tokens to 1e-5, or 5e-5 of the weight (not to the bit: float32 sums taken
+    in another order through SmolLM2's 30 layers once differed by 1.07e-5 on a weight of 0.55), in tokens
+    the model wrote (the text read again could split otherwise)."""
     generation = c.generation
     assert generation is not None, "a text so far is shown without its generation"
     ids = generation.ids[:len(generation.prompt_ids) + written_in(ptrace)]
@@ -107,4 +108,4 @@ def _check_text_so_far(c, ptrace) -> None:
     fresh = forward(c.real_model.weights, ids, ptrace.ablated, special=ptrace.special)
     maker = LayerMaker(c.real_model.weights, fresh, ptrace.ablated)
     for layer in range(c.real_model.n_layers):
-        np.testing.assert_allclose(ptrace.layer_weights(layer), maker.layer_weights(layer), atol=1e-5)
+        np.testing.assert_allclose(ptrace.layer_weights(layer), maker.layer_weights(layer), rtol=5e-5, atol=1e-5)
