@@ -74,7 +74,18 @@ def test_clicking_a_cell_opens_that_head_on_its_best_example(census_window, qtbo
     assert c.sentence == text and c.pretrained_trace.text == text
     assert census.view.plot.outlined_cells() == [(1, 3)]
     assert census.view.similar.count() == 7  # every other head, nearest first
-    assert census.view.similar_title.text().startswith("Heads like L2 H4")
+    assert census.view.similar_title.full_text().startswith("Heads like L2 H4")
+
+
+def test_a_list_title_too_long_for_its_column_is_cut_with_a_mark_and_kept_whole_in_its_tooltip(census_window,
+                                                                                              qtbot):
+    _window, census = census_window()
+    run_census(qtbot, census)
+    title = census.view.ranked_title
+    whole = f"{BY_KEY['induction_stripe'].title}, strongest first:"
+    assert title.full_text() == whole and title.toolTip() == whole
+    title.resize(title.fontMetrics().horizontalAdvance(whole) // 2, title.height())
+    assert title.text().endswith("…") and whole.startswith(title.text()[:-1]), title.text()
 
 
 def test_a_ranked_head_and_a_similar_head_open_with_a_click(census_window, qtbot):
@@ -99,7 +110,7 @@ def test_colouring_by_another_measure(census_window, qtbot):
     result = census.census.result
     np.testing.assert_array_equal(census.view.plot.shown_matrix(), result.grid("entropy"))
     assert census.view.plot.levels()[1] >= result.uniform_entropy
-    assert census.view.ranked_title.text() == "entropy (nats), lowest first:"
+    assert census.view.ranked_title.full_text() == "entropy (nats), lowest first:"
     assert census.measure_note.text() == BY_KEY["entropy"].finds
 
 

@@ -14,6 +14,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ..engine.census import BY_KEY
 from ..engine.census.result import ASCENDING
+from .elided_label import ElidedLabel
 from .matrix_plot import MatrixPlot
 
 SIMILAR_HEADS = 8
@@ -51,10 +52,11 @@ class QtCensusView(QtWidgets.QWidget):
         # two lines, whatever it says: a readout that grew or shrank re-laid out (and repainted) the grid
         self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Fixed)
         self.readout.setFixedHeight(2 * self.readout.fontMetrics().lineSpacing() + 4)
-        self.ranked_title = QtWidgets.QLabel("")
+        # cut with … in a narrow column, whole in the tooltip (a measure's title can be long)
+        self.ranked_title = ElidedLabel("")
         self.ranked = QtWidgets.QListWidget()
         self.ranked.setObjectName("censusRanked")
-        self.similar_title = QtWidgets.QLabel("Heads like this one: click a head")
+        self.similar_title = ElidedLabel("Heads like this one: click a head")
         for title in (self.ranked_title, self.similar_title):  # a new text never moves the grid beside them
             title.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Fixed)
         self.similar = QtWidgets.QListWidget()
@@ -98,7 +100,7 @@ class QtCensusView(QtWidgets.QWidget):
         if result is None:
             self.plot.show_message(f"Run the census to measure every head of {self.census.model_name()}: "
                                    "Run, at the top. The window keeps answering while it runs.")
-            self.ranked_title.setText("")
+            self.ranked_title.set_full_text("")
             self.readout.setText(" ")
             self._on_selected_changed(self.census.selected)
             return
@@ -110,7 +112,7 @@ class QtCensusView(QtWidgets.QWidget):
                               levels=grid_levels(measure, result), colormap=self.census.controller.colormap,
                               masked_text="–")
         order = "lowest first" if measure in ASCENDING else "strongest first"
-        self.ranked_title.setText(f"{title}, {order}:")
+        self.ranked_title.set_full_text(f"{title}, {order}:")
         for score in result.ranked(measure):
             item = QtWidgets.QListWidgetItem(f"{head_name(score.layer, score.head)}  {score.score:.2f}")
             item.setData(HEAD_ROLE, (score.layer, score.head))
@@ -122,10 +124,10 @@ class QtCensusView(QtWidgets.QWidget):
         self.similar.clear()
         if result is None or head is None:
             self.plot.set_outlined([])
-            self.similar_title.setText("Heads like this one: click a head")
+            self.similar_title.set_full_text("Heads like this one: click a head")
             return
         self.plot.set_outlined([head])
-        self.similar_title.setText(f"Heads like {head_name(*head)} over every measure:")
+        self.similar_title.set_full_text(f"Heads like {head_name(*head)} over every measure:")
         for score in result.similar_heads(*head, SIMILAR_HEADS):
             item = QtWidgets.QListWidgetItem(f"{head_name(score.layer, score.head)}  (distance {score.score:.2f})")
             item.setData(HEAD_ROLE, (score.layer, score.head))
