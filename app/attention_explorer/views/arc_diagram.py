@@ -58,7 +58,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.controller = controller
         self._orders: dict[tuple[int, int], np.ndarray] = {}  # (head, limit) → strongest columns, this trace
         self._selection: list[HeadArcs] = []  # the chosen lines of each head shown
-        self._drawn: list[tuple[int, int, int, float]] = []  # (head, looking, looked at, weight)
+        self._drawn: list[HeadArcs] = []  # the lines drawn at full strength
         self._texts: list[str] = []  # the words as the regular labels show them (long ones shortened)
         self._label_px = 0.0  # the widest of them, bold, with its gap to the lines
         self._legend_html: tuple[str, str] | None = None  # (text, colour) the legend shows
@@ -124,7 +124,7 @@ class QtArcDiagram(QtWidgets.QWidget):
     def drawn_arcs(self) -> list[tuple[int, int, int, float]]:
         """Every line drawn at full strength, as (head, looking word, looked-at word, weight): all the
         chosen lines, or while a word is focused only its lines (the rest are dimmed)."""
-        return list(self._drawn)
+        return [row for arcs in self._drawn for row in arcs.rows()]  # made when asked: 18,000 lines at 512 words
 
     def label(self, side: str, index: int) -> Label | None:
         """The label drawn for word `index` at one end (its text, colour and boldness), or None when
@@ -164,6 +164,7 @@ class QtArcDiagram(QtWidgets.QWidget):
     def _rebuild(self, *_):
         trace = self.controller.trace
         self._orders = {}
+        self._lines_key = None
         if trace is None:
             self._texts = []
             self._selection = []
@@ -198,8 +199,13 @@ class QtArcDiagram(QtWidgets.QWidget):
         if trace is None:
             return
         heads = self.heads_shown()
+        colors = head_colors(heads, self.controller.head)
+        key = (tuple(heads), tuple(color.rgba() for color in colors), self.strongest.value())
+        if key == self._lines_key:
+            return  # another head chosen while every head is shown: the same lines, nothing to redraw
+        self._lines_key = key
         self._selection = []
-        for head, color in zip(heads, head_colors(heads, self.controller.head), strict=True):
+        for head, color in zip(heads, colors, strict=True):
             weights = self._strengths(trace, head)
             key = (head, self.strongest.value())
             if key not in self._orders:
@@ -222,7 +228,7 @@ class QtArcDiagram(QtWidgets.QWidget):
                                                                         looking)) for arcs in selection]
         self.focus_lines.set_batches([] if focus is None else batches_of(selection), trace.n if trace else 0)
         self.lines.setOpacity(1.0 if focus is None else DIMMED_OPACITY)
-        self._drawn = [row for arcs in selection for row in arcs.rows()]
+        self._drawn = selection
         self._place_labels()
 
     def _strengths(self, trace, head: int) -> np.ndarray:

@@ -115,6 +115,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
         """Show `table`, complete. A matrix of the same shape (the usual case while typing) only
         updates the cells and labels: a model reset would make the view lay everything out again."""
         same_shape = self.table is not None and self.table.values.shape == table.values.shape
+        same_labels = same_shape and (self.table.rows, self.table.cols) == (table.rows, table.cols)
         if not same_shape:
             self.beginResetModel()
         self.table, self._by_row, self._marks = table, by_row, ()
@@ -135,8 +136,9 @@ class MatrixModel(QtCore.QAbstractTableModel):
             return
         rows, cols = table.values.shape
         self.dataChanged.emit(self.index(0, 0), self.index(rows - 1, cols - 1))
-        self.headerDataChanged.emit(QtCore.Qt.Orientation.Horizontal, 0, cols - 1)
-        self.headerDataChanged.emit(QtCore.Qt.Orientation.Vertical, 0, rows - 1)
+        if not same_labels:  # another head or layer of the same text: its headers would only be measured again
+            self.headerDataChanged.emit(QtCore.Qt.Orientation.Horizontal, 0, cols - 1)
+            self.headerDataChanged.emit(QtCore.Qt.Orientation.Vertical, 0, rows - 1)
 
     def text(self, row: int, col: int) -> str:
         """A cell's text, as it is (or will be) shown, filled or not."""
@@ -236,7 +238,7 @@ class MatrixTable(QtWidgets.QTableView):
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
-        self._label_px: dict[str, int] = {}  # a row label's width: 128 words measured once, not on each edit
+        self._label_px: dict[str, int] = {}  # a label's width: 512 words measured once, not on each edit
         self._focus: Mark = (None, None)
         self._focus_span = 1  # rows (or columns) framed from the focused one
         self._hovered_row: int | None = None
@@ -381,6 +383,12 @@ class MatrixTable(QtWidgets.QTableView):
                     if not model.is_marked(r, c):
                         painter.drawLine(QtCore.QLineF(start, end))
 
+    def _label_width(self, label: str, metrics: QtGui.QFontMetrics) -> int:
+        width = self._label_px.get(label)
+        if width is None:
+            width = self._label_px[label] = metrics.horizontalAdvance(label)
+        return width
+
     def _fit(self, table: StepTable) -> None:
         """Column widths from the widest text a column holds (every cell, filled or not), so filling
         never resizes it. A function of the table alone, as a table built now would be: columns that
@@ -395,23 +403,20 @@ class MatrixTable(QtWidgets.QTableView):
             candidates = [[widest_text(self.matrix_model.found)]] * cols
         changed = False
         advances: dict[str, int] = {}
+        if len(self._label_px) > 4 * 8192:
+            self._label_px.clear()
         for col, label in enumerate(table.cols):
             for text in candidates[col]:
                 if text not in advances:
                     advances[text] = metrics.horizontalAdvance(text)
-            widest = max([header_metrics.horizontalAdvance(label)] + [advances[t] for t in candidates[col]])
+            widest = max([self._label_width(label, header_metrics)] + [advances[t] for t in candidates[col]])
             if self.columnWidth(col) != widest + CELL_PADDING:
                 self.setColumnWidth(col, widest + CELL_PADDING)
                 changed = True
         row_height = metrics.height() + ROW_PADDING
         vertical = self.verticalHeader()
         vertical.setDefaultSectionSize(row_height)
-        if len(self._label_px) > 4 * 8192:
-            self._label_px.clear()
-        for label in table.rows:
-            if label not in self._label_px:
-                self._label_px[label] = header_metrics.horizontalAdvance(label)
-        label_width = max(self._label_px[label] for label in table.rows) + CELL_PADDING
+        label_width = max(self._label_width(label, header_metrics) for label in table.rows) + CELL_PADDING
         if vertical.width() != label_width:
             vertical.setFixedWidth(label_width)
             changed = True
