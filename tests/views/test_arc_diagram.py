@@ -112,6 +112,22 @@ def test_a_mouse_resting_on_a_word_redraws_nothing(qtbot, make_arcs):
     assert counter.count == 0
 
 
+def test_another_head_redraws_nothing_while_every_head_is_shown_and_its_own_lines_when_one_is(qtbot, make_arcs):
+    arcs = make_arcs()
+    assert arcs.all_heads.isChecked() and len(arcs.heads_shown()) > 1
+    drawn = arcs.drawn_arcs()
+    counter = PaintCounter(arcs.graphics.viewport())
+    arcs.controller.set_head(1)
+    qtbot.wait(30)
+    assert counter.count == 0 and arcs.drawn_arcs() == drawn  # the same lines, in the same colours
+
+    arcs.all_heads.click()
+    assert {head for head, *_ in arcs.drawn_arcs()} == {1}
+    arcs.controller.set_head(0)
+    qtbot.waitUntil(lambda: counter.count > 0)
+    assert {head for head, *_ in arcs.drawn_arcs()} == {0}
+
+
 def _assert_labels_apart(arcs):
     for side in (LEFT, RIGHT):
         drawn = arcs.drawn_labels(side)
