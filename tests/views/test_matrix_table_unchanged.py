@@ -1,10 +1,11 @@
 """A step table that an edit leaves as it was (W_O never changes) is not prepared or repainted again."""
 
 import numpy as np
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from attention_explorer.engine.step_types import StepTable
 from attention_explorer.views.matrix_table import MatrixTable
+from screen_oracle import check_backing_store, settle
 
 
 def w_o(values) -> StepTable:
@@ -35,3 +36,38 @@ def test_a_table_half_filled_by_the_animation_is_shown_complete_again(qtbot):
     assert table.matrix_model.look(1, 1) is not None
     table.set_table(w_o([[1.0, 0.5], [0.0, -2.0]]), "magma")  # other colours: prepared again
     assert table.matrix_model.look(0, 0)[1] != table.matrix_model.look(1, 1)[1]
+
+
+class DamageRecorder(QtCore.QObject):
+    """The area each paint of a widget covered."""
+
+    def __init__(self, widget: QtWidgets.QWidget):
+        super().__init__(widget)
+        self.areas: list[int] = []
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if event.type() == QtCore.QEvent.Type.Paint:
+            self.areas.append(sum(rect.width() * rect.height() for rect in event.region()))
+        return False
+
+
+def test_a_moved_focus_repaints_the_two_bands_it_left_and_entered_and_the_screen_shows_it(qtbot):
+    n = 30
+    values = np.arange(n * n, dtype=float).reshape(n, n) / 7
+    values[np.triu_indices(n, 1)] = -np.inf  # masked cells: a translucent fill, darker where painted twice
+    labels = tuple(f"w{i}" for i in range(n))
+    table = MatrixTable()
+    qtbot.addWidget(table)
+    table.set_table(StepTable("scores", "scores", values, labels, labels), "viridis")
+    table.show()
+    qtbot.waitExposed(table)
+    settle()
+    whole = table.viewport().width() * table.viewport().height()
+    damage = DamageRecorder(table.viewport())
+    for row, col in ((2, None), (25, None), (None, 4), (7, 20), (8, 21), (None, None)):
+        damage.areas.clear()
+        table.set_focus(row, col)
+        settle()
+        assert damage.areas and sum(damage.areas) < whole / 2, (row, col, damage.areas, whole)
+        check_backing_store(table, f"focus moved to row {row}, column {col}")

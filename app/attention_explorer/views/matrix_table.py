@@ -26,6 +26,7 @@ Mark = tuple[int | None, int | None]  # a row (col None), a column (row None) or
 CELL_PADDING = 8   # a step's three tables side by side fit a 1400-pixel window
 ROW_PADDING = 4    # ... and, with the W_O step's eight rows, its two-fifths of a 900-pixel-high one
 SHADES = 256  # colours per colour map: finer steps than the eye tells apart in a table cell
+FOCUS_REACH_PX = 2  # the focus frame's 2-pixel pen reaches this far past its band's edge
 MEASURED_CELLS = 64 * 64  # up to this many cells a column is as wide as its widest text; beyond, every
                           # column as the widest the table's numbers can write, not measured one by one
 
@@ -269,8 +270,31 @@ class MatrixTable(QtWidgets.QTableView):
         """Frame the focused word's row or column (None, None: no frame), or `span` of them from there
         (a word the other views show merged is several pieces here)."""
         if (row, col, span) != (*self._focus, self._focus_span):
+            before = self._focus_bands()
             self._focus, self._focus_span = (row, col), span
-            self.viewport().update()
+            for band in before + self._focus_bands():  # the old frame wiped, the new one drawn
+                self.viewport().update(band)
+
+    def _focus_bands(self) -> list[QtCore.QRect]:
+        """The viewport rectangles the focus frame lies in: its rows' band and its columns' band."""
+        table = self.matrix_model.table
+        row, col = self._focus
+        if table is None or (row is None and col is None):
+            return []
+        rows, cols = table.values.shape
+        height, top = self.rowHeight(0), self.rowViewportPosition(0)
+        left = self.columnViewportPosition(0)
+        right = self.columnViewportPosition(cols - 1) + self.columnWidth(cols - 1)
+        bands = []
+        if row is not None and row < rows:
+            end = min(row + self._focus_span, rows)
+            bands.append(QtCore.QRect(left, top + row * height, right - left, (end - row) * height))
+        if col is not None and col < cols:
+            end = min(col + self._focus_span, cols)
+            x0 = self.columnViewportPosition(col)
+            x1 = self.columnViewportPosition(end - 1) + self.columnWidth(end - 1)
+            bands.append(QtCore.QRect(x0, top, x1 - x0, rows * height))
+        return [band.adjusted(-FOCUS_REACH_PX, -FOCUS_REACH_PX, FOCUS_REACH_PX, FOCUS_REACH_PX) for band in bands]
 
     def focus_mark(self) -> Mark:
         return self._focus
@@ -295,14 +319,25 @@ class MatrixTable(QtWidgets.QTableView):
     def paintEvent(self, event: QtGui.QPaintEvent) -> None:  # noqa: N802 - Qt API
         """The cells in the damaged area: colour and text (blank until filled in); then the grid and
         the outer edges of the marked cells (the inputs a hovered result used). Only the rows and
-        columns the damaged area crosses are looked at, however large the table."""
+        columns the damaged rectangles cross are looked at, however large the table: a focus moved
+        from one row to another damages those two bands, not the rows between them."""
         model = self.matrix_model
         if model.table is None:
             return
         rows, cols = model.table.values.shape
-        damaged = event.rect()
         height = self.rowHeight(0)
         top = self.rowViewportPosition(0)
+        painter = QtGui.QPainter(self.viewport())
+        for damaged in event.region():  # each clipped to its own: a cell two of them cross is painted once,
+            painter.setClipRect(damaged)  # where its translucent fill (a masked cell's) would darken
+            self._paint_cells(painter, damaged, rows, cols, height, top)
+        painter.setClipping(False)
+        self._paint_focus(painter, rows, cols, height, top)
+        painter.end()
+
+    def _paint_cells(self, painter: QtGui.QPainter, damaged: QtCore.QRect, rows: int, cols: int, height: int,
+                     top: int) -> None:
+        model = self.matrix_model
         first_row = max(0, (damaged.top() - top) // height)
         last_row = min(rows - 1, (damaged.bottom() - top) // height)
         first_col, last_col = self._column_at(damaged.left(), 0), self._column_at(damaged.right(), cols - 1)
@@ -312,7 +347,6 @@ class MatrixTable(QtWidgets.QTableView):
         xs = {c: self.columnViewportPosition(c) for c in range(first_col, last_col + 1)}
         xs[last_col + 1] = xs[last_col] + self.columnWidth(last_col)
         ys = {r: top + r * height for r in range(first_row, last_row + 2)}
-        painter = QtGui.QPainter(self.viewport())
         center = QtCore.Qt.AlignmentFlag.AlignCenter
         ink = None
         for row in range(first_row, last_row + 1):
@@ -334,8 +368,6 @@ class MatrixTable(QtWidgets.QTableView):
                                                                                                last_row + 2)])
         if model.marks():
             self._paint_marks(painter, xs, ys, columns, range(first_row, last_row + 1))
-        self._paint_focus(painter, rows, cols, height, top)
-        painter.end()
 
     def _column_at(self, x: int, outside: int) -> int:
         """The column under viewport x, or `outside` when x is past the table's edge."""
