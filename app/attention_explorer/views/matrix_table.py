@@ -240,6 +240,7 @@ class MatrixTable(QtWidgets.QTableView):
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self._label_px: dict[str, int] = {}  # a label's width: 512 words measured once, not on each edit
+        self._column_px: list[int] = []  # the widths given to the columns (asking Qt costs 4 µs a column)
         self._focus: Mark = (None, None)
         self._focus_span = 1  # rows (or columns) framed from the focused one
         self._hovered_row: int | None = None
@@ -248,6 +249,7 @@ class MatrixTable(QtWidgets.QTableView):
         self.viewport().installEventFilter(self)
         self.matrix_model = MatrixModel(self)
         self.setModel(self.matrix_model)
+        self.matrix_model.modelReset.connect(self._column_px.clear)  # new columns start at the default width
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)  # ←/→ stay with the timeline
         self.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.NoSelection)
         self.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -437,14 +439,19 @@ class MatrixTable(QtWidgets.QTableView):
         advances: dict[str, int] = {}
         if len(self._label_px) > 4 * 8192:
             self._label_px.clear()
+        widths = []
         for col, label in enumerate(table.cols):
             for text in candidates[col]:
                 if text not in advances:
                     advances[text] = metrics.horizontalAdvance(text)
-            widest = max([self._label_width(label, header_metrics)] + [advances[t] for t in candidates[col]])
-            if self.columnWidth(col) != widest + CELL_PADDING:
-                self.setColumnWidth(col, widest + CELL_PADDING)
-                changed = True
+            widths.append(max([self._label_width(label, header_metrics)] + [advances[t] for t in candidates[col]])
+                          + CELL_PADDING)
+        if widths != self._column_px:
+            for col, width in enumerate(widths):
+                if col >= len(self._column_px) or self._column_px[col] != width:
+                    self.setColumnWidth(col, width)
+            self._column_px[:] = widths
+            changed = True
         row_height = metrics.height() + ROW_PADDING
         vertical = self.verticalHeader()
         vertical.setDefaultSectionSize(row_height)
@@ -454,7 +461,7 @@ class MatrixTable(QtWidgets.QTableView):
             changed = True
         self.horizontalHeader().setFixedHeight(header_metrics.height() + ROW_PADDING + 2)
         frame = 2 * self.frameWidth()
-        width = label_width + sum(self.columnWidth(c) for c in range(len(table.cols))) + frame
+        width = label_width + sum(widths) + frame
         height = self.horizontalHeader().height() + row_height * len(table.rows) + frame
         if changed or self.size() != QtCore.QSize(width, height):
             self.setFixedSize(width, height)
