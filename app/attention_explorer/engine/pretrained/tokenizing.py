@@ -146,6 +146,10 @@ class TextTokenizer:
         self.tokenizer = tokenizer
         self.max_tokens, self.vocab_size, self.keep_end = max_tokens, vocab_size, keep_end
         self._check_ids(self._vocabulary)
+        # one token's text and label, asked again on every step of a generation's scrubber: each call
+        # into tokenizers holds stderr back through a temporary file, about 0.3 ms
+        self._token_texts: dict[int, str] = {}
+        self._token_labels: dict[int, str] = {}
 
     def _set_up(self, tokenizer, max_tokens: int, keep_end: bool) -> None:
         tokenizer.no_padding()
@@ -263,8 +267,12 @@ class TextTokenizer:
 
     def token_text(self, token_id: int) -> str:
         """What one token writes (e.g. " mat"), for the next-token list."""
-        return guarded(self.source, "cannot write a token", self.tokenizer.decode, [int(token_id)],
-                       skip_special_tokens=False)
+        token_id = int(token_id)
+        text = self._token_texts.get(token_id)
+        if text is None:
+            text = self._token_texts[token_id] = guarded(self.source, "cannot write a token", self.tokenizer.decode,
+                                                         [token_id], skip_special_tokens=False)
+        return text
 
     def decode(self, token_ids) -> str:
         """What a run of tokens writes together (the pieces of one character joined, unlike token_text)."""
@@ -276,8 +284,12 @@ class TextTokenizer:
         return self._vocabulary.get(piece)
 
     def token_label(self, token_id: int) -> str:
-        piece = guarded(self.source, "cannot name a token", self.tokenizer.id_to_token, int(token_id)) or ""
-        return piece if int(token_id) in self.special_ids else self._tidy(piece)
+        token_id = int(token_id)
+        label = self._token_labels.get(token_id)
+        if label is None:
+            piece = guarded(self.source, "cannot name a token", self.tokenizer.id_to_token, token_id) or ""
+            label = self._token_labels[token_id] = piece if token_id in self.special_ids else self._tidy(piece)
+        return label
 
     @staticmethod
     def _continuations(pieces: list[str], special: np.ndarray, word_ids: list) -> list[bool]:
