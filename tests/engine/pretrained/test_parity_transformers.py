@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.engine.pretrained import installed_models, open_pretrained
+from attention_explorer.engine.pretrained.rope import Llama3
 
 pytest.importorskip("tokenizers")
 torch = pytest.importorskip("torch")
@@ -146,7 +147,7 @@ def test_llama_3_rotary_scaling_matches_transformers(data, tmp_path):
                                       "high_freq_factor": 4.0, "original_max_position_embeddings": 48})
     (folder / "config.json").write_text(json.dumps(config))
     model = open_pretrained(folder)
-    assert model.weights.arch.rope_llama3 == (8.0, 0.25, 4.0, 48.0)
+    assert model.weights.arch.rope_scaling == Llama3(8.0, 0.25, 4.0, 48)
     trace = model.run(TEXT)
     weights, probabilities = reference(folder, trace.encoded.ids, decoder=True)
     assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
