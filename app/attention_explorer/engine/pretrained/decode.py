@@ -113,7 +113,7 @@ class Decoder:
         token so far, itself included (layers, heads, length)."""
         arch, t = self.arch, self.length
         if reads_again(arch.rope_scaling, self.at_once, t + 1):
-            self._earlier = self.cache
+            self._earlier = self.cache if self.keep_inputs else None  # kept for the texts so far before it
             self.reread_at = t + 1
             return self._read(np.array([*self._ids, token_id]))
         self._ids.append(token_id)
