@@ -233,8 +233,8 @@ class LongRope:
         return np.where(longer[:, None], long, short) if longer.any() else short
 
     def describe(self, theta: float, dims: int, n: int, at_once: int | None) -> str:
-        factors = f"(longrope: a factor per frequency, short_factor within the original {self.original:,} tokens, " \
-                  f"long_factor past them)"
+        factors = (f"(longrope: a factor per frequency, short_factor within the original {self.original:,} tokens, "
+                   f"long_factor past them)")
         if at_once is not None and at_once <= self.original < n:
             which = (f"÷ short_factor_j for the tokens read while the text was within {self.original:,} tokens and "
                      f"÷ long_factor_j for the later ones, as the generation read them {factors}")
