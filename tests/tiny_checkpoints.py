@@ -19,3 +19,29 @@ GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
                  "tiny-gemma2.gguf": ("tiny-gemma2-gguf", "tiny-gemma2.gguf"),
                  "tiny-phi3.gguf": ("tiny-phi3-gguf", "tiny-phi3.gguf"),
                  "tiny-mistral.gguf": ("tiny-mistral.gguf", "spaced as llama.cpp: tiny-mistral.gguf")}
+# Each rotary scaling on a tiny checkpoint: config.json's fields as the conftest's `scaled_rope` writes
+# them into a copy (rope_parameters' own updated, the others set, None removed). The original contexts
+# are 16 tokens (12 in GPT-NeoX's), so a text of 10 tokens is within them and one of 29 past them; the
+# factors change every frequency they scale by far more than the test's tolerance.
+SCALED_ROPE = {
+    "linear (Llama)": ("tiny-llama", {"rope_parameters": {"rope_type": "linear", "factor": 4.0}}),
+    "linear (Gemma 2)": ("tiny-gemma2", {"rope_parameters": {"rope_type": "linear", "factor": 2.5}}),
+    "linear (GPT-NeoX)": ("tiny-gpt-neox", {"rope_parameters": {"rope_type": "linear", "factor": 3.0}}),
+    "dynamic (Llama)": ("tiny-llama", {"rope_parameters": {"rope_type": "dynamic", "factor": 2.0},
+                                       "max_position_embeddings": 16}),
+    "dynamic (GPT-NeoX)": ("tiny-gpt-neox", {"rope_parameters": {"rope_type": "dynamic", "factor": 3.0},
+                                             "max_position_embeddings": 12}),
+    # as Qwen2.5's model cards have it: an older file (rope_theta at the top) given a rope_scaling
+    "yarn (Qwen2.5, rope_scaling)": ("tiny-qwen2", {
+        "rope_parameters": None, "rope_theta": 100000.0,
+        "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}}),
+    "yarn (Qwen3, DeepSeek's fields)": ("tiny-qwen3", {"rope_parameters": {
+        "rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 32, "beta_fast": 8, "beta_slow": 0.5,
+        "mscale": 1.0, "mscale_all_dim": 0.5, "truncate": False}}),
+    "longrope (Phi-3)": ("tiny-phi3", {"rope_parameters": {"rope_type": "longrope", "short_factor": [1.0, 1.5, 2.0],
+                                                           "long_factor": [2.0, 5.0, 9.0]},
+                                       "original_max_position_embeddings": 16}),
+    "longrope (Llama)": ("tiny-llama", {"rope_parameters": {
+        "rope_type": "longrope", "short_factor": [1.0, 1.2, 1.5, 2.0], "long_factor": [1.5, 4.0, 9.0, 16.0],
+        "original_max_position_embeddings": 16}}),
+}

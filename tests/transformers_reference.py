@@ -59,10 +59,26 @@ def gguf_tokenizer(path):
 
 def their_tokens(reference, ids, tokens: int, stop_ids) -> list[int]:
     """What transformers' greedy `generate` (with its cache) writes after `ids`, stopping at `stop_ids`."""
+    return _greedy(reference, ids, tokens, stop_ids)[0, len(ids):].tolist()
+
+
+def their_steps(reference, ids, tokens: int, stop_ids) -> tuple[list[int], list[np.ndarray]]:
+    """their_tokens, and for each token the attention that chose it: the row of the token read last, in
+    every layer and head (layers, heads, length), as its generate computed it (a model made with eager
+    attention); a layer whose sliding-window cache no longer holds the first keys gives them no weight."""
+    out = _greedy(reference, ids, tokens, stop_ids, output_attentions=True, return_dict_in_generate=True)
+    rows = []
+    for step, layers in enumerate(out.attentions):
+        length = len(ids) + step
+        rows.append(np.stack([np.pad(layer[0, :, -1].numpy(), ((0, 0), (length - layer.shape[-1], 0)))
+                              for layer in layers]))
+    return out.sequences[0, len(ids):].tolist(), rows
+
+
+def _greedy(reference, ids, tokens: int, stop_ids, **asked):
     with torch.no_grad():
-        out = reference.generate(torch.tensor(np.asarray(ids))[None], max_new_tokens=tokens, do_sample=False,
-                                 use_cache=True, eos_token_id=list(stop_ids) or None, pad_token_id=0)
-    return out[0, len(ids):].tolist()
+        return reference.generate(torch.tensor(np.asarray(ids))[None], max_new_tokens=tokens, do_sample=False,
+                                  use_cache=True, eos_token_id=list(stop_ids) or None, pad_token_id=0, **asked)
 
 
 def spaced_as_llama_cpp(path):

@@ -71,17 +71,16 @@ def rope_cell(c: StepContext, row: int, col: int, result: str | None) -> CellAri
 
 def rope_formula(trace: Trace) -> str:
     # No "<" here: the panel's label would take it for the start of a rich-text tag.
-    position = "position" if trace.rope_factor == 1 else f"(position ÷ {trace.rope_factor:g})"
-    if trace.rope_llama3:
-        factor, low, high, context = trace.rope_llama3
-        return ("q'[j] = q[j]·cos θ − q[j + d/2]·sin θ and q'[j + d/2] = q[j + d/2]·cos θ + q[j]·sin θ for j in the "
-                f"first half, θ = position × f_j, f_j = base^(−2j/d) scaled as Llama 3.1 scales it: ÷ {factor:g} "
-                f"where its wavelength 2π/f_j is over {context / low:,.0f} tokens, kept where under "
-                f"{context / high:,.0f}, blended between; the same for k")
-    if trace.rope_cos is None or trace.rope_cos.shape[1] == trace.heads[0].d_k:
-        return ("q'[j] = q[j]·cos θ − q[j + d/2]·sin θ and q'[j + d/2] = q[j + d/2]·cos θ + q[j]·sin θ for j in the "
-                f"first half, θ = {position} × base^(−2j/d); the same for k")
-    turned, width = trace.rope_cos.shape[1], trace.heads[0].d_k
-    return (f"over the first r = {turned} of the {width} dims: q'[j] = q[j]·cos θ − q[j + r/2]·sin θ and "
-            f"q'[j + r/2] = q[j + r/2]·cos θ + q[j]·sin θ for j in the first half, θ = {position} × base^(−2j/r); "
-            f"the other dims pass unturned; the same for k")
+    whole = trace.rope_cos is None or trace.rope_cos.shape[1] == trace.heads[0].d_k
+    d = "d" if whole else "r"
+    if trace.rope_scaling:
+        angle = f"θ = position × f_j, f_j = base^(−2j/{d}) {trace.rope_scaling}"
+    else:
+        position = "position" if trace.rope_factor == 1 else f"(position ÷ {trace.rope_factor:g})"
+        angle = f"θ = {position} × base^(−2j/{d})"
+    turn = (f"q'[j] = q[j]·cos θ − q[j + {d}/2]·sin θ and q'[j + {d}/2] = q[j + {d}/2]·cos θ + q[j]·sin θ for j in "
+            f"the first half, {angle}")
+    if whole:
+        return f"{turn}; the same for k"
+    return (f"over the first r = {trace.rope_cos.shape[1]} of the {trace.heads[0].d_k} dims: {turn}; the other "
+            f"dims pass unturned; the same for k")

@@ -86,12 +86,14 @@ class Trace:
     layer: int | None = None
     b_o: np.ndarray | None = None
     ablated_heads: frozenset[int] = frozenset()
-    # Rotary position models (Llama): cos θ and sin θ (n × d_k) that turned each head's q and k, and
-    # the linear factor their positions were divided by (Gemma 3's global layers; else 1).
+    # Rotary position models (Llama): cos θ and sin θ (n × d_k) that turned each head's q and k, the
+    # linear factor their positions were divided by (Gemma 3's global layers, a linear scaling; else 1),
+    # and how a scaling for a longer context made their frequencies f_j (Llama 3.1's, dynamic NTK, YaRN,
+    # longrope), in words that follow "f_j = base^(−2j/d)"; "" when none did.
     rope_cos: np.ndarray | None = None
     rope_sin: np.ndarray | None = None
     rope_factor: float = 1.0
-    rope_llama3: tuple[float, float, float, float] = ()  # Llama 3.1's frequency scaling, when the model has it
+    rope_scaling: str = ""
     # A real model's layer read otherwise than head by head over its own tokens (words, hidden
     # tokens, rollout): how the weights were made, from which trace (engine.reading); else None.
     reading: Reading | None = None

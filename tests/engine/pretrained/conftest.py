@@ -1,11 +1,15 @@
-"""The committed tiny checkpoints (see make_tiny_checkpoints.py) and a safetensors writer for broken copies."""
+"""The committed tiny checkpoints (see make_tiny_checkpoints.py), copies of them with a scaled RoPE, and a
+safetensors writer for broken copies."""
 
 import json
+import shutil
 import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tiny_checkpoints import SCALED_ROPE
 
 DATA = Path(__file__).with_name("data")
 
@@ -25,6 +29,28 @@ def _write_safetensors(path, tensors: dict[str, np.ndarray], dtype="F32") -> Non
         offset += len(blob)
     text = json.dumps(header).encode()
     Path(path).write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+@pytest.fixture
+def scaled_rope(data, tmp_path):
+    """scaled_rope(case) → a folder: the tiny checkpoint of tiny_checkpoints.SCALED_ROPE[case] copied with
+    that case's config.json fields."""
+    def copy(case: str) -> Path:
+        name, fields = SCALED_ROPE[case]
+        folder = tmp_path / f"{name}-{len(list(tmp_path.iterdir()))}"
+        shutil.copytree(data / name, folder)
+        config = json.loads((folder / "config.json").read_text())
+        for field, value in fields.items():
+            if value is None:
+                config.pop(field)
+            elif field == "rope_parameters":
+                config[field].update(value)
+            else:
+                config[field] = value
+        (folder / "config.json").write_text(json.dumps(config))
+        return folder
+
+    return copy
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
 """Generation with a key/value cache: every step's attention rows and scores are the project's own full
 forward over the prompt and the text written so far (1e-5, with and without a head switched off, the
 cache grown on the way), the choice and its candidates come from those scores, and it stops, cancels
-and refuses as it says."""
+and refuses as it says. Under a rotary scaling whose frequencies follow the text's length (dynamic NTK,
+a Llama's longrope) a step is that forward as the generation read the text, which past the original
+context is not the forward over the text at once: transformers' generate reads it so (decode.py)."""
 
 import dataclasses
 import json
@@ -30,9 +32,10 @@ CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\
           "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
 
 
-def full_forward(model, ids, ablate):
-    """The project's forward over `ids`: the last token's row of every layer and head, and its scores."""
-    result = forward(model.weights, np.asarray(ids), ablate)
+def full_forward(model, ids, ablate, at_once=None):
+    """The project's forward over `ids`: the last token's row of every layer and head, and its scores;
+    `at_once`: read as a generation reads, that many tokens at once and the others one at a time."""
+    result = forward(model.weights, np.asarray(ids), ablate, at_once=at_once)
     maker = LayerMaker(model.weights, result, ablate)
     return np.stack([maker.layer_weights(layer)[:, -1] for layer in range(model.n_layers)]), result.next_logits
 
@@ -63,6 +66,30 @@ def test_every_step_is_the_full_forward_over_the_text_so_far(data, monkeypatch, 
     if ablate:
         plain = generate(model, PROMPT, GenerationSettings(tokens=12))
         assert not np.array_equal(plain.steps[-1].attention, result.steps[-1].attention)
+
+
+@pytest.mark.parametrize("case", tiny_checkpoints.SCALED_ROPE)
+def test_under_a_scaled_rope_every_step_is_the_forward_over_the_text_as_the_generation_read_it(
+        scaled_rope, monkeypatch, case):
+    """12 tokens after a prompt of 10, the text outgrowing the original context of 16 on the way. Where
+    the frequencies follow the text's length and the cache keeps its keys (dynamic NTK; longrope but in
+    Phi-3, which reads its whole text again past the original context) a step is the forward whose
+    prompt is read at once and each later token with the frequencies of the text up to it, and differs
+    from the forward over the text at once once that text is past the original context; elsewhere it is
+    the forward at once."""
+    monkeypatch.setattr(decode_module, "FIRST_ROOM", 3)  # the cache, and its rotary tables, grow on the way
+    model = dataclasses.replace(open_pretrained(scaled_rope(case)), generation=GenerationInfo())
+    result = generate(model, PROMPT, GenerationSettings(tokens=12))
+    n = len(result.prompt_ids)
+    as_read = case in ("dynamic (Llama)", "dynamic (GPT-NeoX)", "longrope (Llama)")
+    original = model.arch.rope_scaling.original if as_read else 0
+    for i, step in enumerate(result.steps):
+        rows, logits = full_forward(model, result.ids[:n + i], frozenset(), at_once=n if as_read else None)
+        assert np.abs(step.attention - rows).max() <= TOLERANCE
+        assert step.token_id == int(np.argmax(logits))
+        if as_read and n + i > original:
+            at_once, _ = full_forward(model, result.ids[:n + i], frozenset())
+            assert np.abs(step.attention - at_once).max() > 1e-3
 
 
 def test_a_seed_writes_the_same_again_and_the_candidates_are_the_models(data):

@@ -1,6 +1,8 @@
 """The text so far of a generation, as the trace its decoder's kept inputs make: the same thumbnails, sink
 sums and layers as the project's forward over the same tokens (1e-5), at every step, with a head off
-and with the cache grown on the way; the written tokens marked; its next tokens the candidates."""
+and with the cache grown on the way; the written tokens marked; its next tokens the candidates. Under a
+rotary scaling whose frequencies follow the text's length, the forward over them as the generation read
+them (decode.py)."""
 
 import dataclasses
 
@@ -131,3 +133,46 @@ def test_a_reader_keeps_no_rows_and_makes_the_same_ones_again(data, name):
     for made, step in zip(step_rows(model, reader, layers, heads), kept.steps, strict=True):
         assert made.shape == (2, 2, step.attention.shape[-1])
         assert np.abs(made - step.attention[layers][:, heads]).max() <= TOLERANCE
+
+
+# the scaled cases whose frequencies follow the text's length, and how a text so far was read: its prompt
+# at once and then token by token, or (Phi-3, which reads its whole text again past the original
+# context) as if at once
+BY_LENGTH = {"dynamic (Llama)": "as read", "longrope (Llama)": "as read", "longrope (Phi-3)": "at once"}
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["own projections", "whole text's shared"])
+@pytest.mark.parametrize("case", BY_LENGTH)
+def test_a_scaled_rope_s_text_so_far_is_the_forward_over_it_as_the_generation_read_it(
+        scaled_rope, monkeypatch, case, shared):
+    """Texts so far of 10, 13, 16, 17 and 22 tokens, the original context 16: each the forward over its
+    tokens, the prompt's 10 read at once and the others one at a time (or, in Phi-3, all at once: a
+    text of 16 from the cache of the first reading, one of 17 on from the second)."""
+    monkeypatch.setattr(decode_module, "FIRST_ROOM", 3)
+    model = dataclasses.replace(open_pretrained(scaled_rope(case)), generation=GenerationInfo())
+    generation = generate(model, PROMPT, GenerationSettings(tokens=12), keep_reader=True)
+    prompt = len(generation.prompt_ids)
+    assert prompt == 10 and generation.reader.reread_at == (17 if case == "longrope (Phi-3)" else 0)
+    projections = SharedProjections(model, generation) if shared else None
+    for written in (0, 3, 6, 7, 12):
+        trace = trace_so_far(model, generation, written, projections)
+        ids = generation.ids[:prompt + written]
+        expected = forward(model.weights, ids, special=trace.special,
+                           at_once=prompt if BY_LENGTH[case] == "as read" else None)
+        maker = LayerMaker(model.weights, expected, frozenset())
+        assert np.abs(trace.thumbnails - expected.thumbnails).max() <= TOLERANCE
+        for layer in range(model.n_layers):
+            assert np.abs(trace.layer_weights(layer) - maker.layer_weights(layer)).max() <= TOLERANCE
+
+
+@pytest.mark.parametrize("case", BY_LENGTH)
+def test_a_scaled_rope_s_reader_makes_the_rows_it_chose_by_again(scaled_rope, case):
+    """The rows each token was chosen by, made again from the texts so far, are those the generation
+    made as it wrote, before and after the text outgrew the original context (Phi-3: from the first
+    reading and from the second)."""
+    model = dataclasses.replace(open_pretrained(scaled_rope(case)), generation=GenerationInfo())
+    kept = generate(model, PROMPT, GenerationSettings(tokens=12))
+    reader = generate(model, PROMPT, GenerationSettings(tokens=12), keep_reader=True)
+    layers, heads = list(range(model.n_layers)), list(range(model.n_heads))
+    for made, step in zip(step_rows(model, reader, layers, heads), kept.steps, strict=True):
+        assert np.abs(made - step.attention).max() <= TOLERANCE

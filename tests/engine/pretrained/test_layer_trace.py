@@ -7,7 +7,8 @@ import pytest
 
 from attention_explorer.engine.pretrained import blocks, open_pretrained
 from attention_explorer.engine.pretrained.forward import project, rope_for
-from attention_explorer.engine.pretrained.ops import apply_rope, rope_tables
+from attention_explorer.engine.pretrained.ops import apply_rope
+from attention_explorer.engine.pretrained.rope import rope_tables
 from attention_explorer.engine.softmax import softmax
 from tiny_checkpoints import FOLDERS, GGUF
 

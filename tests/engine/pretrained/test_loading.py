@@ -1,6 +1,7 @@
 """Opening the tiny checkpoints: architecture, tokens, labels, words, progress, and every kind of bad file."""
 
 import json
+import math
 import os
 import shutil
 
@@ -350,18 +351,110 @@ def test_free_memory_is_read_from_the_system():
     assert free is None or free > 0
 
 
+FOUR = "4 numbers above 0, one per frequency of the 8 dims RoPE turns"
+
+
 @pytest.mark.parametrize(("rope", "message"), [
     ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4.0, "high_freq_factor": 1.0,
       "original_max_position_embeddings": 8192},
-     r"config.json: rope_parameters: field 'high_freq_factor' must be above 'low_freq_factor' \(4\), not 1.0"),
-    ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
-     r"config.json: rope_parameters: field 'original_max_position_embeddings' is missing"),
-    ({"rope_type": "yarn", "factor": 4.0}, "rope type 'yarn' is not supported"),
+     r"field 'high_freq_factor' must be above 'low_freq_factor' \(4\), not 1.0"),
+    ({"rope_type": "linear"}, "field 'factor' is missing"),
+    ({"rope_type": "linear", "factor": -2}, "field 'factor' must be a finite number above 0, not -2"),
+    ({"rope_type": "dynamic", "factor": 0}, "field 'factor' must be a finite number above 0, not 0"),
+    ({"rope_type": "dynamic", "factor": "2"}, "field 'factor' must be a finite number above 0, not '2'"),
+    ({"rope_type": "yarn", "original_max_position_embeddings": 16}, "field 'factor' is missing"),
+    ({"rope_type": "yarn", "factor": 4.0, "beta_fast": 2, "beta_slow": 4},
+     r"field 'beta_fast' must be at least 'beta_slow' \(4\), not 2"),
+    ({"rope_type": "yarn", "factor": 4.0, "attention_factor": 0},
+     "field 'attention_factor' must be a finite number above 0, not 0"),
+    ({"rope_type": "yarn", "factor": 4.0, "mscale": -1, "mscale_all_dim": 1},
+     "field 'mscale' must be a finite number above 0, not -1"),
+    ({"rope_type": "yarn", "factor": 4.0, "truncate": "no"}, "field 'truncate' must be true or false, not 'no'"),
+    ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1},
+     r"field 'original_max_position_embeddings' must be a whole number of at least 2 \(at most 2,147,483,647\), "
+     r"not 1"),
+    ({"rope_type": "longrope", "short_factor": [1, 1, 1], "long_factor": [1, 2, 3, 4]},
+     rf"field 'short_factor' must list {FOUR}, not \[1, 1, 1\]"),
+    ({"rope_type": "longrope", "short_factor": [1, 1, 1, 1], "long_factor": [1, 2, 0, 4]},
+     rf"field 'long_factor' must list {FOUR}, not \[1, 2, 0, 4\]"),
+    ({"rope_type": "longrope", "short_factor": [1, 1, 1, 1], "long_factor": "4"},
+     rf"field 'long_factor' must list {FOUR}, not '4'"),
+    ({"rope_type": "longrope", "short_factor": [1, 1, 1, 1]}, "field 'long_factor' is missing"),
+    ({"rope_type": 3}, "field 'rope_type' must be a text, not 3"),
 ])
-def test_a_llama_s_rotary_scaling_is_read_or_refused_by_name(data, tmp_path, rope, message):
+def test_a_damaged_rotary_scaling_is_refused_by_its_field(data, tmp_path, rope, message):
     folder = _broken_copy(data, tmp_path, "tiny-llama")
     config = json.loads((folder / "config.json").read_text())
     config["rope_parameters"] = {"rope_theta": 10000.0, **rope}
     (folder / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ModelError, match=message):
+    with pytest.raises(ModelError, match=f"^config.json: rope_parameters: {message}$"):
         open_pretrained(folder)
+
+
+@pytest.mark.parametrize(("name", "rope", "message"), [
+    ("tiny-llama", {"rope_type": "ntk", "factor": 2.0},
+     "rope type 'ntk' is not supported; plain RoPE and rope types linear, dynamic, yarn, longrope, llama3 are"),
+    ("tiny-phi3", {"rope_type": "linear", "factor": 2.0},  # transformers' Phi3Config refuses it too
+     "rope type 'linear' is not supported; plain RoPE and rope type longrope are"),
+    ("tiny-phi3", {"rope_type": "longrope", "short_factor": [1, 1, 1, 1], "long_factor": [1, 1, 1]},
+     r"rope_parameters: field 'short_factor' must list 3 numbers above 0, one per frequency of the 6 dims RoPE "
+     r"turns, not \[1, 1, 1, 1\]"),
+])
+def test_a_rope_type_the_family_does_not_read_is_refused_by_name(data, tmp_path, name, rope, message):
+    folder = _broken_copy(data, tmp_path, name)
+    config = json.loads((folder / "config.json").read_text())
+    config["rope_parameters"].update(rope)
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=f"^config.json: {message}$"):
+        open_pretrained(folder)
+
+
+def _arch_with(data, tmp_path, name, **fields):
+    """The architecture of a copy of tiny checkpoint `name` with config.json's `fields` set (None: removed)."""
+    folder = tmp_path / f"{name}-{len(list(tmp_path.iterdir()))}"
+    shutil.copytree(data / name, folder)
+    config = json.loads((folder / "config.json").read_text())
+    for field, value in fields.items():
+        if value is None:
+            config.pop(field)
+        else:
+            config[field] = value
+    (folder / "config.json").write_text(json.dumps(config))
+    return open_pretrained(folder).arch
+
+
+def test_rotary_scalings_are_read_as_transformers_reads_them(data, tmp_path):
+    """What transformers 5.24's configs do with the fields: an original context not given is the
+    model's; Phi-3's is its top-level field, 4,096 when absent, whatever the rope parameters say, and
+    its older names "su" and "yarn" are longrope; an older `rope_scaling` is read over `rope_parameters`
+    (the base then the top-level one, or 10,000); YaRN's attention factor 0.1·ln s + 1, the ratio of
+    DeepSeek's mscale and mscale_all_dim terms, or the file's, and a null factor the context ÷ the
+    original; longrope's √(1 + ln s ÷ ln original); dynamic NTK reads up to factor × the context."""
+    from attention_explorer.engine.pretrained.rope import Dynamic, Llama3
+
+    def llama(**fields):
+        return _arch_with(data, tmp_path, "tiny-llama", **fields)
+
+    assert llama(rope_parameters={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                  "high_freq_factor": 4.0}).rope_scaling == Llama3(8.0, 1.0, 4.0, 64)
+    assert llama(rope_parameters={"rope_type": "linear", "factor": 2.5}).rope(1) == (10000.0, 2.5)
+    older = llama(rope_parameters=None, rope_theta=500000.0, rope_scaling={"type": "linear", "factor": 2.0})
+    assert older.rope(0) == (500000.0, 2.0)
+    both = llama(rope_scaling={"type": "dynamic", "factor": 2.0})  # rope_parameters' base 100,000 not read
+    assert both.rope_theta == 10000.0 and both.rope_scaling == Dynamic(2.0, 64) and both.max_positions == 128
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}
+    assert llama(rope_parameters=yarn).rope_scaling.attention == pytest.approx(0.1 * math.log(4) + 1)
+    deepseek = llama(rope_parameters={**yarn, "mscale": 1.0, "mscale_all_dim": 0.5}).rope_scaling
+    assert deepseek.attention == pytest.approx((0.1 * math.log(4) + 1) / (0.05 * math.log(4) + 1))
+    assert llama(rope_parameters={**yarn, "attention_factor": 0.8}).rope_scaling.attention == 0.8
+    assert llama(rope_parameters={**yarn, "factor": None}).rope_scaling.factor == 4.0  # 64 ÷ 16
+    longrope = {"rope_type": "longrope", "short_factor": [1, 1, 1], "long_factor": [2, 3, 4],
+                "original_max_position_embeddings": 8}
+    phi3 = _arch_with(data, tmp_path, "tiny-phi3", rope_parameters=longrope,
+                      original_max_position_embeddings=16).rope_scaling
+    assert phi3.original == 16 and phi3.rereads and phi3.attention == pytest.approx(math.sqrt(1.5))  # s = 64 ÷ 16
+    phi3 = _arch_with(data, tmp_path, "tiny-phi3", rope_parameters={**longrope, "rope_type": "su"},
+                      original_max_position_embeddings=None).rope_scaling
+    assert phi3.original == 4096 and phi3.attention == 1.0  # s = 64 ÷ 4,096
+    phi3 = _arch_with(data, tmp_path, "tiny-phi3", rope_parameters={**longrope, "type": "yarn"}).rope_scaling
+    assert phi3.short == (1, 1, 1) and phi3.long == (2, 3, 4)

@@ -11,8 +11,8 @@ from attention_explorer.engine.pretrained.ops import (
     layer_norm,
     masked_softmax,
     rms_norm,
-    rope_tables,
 )
+from attention_explorer.engine.pretrained.rope import rope_tables
 
 
 def test_gelu_with_the_fast_erf_is_within_2e_7_of_the_exact_one_relative_to_x():

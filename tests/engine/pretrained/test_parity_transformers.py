@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from attention_explorer.engine.pretrained import installed_models, open_pretrained
+from attention_explorer.engine.pretrained.rope import Llama3
 
 pytest.importorskip("tokenizers")
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-from tiny_checkpoints import FOLDERS, GGUF  # noqa: E402
+from tiny_checkpoints import FOLDERS, GGUF, SCALED_ROPE  # noqa: E402
 from transformers_reference import llama_from  # noqa: E402
 
 transformers.logging.set_verbosity_error()  # their load reports and bars would bury the differences printed
@@ -22,6 +23,7 @@ transformers.utils.logging.disable_progress_bar()
 
 TOLERANCE = 1e-5
 TEXT = "The cats were playing in the park, 2017 robots reading"
+SHORT_TEXT = "The cat sat on the mat"  # 10 tokens: within the original context of every scaled case
 # (what our engine opens, the folder transformers reads): every family's tiny checkpoint
 TINY = [(folder, folder) for folder in FOLDERS] + list(GGUF.items())
 
@@ -146,7 +148,7 @@ def test_llama_3_rotary_scaling_matches_transformers(data, tmp_path):
                                       "high_freq_factor": 4.0, "original_max_position_embeddings": 48})
     (folder / "config.json").write_text(json.dumps(config))
     model = open_pretrained(folder)
-    assert model.weights.arch.rope_llama3 == (8.0, 0.25, 4.0, 48.0)
+    assert model.weights.arch.rope_scaling == Llama3(8.0, 0.25, 4.0, 48)
     trace = model.run(TEXT)
     weights, probabilities = reference(folder, trace.encoded.ids, decoder=True)
     assert np.abs(trace.all_weights() - weights).max() <= TOLERANCE
@@ -159,3 +161,30 @@ def test_llama_3_rotary_scaling_matches_transformers(data, tmp_path):
                                                                 written.stop_ids)[:len(written.steps)]
     assert "scaled as Llama 3.1 scales it" in __import__("attention_explorer.engine.step_real", fromlist=["x"]) \
         .rope_formula(trace.layer_trace(0))
+
+
+@pytest.mark.parametrize("case", SCALED_ROPE)
+def test_scaled_rotary_positions_match_transformers(data, scaled_rope, case):
+    """Each rotary scaling of tiny_checkpoints.SCALED_ROPE on a text within its original context (10
+    tokens) and one past it (29): every layer's and head's attention and the top-5 next tokens as
+    transformers makes them, and not the plain model's (dynamic NTK: its own on the shorter text,
+    whose base it does not enlarge). `-s` prints the largest differences."""
+    folder = scaled_rope(case)
+    model = open_pretrained(folder)
+    plain = open_pretrained(data / SCALED_ROPE[case][0])
+    said = []
+    for text in (SHORT_TEXT, TEXT):
+        trace = model.run(text)
+        weights, probabilities = reference(folder, trace.encoded.ids, decoder=True)
+        largest = np.abs(trace.all_weights() - weights).max()
+        assert largest <= TOLERANCE
+        assert [t.token_id for t in trace.next_tokens] == list(np.argsort(probabilities)[::-1][:5])
+        worst = max(abs(token.probability - probabilities[token.token_id]) for token in trace.next_tokens)
+        assert worst <= TOLERANCE
+        moved = np.abs(trace.all_weights() - plain.run(text).all_weights()).max()
+        if case.startswith("dynamic") and text == SHORT_TEXT:
+            assert moved == 0
+        else:
+            assert moved > 1e-2
+        said.append(f"{trace.n} tokens: attention {largest:.1e}, top-5 probabilities {worst:.1e}")
+    print(f"{case}: " + "; ".join(said))

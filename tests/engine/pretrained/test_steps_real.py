@@ -14,6 +14,7 @@ pytest.importorskip("tokenizers")
 from attention_explorer.engine.pretrained import open_pretrained  # noqa: E402
 
 SENTENCE = "the cat sat on the mat"
+LONGER = "The cats were playing in the park, 2017 robots reading"  # 29 tokens: past the scaled cases' original 16
 
 
 @pytest.fixture(scope="module", params=["tiny-llama", "tiny-llama.gguf"])
@@ -204,3 +205,28 @@ def test_an_encoder_s_window_is_written_as_one_reaching_both_ways(data):
         "[CLS] → on: on is too far ahead for the layer's sliding window, so it is hidden"
     assert steps.cell_arithmetic(layer, "masked", 0, 4, 0).what == \
         "on → [CLS]: [CLS] is too far back for the layer's sliding window, so it is hidden"
+
+
+@pytest.mark.parametrize(("case", "text", "says"), [
+    ("linear (Llama)", SENTENCE, "θ = (position ÷ 4) × base^(−2j/d); the same for k"),
+    ("dynamic (Llama)", SENTENCE, "f_j = base^(−2j/d) as it is (dynamic NTK scaling: the base as it is for a text "
+                                  "of at most 16 tokens, base·(2·m ÷ 16 − 1)^(8/6) for one of m tokens past them)"),
+    ("dynamic (Llama)", LONGER, "f_j = base^(−2j/d) with the base 362,109 of this text's 29 tokens"),
+    ("yarn (Qwen2.5, rope_scaling)", SENTENCE,
+     "f_j = base^(−2j/d) kept for j up to 0, ÷ 4 from j = 1 on, blended between (YaRN over an original 16 tokens); "
+     "cos θ and sin θ are × 1.139 (YaRN's attention factor), so every score q·k is × 1.296"),
+    ("longrope (Phi-3)", LONGER, "f_j = base^(−2j/r) ÷ long_factor_j, this text of 29 tokens being past the "
+                                 "original"),
+])
+def test_the_rope_step_says_how_a_scaling_made_its_frequencies(scaled_rope, case, text, says):
+    """The RoPE step's formula names the scaling and its numbers on this text; its tables are the ones the
+    forward turned by (an attention factor m in them: cos² + sin² = m²), and every cell's sum is the
+    turned number."""
+    model = open_pretrained(scaled_rope(case))
+    trace = model.run(text).layer_trace(1)
+    assert says in steps.step_view(trace, "rope").formula
+    m = 1.0 if model.arch.rope_scaling is None else model.arch.rope_scaling.attention
+    np.testing.assert_allclose(trace.rope_cos ** 2 + trace.rope_sin ** 2, m * m, rtol=1e-5)
+    for row in range(trace.n):
+        cell = steps.cell_arithmetic(trace, "rope", 0, row, 1, "k")
+        assert cell.text.endswith(f" = {fmt(trace.heads[0].k[row, 1])}")

@@ -6,6 +6,16 @@ norms, projections, rotary tables, softmax, W_O and feed-forward (forward.py) â€
 attention it gives are the forward's over the whole text so far, to rounding (a test checks 1e-5 at
 every step). What the new token's query gives each key, for every layer and head, is kept as it is
 made: "what it looked at when it wrote that word".
+
+A rotary scaling whose frequencies follow the length of the text read (dynamic NTK, longrope: rope.py)
+is read as transformers' generate reads it: the prompt turned by the frequencies of the prompt's
+length, each new token by those of the text up to it, and the keys in the cache left as they were
+turned. Past the model's original context a step is then not the forward over the text so far (which
+turns every token by that text's frequencies) but that text as the generation read it, the forward
+with rope_for's `at_once` (a test checks both against transformers, 1e-5). Phi-3's generation instead
+drops its cache and reads the whole text again when it grows past its original context (its
+prepare_inputs_for_generation; rope.reads_again), so each of its steps is the forward over the text so
+far; the cache of the earlier reading is kept for the texts so far that end before it.
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from .kv_cache import KVCache
 from .model import PretrainedModel, overflow_error
 from .ops import soft_cap
 from .progress import Progress
+from .rope import reads_again
 
 FIRST_ROOM = 256  # tokens of room beyond the prompt at first; the cache doubles when that is used
 
@@ -57,12 +68,24 @@ class Decoder:
         self.keep_inputs = keep_inputs
         self.cache: KVCache | None = None
         self.length = 0
+        self.prompt = 0      # the tokens of the text first read
+        self.at_once = 0     # the tokens the cache's keys were read with at once: the prompt, or the whole
+                             # text when it was read again (reread_at)
+        self.reread_at = 0   # the length at which the whole text was read again (Phi-3's longrope); 0: never
+        self._earlier: KVCache | None = None  # the cache before that, for the texts so far ending before it
+        self._ids: list[int] = []
         self._ropes: list[tuple | None] = []
 
     def prefill(self, ids: np.ndarray, special: np.ndarray | None = None, progress: Progress | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
         """Read the text `ids` through the forward, keeping every layer's keys and values. Returns the
         next-token scores (vocab,) and the last token's attention (layers, heads, n)."""
+        self.prompt = len(ids)
+        return self._read(ids, special, progress)
+
+    def _read(self, ids: np.ndarray, special: np.ndarray | None = None, progress: Progress | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """`ids` through the forward at once, into a new cache (prefill)."""
         n = len(ids)
         self.cache = KVCache(self.arch, n + FIRST_ROOM, self.most, inputs=self.keep_inputs)
         last_queries = [np.empty(0)] * self.arch.n_layers
@@ -81,13 +104,19 @@ class Decoder:
         for index, query in enumerate(last_queries):
             _, rows[index] = attend_newest(self.arch, query, *self.cache.read(index, n), self.off.get(index),
                                            self.arch.window(index))
-        self.length = n
+        self.length = self.at_once = n
+        self._ids, self._ropes = [int(i) for i in ids], []
         return result.next_logits, rows
 
     def step(self, token_id: int) -> tuple[np.ndarray, np.ndarray]:
         """Read one more token: the scores of the token after it (vocab,) and its attention on every
         token so far, itself included (layers, heads, length)."""
         arch, t = self.arch, self.length
+        if reads_again(arch.rope_scaling, self.at_once, t + 1):
+            self._earlier = self.cache if self.keep_inputs else None  # kept for the texts so far before it
+            self.reread_at = t + 1
+            return self._read(np.array([*self._ids, token_id]))
+        self._ids.append(token_id)
         self.cache.reserve(t + 1)
         ropes = self._rope_rows(t)
         h = embed(self.weights, np.array([token_id]), start=t)
@@ -106,11 +135,24 @@ class Decoder:
         self.length = t + 1
         return logits, rows
 
+    def layer_inputs(self, length: int) -> list[np.ndarray]:
+        """The residual stream entering each layer for the first `length` tokens, as this generation read
+        them (views): from the cache before the text was read again when they end before that."""
+        return (self._earlier if length < self.reread_at else self.cache).layer_inputs(length)
+
+    def read_at_once(self, length: int) -> int | None:
+        """How the first `length` tokens were read, as rope_for's `at_once`: how many at once before the
+        rest one at a time; None when the model's rotary tables do not depend on it."""
+        scaling = self.arch.rope_scaling
+        if scaling is None or not scaling.by_length:
+            return None
+        return self.reread_at if 0 < self.reread_at <= length else self.prompt
+
     def _rope_rows(self, position: int) -> list[tuple | None]:
         """Each layer's rotary tables' row of `position`, from tables made for the whole cache (None
-        without RoPE)."""
+        without RoPE): the frequencies of a text of position + 1 tokens where they follow its length."""
         if not self.arch.rotary:
             return [None] * self.arch.n_layers
         if not self._ropes or self._ropes[0][0].shape[0] <= position:
-            self._ropes = rope_for(self.arch, self.cache.capacity)
+            self._ropes = rope_for(self.arch, self.cache.capacity, self.at_once)
         return [(cos[position:position + 1], sin[position:position + 1]) for cos, sin in self._ropes]

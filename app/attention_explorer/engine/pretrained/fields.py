@@ -63,12 +63,24 @@ class Fields:
             raise self.wrong(names, f"must be {wanted} (at most {MAX_COUNT:,})", value)
         return value
 
-    def positive_number(self, *names: str, default=_MISSING) -> float:
-        """A finite number above 0 (a rotary base, say)."""
-        value = _finite(self.raw(*names, default=default))
+    def positive_number(self, *names: str, default=_MISSING) -> float | None:
+        """A finite number above 0 (a rotary base, say); `default` when absent or null (None: an
+        optional field)."""
+        given = self.raw(*names, default=default)
+        if given is None:
+            return None
+        value = _finite(given)
         if value is None or value <= 0:
-            raise self.wrong(names, "must be a finite number above 0", self.raw(*names, default=default))
+            raise self.wrong(names, "must be a finite number above 0", given)
         return value
+
+    def positive_numbers(self, name: str, count: int, what: str) -> tuple[float, ...]:
+        """A list of `count` finite numbers above 0, one per `what`."""
+        given = self.raw(name)
+        values = [_finite(v) for v in given] if isinstance(given, list) else []
+        if len(values) != count or any(v is None or v <= 0 for v in values):
+            raise self.wrong((name,), f"must list {count} numbers above 0, one per {what}", given)
+        return tuple(values)
 
     def epsilon(self, *names: str) -> float:
         """A normalisation's epsilon: a small positive number (see limits.MAX_NORM_EPS)."""

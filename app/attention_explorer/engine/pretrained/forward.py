@@ -12,7 +12,8 @@ module (families/) says which it sets. The shared computation, with what the fie
       residual "parallel":  h = h + Attn(N₁(h)) + FFN(N₂(h))                        GPT-NeoX
     Attn: q, k, v = x·W + b; q and k RMS-normalised per head or over the whole projection (qk_norm),
           then turned by RoPE over their first rotary_dims (none for learned positions; a layer's own
-          base and linear factor when the layers differ, rope_layers); scores
+          base and linear factor when the layers differ, rope_layers; frequencies scaled for a longer
+          context, rope_scaling: rope.py); scores
           q·kᵀ ÷ score_divisor, soft-capped (attn_softcap), masked (a decoder's later keys, and keys
           outside a layer's sliding window: before a decoder's query, on either side of an encoder's),
           softmax, ·v; query head h reads kv head h // group; the heads side by side · W_O + b_O
@@ -35,8 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import block_outputs, block_weights, row_blocks
-from .ops import ACTIVATIONS, apply_rope, layer_norm, rms_norm, rope_tables, soft_cap
+from .ops import ACTIVATIONS, apply_rope, layer_norm, rms_norm, soft_cap
 from .progress import Progress, report
+from .rope import rope_tables
 from .thumbnails import pool_rows_into, thumb_size, thumb_step
 from .weights import Architecture, LayerWeights, ModelWeights
 
@@ -67,6 +69,8 @@ class ForwardResult:
                                     # on the special tokens, the ones a reading may hide
     next_logits: np.ndarray | None  # decoders: the logits after the last token, vocab
     overflow: str = ""              # where the numbers stopped being finite ("layer 3"), or ""
+    at_once: int | None = None      # a generation's text so far, under a scaling that follows the reading's
+                                    # length: read `at_once` tokens at once, then one at a time (rope_for)
 
 
 def norm(arch: Architecture, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
@@ -123,15 +127,17 @@ def merge_heads(outputs: np.ndarray) -> np.ndarray:
     return outputs.transpose(1, 0, 2).reshape(n, heads * d)
 
 
-def rope_for(arch: Architecture, n: int) -> list[tuple | None]:
+def rope_for(arch: Architecture, n: int, at_once: int | None = None) -> list[tuple | None]:
     """Each layer's rotary tables of positions 0 … n − 1 (cos, sin: n × rotary_dims), None without RoPE;
-    the layers of one base and factor share theirs (most models: one for every layer)."""
+    the layers of one base and factor share theirs (most models: one for every layer). `at_once`: the
+    text was read `at_once` tokens at once and then one at a time (a generation), which a scaling
+    that follows the reading's length turns by (rope.lengths); None: at once."""
     if not arch.rotary:
         return [None] * arch.n_layers
     made: dict[tuple[float, float], tuple] = {}
     for layer in range(arch.n_layers):
         if arch.rope(layer) not in made:
-            made[arch.rope(layer)] = rope_tables(n, arch.rotary_dims, *arch.rope(layer), llama3=arch.rope_llama3)
+            made[arch.rope(layer)] = rope_tables(n, arch.rotary_dims, *arch.rope(layer), arch.rope_scaling, at_once)
     return [made[arch.rope(layer)] for layer in range(arch.n_layers)]
 
 
@@ -252,9 +258,11 @@ def summarise_block(weights: np.ndarray, start: int, step: int, thumbs: np.ndarr
 def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, int]] = frozenset(),
             progress: Progress | None = None, resume: tuple[ForwardResult, int] | None = None,
             special: np.ndarray | None = None,
-            keep: Callable[[int, Projections], None] | None = None) -> ForwardResult:
+            keep: Callable[[int, Projections], None] | None = None, at_once: int | None = None) -> ForwardResult:
     """Run `ids` through `model`; `ablate` holds (layer, head) pairs whose attention output is zeroed;
-    `special` marks the special tokens (bool per token), whose weight each row gives is kept.
+    `special` marks the special tokens (bool per token), whose weight each row gives is kept; `at_once`:
+    the tokens turned as a generation reads them, `at_once` at once and then one at a time
+    (rope_for; the same as at once but under a rotary scaling that follows the text's length).
 
     `resume` = (an earlier result on the same ids, a layer): the layers before it are taken from
     that result unchanged (switching a head off in layer L changes nothing before L). `progress`
@@ -263,7 +271,7 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     """
     arch = model.arch
     n = len(ids)
-    ropes = rope_for(arch, n)
+    ropes = rope_for(arch, n, at_once)
     size = thumb_size(n)
     first = 0 if resume is None else resume[1]
     columns = np.flatnonzero(special) if special is not None else np.zeros(0, dtype=np.intp)
@@ -296,4 +304,4 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         logits = next_logits(model, h[-1])
         if not np.isfinite(logits).all():
             return ForwardResult(layer_inputs, thumbnails, sinks, None, "the next-token scores")
-    return ForwardResult(layer_inputs, thumbnails, sinks, logits)
+    return ForwardResult(layer_inputs, thumbnails, sinks, logits, at_once=at_once)

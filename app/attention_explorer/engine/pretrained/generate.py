@@ -6,7 +6,9 @@ Every step keeps what a viewer asks of it: the token, the five candidates it was
 their probabilities, and the attention of the token the model read last — the row, in every layer
 and head, of the query whose scores chose it. The steps of a generation are therefore the last rows
 of forwards over the prompt plus the text written so far (a test checks this to 1e-5 at every step),
-without running those forwards. The rows are float32, layers × heads × the length at that step.
+without running those forwards; under a rotary scaling that follows the text's length (dynamic NTK,
+longrope) past the original context, of that text as the generation read it, as transformers'
+generate does (decode.py). The rows are float32, layers × heads × the length at that step.
 """
 
 from __future__ import annotations

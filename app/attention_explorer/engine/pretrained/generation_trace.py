@@ -5,7 +5,9 @@ first m tokens is the same whatever is written after them. The decoder of a gene
 `keep_reader` keeps those inputs (kv_cache.py); the trace of the prompt and the first k tokens
 written is the trace of a forward over them (to rounding: a test checks 1e-5), whose layers are made
 again from the kept inputs as for any forward, and whose thumbnails and sink sums are worked out
-from them here.
+from them here. Under a rotary scaling that follows the length of the text read (dynamic NTK,
+longrope) it is those tokens as the generation read them (decode.py): the forward whose tokens after
+the prompt are each turned by the frequencies of the text up to them (ForwardResult.at_once).
 
 Its next tokens are the five candidates the next token was chosen from, with the model's own
 probabilities, or after the last token written, the model's guess for the token after it. The
@@ -18,6 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import pairwise
 
 import numpy as np
 
@@ -66,16 +69,18 @@ class SharedProjections:
         if reader is None or not generation.stopped:
             raise ValueError("only an ended generation that kept its reader shares its projections")
         self.length = reader.length
-        self._result = ForwardResult(reader.cache.layer_inputs(self.length), np.zeros(0, dtype=np.float32),
-                                     np.zeros(0, dtype=np.float32), None)
+        self._from = reader.reread_at  # a text so far shorter than that was read otherwise (decode.py)
+        self._result = ForwardResult(reader.layer_inputs(self.length), np.zeros(0, dtype=np.float32),
+                                     np.zeros(0, dtype=np.float32), None, at_once=reader.read_at_once(self.length))
         self._maker = LayerMaker(model.weights, self._result, reader.ablate)
         self._made: dict[int, Projections] = {}
         self._too_large = False  # every layer's would not fit in MAX_BYTES
         self._lock = threading.Lock()
 
     def __call__(self, layer: int, n: int) -> Projections | None:
-        """The first n tokens' projections of `layer` (views, no copy); None past the whole text or the budget."""
-        if n > self.length or self._too_large:
+        """The first n tokens' projections of `layer` (views, no copy); None past the whole text, before
+        the text was read again whole (Phi-3's longrope) or past the budget."""
+        if n > self.length or n < self._from or self._too_large:
             return None
         with self._lock:
             whole = self._made.get(layer)
@@ -112,9 +117,10 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int,
     ids = [step.token_id for step in generation.steps[:written]]
     encoded = _marked(model.tokenizer.extended(generation.encoded, ids), prompt)
     n_layers, n_heads, m = model.n_layers, model.n_heads, thumb_size(length)
-    result = ForwardResult(generation.reader.cache.layer_inputs(length),
-                           np.zeros((n_layers, n_heads, m, m), dtype=np.float32),
-                           np.zeros((n_layers, n_heads, length, 2), dtype=np.float32), None)
+    reader = generation.reader
+    result = ForwardResult(reader.layer_inputs(length), np.zeros((n_layers, n_heads, m, m), dtype=np.float32),
+                           np.zeros((n_layers, n_heads, length, 2), dtype=np.float32), None,
+                           at_once=reader.read_at_once(length))
     trace = CheckedTrace(
         model_name=model.name, text=generation.text + model.tokenizer.decode(ids), encoded=encoded,
         labels=make_labels(encoded), ablated=generation.reader.ablate,
@@ -130,18 +136,22 @@ def step_rows(model: PretrainedModel, generation: Generation, layers: Sequence[i
               ) -> list[np.ndarray]:
     """Each step's attention rows in `layers` and `heads` (0-based), (layers, heads, length at that
     step) float32: the rows kept as they were made, or (a generation that kept its reader) the rows
-    of the text so far that chose each token, made again one layer at a time."""
+    of the text so far that chose each token, made again one layer at a time: from the longest text
+    so far, or from two when the text was read again whole on the way (Phi-3's longrope)."""
     layers, heads = list(layers), list(heads)
     steps = generation.steps
     if not steps or steps[0].attention is not None:
         return [step.attention[layers][:, heads] for step in steps]
     prompt = len(generation.prompt_ids)
-    trace = trace_so_far(model, generation, len(steps) - 1)  # the last token written is never read
     rows = [np.empty((len(layers), len(heads), prompt + i), dtype=np.float32) for i in range(len(steps))]
-    for at, layer in enumerate(layers):
-        weights = trace.layer_weights(layer)[heads]
-        for i, row in enumerate(rows):
-            row[at] = weights[:, prompt + i - 1, :prompt + i]
+    again = generation.reader.reread_at - prompt  # the first step chosen after the text was read again
+    bounds = [0, again, len(steps)] if 0 < again < len(steps) else [0, len(steps)]
+    for start, stop in pairwise(bounds):
+        trace = trace_so_far(model, generation, stop - 1)  # the last token written is never read
+        for at, layer in enumerate(layers):
+            weights = trace.layer_weights(layer)[heads]
+            for i in range(start, stop):
+                rows[i][at] = weights[:, prompt + i - 1, :prompt + i]
     return rows
 
 

@@ -91,8 +91,8 @@ class PretrainedModel:
         ablate = self.checked_heads(ablate)
         encoded = self.tokenizer.encode(text)
         resume = None
-        if previous is not None and previous.model is self.weights and np.array_equal(previous.encoded.ids,
-                                                                                      encoded.ids):
+        if previous is not None and previous.model is self.weights and previous.forward_result.at_once is None \
+                and np.array_equal(previous.encoded.ids, encoded.ids):  # (not a generation's reading of them)
             changed = [layer for layer, _head in ablate ^ previous.ablated]
             resume = (previous.forward_result, min(changed, default=self.n_layers - 1))
         # damaged weights may overflow: the result is checked, so NumPy's warnings would only add noise

@@ -1,12 +1,11 @@
-"""The float32 building blocks of real transformers: norms, activations, RoPE, soft-capping, masked softmax.
+"""The float32 building blocks of real transformers: norms, activations, RoPE's turn (its tables: rope.py),
+soft-capping, masked softmax.
 
 Each matches PyTorch's float32 definition to about 1e-6, which keeps whole models within 1e-5 of
 transformers. Work is done in place where it saves a pass over large arrays.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -91,36 +90,6 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, eps: 
 def rms_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, eps: float) -> np.ndarray:
     """x / √(mean(x²) + eps) · weight over the last axis (RMSNorm has no bias; `bias` is ignored)."""
     return x * (1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(eps))) * weight
-
-
-def rope_tables(n: int, dims: int, theta: float, factor: float = 1.0,
-                llama3: tuple[float, float, float, float] = ()) -> tuple[np.ndarray, np.ndarray]:
-    """cos and sin (n × dims) of HF's rotary embedding over the `dims` leading numbers of a head (all of
-    them, or a part: partial rotary): frequency i used by dims i and i + dims/2; with a linear scaling
-    `factor`, every frequency ÷ factor (positions read as position ÷ factor); with `llama3`, Llama 3.1's
-    scaling of each frequency by its wavelength (llama3_frequencies)."""
-    inv_freq = 1.0 / theta ** (np.arange(0, dims, 2, dtype=np.float32) / np.float32(dims))
-    if factor != 1.0:
-        inv_freq /= np.float32(factor)
-    if llama3:
-        inv_freq = llama3_frequencies(inv_freq, *llama3)
-    angles = np.arange(n, dtype=np.float32)[:, None] * inv_freq[None, :].astype(np.float32)
-    angles = np.concatenate([angles, angles], axis=1)
-    return np.cos(angles), np.sin(angles)
-
-
-def llama3_frequencies(inv_freq: np.ndarray, factor: float, low: float, high: float, context: float
-                       ) -> np.ndarray:
-    """Llama 3.1's rotary frequencies for a longer context, as transformers makes them (float32): a
-    frequency whose wavelength 2π/f is longer than context ÷ low is divided by `factor`, one shorter than
-    context ÷ high is kept, and one between is blended, s·f + (1 − s)·f ÷ factor with
-    s = (context ÷ wavelength − low) ÷ (high − low)."""
-    wavelength = np.float32(2 * math.pi) / inv_freq
-    scaled = np.where(wavelength > context / low, inv_freq / np.float32(factor), inv_freq)
-    smooth = (np.float32(context) / wavelength - np.float32(low)) / np.float32(high - low)
-    blended = (1 - smooth) * scaled / np.float32(factor) + smooth * scaled
-    between = ~(wavelength < context / high) & ~(wavelength > context / low)
-    return np.where(between, blended, scaled).astype(np.float32)
 
 
 def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:

@@ -204,6 +204,13 @@ class PretrainedTrace:
         self.memo["layer trace"] = trace
         return trace
 
+    def _rope_scaling(self, layer: int) -> str:
+        """How the RoPE step's formula says the model scales its frequencies on this text (rope.py), or ""."""
+        arch = self.model.arch
+        if arch.rope_scaling is None or not arch.rotary:
+            return ""
+        return arch.rope_scaling.describe(arch.rope(layer)[0], arch.rotary_dims, self.n, self.forward_result.at_once)
+
     def _make_layer_trace(self, layer: int) -> LazyTrace:
         maker, arch, weights = self._maker, self.model.arch, self.model.layers[layer]
         x = maker.attention_input(layer)
@@ -239,7 +246,7 @@ class PretrainedTrace:
             embedding=x, positional=None, x=x, heads=tuple(heads), w_o=weights.w_o,
             layer=layer, b_o=weights.b_o, ablated_heads=off,
             rope_cos=None if rotary is None else rotary[0], rope_sin=None if rotary is None else rotary[1],
-            rope_factor=arch.rope(layer)[1], rope_llama3=arch.rope_llama3,
+            rope_factor=arch.rope(layer)[1], rope_scaling=self._rope_scaling(layer),
             reading=None, score_root=None if arch.query_scalar in (None, 0, arch.d_head) else float(arch.query_scalar),
             score_cap=float(arch.attn_softcap or 0.0), qk_norm=arch.qk_norm,
         )

@@ -80,7 +80,7 @@ class LayerMaker:
         """Layer `layer`'s rotary tables (cos, sin: n × rotary_dims), None without RoPE."""
         with self._lock:
             if self._ropes is None:
-                self._ropes = rope_for(self.arch, self.n)
+                self._ropes = rope_for(self.arch, self.n, self.result.at_once)
             return self._ropes[layer]
 
     def causal_mask(self, n: int) -> np.ndarray:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError
+from .rope import RopeScaling
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,12 @@ class Architecture:
     gated: bool = False    # the feed-forward is act(x·W_gate) ⊙ (x·W_up) (SwiGLU, GeGLU), not act(x·W_up)
     rotary_dims: int = 0   # leading dims of each head turned by RoPE (partial rotary: fewer than d_head); 0: none
     rope_theta: float = 0.0  # the rotary base; 0 for learned positions
+    rope_factor: float = 1.0  # a linear rope scaling's factor: positions ÷ factor in every layer
     rope_layers: tuple[tuple[float, float], ...] = ()  # per layer, its own rotary base and linear factor (positions
                                                        # ÷ factor) when layers differ (Gemma 3's local and global
-                                                       # layers); (): rope_theta and 1 in every layer
-    rope_llama3: tuple[float, float, float, float] = ()  # Llama 3.1's frequency scaling (factor, low and high
-                                                         # frequency factors, original context); (): none
+                                                       # layers); (): rope_theta and rope_factor in every layer
+    rope_scaling: RopeScaling | None = None  # the frequencies' scaling for a longer context (rope.py: Llama 3.1's,
+                                             # dynamic NTK, YaRN, longrope); None: plain
     qk_norm: str = ""      # q and k RMS-normalised before RoPE: "head" (each head's d_head, Qwen3) or
                            # "whole" (the whole projection, OLMo 2); "" none
     windows: tuple[int, ...] = ()  # per layer, a sliding window w > 0: a query sees the keys less than w
@@ -82,7 +84,7 @@ class Architecture:
 
     def rope(self, layer: int) -> tuple[float, float]:
         """Layer `layer`'s rotary base and linear scaling factor."""
-        return self.rope_layers[layer] if self.rope_layers else (self.rope_theta, 1.0)
+        return self.rope_layers[layer] if self.rope_layers else (self.rope_theta, self.rope_factor)
 
     def window(self, layer: int) -> int:
         """Layer `layer`'s sliding window (0: every key the query may see: the whole text, or before it)."""

@@ -25,7 +25,7 @@ from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
 from . import gemma2, llama, qwen3
-from .shared import Family, every_nth_global, layer_types, rotary_by_kind
+from .shared import Family, Rotary, every_nth_global, layer_types, rotary_by_kind, rotary_dims
 
 # each kind of layer: the older top-level field of its rotary base, and the base when none is given
 BASES = {"full_attention": ("rope_theta", 1_000_000.0), "sliding_attention": ("rope_local_base_freq", 10_000.0)}
@@ -37,10 +37,9 @@ def architecture(fields: Fields) -> Architecture:
     kinds = layer_types(fields, n_layers, every_nth_global(n_layers, every))
     bases = rotary_by_kind(fields, BASES, scaled=("full_attention",))
 
-    def rope(fields: Fields, d_head: int) -> tuple[float, int]:  # every dim of a head is turned
-        if d_head % 2:
-            raise fields.wrong(("head_dim",), "must be even (rotary positions pair its halves)", d_head)
-        return bases["full_attention"][0], d_head
+    def rope(fields: Fields, d_head: int) -> Rotary:  # every dim of a head is turned
+        return Rotary(bases["full_attention"][0], rotary_dims(fields, d_head, 1.0),
+                      fields.count("max_position_embeddings"))
 
     return gemma2.architecture(fields, "gemma3_text", kinds, caps=(None, None), rope=rope, qk_norm="head",
                                rope_layers=tuple(bases[kind] for kind in kinds))

@@ -6,7 +6,7 @@ rotary positions on part of each head and q, k, v fused head by head.
                                                        then h = h + MLP(LN₂(h)))
     MLP(x) = W_down·gelu(x·W_up + b_up) + b_down       LayerNorms with biases, biases everywhere
     RoPE turns only the first r = ⌊d_head·rotary_pct⌋ dims of each head (Pythia: a quarter), pairing
-    i with i + r/2 among them; the other d_head − r pass unturned
+    i with i + r/2 among them; the other d_head − r pass unturned; scaled as Llama's may be (llama.py)
     next-token scores = LN_f(h_last)·W_outᵀ           (embed_out, not tied by default)
 
 The fused query_key_value matrix holds, for each head in turn, its d_head query rows, then its key
@@ -29,15 +29,13 @@ from .shared import Family, activation, even_heads, layer_numbers, linear, rotar
 def architecture(fields: Fields) -> Architecture:
     d_model = fields.count("hidden_size")
     n_heads, n_kv_heads, d_head = even_heads(fields, d_model, "gpt_neox")
-    theta, rotary_dims = rotary(fields, d_head, fraction_default=0.25)
     return Architecture(
         family="gpt_neox", n_layers=fields.count("num_hidden_layers"), n_heads=n_heads, n_kv_heads=n_kv_heads,
         d_model=d_model, d_head=d_head, d_ff=fields.count("intermediate_size", default=4 * d_model),
         vocab_size=fields.count("vocab_size"), norm_eps=fields.epsilon("layer_norm_eps"),
-        max_positions=fields.count("max_position_embeddings"),
         activation=activation(fields, "hidden_act", default="gelu"), decoder=True,
         residual="parallel" if fields.flag("use_parallel_residual", default=True) else "pre",
-        rotary_dims=rotary_dims, rope_theta=theta)
+        **rotary(fields, d_head, fraction_default=0.25).switches())
 
 
 def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:

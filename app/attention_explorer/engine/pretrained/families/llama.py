@@ -11,8 +11,10 @@ Gemma 2 and Gemma 3 build on; their modules say only what they change.
     grouped key/value heads: query head h reads key/value head h ÷ (heads ÷ kv_heads)
 
 Architecture: residual "pre", norm "rms", gated feed-forward (activation from `hidden_act`, silu),
-rotary over the whole head (`rope_theta`), decoder. Optional biases of q, k, v and o are read when
-the file has them (`attention_bias`).
+rotary over the whole head (`rope_theta`), decoder. The rotary scalings transformers' Llama reads
+(rope_type in `rope_parameters` or `rope_scaling`: linear, dynamic, yarn, longrope, llama3) scale θᵢ
+as rope.py writes out, for it and the families built on it (Phi-3: longrope only). Optional biases of
+q, k, v and o are read when the file has them (`attention_bias`).
 Tensors (after an optional `model.` prefix): embed_tokens, layers.{i}.self_attn.{q,k,v,o}_proj,
 mlp.{gate,up,down}_proj, input_layernorm, post_attention_layernorm, norm; lm_head when not tied.
 A GGUF file is read by these same functions (gguf_families.py maps its names to these).
@@ -25,32 +27,23 @@ from collections.abc import Callable
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, activation, attention_heads, layer_numbers, linear, llama3_rope, rotary
+from .shared import Family, Rotary, activation, attention_heads, layer_numbers, linear, rotary
 
 LAYERS = r"layers\.(\d+)\."
 
 
-def llama_rotary(fields: Fields, d_head: int) -> tuple[float, int]:
-    """Plain RoPE, or Llama 3.1's scaling of it (read again by llama3_rope)."""
-    return rotary(fields, d_head, scalings=("llama3",))
-
-
 def architecture(fields: Fields, family: str = "llama", act: str | None = None,
-                 rope: Callable[[Fields, int], tuple[float, int]] = llama_rotary, **switches) -> Architecture:
+                 rope: Callable[[Fields, int], Rotary] = rotary, **switches) -> Architecture:
     """A Llama-layout decoder's sizes; `act` the activation when the family reads it otherwise than from
-    `hidden_act`, `rope` how it reads its rotary base and dims from the fields and d_head, `switches`
-    what the family adds (Architecture's fields)."""
+    `hidden_act`, `rope` how it reads its rotary positions from the fields and d_head (any rope type
+    transformers' Llama reads, by default), `switches` what the family adds (Architecture's fields)."""
     d_model = fields.count("hidden_size")
     n_heads, n_kv_heads, d_head = attention_heads(fields, d_model)
-    theta, rotary_dims = rope(fields, d_head)
-    if rope is llama_rotary:
-        switches.setdefault("rope_llama3", llama3_rope(fields))
     return Architecture(
         family=family, n_layers=fields.count("num_hidden_layers"), n_heads=n_heads, n_kv_heads=n_kv_heads,
         d_model=d_model, d_head=d_head, d_ff=fields.count("intermediate_size"), vocab_size=fields.count("vocab_size"),
-        norm_eps=fields.epsilon("rms_norm_eps"), max_positions=fields.count("max_position_embeddings"),
-        activation=act or activation(fields, "hidden_act", default="silu"), decoder=True, norm="rms",
-        gated=True, rotary_dims=rotary_dims, rope_theta=theta, **switches)
+        norm_eps=fields.epsilon("rms_norm_eps"), activation=act or activation(fields, "hidden_act", default="silu"),
+        decoder=True, norm="rms", gated=True, **rope(fields, d_head).switches(), **switches)
 
 
 def attention(arch: Architecture, src: TensorSource, p: str, biases: str = "optional") -> dict:

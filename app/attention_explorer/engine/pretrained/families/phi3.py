@@ -7,7 +7,11 @@
 The fused matrices are cut into the shared W_Q, W_K, W_V, W_gate and W_up (views, no copies), so the
 forward is Llama's. RoPE may turn only part of each head (`partial_rotary_factor`, Phi-4-mini's
 0.75: see gpt_neox.py); a `sliding_window`, when set, applies to every layer, by Mistral's rule.
-The long-context "longrope" scaling of the 128k models is not supported.
+Rotary scaling as transformers' Phi3Config reads it: plain, or the "longrope" of the 128k models
+(older names "su" and "yarn" read as longrope; rope.LongRope), its original context the top-level
+`original_max_position_embeddings` (4,096 when absent), whatever the rope parameters say. A
+generation reads its whole text again when it grows past that context, as Phi3ForCausalLM's
+prepare_inputs_for_generation drops its cache there (decode.py).
 Tensors: Llama's names with self_attn.qkv_proj for q_proj, k_proj and v_proj, and mlp.gate_up_proj for
 gate_proj and up_proj.
 """
@@ -18,12 +22,19 @@ from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
 from . import llama
-from .shared import Family, linear, sliding_windows
+from .shared import Family, RopeRules, Rotary, linear, rotary, sliding_windows
+
+ROPE = RopeRules(kinds=("longrope",), aliases={"su": "longrope", "yarn": "longrope"}, original=4096, rereads=True)
+
+
+def phi3_rotary(fields: Fields, d_head: int) -> Rotary:
+    return rotary(fields, d_head, rules=ROPE)
 
 
 def architecture(fields: Fields) -> Architecture:
     n_layers = fields.count("num_hidden_layers")
-    return llama.architecture(fields, "phi3", windows=sliding_windows(fields, n_layers, by_layer=False))
+    return llama.architecture(fields, "phi3", rope=phi3_rotary,
+                              windows=sliding_windows(fields, n_layers, by_layer=False))
 
 
 def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:

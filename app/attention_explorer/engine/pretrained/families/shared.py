@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ...errors import ModelError
 from ..fields import Fields, shown
 from ..progress import Progress, report
+from ..rope import Dynamic, Llama3, LongRope, RopeScaling, Yarn, longrope_attention, yarn_attention
 from ..weights import Architecture, ModelWeights, TensorSource
 
 
@@ -86,22 +87,82 @@ def activation(fields: Fields, *names: str, default: str) -> str:
     return ACTIVATIONS[fields.text(*names, default=default, choices=ACTIVATIONS)]
 
 
-def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0, scalings: tuple[str, ...] = ()
-           ) -> tuple[float, int]:
+@dataclass(frozen=True)
+class RopeRules:
+    """The rope types a family reads, as transformers' config and model classes of the family read them."""
+
+    kinds: tuple[str, ...] = ("linear", "dynamic", "yarn", "longrope", "llama3")
+    aliases: Mapping[str, str] = field(default_factory=dict)  # older names read as another ("su" → "longrope")
+    original: int = 0      # above 0: the original context is the top-level `original_max_position_embeddings`,
+                           # this when absent, over the rope parameters' own (Phi3Config)
+    rereads: bool = False  # a generation reads its whole text again when it grows past the original context
+
+
+EVERY_ROPE = RopeRules()  # what transformers' Llama-based models and GPT-NeoX read (its ROPE_INIT_FUNCTIONS)
+
+
+@dataclass(frozen=True)
+class Rotary:
+    """How a model turns q and k by position: its base, the dims turned, a linear scaling's factor
+    (positions ÷ factor), any other scaling (rope.py), and the longest text it reads."""
+
+    theta: float
+    dims: int
+    context: int            # max_position_embeddings, or a dynamic scaling's factor × it
+    factor: float = 1.0
+    scaling: RopeScaling | None = None
+
+    def switches(self) -> dict:
+        """The Architecture's fields it sets."""
+        return {"rotary_dims": self.dims, "rope_theta": self.theta, "rope_factor": self.factor,
+                "rope_scaling": self.scaling, "max_positions": self.context}
+
+
+def rope_parameters(fields: Fields) -> Fields:
+    """The rotary parameters as transformers reads them (convert_rope_params_to_dict): the older
+    `rope_scaling` when it holds any, else `rope_parameters` (a file with both is read by the first)."""
+    name = "rope_scaling" if fields.mapping("rope_scaling") else "rope_parameters"
+    return Fields(fields.mapping(name), f"{fields.file_name}: {name}")
+
+
+def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0, rules: RopeRules = EVERY_ROPE
+           ) -> Rotary:
     """The rotary base and how many leading dims of each head it turns (`partial_rotary_factor`, or
-    GPT-NeoX's `rotary_pct`, times d_head, rounded down as transformers does). Older files put the
-    base and fraction at the top (`rope_theta`, GPT-NeoX's `rotary_emb_base`), newer ones in
-    `rope_parameters` (or `rope_scaling`); plain RoPE, or one of the `scalings` the family reads
-    itself (Llama's "llama3": llama3_rope)."""
-    theta = fields.positive_number("rope_theta", "rotary_emb_base", default=10000.0)
-    fraction = fields.positive_number("partial_rotary_factor", "rotary_pct", default=fraction_default)
-    for rope_name in ("rope_scaling", "rope_parameters"):
-        rope = Fields(fields.mapping(rope_name), f"{fields.file_name}: {rope_name}")
-        if rope.text("rope_type", "type", default="default") not in ("default", *scalings):
-            raise ModelError(f"{fields.file_name}: rope type {rope.raw('rope_type', 'type')!r} is not "
-                             f"supported; only plain RoPE")
-        theta = rope.positive_number("rope_theta", default=theta)
-        fraction = rope.positive_number("partial_rotary_factor", default=fraction)
+    GPT-NeoX's `rotary_pct`, times d_head, rounded down as transformers does), and its scaling. Older
+    files put the base and fraction at the top (`rope_theta`, GPT-NeoX's `rotary_emb_base`), newer ones
+    in `rope_parameters` (or `rope_scaling`), whose `rope_type` (or `type`) names the scaling: plain
+    ("default") or one of the family's `rules`."""
+    rope = rope_parameters(fields)
+    kind = rope.text("rope_type", "type", default="default")
+    kind = rules.aliases.get(kind, kind)
+    if kind not in ("default", *rules.kinds):
+        raise ModelError(f"{fields.file_name}: rope type {shown(kind)} is not supported; plain RoPE and rope "
+                         f"type{'s' if len(rules.kinds) > 1 else ''} {', '.join(rules.kinds)} are")
+    theta = rope.positive_number(
+        "rope_theta", default=fields.positive_number("rope_theta", "rotary_emb_base", default=10000.0))
+    fraction = rope.positive_number(
+        "partial_rotary_factor",
+        default=fields.positive_number("partial_rotary_factor", "rotary_pct", default=fraction_default))
+    dims = rotary_dims(fields, d_head, fraction)
+    context = fields.count("max_position_embeddings")
+    if kind == "default":
+        return Rotary(theta, dims, context)
+    if kind == "linear":
+        return Rotary(theta, dims, context, factor=rope.positive_number("factor"))
+    if kind == "dynamic":  # its base grows past the context: it reads up to factor × the context
+        factor = rope.positive_number("factor")
+        return Rotary(theta, dims, max(context, int(factor * context)), scaling=Dynamic(factor, context))
+    original = (fields.count("original_max_position_embeddings", default=rules.original, minimum=2) if rules.original
+                else rope.count("original_max_position_embeddings", default=context, minimum=2))
+    if kind == "llama3":
+        return Rotary(theta, dims, context, scaling=llama3_rope(rope, original))
+    if kind == "yarn":
+        return Rotary(theta, dims, context, scaling=yarn_rope(rope, original, context))
+    return Rotary(theta, dims, context, scaling=longrope_rope(rope, dims, original, context, rules.rereads))
+
+
+def rotary_dims(fields: Fields, d_head: int, fraction: float) -> int:
+    """The dims of each head RoPE turns: d_head × fraction, rounded down, even and at least 2."""
     dims = int(d_head * fraction)
     if fraction == 1 and d_head % 2:  # RoPE turns the two halves of what it turns against each other
         raise fields.wrong(("head_dim",), "must be even (rotary positions pair its halves)", d_head)
@@ -109,23 +170,41 @@ def rotary(fields: Fields, d_head: int, fraction_default: float = 1.0, scalings:
         raise ModelError(f"{fields.file_name}: rotary positions over {shown(fraction)} of each head of {d_head} "
                          f"dims turn {dims}; they pair the halves of what they turn, so they must turn an even "
                          f"number of dims, at least 2 and at most the head's")
-    return theta, dims
+    return dims
 
 
-def llama3_rope(fields: Fields) -> tuple[float, float, float, float]:
-    """Llama 3.1's rotary scaling from `rope_scaling` or `rope_parameters` (rope type "llama3"): its
-    factor, low and high frequency factors and original context (ops.llama3_frequencies); () for plain
-    RoPE."""
-    for rope_name in ("rope_scaling", "rope_parameters"):
-        rope = Fields(fields.mapping(rope_name), f"{fields.file_name}: {rope_name}")
-        if rope.text("rope_type", "type", default="default") != "llama3":
-            continue
-        low, high = rope.positive_number("low_freq_factor"), rope.positive_number("high_freq_factor")
-        if high <= low:
-            raise rope.wrong(("high_freq_factor",), f"must be above 'low_freq_factor' ({low:g})", high)
-        return (rope.positive_number("factor"), low, high,
-                float(rope.count("original_max_position_embeddings")))
-    return ()
+def llama3_rope(rope: Fields, original: int) -> Llama3:
+    """Llama 3.1's scaling (rope type "llama3"): its factor and low and high frequency factors."""
+    low, high = rope.positive_number("low_freq_factor"), rope.positive_number("high_freq_factor")
+    if high <= low:
+        raise rope.wrong(("high_freq_factor",), f"must be above 'low_freq_factor' ({low:g})", high)
+    return Llama3(rope.positive_number("factor"), low, high, original)
+
+
+def yarn_rope(rope: Fields, original: int, context: int) -> Yarn:
+    """YaRN (rope type "yarn"): its factor (null: the context ÷ the original one, as DeepSeek's), ramp
+    bounds (`beta_fast`, `beta_slow`: 32 and 1 when absent), `truncate` and attention factor (given, or
+    from the factor and `mscale`, `mscale_all_dim`)."""
+    if not rope.present("factor"):
+        raise ModelError(f"{rope.file_name}: field 'factor' is missing")
+    factor = rope.positive_number("factor", default=context / original)
+    fast, slow = rope.positive_number("beta_fast", default=32.0), rope.positive_number("beta_slow", default=1.0)
+    if fast < slow:
+        raise rope.wrong(("beta_fast",), f"must be at least 'beta_slow' ({slow:g})", rope.raw("beta_fast"))
+    attention = rope.positive_number("attention_factor", default=None) or yarn_attention(
+        factor, rope.positive_number("mscale", default=None), rope.positive_number("mscale_all_dim", default=None))
+    return Yarn(factor, original, fast, slow, rope.flag("truncate", default=True), attention)
+
+
+def longrope_rope(rope: Fields, dims: int, original: int, context: int, rereads: bool) -> LongRope:
+    """Phi-3's longrope (rope type "longrope"): a short and a long factor per frequency, and the attention
+    factor (given, or from the factor: the file's, else the context ÷ the original one)."""
+    factor = rope.positive_number("factor", default=context / original)
+    frequency = f"frequency of the {dims} dims RoPE turns"
+    return LongRope(rope.positive_numbers("short_factor", dims // 2, frequency),
+                    rope.positive_numbers("long_factor", dims // 2, frequency), original,
+                    rope.positive_number("attention_factor", default=None) or longrope_attention(factor, original),
+                    rereads)
 
 
 def rotary_by_kind(fields: Fields, bases: Mapping[str, tuple[str, float]], scaled: tuple[str, ...]
