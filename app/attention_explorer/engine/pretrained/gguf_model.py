@@ -3,8 +3,8 @@
 The file's `general.architecture` picks the family (gguf_families.py); its metadata is read under
 config.json's names by the family's own `architecture`, and its tensors under the family's names by
 the family's own `weights`. What llama.cpp's converter changed on the way is undone here: the Llama
-q/k row order (`unpermute`, so one RoPE code path serves both formats), and Gemma's norms, stored
-as 1 + w, are used as stored (no norm offset).
+q/k row order (`unpermute`, so one RoPE code path serves both formats) and GPT-2's transposed Conv1D
+weights, and Gemma's norms, stored as 1 + w, are used as stored (no norm offset).
 """
 
 from __future__ import annotations
@@ -59,8 +59,10 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
     arch = spec.family.architecture(fields)
     if spec.norms_plus_one:
         arch = replace(arch, norm_offset=0.0)
-    for key, width in ((f"{name}.attention.value_length", arch.d_head),
-                       (f"{name}.rope.dimension_count", arch.rotary_dims)):
+    widths = {f"{name}.attention.value_length": arch.d_head}
+    if arch.rotary:  # a model of learned positions (GPT-2) turns nothing, whatever the key says
+        widths[f"{name}.rope.dimension_count"] = arch.rotary_dims
+    for key, width in widths.items():
         if meta.count(key, default=width) != width:  # a value width or a partial RoPE of their own
             raise meta.wrong((key,), f"differs from the head's {width}, which is not supported", gguf.metadata[key])
     scaled = {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"} & set(gguf.tensors)
@@ -72,25 +74,37 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
                          f"has {tokens:,} tokens; every token needs a row of the embedding")
     # the embedding holds a row per token: checked before the tokenizer decodes them, so a header
     # claiming millions of tokens (a few bytes each in the file, a hundred as a tokenizer) is refused first
-    _tensors(gguf, spec, arch).check("embed_tokens.weight", (arch.vocab_size, arch.d_model))
+    _tensors(gguf, spec, arch).check(spec.embedding, (arch.vocab_size, arch.d_model))
     check_size(arch, gguf.name)
     return arch
 
 
 def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture) -> TensorSource:
-    """The file's tensors under the family's names, as the file stored them but for the q/k row order."""
+    """The file's tensors under the family's names and in the family's layout: the q/k row order and
+    transposed weights undone (their shapes, too, are the family's: checked before anything is read)."""
     names = {family_name(spec, name): name for name in gguf.tensors}
+    transposed = {name for name, original in names.items() if _transposed(spec, original)}
 
     def load(name: str) -> np.ndarray:
         tensor = gguf.tensor(names[name])
+        if name in transposed:
+            return tensor.T
         if spec.permuted_qk and name.endswith(("self_attn.q_proj.weight", "self_attn.q_proj.bias")):
             return unpermute(tensor, arch.n_heads)
         if spec.permuted_qk and name.endswith(("self_attn.k_proj.weight", "self_attn.k_proj.bias")):
             return unpermute(tensor, arch.n_kv_heads)
         return tensor
 
-    return TensorSource(gguf.name, {name: gguf.tensors[original].shape for name, original in names.items()}, load,
-                        lambda name: file_name(spec, name))
+    shapes = {name: gguf.tensors[original].shape[::-1] if name in transposed else gguf.tensors[original].shape
+              for name, original in names.items()}
+    return TensorSource(gguf.name, shapes, load, lambda name: file_name(spec, name))
+
+
+def _transposed(spec: GGUFArchitecture, name: str) -> bool:
+    """Whether the converter stored tensor `name` (the file's) transposed: a weight of one of the stems
+    it turned ("blk.0.attn_qkv.weight" → "attn_qkv")."""
+    parts = name.split(".")
+    return len(parts) > 1 and parts[-1] == "weight" and parts[-2] in spec.transposed
 
 
 def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None) -> ModelWeights:
