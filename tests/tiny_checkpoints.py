@@ -18,4 +18,5 @@ GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
                  "tiny-gemma.gguf": ("tiny-gemma-gguf", "tiny-gemma-gguf"),
                  "tiny-gemma2.gguf": ("tiny-gemma2-gguf", "tiny-gemma2.gguf"),
                  "tiny-phi3.gguf": ("tiny-phi3-gguf", "tiny-phi3.gguf"),
-                 "tiny-mistral.gguf": ("tiny-mistral.gguf", "spaced as llama.cpp: tiny-mistral.gguf")}
+                 "tiny-mistral.gguf": ("tiny-mistral.gguf", "spaced as llama.cpp: tiny-mistral.gguf"),
+                 "tiny-gpt2.gguf": ("tiny-gpt2-gguf", "tiny-gpt2.gguf")}

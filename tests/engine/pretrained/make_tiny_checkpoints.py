@@ -113,12 +113,13 @@ def wordpiece_tokenizer() -> Tokenizer:
     return tokenizer
 
 
-def byte_bpe_tokenizer(vocab_size: int) -> Tokenizer:
-    """Byte-level BPE like SmolLM2's: digits split one by one, then GPT-2's pre-tokenizer."""
+def byte_bpe_tokenizer(vocab_size: int, digits: bool = True) -> Tokenizer:
+    """Byte-level BPE like SmolLM2's: digits split one by one, then GPT-2's pre-tokenizer (without
+    `digits`, GPT-2's pre-tokenizer alone, as GPT-2's and Pythia's)."""
     tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=True),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tokenizer.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+                               if digits else byte_level)
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[SPECIAL],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
@@ -293,18 +294,8 @@ def sentencepiece_metadata(tokenizer: Tokenizer, bos: str, eos: str, space_prefi
     return write
 
 
-def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one: bool = False,
-               types: dict = GGUF_TYPES) -> dict[str, np.ndarray]:
-    """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
-    architecture (tensor names from the gguf package's own map; W_Q's and W_K's rows (and biases)
-    interleaved per head for "llama" only, as only its Llama converter permutes them; with
-    `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma converters store them), the
-    tensors in the kinds `types` gives, the tokenizer by `write_tokenizer`.
-    Returns the dequantised weights under their HF names (norms as HF's: the stored weight − 1)."""
-    folder = DATA / f"tiny-{name}"
-    config = json.loads((folder / "config.json").read_text())
-    hf = safetensors.numpy.load_file(str(folder / "model.safetensors"))
-    writer = gguf.GGUFWriter(str(DATA / f"tiny-{name}.gguf"), arch=gguf.MODEL_ARCH_NAMES[arch])
+def llama_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """The metadata llama.cpp's converters of the Llama-like architectures write from config.json."""
     writer.add_block_count(config["num_hidden_layers"])
     writer.add_context_length(config["max_position_embeddings"])
     writer.add_embedding_length(config["hidden_size"])
@@ -324,11 +315,51 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one
             getattr(writer, f"add_{key}")(config[key])
     if config.get("sliding_window"):
         writer.add_sliding_window(config["sliding_window"])
+
+
+def gpt2_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """GPT-2's converter: the feed-forward 4 × the width, LayerNorm's epsilon, no key/value heads. Its
+    context length is config.json's `n_ctx`, which transformers no longer writes: `n_positions` is it."""
+    writer.add_block_count(config["n_layer"])
+    writer.add_context_length(config["n_positions"])
+    writer.add_embedding_length(config["n_embd"])
+    writer.add_feed_forward_length(4 * config["n_embd"])
+    writer.add_head_count(config["n_head"])
+    writer.add_layer_norm_eps(config["layer_norm_epsilon"])
+
+
+def transposed(stems: set[str]):
+    """A converter that stores the weights of these tensor stems transposed (GPT-2's Conv1D layers), and
+    the reference's way back (the same transposition): `write_gguf`'s `layout`."""
+    def turn(g_name: str, array: np.ndarray) -> np.ndarray:
+        return array.T.copy() if g_name.endswith(".weight") and g_name.split(".")[-2] in stems else array
+    return turn, turn
+
+
+def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one: bool = False,
+               types: dict = GGUF_TYPES, parameters=llama_parameters, layout=None) -> dict[str, np.ndarray]:
+    """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
+    architecture (its metadata by `parameters`; tensor names from the gguf package's own map; W_Q's and
+    W_K's rows (and biases) interleaved per head for "llama" only, as only its Llama converter permutes
+    them; with `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma converters store
+    them; `layout`, what another converter does to a tensor and how the reference undoes it: a pair
+    of functions of the GGUF name and the array), the tensors in the kinds `types` gives, the
+    tokenizer by `write_tokenizer`.
+    Returns the dequantised weights under their HF names, in HF's layout (norms as HF's: the stored
+    weight − 1)."""
+    folder = DATA / f"tiny-{name}"
+    config = json.loads((folder / "config.json").read_text())
+    hf = safetensors.numpy.load_file(str(folder / "model.safetensors"))
+    writer = gguf.GGUFWriter(str(DATA / f"tiny-{name}.gguf"), arch=gguf.MODEL_ARCH_NAMES[arch])
+    parameters(writer, config)
     write_tokenizer(writer)
-    names = gguf.get_tensor_name_map(arch, config["num_hidden_layers"])
+    names = gguf.get_tensor_name_map(arch, config.get("num_hidden_layers") or config["n_layer"])
+    into, back_from = layout or (None, None)
     dequantised = {}
     for hf_name, array in hf.items():
         g_name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        if into:
+            array = into(g_name, array)
         heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}.get(
             g_name.split(".")[-2]) if arch == gguf.MODEL_ARCH.LLAMA else None
         if heads:
@@ -345,6 +376,8 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one
             stored = gguf.quants.quantize(array, kind)
             writer.add_tensor(g_name, stored, raw_shape=stored.shape, raw_dtype=kind)
             back = gguf.quants.dequantize(stored, kind).reshape(array.shape)
+        if back_from:
+            back = back_from(g_name, back)
         dequantised[hf_name] = back - np.float32(1) if plus_one else unpermute(back, heads) if heads else back
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -416,6 +449,19 @@ def make_phi3_gguf() -> None:
                              sentencepiece_metadata(tokenizer, "<s>", "</s>", space_prefix=True),
                              types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1})  # its fused matrices
     save_dequantised("phi3", Phi3ForCausalLM, dequantised, tokenizer)
+
+
+def make_gpt2_gguf() -> None:
+    """tiny-gpt2.gguf (its Conv1D weights transposed as llama.cpp's GPT-2 converter stores them, its
+    tokenizer byte-level BPE after GPT-2's own split, "gpt-2", trained for it: tiny-gpt2's splits digits
+    too, which is SmolLM2's "smollm"), and tiny-gpt2-gguf/ holding its dequantised weights: transformers
+    5.24's GGUF loader reads `gpt2.context_length` as `n_ctx` and leaves `n_positions`, the size of the
+    position table, at 1,024, so it cannot load this file's table of 64."""
+    tokenizer = byte_bpe_tokenizer(320, digits=False)
+    dequantised = write_gguf("gpt2", gguf.MODEL_ARCH.GPT2, byte_bpe_metadata(tokenizer, "gpt-2", SPECIAL),
+                             types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1}, parameters=gpt2_parameters,
+                             layout=transposed({"attn_qkv", "attn_output", "ffn_up", "ffn_down"}))
+    save_dequantised("gpt2", GPT2LMHeadModel, dequantised, tokenizer)
 
 
 def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int, gemma: bool = False) -> Tokenizer:
@@ -584,7 +630,8 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           "modernbert": make_modernbert,
           # each GGUF file from its folder, so after it
           "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf,
-          "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf}
+          "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf,
+          "gpt2-gguf": make_gpt2_gguf}
 
 
 if __name__ == "__main__":

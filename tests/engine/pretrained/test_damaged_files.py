@@ -386,7 +386,8 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
                                           ("tiny-qwen3.gguf", "blk.0.attn_q_norm.weight"),
                                           ("tiny-gemma.gguf", "output_norm.weight"),
                                           ("tiny-gemma2.gguf", "blk.0.post_attention_norm.weight"),
-                                          ("tiny-phi3.gguf", "blk.1.attn_qkv.weight")])
+                                          ("tiny-phi3.gguf", "blk.1.attn_qkv.weight"),
+                                          ("tiny-gpt2.gguf", "position_embd.weight")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -397,7 +398,7 @@ def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name,
 def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do(data, tmp_path):
     path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
     assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
-                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3'")
+                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3', 'gpt2'")
 
 
 @pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
@@ -449,3 +450,22 @@ def test_a_gguf_model_too_large_is_refused_before_its_tokenizer_is_built(data, t
     assert refusal(path) == ("tiny-gemma.gguf: the model has about 3.8 billion weights, 14 GiB as float32; the "
                              "largest this app opens is 2 billion")
     assert not built
+
+
+def test_a_gpt2_gguf_missing_its_layernorm_epsilon_names_its_key(data, tmp_path):
+    """A LayerNorm model's epsilon has a key of its own (RMSNorm's is attention.layer_norm_rms_epsilon)."""
+    path = _damaged_gguf(data, tmp_path, "tiny-gpt2.gguf",
+                         lambda g: g.with_meta("gpt2.attention.layer_norm_epsilon", None))
+    assert refusal(path) == "tiny-gpt2.gguf: metadata field 'gpt2.attention.layer_norm_epsilon' is missing"
+
+
+def test_a_gpt2_gguf_transposed_weight_of_the_wrong_shape_is_named_in_the_familys_layout(data, tmp_path):
+    """GPT-2's W_qkv is stored (out, in) = (96, 32) and read as its Conv1D's (in, out): half its rows
+    cut, it is refused as the family reads it, before anything is read."""
+    def change(g):
+        tensor = next(t for t in g.tensors if t.name == "blk.0.attn_qkv.weight")
+        tensor.dims = [tensor.dims[0], tensor.dims[1] // 2]
+        tensor.data = tensor.data[:len(tensor.data) // 2]
+    path = _damaged_gguf(data, tmp_path, "tiny-gpt2.gguf", change)
+    assert refusal(path) == ("tiny-gpt2.gguf: tensor 'blk.0.attn_qkv.weight' has shape (32, 48), expected (32, 96) "
+                             "from the model's configuration")

@@ -24,6 +24,11 @@ The references (tiny_checkpoints.GGUF_FAMILIES, made by make_tiny_checkpoints.py
   this model at all (Phi3Config's default padding id is past its 320 tokens). The tokens, from a
   SentencePiece-style vocabulary with a space in front, are compared with transformers' tokenizer
   built from the file, which puts that space after every special token too, as llama.cpp does.
+- tiny-gpt2.gguf: the folder tiny-gpt2-gguf/, the file's weights dequantised and its Conv1D weights
+  turned back to HF's (in, out): transformers 5.24's GGUF loader reads `gpt2.context_length` as
+  `n_ctx` and keeps a position table of 1,024 rows, which this file's 64 do not fill. The tokens,
+  byte-level BPE after GPT-2's own split ("gpt-2"), are compared with transformers' tokenizer built
+  from the file.
 - tiny-mistral.gguf: a Mistral as llama.cpp's converter writes one, a "llama" file (W_Q and W_K
   permuted; no sliding window, which llama.cpp's Llama does not have): transformers reads the file
   itself. Its SentencePiece-style tokens are compared with transformers' Phi-3 builder over the
