@@ -15,6 +15,9 @@ On the way the converter changed some numbers, and only these, for the architect
   Qwen2, Qwen3, Gemma, Gemma 2 and Phi-3 are written by converters of their own that leave the rows
   as they are (llama.cpp turns them with the rotate-half pairing; transformers' GGUF loader, too,
   un-permutes only "llama").
+- gptneox: the fused query_key_value, whose rows HF holds head by head (each head's q, then its k,
+  then its v), is regrouped into all heads' q, then all k, then all v (as GPT-2's c_attn), bias
+  too (`qkv_by_part`): regrouped back on reading.
 - gpt2: the weights of GPT-2's Conv1D layers (c_attn, attn's c_proj, c_fc, mlp's c_proj), which HF
   stores (in, out), are transposed to nn.Linear's (out, in) (`transposed`), and turned back on
   reading; their biases are as they were.
@@ -25,7 +28,10 @@ Some config.json fields are not written at all, and llama.cpp derives them (`der
 - gemma2: `query_pre_attn_scalar`. llama.cpp divides the scores by √head_dim, but by √(hidden size
   ÷ heads) for the 27B model, which it knows by its 46 layers (llama-model.cpp); the released
   models' own query_pre_attn_scalar is that same number (256, 256, 144).
-- phi3: `partial_rotary_factor`, from the dims RoPE turns (`phi3.rope.dimension_count`).
+- phi3, gptneox: `partial_rotary_factor`, from the dims RoPE turns (`rope.dimension_count`; without
+  it llama.cpp turns the whole head). GPT-NeoX's converter writes no rotary base either: llama.cpp
+  takes 10,000, as transformers does without `rotary_emb_base`, and so does the family (a model of
+  another base would open with the wrong one, in llama.cpp too; Pythia's is 10,000).
 A LayerNorm model's epsilon is written under `attention.layer_norm_epsilon` (RMSNorm's under
 `attention.layer_norm_rms_epsilon`). GPT-2's converter writes `feed_forward_length` as 4 × the width
 whatever `n_inner` says, and the feed-forward's tensors are checked against it: a GPT-2 of another
@@ -42,7 +48,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .families import Family, gemma, gemma2, gpt2, llama, phi3, qwen2, qwen3
+from .families import Family, gemma, gemma2, gpt2, gpt_neox, llama, phi3, qwen2, qwen3
 from .fields import Fields
 
 # What the converters write (llama.cpp's gguf_writer: add_embedding_length, add_head_count, …), each a key
@@ -70,6 +76,7 @@ class GGUFArchitecture:
     layers: str = "layers"             # what the family's layer tensors start with ("h" in GPT-2)
     transposed: frozenset[str] = frozenset()  # stems whose weights the converter stored transposed
     permuted_qk: bool = False          # W_Q's and W_K's rows interleaved per head by the converter
+    qkv_by_part: bool = False          # a fused W_QKV's rows regrouped by the converter: q | k | v of all heads
     norms_plus_one: bool = False       # the norms' weights stored as 1 + w by the converter
     derived: Callable[[Fields], dict] | None = None  # config.json fields the file leaves to llama.cpp
 
@@ -92,6 +99,12 @@ GEMMA2_FIELDS = {**FIELDS, "attn_logit_softcapping": "attn_logit_softcapping",
 # Phi-3 keeps q, k, v in one matrix and gate and up in another ("ffn_up" holds both, the gate first).
 PHI3_LAYER = {**LLAMA_LAYER, "attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
 PHI3_FIELDS = {**FIELDS, "sliding_window": "attention.sliding_window", "rope_dimension_count": "rope.dimension_count"}
+# GPT-NeoX: LayerNorms, a parallel residual, partial RoPE, q, k, v fused, and its own tensor names.
+NEOX_MODEL = {"token_embd": "embed_in", "output_norm": "final_layer_norm", "output": "embed_out"}
+NEOX_LAYER = {"attn_norm": "input_layernorm", "attn_qkv": "attention.query_key_value", "attn_output": "attention.dense",
+              "ffn_norm": "post_attention_layernorm", "ffn_up": "mlp.dense_h_to_4h", "ffn_down": "mlp.dense_4h_to_h"}
+NEOX_FIELDS = {**LAYER_NORM_FIELDS, "use_parallel_residual": "use_parallel_residual",
+               "rope_dimension_count": "rope.dimension_count"}
 # GPT-2: a learned position table, Conv1D layers (q | k | v in one), and its own tensor names.
 GPT2_MODEL = {"token_embd": "wte", "position_embd": "wpe", "output_norm": "ln_f", "output": "lm_head"}
 GPT2_LAYER = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj", "ffn_norm": "ln_2",
@@ -105,7 +118,7 @@ def _gemma2_query_scalar(fields: Fields) -> dict:
     return {"query_pre_attn_scalar": width}
 
 
-def _phi3_rotary(fields: Fields) -> dict:
+def _partial_rotary(fields: Fields) -> dict:
     d_model, heads = fields.count("hidden_size"), fields.count("num_attention_heads")
     d_head = fields.count("head_dim", default=d_model // heads)
     return {"partial_rotary_factor": fields.count("rope_dimension_count", default=d_head) / d_head}
@@ -118,9 +131,11 @@ ARCHITECTURES: dict[str, GGUFArchitecture] = {
     "gemma": GGUFArchitecture(gemma.FAMILY, FIELDS, LLAMA_LAYER, norms_plus_one=True),
     "gemma2": GGUFArchitecture(gemma2.FAMILY, GEMMA2_FIELDS, GEMMA2_LAYER, norms_plus_one=True,
                                derived=_gemma2_query_scalar),
-    "phi3": GGUFArchitecture(phi3.FAMILY, PHI3_FIELDS, PHI3_LAYER, derived=_phi3_rotary),
+    "phi3": GGUFArchitecture(phi3.FAMILY, PHI3_FIELDS, PHI3_LAYER, derived=_partial_rotary),
     "gpt2": GGUFArchitecture(gpt2.FAMILY, LAYER_NORM_FIELDS, GPT2_LAYER, GPT2_MODEL, layers="h",
                              transposed=frozenset({"attn_qkv", "attn_output", "ffn_up", "ffn_down"})),
+    "gptneox": GGUFArchitecture(gpt_neox.FAMILY, NEOX_FIELDS, NEOX_LAYER, NEOX_MODEL, qkv_by_part=True,
+                                derived=_partial_rotary),
 }
 
 _WHOLE = re.compile(r"(.+)\.(weight|bias)$")

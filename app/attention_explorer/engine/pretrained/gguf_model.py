@@ -3,8 +3,9 @@
 The file's `general.architecture` picks the family (gguf_families.py); its metadata is read under
 config.json's names by the family's own `architecture`, and its tensors under the family's names by
 the family's own `weights`. What llama.cpp's converter changed on the way is undone here: the Llama
-q/k row order (`unpermute`, so one RoPE code path serves both formats) and GPT-2's transposed Conv1D
-weights, and Gemma's norms, stored as 1 + w, are used as stored (no norm offset).
+q/k row order (`unpermute`, so one RoPE code path serves both formats), GPT-NeoX's regrouped q|k|v
+rows (`by_head`) and GPT-2's transposed Conv1D weights; Gemma's norms, stored as 1 + w, are used as
+stored (no norm offset).
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ def unpermute(weight: np.ndarray, heads: int) -> np.ndarray:
     """Undo llama.cpp's row order for one of W_Q/W_K (rows = heads · d_head outputs)."""
     rows = weight.shape[0]
     return weight.reshape(heads, rows // heads // 2, 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
+
+
+def by_head(fused: np.ndarray, heads: int) -> np.ndarray:
+    """Undo llama.cpp's grouping of a fused W_QKV (or its bias): rows q | k | v of all heads back to
+    each head's q, k and v in turn (GPT-NeoX's query_key_value)."""
+    return fused.reshape(3, heads, -1, *fused.shape[1:]).swapaxes(0, 1).reshape(fused.shape)
 
 
 def _spec(gguf: GGUFFile) -> tuple[str, GGUFArchitecture]:
@@ -89,6 +96,8 @@ def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture) -> Tens
         tensor = gguf.tensor(names[name])
         if name in transposed:
             return tensor.T
+        if spec.qkv_by_part and stem(names[name]) == "attn_qkv":
+            return by_head(tensor, arch.n_heads)
         if spec.permuted_qk and name.endswith(("self_attn.q_proj.weight", "self_attn.q_proj.bias")):
             return unpermute(tensor, arch.n_heads)
         if spec.permuted_qk and name.endswith(("self_attn.k_proj.weight", "self_attn.k_proj.bias")):
@@ -102,9 +111,13 @@ def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture) -> Tens
 
 def _transposed(spec: GGUFArchitecture, name: str) -> bool:
     """Whether the converter stored tensor `name` (the file's) transposed: a weight of one of the stems
-    it turned ("blk.0.attn_qkv.weight" → "attn_qkv")."""
-    parts = name.split(".")
-    return len(parts) > 1 and parts[-1] == "weight" and parts[-2] in spec.transposed
+    it turned."""
+    return name.endswith(".weight") and stem(name) in spec.transposed
+
+
+def stem(name: str) -> str:
+    """A GGUF tensor's kind: "blk.0.attn_qkv.weight" → "attn_qkv", "output.weight" → "output"."""
+    return name.split(".")[-2] if "." in name else name
 
 
 def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None) -> ModelWeights:

@@ -2,7 +2,7 @@
 that it gives the tokens llama.cpp gives (llama-vocab.cpp).
 
 Two kinds (`tokenizer.ggml.model`):
-- "gpt2", byte-level BPE (Qwen, SmolLM2, Llama 3): the file's merges after the split its
+- "gpt2", byte-level BPE (GPT-2, Pythia, Qwen, SmolLM2, Llama 3): the file's merges after the split its
   `tokenizer.ggml.pre` names (PRE_TOKENIZERS); a split not known here is refused.
 - "llama", SentencePiece-style BPE (Gemma, Phi-3, Mistral, Llama 2): spaces become ▁, with one in
   front of the text and of every text after a special token when `add_space_prefix` (default true);
@@ -28,12 +28,15 @@ from .gguf_reader import Texts
 # How llama.cpp splits a text before byte-level BPE, by `tokenizer.ggml.pre`: the split of the
 # tokenizer.json the file was converted from, named, not stored. Each is written as that
 # tokenizer.json has it, which is what llama.cpp's hand-written regexes match:
-#   "gpt-2": GPT-2's rule (the ByteLevel pre-tokenizer's own);
+#   "gpt-2", "olmo": GPT-2's rule (the ByteLevel pre-tokenizer's own; "olmo" is OLMo 1's vocabulary,
+#       GPT-NeoX-20B's, which Pythia's is too: llama.cpp's converter names a split by the tokens the
+#       vocabulary gives on a test text, so a Pythia file says "olmo");
 #   "smollm", "starcoder", "refact": every digit on its own, then GPT-2's rule;
 #   "qwen2": Qwen2's rule (transformers' Qwen2Tokenizer; llama.cpp spells its (?i:'s|…) out as '[sS]|…).
 QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-PRE_TOKENIZERS = {"gpt-2": "gpt2", "smollm": "digits", "starcoder": "digits", "refact": "digits", "qwen2": QWEN2_SPLIT}
+PRE_TOKENIZERS = {"gpt-2": "gpt2", "olmo": "gpt2", "smollm": "digits", "starcoder": "digits", "refact": "digits",
+                  "qwen2": QWEN2_SPLIT}
 
 # tokenizer.ggml.token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
 _UNKNOWN, _CONTROL, _USER_DEFINED = 2, 3, 4
