@@ -12,11 +12,13 @@ GGUF = {"tiny-llama.gguf": "tiny-llama"}
 # holding the file's dequantised weights (make_tiny_checkpoints.py says why, per file); for
 # Gemma, which transformers cannot read from a GGUF at all, the tokenizer.json its vocabulary came
 # from; for a "llama" file's SentencePiece vocabulary, transformers' tokenizer that spaces its texts
-# as llama.cpp does (transformers_reference.spaced_as_llama_cpp)
+# as llama.cpp does (transformers_reference.spaced_as_llama_cpp); for a file of an architecture transformers
+# reads no model of (GPT-NeoX), transformers' tokenizer built from its vocabulary (built_from_gguf)
 GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
                  "tiny-qwen3.gguf": ("tiny-qwen3-gguf", "tiny-qwen3.gguf"),
                  "tiny-gemma.gguf": ("tiny-gemma-gguf", "tiny-gemma-gguf"),
                  "tiny-gemma2.gguf": ("tiny-gemma2-gguf", "tiny-gemma2.gguf"),
                  "tiny-phi3.gguf": ("tiny-phi3-gguf", "tiny-phi3.gguf"),
                  "tiny-mistral.gguf": ("tiny-mistral.gguf", "spaced as llama.cpp: tiny-mistral.gguf"),
-                 "tiny-gpt2.gguf": ("tiny-gpt2-gguf", "tiny-gpt2.gguf")}
+                 "tiny-gpt2.gguf": ("tiny-gpt2-gguf", "tiny-gpt2.gguf"),
+                 "tiny-gpt-neox.gguf": ("tiny-gpt-neox-gguf", "built from the vocabulary: tiny-gpt-neox.gguf")}

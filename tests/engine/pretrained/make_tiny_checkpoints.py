@@ -328,6 +328,36 @@ def gpt2_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
     writer.add_layer_norm_eps(config["layer_norm_epsilon"])
 
 
+def gpt_neox_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """GPT-NeoX's converter: the dims RoPE turns (`rotary_pct`, in transformers' newer config.json
+    `rope_parameters`' `partial_rotary_factor`, of the head), the parallel residual, LayerNorm's epsilon;
+    no key/value heads and no rotary base (llama.cpp takes 10,000)."""
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    fraction = config.get("rotary_pct") or config["rope_parameters"]["partial_rotary_factor"]
+    writer.add_rope_dimension_count(int(fraction * (config["hidden_size"] // config["num_attention_heads"])))
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_parallel_residual(config.get("use_parallel_residual", True))
+    writer.add_layer_norm_eps(config["layer_norm_eps"])
+
+
+def grouped_qkv(heads: int):
+    """GPT-NeoX's converter: the fused query_key_value's rows (and bias), each head's q, k, v in turn,
+    regrouped as q | k | v of all heads; and the reference's way back (`write_gguf`'s `layout`)."""
+    def into(g_name: str, array: np.ndarray) -> np.ndarray:
+        if g_name.split(".")[-2] != "attn_qkv":
+            return array
+        return array.reshape(heads, 3, -1, *array.shape[1:]).swapaxes(0, 1).reshape(array.shape)
+
+    def back(g_name: str, array: np.ndarray) -> np.ndarray:
+        if g_name.split(".")[-2] != "attn_qkv":
+            return array
+        return array.reshape(3, heads, -1, *array.shape[1:]).swapaxes(0, 1).reshape(array.shape)
+    return into, back
+
+
 def transposed(stems: set[str]):
     """A converter that stores the weights of these tensor stems transposed (GPT-2's Conv1D layers), and
     the reference's way back (the same transposition): `write_gguf`'s `layout`."""
@@ -462,6 +492,19 @@ def make_gpt2_gguf() -> None:
                              types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1}, parameters=gpt2_parameters,
                              layout=transposed({"attn_qkv", "attn_output", "ffn_up", "ffn_down"}))
     save_dequantised("gpt2", GPT2LMHeadModel, dequantised, tokenizer)
+
+
+def make_gpt_neox_gguf() -> None:
+    """tiny-gpt-neox.gguf (q, k, v regrouped as llama.cpp's GPT-NeoX converter stores them, RoPE over
+    4 of each head's 8 dims, a byte-level tokenizer after GPT-2's split, named "olmo" as a Pythia
+    file's is), and tiny-gpt-neox-gguf/ holding its dequantised weights: transformers 5.24 has no GGUF
+    loader for "gptneox"."""
+    tokenizer = byte_bpe_tokenizer(320, digits=False)
+    heads = json.loads((DATA / "tiny-gpt-neox" / "config.json").read_text())["num_attention_heads"]
+    dequantised = write_gguf("gpt-neox", gguf.MODEL_ARCH.GPTNEOX, byte_bpe_metadata(tokenizer, "olmo", SPECIAL),
+                             types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1},
+                             parameters=gpt_neox_parameters, layout=grouped_qkv(heads))
+    save_dequantised("gpt-neox", GPTNeoXForCausalLM, dequantised, tokenizer)
 
 
 def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int, gemma: bool = False) -> Tokenizer:
@@ -631,7 +674,7 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           # each GGUF file from its folder, so after it
           "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf,
           "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf,
-          "gpt2-gguf": make_gpt2_gguf}
+          "gpt2-gguf": make_gpt2_gguf, "gpt-neox-gguf": make_gpt_neox_gguf}
 
 
 if __name__ == "__main__":

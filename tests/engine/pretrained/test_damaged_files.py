@@ -387,7 +387,8 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
                                           ("tiny-gemma.gguf", "output_norm.weight"),
                                           ("tiny-gemma2.gguf", "blk.0.post_attention_norm.weight"),
                                           ("tiny-phi3.gguf", "blk.1.attn_qkv.weight"),
-                                          ("tiny-gpt2.gguf", "position_embd.weight")])
+                                          ("tiny-gpt2.gguf", "position_embd.weight"),
+                                          ("tiny-gpt-neox.gguf", "blk.1.ffn_up.bias")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -398,7 +399,8 @@ def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name,
 def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do(data, tmp_path):
     path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
     assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
-                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3', 'gpt2'")
+                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3', 'gpt2', "
+                             "'gptneox'")
 
 
 @pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
@@ -406,8 +408,9 @@ def test_a_gguf_pre_tokenizer_not_known_is_refused_not_split_otherwise(data, tmp
     path = _damaged_gguf(data, tmp_path, "tiny-qwen2.gguf",
                          lambda g: g.with_meta("tokenizer.ggml.pre", None if pre is None else STRING, pre))
     assert refusal(path) == (f"tiny-qwen2.gguf: metadata field 'tokenizer.ggml.pre' (how the text is split before "
-                             f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'smollm', "
-                             f"'starcoder', 'refact', 'qwen2', and another would give other tokens than llama.cpp does")
+                             f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'olmo', "
+                             f"'smollm', 'starcoder', 'refact', 'qwen2', and another would give other tokens than "
+                             f"llama.cpp does")
 
 
 @pytest.mark.parametrize("key, type_id, value, said", [
@@ -431,11 +434,12 @@ def test_a_gguf_fused_matrix_of_the_wrong_shape_is_named(data, tmp_path):
                              "from the model's configuration")
 
 
-@pytest.mark.parametrize("dims, fraction", [(5, "0.625"), (16, "2.0")])
-def test_a_phi3_gguf_turning_an_odd_or_too_wide_part_of_each_head_is_refused(data, tmp_path, dims, fraction):
-    path = _damaged_gguf(data, tmp_path, "tiny-phi3.gguf",
-                         lambda g: g.with_meta("phi3.rope.dimension_count", U32, dims))
-    assert refusal(path) == (f"tiny-phi3.gguf: rotary positions over {fraction} of each head of 8 dims turn {dims}; "
+@pytest.mark.parametrize("name, dims, fraction", [("tiny-phi3.gguf", 5, "0.625"), ("tiny-phi3.gguf", 16, "2.0"),
+                                                   ("tiny-gpt-neox.gguf", 3, "0.375")])
+def test_a_gguf_turning_an_odd_or_too_wide_part_of_each_head_is_refused(data, tmp_path, name, dims, fraction):
+    arch = {"tiny-phi3.gguf": "phi3", "tiny-gpt-neox.gguf": "gptneox"}[name]
+    path = _damaged_gguf(data, tmp_path, name, lambda g: g.with_meta(f"{arch}.rope.dimension_count", U32, dims))
+    assert refusal(path) == (f"{name}: rotary positions over {fraction} of each head of 8 dims turn {dims}; "
                              f"they pair the halves of what they turn, so they must turn an even number of dims, at "
                              f"least 2 and at most the head's")
 
@@ -452,11 +456,20 @@ def test_a_gguf_model_too_large_is_refused_before_its_tokenizer_is_built(data, t
     assert not built
 
 
-def test_a_gpt2_gguf_missing_its_layernorm_epsilon_names_its_key(data, tmp_path):
-    """A LayerNorm model's epsilon has a key of its own (RMSNorm's is attention.layer_norm_rms_epsilon)."""
-    path = _damaged_gguf(data, tmp_path, "tiny-gpt2.gguf",
-                         lambda g: g.with_meta("gpt2.attention.layer_norm_epsilon", None))
-    assert refusal(path) == "tiny-gpt2.gguf: metadata field 'gpt2.attention.layer_norm_epsilon' is missing"
+@pytest.mark.parametrize("name, arch", [("tiny-gpt2.gguf", "gpt2"), ("tiny-gpt-neox.gguf", "gptneox")])
+def test_a_layernorm_gguf_missing_its_epsilon_names_its_key(data, tmp_path, name, arch):
+    """A LayerNorm model's epsilon has a key of its own (RMSNorm's is attention.layer_norm_rms_epsilon),
+    named so whether its family reads config.json's `layer_norm_epsilon` (GPT-2) or `layer_norm_eps`."""
+    key = f"{arch}.attention.layer_norm_epsilon"
+    path = _damaged_gguf(data, tmp_path, name, lambda g: g.with_meta(key, None))
+    assert refusal(path) == f"{name}: metadata field '{key}' is missing"
+
+
+def test_a_gpt_neox_gguf_parallel_residual_that_is_not_a_switch_is_named(data, tmp_path):
+    path = _damaged_gguf(data, tmp_path, "tiny-gpt-neox.gguf",
+                         lambda g: g.with_meta("gptneox.use_parallel_residual", U32, 1))
+    assert refusal(path) == ("tiny-gpt-neox.gguf: metadata field 'gptneox.use_parallel_residual' must be true or "
+                             "false, not 1")
 
 
 def test_a_gpt2_gguf_transposed_weight_of_the_wrong_shape_is_named_in_the_familys_layout(data, tmp_path):

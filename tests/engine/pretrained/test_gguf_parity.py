@@ -29,6 +29,11 @@ The references (tiny_checkpoints.GGUF_FAMILIES, made by make_tiny_checkpoints.py
   `n_ctx` and keeps a position table of 1,024 rows, which this file's 64 do not fill. The tokens,
   byte-level BPE after GPT-2's own split ("gpt-2"), are compared with transformers' tokenizer built
   from the file.
+- tiny-gpt-neox.gguf: the folder tiny-gpt-neox-gguf/ (dequantised weights, q, k and v regrouped back
+  head by head): transformers 5.24 reads no "gptneox" GGUF. Its tokens, byte-level BPE after GPT-2's
+  split (named "olmo", as a Pythia file's is), are compared with transformers' tokenizer built from
+  the file's vocabulary (transformers_reference.built_from_gguf: AutoTokenizer refuses the file for
+  its architecture).
 - tiny-mistral.gguf: a Mistral as llama.cpp's converter writes one, a "llama" file (W_Q and W_K
   permuted; no sliding window, which llama.cpp's Llama does not have): transformers reads the file
   itself. Its SentencePiece-style tokens are compared with transformers' Phi-3 builder over the
@@ -59,7 +64,13 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("gguf")
 from tiny_checkpoints import GGUF_FAMILIES  # noqa: E402
-from transformers_reference import from_gguf, gguf_tokenizer, spaced_as_llama_cpp, their_tokens  # noqa: E402
+from transformers_reference import (  # noqa: E402
+    built_from_gguf,
+    from_gguf,
+    gguf_tokenizer,
+    spaced_as_llama_cpp,
+    their_tokens,
+)
 
 transformers.logging.set_verbosity_error()
 transformers.utils.logging.disable_progress_bar()
@@ -68,6 +79,7 @@ DATA = Path(__file__).with_name("data")
 TOLERANCE = 1e-5
 PROMPTS = ("The cat sat on the mat because", "Once upon a time, 2017 robots")
 SPACED = "spaced as llama.cpp: "
+BUILT = "built from the vocabulary: "
 TEXT = "The cats were playing in the park, 2017 robots reading"
 TEXTS = [
     TEXT,
@@ -92,6 +104,8 @@ def pair(request):
                                                                   attn_implementation="eager").eval()
     if tokenizer_source.startswith(SPACED):
         encode = spaced_as_llama_cpp(DATA / tokenizer_source.removeprefix(SPACED))
+    elif tokenizer_source.startswith(BUILT):
+        encode = built_from_gguf(DATA / tokenizer_source.removeprefix(BUILT))
     else:
         tokenizer = (gguf_tokenizer(DATA / tokenizer_source) if tokenizer_source.endswith(".gguf") else
                      transformers.AutoTokenizer.from_pretrained(str(DATA / tokenizer_source)))
