@@ -12,8 +12,8 @@ On the way the converter changed some numbers, and only these, for the architect
   dimension 2i with 2i + 1; HF's pairs i with i + d_head/2): `permuted_qk`, undone on reading.
   Mistral is converted as a "llama" file too, without its sliding window (llama.cpp's Llama has
   none), so it opens as the Llama it then is.
-  Qwen2, Qwen3, Gemma, Gemma 2 and Phi-3 are written by converters of their own that leave the rows
-  as they are (llama.cpp turns them with the rotate-half pairing; transformers' GGUF loader, too,
+  Qwen2, Qwen3, Gemma, Gemma 2, Phi-3 and OLMo 2 are written by converters of their own that leave
+  the rows as they are (llama.cpp turns them with the rotate-half pairing; transformers' GGUF loader, too,
   un-permutes only "llama").
 - gptneox: the fused query_key_value, whose rows HF holds head by head (each head's q, then its k,
   then its v), is regrouped into all heads' q, then all k, then all v (as GPT-2's c_attn), bias
@@ -48,7 +48,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .families import Family, gemma, gemma2, gpt2, gpt_neox, llama, phi3, qwen2, qwen3
+from .families import Family, gemma, gemma2, gpt2, gpt_neox, llama, olmo2, phi3, qwen2, qwen3
 from .fields import Fields
 
 # What the converters write (llama.cpp's gguf_writer: add_embedding_length, add_head_count, …), each a key
@@ -94,6 +94,9 @@ QK_NORM = {"attn_q_norm": "self_attn.q_norm", "attn_k_norm": "self_attn.k_norm"}
 # Gemma 2 normalises before and after each sub-layer; its "ffn_norm" is the one before the feed-forward.
 GEMMA2_LAYER = {**LLAMA_LAYER, "post_attention_norm": "post_attention_layernorm",
                 "ffn_norm": "pre_feedforward_layernorm", "post_ffw_norm": "post_feedforward_layernorm"}
+# OLMo 2 names its norms after each sub-layer as Gemma 2 does (it has none before them), with Qwen3's
+# q/k norms (over the whole projection in OLMo 2).
+OLMO2_LAYER = {**GEMMA2_LAYER, **QK_NORM}
 GEMMA2_FIELDS = {**FIELDS, "attn_logit_softcapping": "attn_logit_softcapping",
                  "final_logit_softcapping": "final_logit_softcapping", "sliding_window": "attention.sliding_window"}
 # Phi-3 keeps q, k, v in one matrix and gate and up in another ("ffn_up" holds both, the gate first).
@@ -136,6 +139,7 @@ ARCHITECTURES: dict[str, GGUFArchitecture] = {
                              transposed=frozenset({"attn_qkv", "attn_output", "ffn_up", "ffn_down"})),
     "gptneox": GGUFArchitecture(gpt_neox.FAMILY, NEOX_FIELDS, NEOX_LAYER, NEOX_MODEL, qkv_by_part=True,
                                 derived=_partial_rotary),
+    "olmo2": GGUFArchitecture(olmo2.FAMILY, FIELDS, OLMO2_LAYER),
 }
 
 _WHOLE = re.compile(r"(.+)\.(weight|bias)$")

@@ -2,7 +2,7 @@
 that it gives the tokens llama.cpp gives (llama-vocab.cpp).
 
 Two kinds (`tokenizer.ggml.model`):
-- "gpt2", byte-level BPE (GPT-2, Pythia, Qwen, SmolLM2, Llama 3): the file's merges after the split its
+- "gpt2", byte-level BPE (GPT-2, Pythia, Qwen, SmolLM2, OLMo 2, Llama 3): the file's merges after the split its
   `tokenizer.ggml.pre` names (PRE_TOKENIZERS); a split not known here is refused.
 - "llama", SentencePiece-style BPE (Gemma, Phi-3, Mistral, Llama 2): spaces become ▁, with one in
   front of the text and of every text after a special token when `add_space_prefix` (default true);
@@ -32,11 +32,16 @@ from .gguf_reader import Texts
 #       GPT-NeoX-20B's, which Pythia's is too: llama.cpp's converter names a split by the tokens the
 #       vocabulary gives on a test text, so a Pythia file says "olmo");
 #   "smollm", "starcoder", "refact": every digit on its own, then GPT-2's rule;
-#   "qwen2": Qwen2's rule (transformers' Qwen2Tokenizer; llama.cpp spells its (?i:'s|…) out as '[sS]|…).
+#   "qwen2": Qwen2's rule (transformers' Qwen2Tokenizer; llama.cpp spells its (?i:'s|…) out as '[sS]|…);
+#   "dbrx": cl100k_base's rule, Qwen2's with numbers of up to three digits (DBRX's vocabulary, and
+#       OLMo 2's, cl100k_base's with tokens of its own; llama.cpp gives it Llama 3's regex, but not
+#       Llama 3's "llama-bpe" habit of taking a word the vocabulary holds whole, unmerged).
 QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+CL100K_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 PRE_TOKENIZERS = {"gpt-2": "gpt2", "olmo": "gpt2", "smollm": "digits", "starcoder": "digits", "refact": "digits",
-                  "qwen2": QWEN2_SPLIT}
+                  "qwen2": QWEN2_SPLIT, "dbrx": CL100K_SPLIT}
 
 # tokenizer.ggml.token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
 _UNKNOWN, _CONTROL, _USER_DEFINED = 2, 3, 4
