@@ -13,7 +13,7 @@ GGUF = {"tiny-llama.gguf": "tiny-llama"}
 # Gemma, which transformers cannot read from a GGUF at all, the tokenizer.json its vocabulary came
 # from; for a "llama" file's SentencePiece vocabulary, transformers' tokenizer that spaces its texts
 # as llama.cpp does (transformers_reference.spaced_as_llama_cpp); for a file of an architecture transformers
-# reads no model of (GPT-NeoX), transformers' tokenizer built from its vocabulary (built_from_gguf)
+# reads no model of (GPT-NeoX, OLMo 2), transformers' tokenizer built from its vocabulary (built_from_gguf)
 GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
                  "tiny-qwen3.gguf": ("tiny-qwen3-gguf", "tiny-qwen3.gguf"),
                  "tiny-gemma.gguf": ("tiny-gemma-gguf", "tiny-gemma-gguf"),
@@ -21,4 +21,5 @@ GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
                  "tiny-phi3.gguf": ("tiny-phi3-gguf", "tiny-phi3.gguf"),
                  "tiny-mistral.gguf": ("tiny-mistral.gguf", "spaced as llama.cpp: tiny-mistral.gguf"),
                  "tiny-gpt2.gguf": ("tiny-gpt2-gguf", "tiny-gpt2.gguf"),
-                 "tiny-gpt-neox.gguf": ("tiny-gpt-neox-gguf", "built from the vocabulary: tiny-gpt-neox.gguf")}
+                 "tiny-gpt-neox.gguf": ("tiny-gpt-neox-gguf", "built from the vocabulary: tiny-gpt-neox.gguf"),
+                 "tiny-olmo2.gguf": ("tiny-olmo2-gguf", "built from the vocabulary: tiny-olmo2.gguf")}

@@ -236,16 +236,20 @@ def make_llama() -> None:
 # Qwen2's split before byte-level BPE, as its tokenizer.json writes it (llama.cpp's "qwen2" pre-tokenizer).
 QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+# cl100k_base's, as OLMo 2's tokenizer.json writes it (llama.cpp's "dbrx" pre-tokenizer): numbers of up to 3 digits.
+CL100K_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 QWEN_ADDED = "<think>"  # an added token that is not special (GGUF token type 4, user-defined)
 
 
-def qwen_tokenizer(vocab_size: int) -> Tokenizer:
-    """Byte-level BPE like Qwen2's and Qwen3's: their split, then bytes; three specials and <think>.
-    Trained on the sentences and a few with accents, so some merges hold two-byte characters."""
+def qwen_tokenizer(vocab_size: int, split: str = QWEN2_SPLIT) -> Tokenizer:
+    """Byte-level BPE like Qwen2's and Qwen3's: their split (or another `split`: OLMo 2's), then bytes;
+    three specials and <think>. Trained on the sentences and a few with accents, so some merges hold
+    two-byte characters."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+        pre_tokenizers.Split(Regex(split), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size - 1, special_tokens=QWEN_SPECIALS,
@@ -507,6 +511,15 @@ def make_gpt_neox_gguf() -> None:
     save_dequantised("gpt-neox", GPTNeoXForCausalLM, dequantised, tokenizer)
 
 
+def make_olmo2_gguf() -> None:
+    """tiny-olmo2.gguf (as llama.cpp's converter writes any Llama-like model, q and k as they are; its
+    tokenizer byte-level BPE after cl100k_base's split, "dbrx", as OLMo 2's), and tiny-olmo2-gguf/
+    holding its dequantised weights: transformers 5.24 has no GGUF loader for "olmo2"."""
+    tokenizer = qwen_tokenizer(320, CL100K_SPLIT)
+    dequantised = write_gguf("olmo2", gguf.MODEL_ARCH.OLMO2, byte_bpe_metadata(tokenizer, "dbrx", SPECIAL))
+    save_dequantised("olmo2", Olmo2ForCausalLM, dequantised, tokenizer)
+
+
 def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int, gemma: bool = False) -> Tokenizer:
     """A SentencePiece-style BPE like Mistral's (or with `gemma`, Gemma's): spaces become ▁ (Mistral's
     also one in front of the text, Gemma's not), the merges are trained on the sentences, and a
@@ -674,7 +687,8 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           # each GGUF file from its folder, so after it
           "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf,
           "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf,
-          "gpt2-gguf": make_gpt2_gguf, "gpt-neox-gguf": make_gpt_neox_gguf}
+          "gpt2-gguf": make_gpt2_gguf, "gpt-neox-gguf": make_gpt_neox_gguf,
+          "olmo2-gguf": make_olmo2_gguf}
 
 
 if __name__ == "__main__":

@@ -351,7 +351,7 @@ def _damaged_gguf(data, tmp_path, name, change):
 
 
 @pytest.mark.parametrize("name", ["tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf", "tiny-gemma2.gguf",
-                                  "tiny-phi3.gguf"])
+                                  "tiny-phi3.gguf", "tiny-olmo2.gguf"])
 def test_a_gguf_missing_a_metadata_field_names_its_key(data, tmp_path, name):
     arch = name.removeprefix("tiny-").removesuffix(".gguf")
     key = f"{arch}.attention.layer_norm_rms_epsilon"
@@ -375,7 +375,8 @@ def _cut_tensor(name: str, width: int):
 
 @pytest.mark.parametrize("name, tensor, expected", [
     ("tiny-qwen2.gguf", "blk.0.attn_q.bias", "(32,)"), ("tiny-qwen3.gguf", "blk.1.attn_k_norm.weight", "(16,)"),
-    ("tiny-gemma.gguf", "blk.0.ffn_norm.weight", "(32,)"), ("tiny-gemma2.gguf", "blk.1.post_ffw_norm.weight", "(32,)")])
+    ("tiny-gemma.gguf", "blk.0.ffn_norm.weight", "(32,)"), ("tiny-gemma2.gguf", "blk.1.post_ffw_norm.weight", "(32,)"),
+    ("tiny-olmo2.gguf", "blk.0.attn_q_norm.weight", "(32,)")])
 def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tmp_path, name, tensor, expected):
     path = _damaged_gguf(data, tmp_path, name, _cut_tensor(tensor, 8))
     assert refusal(path) == (f"{name}: tensor '{tensor}' has shape (8,), expected {expected} from the model's "
@@ -388,7 +389,8 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
                                           ("tiny-gemma2.gguf", "blk.0.post_attention_norm.weight"),
                                           ("tiny-phi3.gguf", "blk.1.attn_qkv.weight"),
                                           ("tiny-gpt2.gguf", "position_embd.weight"),
-                                          ("tiny-gpt-neox.gguf", "blk.1.ffn_up.bias")])
+                                          ("tiny-gpt-neox.gguf", "blk.1.ffn_up.bias"),
+                                          ("tiny-olmo2.gguf", "blk.1.post_ffw_norm.weight")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -400,7 +402,7 @@ def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do
     path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
     assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
                              "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3', 'gpt2', "
-                             "'gptneox'")
+                             "'gptneox', 'olmo2'")
 
 
 @pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
@@ -409,8 +411,8 @@ def test_a_gguf_pre_tokenizer_not_known_is_refused_not_split_otherwise(data, tmp
                          lambda g: g.with_meta("tokenizer.ggml.pre", None if pre is None else STRING, pre))
     assert refusal(path) == (f"tiny-qwen2.gguf: metadata field 'tokenizer.ggml.pre' (how the text is split before "
                              f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'olmo', "
-                             f"'smollm', 'starcoder', 'refact', 'qwen2', and another would give other tokens than "
-                             f"llama.cpp does")
+                             f"'smollm', 'starcoder', 'refact', 'qwen2', 'dbrx', and another would give other "
+                             f"tokens than llama.cpp does")
 
 
 @pytest.mark.parametrize("key, type_id, value, said", [

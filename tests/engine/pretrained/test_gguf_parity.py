@@ -34,6 +34,10 @@ The references (tiny_checkpoints.GGUF_FAMILIES, made by make_tiny_checkpoints.py
   split (named "olmo", as a Pythia file's is), are compared with transformers' tokenizer built from
   the file's vocabulary (transformers_reference.built_from_gguf: AutoTokenizer refuses the file for
   its architecture).
+- tiny-olmo2.gguf: the folder tiny-olmo2-gguf/ (dequantised weights): transformers 5.24 reads no
+  "olmo2" GGUF. Its tokens, byte-level BPE after cl100k_base's split ("dbrx", as OLMo 2's), are
+  compared with transformers' tokenizer built from the file's vocabulary, which maps "dbrx" to that
+  split on its own.
 - tiny-mistral.gguf: a Mistral as llama.cpp's converter writes one, a "llama" file (W_Q and W_K
   permuted; no sliding window, which llama.cpp's Llama does not have): transformers reads the file
   itself. Its SentencePiece-style tokens are compared with transformers' Phi-3 builder over the
