@@ -21,13 +21,21 @@ On the way the converter changed some numbers, and only these, for the architect
 - gpt2: the weights of GPT-2's Conv1D layers (c_attn, attn's c_proj, c_fc, mlp's c_proj), which HF
   stores (in, out), are transposed to nn.Linear's (out, in) (`transposed`), and turned back on
   reading; their biases are as they were.
-- gemma, gemma2: every norm's weight is stored as 1 + w (HF's Gemma scales by 1 + w, llama.cpp by
-  the stored weight): `norms_plus_one`. The forward then scales by the stored weight, as llama.cpp
-  does (Architecture.norm_offset 0), rather than taking 1 away and adding it back.
+- gemma, gemma2, gemma3: every norm's weight (Gemma 3's q and k norms too) is stored as 1 + w (HF's
+  Gemma scales by 1 + w, llama.cpp by the stored weight): `norms_plus_one`. The forward then scales
+  by the stored weight, as llama.cpp does (Architecture.norm_offset 0), rather than taking 1 away and
+  adding it back.
 Some config.json fields are not written at all, and llama.cpp derives them (`derived`):
-- gemma2: `query_pre_attn_scalar`. llama.cpp divides the scores by √head_dim, but by √(hidden size
-  ÷ heads) for the 27B model, which it knows by its 46 layers (llama-model.cpp); the released
-  models' own query_pre_attn_scalar is that same number (256, 256, 144).
+- gemma2, gemma3: `query_pre_attn_scalar`. llama.cpp divides the scores by √head_dim, but by
+  √(hidden size ÷ heads) for the 27B models, which it knows by their layers, 46 and 62
+  (llama-model.cpp); the released models' own query_pre_attn_scalar is that same number (Gemma 2:
+  256, 256, 144; Gemma 3: 256, and 168 in the 27B).
+- gemma3: which layers are global, and the local layers' rotary base. llama.cpp makes every sixth
+  layer global and turns the others with base 10,000 and no scaling, whatever the model: the
+  family's own defaults without `layer_types` and `rope_local_base_freq`, as the released models
+  have them. The global layers' base is `rope.freq_base`, and their linear factor (8 in the 4B,
+  12B and 27B) comes as `rope.scaling.type` "linear" and `rope.scaling.factor` (`rope_scalings`: the
+  only scaling a file may have), as transformers' `rope_scaling` of the global layers.
 - phi3, gptneox: `partial_rotary_factor`, from the dims RoPE turns (`rope.dimension_count`; without
   it llama.cpp turns the whole head). GPT-NeoX's converter writes no rotary base either: llama.cpp
   takes 10,000, as transformers does without `rotary_emb_base`, and so does the family (a model of
@@ -39,7 +47,9 @@ whatever `n_inner` says, and the feed-forward's tensors are checked against it: 
 Where llama.cpp departs from the model's own definition, the family's is kept: a Phi-3 file's
 `phi3.attention.sliding_window` (2047 in Phi-3-mini-4k) applies to every layer, as in transformers'
 Phi-3 and in the same model's folder, while llama.cpp currently disables Phi-3's window (the two
-differ only on texts longer than the window).
+differ only on texts longer than the window). A Gemma 3 file's `gemma3.final_logit_softcapping`,
+which its converter writes when config.json sets one (the released models set none), caps the
+next-token scores as the family caps them, while llama.cpp's Gemma 3 does not read it.
 """
 
 from __future__ import annotations
@@ -48,7 +58,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .families import Family, gemma, gemma2, gpt2, gpt_neox, llama, olmo2, phi3, qwen2, qwen3
+from .families import Family, gemma, gemma2, gemma3, gpt2, gpt_neox, llama, olmo2, phi3, qwen2, qwen3
 from .fields import Fields
 
 # What the converters write (llama.cpp's gguf_writer: add_embedding_length, add_head_count, …), each a key
@@ -78,6 +88,7 @@ class GGUFArchitecture:
     permuted_qk: bool = False          # W_Q's and W_K's rows interleaved per head by the converter
     qkv_by_part: bool = False          # a fused W_QKV's rows regrouped by the converter: q | k | v of all heads
     norms_plus_one: bool = False       # the norms' weights stored as 1 + w by the converter
+    rope_scalings: tuple[str, ...] = ()  # `rope.scaling.type`s the family reads (through `derived`)
     derived: Callable[[Fields], dict] | None = None  # config.json fields the file leaves to llama.cpp
 
     @property
@@ -94,11 +105,13 @@ QK_NORM = {"attn_q_norm": "self_attn.q_norm", "attn_k_norm": "self_attn.k_norm"}
 # Gemma 2 normalises before and after each sub-layer; its "ffn_norm" is the one before the feed-forward.
 GEMMA2_LAYER = {**LLAMA_LAYER, "post_attention_norm": "post_attention_layernorm",
                 "ffn_norm": "pre_feedforward_layernorm", "post_ffw_norm": "post_feedforward_layernorm"}
-# OLMo 2 names its norms after each sub-layer as Gemma 2 does (it has none before them), with Qwen3's
-# q/k norms (over the whole projection in OLMo 2).
-OLMO2_LAYER = {**GEMMA2_LAYER, **QK_NORM}
 GEMMA2_FIELDS = {**FIELDS, "attn_logit_softcapping": "attn_logit_softcapping",
                  "final_logit_softcapping": "final_logit_softcapping", "sliding_window": "attention.sliding_window"}
+# Gemma 3: Gemma 2's names with Qwen3's q/k norms; OLMo 2 names its layers alike (it has only the norms
+# after each sub-layer, and its q/k norms span the whole projection).
+GEMMA3_LAYER = {**GEMMA2_LAYER, **QK_NORM}
+GEMMA3_FIELDS = {**GEMMA2_FIELDS, "rope_scaling_type": "rope.scaling.type",
+                 "rope_scaling_factor": "rope.scaling.factor"}
 # Phi-3 keeps q, k, v in one matrix and gate and up in another ("ffn_up" holds both, the gate first).
 PHI3_LAYER = {**LLAMA_LAYER, "attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
 PHI3_FIELDS = {**FIELDS, "sliding_window": "attention.sliding_window", "rope_dimension_count": "rope.dimension_count"}
@@ -114,11 +127,22 @@ GPT2_LAYER = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "at
               "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
 
 
-def _gemma2_query_scalar(fields: Fields) -> dict:
+def _query_scalar(fields: Fields, layers_of_27b: int) -> dict:
     d_model, heads = fields.count("hidden_size"), fields.count("num_attention_heads")
-    width = d_model // heads if fields.count("num_hidden_layers") == 46 else \
+    width = d_model // heads if fields.count("num_hidden_layers") == layers_of_27b else \
         fields.count("head_dim", default=d_model // heads)
     return {"query_pre_attn_scalar": width}
+
+
+def _gemma2(fields: Fields) -> dict:
+    return _query_scalar(fields, 46)
+
+
+def _gemma3(fields: Fields) -> dict:
+    derived = _query_scalar(fields, 62)
+    if fields.text("rope_scaling_type", default="none") == "linear":  # the global layers' positions ÷ factor
+        derived["rope_scaling"] = {"rope_type": "linear", "factor": fields.positive_number("rope_scaling_factor")}
+    return derived
 
 
 def _partial_rotary(fields: Fields) -> dict:
@@ -133,13 +157,15 @@ ARCHITECTURES: dict[str, GGUFArchitecture] = {
     "qwen3": GGUFArchitecture(qwen3.FAMILY, FIELDS, {**LLAMA_LAYER, **QK_NORM}),
     "gemma": GGUFArchitecture(gemma.FAMILY, FIELDS, LLAMA_LAYER, norms_plus_one=True),
     "gemma2": GGUFArchitecture(gemma2.FAMILY, GEMMA2_FIELDS, GEMMA2_LAYER, norms_plus_one=True,
-                               derived=_gemma2_query_scalar),
+                               derived=_gemma2),
     "phi3": GGUFArchitecture(phi3.FAMILY, PHI3_FIELDS, PHI3_LAYER, derived=_partial_rotary),
     "gpt2": GGUFArchitecture(gpt2.FAMILY, LAYER_NORM_FIELDS, GPT2_LAYER, GPT2_MODEL, layers="h",
                              transposed=frozenset({"attn_qkv", "attn_output", "ffn_up", "ffn_down"})),
     "gptneox": GGUFArchitecture(gpt_neox.FAMILY, NEOX_FIELDS, NEOX_LAYER, NEOX_MODEL, qkv_by_part=True,
                                 derived=_partial_rotary),
-    "olmo2": GGUFArchitecture(olmo2.FAMILY, FIELDS, OLMO2_LAYER),
+    "olmo2": GGUFArchitecture(olmo2.FAMILY, FIELDS, GEMMA3_LAYER),
+    "gemma3": GGUFArchitecture(gemma3.FAMILY, GEMMA3_FIELDS, GEMMA3_LAYER, norms_plus_one=True,
+                               rope_scalings=("linear",), derived=_gemma3),
 }
 
 _WHOLE = re.compile(r"(.+)\.(weight|bias)$")

@@ -73,8 +73,9 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
         if meta.count(key, default=width) != width:  # a value width or a partial RoPE of their own
             raise meta.wrong((key,), f"differs from the head's {width}, which is not supported", gguf.metadata[key])
     scaled = {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"} & set(gguf.tensors)
-    if scaled or meta.text(f"{name}.rope.scaling.type", default="none") != "none":
-        raise ModelError(f"{gguf.name}: scaled RoPE is not supported; only plain RoPE")
+    if scaled or meta.text(f"{name}.rope.scaling.type", default="none") not in ("none", *spec.rope_scalings):
+        raise ModelError(f"{gguf.name}: scaled RoPE is not supported; only plain RoPE"
+                         + "".join(f" or {kind}" for kind in spec.rope_scalings))
     tokens = len(gguf.metadata["tokenizer.ggml.tokens"])
     if arch.vocab_size < tokens:
         raise ModelError(f"{gguf.name}: metadata field '{name}.vocab_size' is {arch.vocab_size:,} but the tokenizer "
