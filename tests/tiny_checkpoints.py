@@ -22,4 +22,5 @@ GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
                  "tiny-mistral.gguf": ("tiny-mistral.gguf", "spaced as llama.cpp: tiny-mistral.gguf"),
                  "tiny-gpt2.gguf": ("tiny-gpt2-gguf", "tiny-gpt2.gguf"),
                  "tiny-gpt-neox.gguf": ("tiny-gpt-neox-gguf", "built from the vocabulary: tiny-gpt-neox.gguf"),
-                 "tiny-olmo2.gguf": ("tiny-olmo2-gguf", "built from the vocabulary: tiny-olmo2.gguf")}
+                 "tiny-olmo2.gguf": ("tiny-olmo2-gguf", "built from the vocabulary: tiny-olmo2.gguf"),
+                 "tiny-gemma3.gguf": ("tiny-gemma3-gguf", "tiny-gemma3.gguf")}

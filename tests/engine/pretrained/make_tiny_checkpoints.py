@@ -309,7 +309,12 @@ def llama_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
     if config.get("head_dim") is not None:  # as llama.cpp's converters write it when config.json has it
         writer.add_key_length(config["head_dim"])
         writer.add_value_length(config["head_dim"])
-    writer.add_rope_freq_base(config.get("rope_theta") or config["rope_parameters"]["rope_theta"])
+    rope = config.get("rope_parameters") or {}
+    rope = rope.get("full_attention", rope)  # a model whose kinds of layer turn differently: the global ones'
+    writer.add_rope_freq_base(config.get("rope_theta") or rope["rope_theta"])
+    if rope.get("rope_type") == "linear":
+        writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        writer.add_rope_scaling_factor(rope["factor"])
     if config.get("partial_rotary_factor"):  # Phi-3's converter: the dims RoPE turns
         head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
         writer.add_rope_dimension_count(int(head_dim * config["partial_rotary_factor"]))
@@ -463,6 +468,24 @@ def make_gemma2_gguf() -> None:
                              sentencepiece_metadata(tokenizer, "<bos>", "<eos>", space_prefix=False),
                              norms_plus_one=True)
     save_dequantised("gemma2", Gemma2ForCausalLM, dequantised, tokenizer, query_pre_attn_scalar=8)
+
+
+def make_gemma3_gguf() -> None:
+    """tiny-gemma3.gguf (its norms, q/k norms too, stored as 1 + w; the global layers' base 100,000 and
+    linear factor 4 as `rope.freq_base` and `rope.scaling.*`; tiny-gemma's SentencePiece-style
+    vocabulary), and tiny-gemma3-gguf/ holding its dequantised weights as llama.cpp reads the file: a
+    GGUF file holds neither the layers' kinds nor the local layers' base, and llama.cpp makes every
+    sixth layer global (so none of these three) and turns the local ones with base 10,000 (tiny-gemma3/
+    says 100), and scales the scores by the head width, 8 (tiny-gemma3/ says 12). transformers' own GGUF
+    loader would take Gemma3TextConfig's 256 for that scale and read no rotary scaling."""
+    tokenizer = reused("gemma")
+    dequantised = write_gguf("gemma3", gguf.MODEL_ARCH.GEMMA3,
+                             sentencepiece_metadata(tokenizer, "<bos>", "<eos>", space_prefix=False),
+                             norms_plus_one=True)
+    config = json.loads((DATA / "tiny-gemma3" / "config.json").read_text())
+    rope = {**config["rope_parameters"], "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    save_dequantised("gemma3", Gemma3ForCausalLM, dequantised, tokenizer, query_pre_attn_scalar=8,
+                     layer_types=["sliding_attention"] * config["num_hidden_layers"], rope_parameters=rope)
 
 
 def make_mistral_gguf() -> None:
@@ -688,7 +711,7 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf,
           "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf,
           "gpt2-gguf": make_gpt2_gguf, "gpt-neox-gguf": make_gpt_neox_gguf,
-          "olmo2-gguf": make_olmo2_gguf}
+          "olmo2-gguf": make_olmo2_gguf, "gemma3-gguf": make_gemma3_gguf}
 
 
 if __name__ == "__main__":

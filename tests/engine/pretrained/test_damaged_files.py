@@ -16,6 +16,8 @@ import pytest
 
 from attention_explorer.engine.errors import ModelError, SentenceError
 from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained.gguf_model import architecture_from_gguf
+from attention_explorer.engine.pretrained.gguf_reader import GGUFFile
 from damaged_models.formats import (
     ARRAY,
     BOOL,
@@ -351,7 +353,7 @@ def _damaged_gguf(data, tmp_path, name, change):
 
 
 @pytest.mark.parametrize("name", ["tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf", "tiny-gemma2.gguf",
-                                  "tiny-phi3.gguf", "tiny-olmo2.gguf"])
+                                  "tiny-phi3.gguf", "tiny-olmo2.gguf", "tiny-gemma3.gguf"])
 def test_a_gguf_missing_a_metadata_field_names_its_key(data, tmp_path, name):
     arch = name.removeprefix("tiny-").removesuffix(".gguf")
     key = f"{arch}.attention.layer_norm_rms_epsilon"
@@ -390,7 +392,8 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
                                           ("tiny-phi3.gguf", "blk.1.attn_qkv.weight"),
                                           ("tiny-gpt2.gguf", "position_embd.weight"),
                                           ("tiny-gpt-neox.gguf", "blk.1.ffn_up.bias"),
-                                          ("tiny-olmo2.gguf", "blk.1.post_ffw_norm.weight")])
+                                          ("tiny-olmo2.gguf", "blk.1.post_ffw_norm.weight"),
+                                          ("tiny-gemma3.gguf", "blk.2.attn_k_norm.weight")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -402,7 +405,7 @@ def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do
     path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
     assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
                              "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3', 'gpt2', "
-                             "'gptneox', 'olmo2'")
+                             "'gptneox', 'olmo2', 'gemma3'")
 
 
 @pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
@@ -484,3 +487,21 @@ def test_a_gpt2_gguf_transposed_weight_of_the_wrong_shape_is_named_in_the_family
     path = _damaged_gguf(data, tmp_path, "tiny-gpt2.gguf", change)
     assert refusal(path) == ("tiny-gpt2.gguf: tensor 'blk.0.attn_qkv.weight' has shape (32, 48), expected (32, 96) "
                              "from the model's configuration")
+
+
+def test_a_gemma3_gguf_makes_every_sixth_layer_global_with_the_files_base_and_linear_factor(data, tmp_path):
+    """A Gemma 3 file names no layer kinds nor the local layers' base: every sixth layer is global, turned
+    with rope.freq_base and rope.scaling.factor, the others with base 10,000 unscaled, as llama.cpp reads
+    it. The tiny file's three layers are all local; its header made to say six shows the sixth (nothing
+    past the embedding is read for the architecture)."""
+    path = _damaged_gguf(data, tmp_path, "tiny-gemma3.gguf", lambda g: g.with_meta("gemma3.block_count", U32, 6))
+    arch = architecture_from_gguf(GGUFFile(path))
+    assert arch.windows == (4, 4, 4, 4, 4, 0)
+    assert arch.rope_layers == ((10000.0, 1.0),) * 5 + ((100000.0, 4.0),)
+    assert arch.query_scalar == 8  # the head width, as llama.cpp scales the scores (tiny-gemma3/ says 12)
+
+
+def test_a_gemma3_gguf_of_another_rope_scaling_is_refused(data, tmp_path):
+    path = _damaged_gguf(data, tmp_path, "tiny-gemma3.gguf",
+                         lambda g: g.with_meta("gemma3.rope.scaling.type", STRING, "yarn"))
+    assert refusal(path) == "tiny-gemma3.gguf: scaled RoPE is not supported; only plain RoPE or linear"

@@ -19,6 +19,14 @@ The references (tiny_checkpoints.GGUF_FAMILIES, made by make_tiny_checkpoints.py
   not hold the scalar; tiny-gemma2/ says 12); its softcaps and window of 4 come from the metadata.
   transformers' own GGUF loader takes Gemma2Config's default scalar, 256, and is 0.6 off here. The
   tokens are compared with transformers' tokenizer built from the file.
+- tiny-gemma3.gguf: the folder tiny-gemma3-gguf/, its dequantised weights (norms, q/k norms too,
+  less 1) read as llama.cpp reads the file, which names neither the layers' kinds nor the local
+  layers' rotary base: every sixth layer global (so none of the three), the local ones turned with
+  base 10,000 (tiny-gemma3/ says 100), and the scores scaled by the head width, 8 (it says 12). The
+  window of 4, and the global layers' base and linear factor (not used by these three layers; see
+  test_damaged_files for six) come from the metadata. transformers' own GGUF loader would take 256
+  for the scale and read no rotary scaling. The tokens are compared with transformers' tokenizer
+  built from the file.
 - tiny-phi3.gguf: the folder tiny-phi3-gguf/ (dequantised weights): transformers' GGUF loader does
   not read `phi3.rope.dimension_count` (RoPE over 6 of each head's 8 dims here), and cannot build
   this model at all (Phi3Config's default padding id is past its 320 tokens). The tokens, from a
