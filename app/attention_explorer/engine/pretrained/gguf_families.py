@@ -41,7 +41,8 @@ Some config.json fields are not written at all, and llama.cpp derives them (`der
   takes 10,000, as transformers does without `rotary_emb_base`, and so does the family (a model of
   another base would open with the wrong one, in llama.cpp too; Pythia's is 10,000).
 A LayerNorm model's epsilon is written under `attention.layer_norm_epsilon` (RMSNorm's under
-`attention.layer_norm_rms_epsilon`). GPT-2's converter writes `feed_forward_length` as 4 × the width
+`attention.layer_norm_rms_epsilon`). BERT's converter changes no number: its tensors keep their layout
+(the vocabulary is rewritten, see gguf_tokenizer.py). GPT-2's converter writes `feed_forward_length` as 4 × the width
 whatever `n_inner` says, and the feed-forward's tensors are checked against it: a GPT-2 of another
 `n_inner` is refused by its shapes, as llama.cpp refuses it.
 Where llama.cpp departs from the model's own definition, the family's is kept: a Phi-3 file's
@@ -49,7 +50,9 @@ Where llama.cpp departs from the model's own definition, the family's is kept: a
 Phi-3 and in the same model's folder, while llama.cpp currently disables Phi-3's window (the two
 differ only on texts longer than the window). A Gemma 3 file's `gemma3.final_logit_softcapping`,
 which its converter writes when config.json sets one (the released models set none), caps the
-next-token scores as the family caps them, while llama.cpp's Gemma 3 does not read it.
+next-token scores as the family caps them, while llama.cpp's Gemma 3 does not read it. A BERT
+file's feed-forward uses BERT's own GELU, the exact one (erf), where llama.cpp's BERT uses the tanh
+approximation (the file does not name an activation).
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .families import Family, gemma, gemma2, gemma3, gpt2, gpt_neox, llama, olmo2, phi3, qwen2, qwen3
+from .families import Family, bert, gemma, gemma2, gemma3, gpt2, gpt_neox, llama, olmo2, phi3, qwen2, qwen3
 from .fields import Fields
 
 # What the converters write (llama.cpp's gguf_writer: add_embedding_length, add_head_count, …), each a key
@@ -121,6 +124,12 @@ NEOX_LAYER = {"attn_norm": "input_layernorm", "attn_qkv": "attention.query_key_v
               "ffn_norm": "post_attention_layernorm", "ffn_up": "mlp.dense_h_to_4h", "ffn_down": "mlp.dense_4h_to_h"}
 NEOX_FIELDS = {**LAYER_NORM_FIELDS, "use_parallel_residual": "use_parallel_residual",
                "rope_dimension_count": "rope.dimension_count"}
+# BERT: learned positions and segments, a norm of the embeddings, post-LN layers, and its own names.
+BERT_MODEL = {"token_embd": "embeddings.word_embeddings", "position_embd": "embeddings.position_embeddings",
+              "token_types": "embeddings.token_type_embeddings", "token_embd_norm": "embeddings.LayerNorm"}
+BERT_LAYER = {"attn_q": "attention.self.query", "attn_k": "attention.self.key", "attn_v": "attention.self.value",
+              "attn_output": "attention.output.dense", "attn_output_norm": "attention.output.LayerNorm",
+              "ffn_up": "intermediate.dense", "ffn_down": "output.dense", "layer_output_norm": "output.LayerNorm"}
 # GPT-2: a learned position table, Conv1D layers (q | k | v in one), and its own tensor names.
 GPT2_MODEL = {"token_embd": "wte", "position_embd": "wpe", "output_norm": "ln_f", "output": "lm_head"}
 GPT2_LAYER = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj", "ffn_norm": "ln_2",
@@ -166,6 +175,7 @@ ARCHITECTURES: dict[str, GGUFArchitecture] = {
     "olmo2": GGUFArchitecture(olmo2.FAMILY, FIELDS, GEMMA3_LAYER),
     "gemma3": GGUFArchitecture(gemma3.FAMILY, GEMMA3_FIELDS, GEMMA3_LAYER, norms_plus_one=True,
                                rope_scalings=("linear",), derived=_gemma3),
+    "bert": GGUFArchitecture(bert.FAMILY, LAYER_NORM_FIELDS, BERT_LAYER, BERT_MODEL, layers="encoder.layer"),
 }
 
 _WHOLE = re.compile(r"(.+)\.(weight|bias)$")
