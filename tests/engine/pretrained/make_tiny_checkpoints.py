@@ -277,6 +277,32 @@ def byte_bpe_metadata(tokenizer: Tokenizer, pre: str, eos: str):
     return write
 
 
+def wordpiece_metadata(tokenizer: Tokenizer):
+    """What llama.cpp's BERT converter writes for a WordPiece tokenizer ("bert"): the tokens in id order,
+    each but the control ones in "phantom space" form ("▁cat" for a word's first piece "cat", "ing"
+    for "##ing"), control 3, normal 1; [CLS] as the BOS and [SEP] as the EOS and separator, as the
+    gguf package's SpecialVocab reads a "[CLS] $A [SEP]" template; the split named as a file of
+    bert-base-uncased's vocabulary (all-MiniLM, bge) names it, which llama.cpp does not read for WordPiece."""
+    def write(writer: gguf.GGUFWriter) -> None:
+        vocab = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1])
+        specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
+        writer.add_tokenizer_model("bert")
+        writer.add_tokenizer_pre("bert-bge")
+        writer.add_token_list([token if token in specials else token[2:] if token.startswith("##") else "▁" + token
+                               for token, _ in vocab])
+        writer.add_token_types([3 if token in specials else 1 for token, _ in vocab])
+        ids = tokenizer.token_to_id
+        writer.add_bos_token_id(ids("[CLS]"))
+        writer.add_eos_token_id(ids("[SEP]"))
+        writer.add_unk_token_id(ids("[UNK]"))
+        writer.add_sep_token_id(ids("[SEP]"))
+        writer.add_pad_token_id(ids("[PAD]"))
+        writer.add_mask_token_id(ids("[MASK]"))
+        writer.add_add_bos_token(True)
+        writer.add_add_eos_token(True)
+    return write
+
+
 def sentencepiece_metadata(tokenizer: Tokenizer, bos: str, eos: str, space_prefix: bool):
     """What llama.cpp's converter writes for a SentencePiece-style tokenizer ("llama"): the tokens in
     id order, each scored −id (a SentencePiece BPE model's scores: the earlier merge the higher), types
@@ -365,6 +391,19 @@ def grouped_qkv(heads: int):
             return array
         return array.reshape(3, heads, -1, *array.shape[1:]).swapaxes(0, 1).reshape(array.shape)
     return into, back
+
+
+def bert_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """BERT's converter: the sizes, LayerNorm's epsilon, attention that is not causal, and the rows of
+    the segment table (written with the vocabulary, as the number of token types)."""
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_layer_norm_eps(config["layer_norm_eps"])
+    writer.add_causal_attention(False)
+    writer.add_token_type_count(config["type_vocab_size"])
 
 
 def transposed(stems: set[str]):
@@ -486,6 +525,15 @@ def make_gemma3_gguf() -> None:
     rope = {**config["rope_parameters"], "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
     save_dequantised("gemma3", Gemma3ForCausalLM, dequantised, tokenizer, query_pre_attn_scalar=8,
                      layer_types=["sliding_attention"] * config["num_hidden_layers"], rope_parameters=rope)
+
+
+def make_bert_gguf() -> None:
+    """tiny-bert.gguf (tensors as they are, the WordPiece vocabulary in llama.cpp's "phantom space"
+    form), and tiny-bert-gguf/ holding its dequantised weights and tiny-bert's tokenizer.json: transformers
+    5.24 reads no "bert" GGUF, neither its model nor its tokenizer."""
+    tokenizer = reused("bert")
+    dequantised = write_gguf("bert", gguf.MODEL_ARCH.BERT, wordpiece_metadata(tokenizer), parameters=bert_parameters)
+    save_dequantised("bert", BertModel, dequantised, tokenizer, add_pooling_layer=False)
 
 
 def make_mistral_gguf() -> None:
@@ -711,7 +759,8 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf,
           "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf,
           "gpt2-gguf": make_gpt2_gguf, "gpt-neox-gguf": make_gpt_neox_gguf,
-          "olmo2-gguf": make_olmo2_gguf, "gemma3-gguf": make_gemma3_gguf}
+          "olmo2-gguf": make_olmo2_gguf, "gemma3-gguf": make_gemma3_gguf,
+          "bert-gguf": make_bert_gguf}
 
 
 if __name__ == "__main__":

@@ -318,8 +318,9 @@ def test_an_encoder_keeps_the_start_of_a_long_text(data):
 
 def test_a_gguf_tokenizer_that_is_not_text_is_named(data, tmp_path):
     path = write_gguf_with(data, tmp_path, "tokenizer.ggml.model", BOOL, True)
-    assert refusal(path) == ("tiny-llama.gguf: 'tokenizer.ggml.model' is True; only byte-level BPE ('gpt2') and "
-                             "SentencePiece-style ('llama') tokenizers are supported in GGUF files")
+    assert refusal(path) == ("tiny-llama.gguf: 'tokenizer.ggml.model' is True; only byte-level BPE ('gpt2'), "
+                             "SentencePiece-style ('llama') and WordPiece ('bert') tokenizers are supported in GGUF "
+                             "files")
 
 
 def test_a_layer_whose_recomputed_scores_overflow_is_refused_where_it_is_shown(data, tmp_path):
@@ -393,7 +394,8 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
                                           ("tiny-gpt2.gguf", "position_embd.weight"),
                                           ("tiny-gpt-neox.gguf", "blk.1.ffn_up.bias"),
                                           ("tiny-olmo2.gguf", "blk.1.post_ffw_norm.weight"),
-                                          ("tiny-gemma3.gguf", "blk.2.attn_k_norm.weight")])
+                                          ("tiny-gemma3.gguf", "blk.2.attn_k_norm.weight"),
+                                          ("tiny-bert.gguf", "token_embd_norm.bias")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -405,7 +407,7 @@ def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do
     path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
     assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
                              "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3', 'gpt2', "
-                             "'gptneox', 'olmo2', 'gemma3'")
+                             "'gptneox', 'olmo2', 'gemma3', 'bert'")
 
 
 @pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
@@ -461,7 +463,8 @@ def test_a_gguf_model_too_large_is_refused_before_its_tokenizer_is_built(data, t
     assert not built
 
 
-@pytest.mark.parametrize("name, arch", [("tiny-gpt2.gguf", "gpt2"), ("tiny-gpt-neox.gguf", "gptneox")])
+@pytest.mark.parametrize("name, arch", [("tiny-gpt2.gguf", "gpt2"), ("tiny-gpt-neox.gguf", "gptneox"),
+                                        ("tiny-bert.gguf", "bert")])
 def test_a_layernorm_gguf_missing_its_epsilon_names_its_key(data, tmp_path, name, arch):
     """A LayerNorm model's epsilon has a key of its own (RMSNorm's is attention.layer_norm_rms_epsilon),
     named so whether its family reads config.json's `layer_norm_epsilon` (GPT-2) or `layer_norm_eps`."""
@@ -505,3 +508,30 @@ def test_a_gemma3_gguf_of_another_rope_scaling_is_refused(data, tmp_path):
     path = _damaged_gguf(data, tmp_path, "tiny-gemma3.gguf",
                          lambda g: g.with_meta("gemma3.rope.scaling.type", STRING, "yarn"))
     assert refusal(path) == "tiny-gemma3.gguf: scaled RoPE is not supported; only plain RoPE or linear"
+
+
+@pytest.mark.parametrize("key, default", [("tokenizer.ggml.bos_token_id", 101),
+                                          ("tokenizer.ggml.seperator_token_id", 102),
+                                          ("tokenizer.ggml.unknown_token_id", 100)])
+def test_a_wordpiece_gguf_whose_cls_sep_or_unknown_is_past_its_tokens_is_named(data, tmp_path, key, default):
+    """[CLS] (the BOS), [SEP] and [UNK] are looked up by id; without one, llama.cpp takes bert-base's
+    101, 102 and 100, past the tiny vocabulary's 57 tokens too."""
+    for value, type_id in ((57, U32), (None, None)):
+        path = _damaged_gguf(data, tmp_path, "tiny-bert.gguf", lambda g, v=value, t=type_id: g.with_meta(key, t, v))
+        assert refusal(path) == (f"tiny-bert.gguf: metadata field '{key}' must be a token (below 57), "
+                                 f"not {value or default}")
+
+
+def test_a_wordpiece_gguf_cuts_words_as_llama_cpp_does_lowercased_with_their_accents(data, tmp_path):
+    """llama.cpp's WordPiece: the text decomposed (NFD) and lowercased, its accents kept where an
+    uncased BERT's own tokenizer strips them, each word "▁" first and cut into the longest pieces, a
+    word that does not come apart into pieces one [UNK]. Two of the tiny vocabulary's tokens are made
+    "▁cafe" and a continuing combining acute accent."""
+    tokens = list(GGUFFile(data / "tiny-bert.gguf").metadata["tokenizer.ggml.tokens"])
+    cafe, accent = tokens.index("▁jump"), tokens.index("ly")
+    tokens[cafe], tokens[accent] = "▁cafe", "\u0301"
+    path = _damaged_gguf(data, tmp_path, "tiny-bert.gguf",
+                         lambda g: g.with_meta("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)))
+    encoded = open_pretrained(path).tokenizer.encode("Café CAFÉ robots, cafx")
+    cls, sep, unknown, robot, s, comma = (tokens.index(t) for t in ("[CLS]", "[SEP]", "[UNK]", "▁robot", "s", "▁,"))
+    assert encoded.ids.tolist() == [cls, cafe, accent, cafe, accent, robot, s, comma, unknown, sep]
