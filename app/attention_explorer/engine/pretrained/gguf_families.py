@@ -12,9 +12,9 @@ On the way the converter changed some numbers, and only these, for the architect
   dimension 2i with 2i + 1; HF's pairs i with i + d_head/2): `permuted_qk`, undone on reading.
   Mistral is converted as a "llama" file too, without its sliding window (llama.cpp's Llama has
   none), so it opens as the Llama it then is.
-  Qwen2, Qwen3, Gemma, Gemma 2, Phi-3 and OLMo 2 are written by converters of their own that leave
-  the rows as they are (llama.cpp turns them with the rotate-half pairing; transformers' GGUF loader, too,
-  un-permutes only "llama").
+  Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Phi-3 and OLMo 2 are written by converters of their own
+  that leave the rows as they are (llama.cpp turns them with the rotate-half pairing; transformers'
+  GGUF loader, too, un-permutes only "llama").
 - gptneox: the fused query_key_value, whose rows HF holds head by head (each head's q, then its k,
   then its v), is regrouped into all heads' q, then all k, then all v (as GPT-2's c_attn), bias
   too (`qkv_by_part`): regrouped back on reading.
@@ -41,10 +41,10 @@ Some config.json fields are not written at all, and llama.cpp derives them (`der
   takes 10,000, as transformers does without `rotary_emb_base`, and so does the family (a model of
   another base would open with the wrong one, in llama.cpp too; Pythia's is 10,000).
 A LayerNorm model's epsilon is written under `attention.layer_norm_epsilon` (RMSNorm's under
-`attention.layer_norm_rms_epsilon`). BERT's converter changes no number: its tensors keep their layout
-(the vocabulary is rewritten, see gguf_tokenizer.py). GPT-2's converter writes `feed_forward_length` as 4 × the width
-whatever `n_inner` says, and the feed-forward's tensors are checked against it: a GPT-2 of another
-`n_inner` is refused by its shapes, as llama.cpp refuses it.
+`attention.layer_norm_rms_epsilon`). BERT's converter changes no number: its tensors keep their
+layout (its vocabulary is rewritten: gguf_tokenizer.py). GPT-2's converter writes
+`feed_forward_length` as 4 × the width whatever `n_inner` says, and the feed-forward's tensors are
+checked against it: a GPT-2 of another `n_inner` is refused by its shapes, as llama.cpp refuses it.
 Where llama.cpp departs from the model's own definition, the family's is kept: a Phi-3 file's
 `phi3.attention.sliding_window` (2047 in Phi-3-mini-4k) applies to every layer, as in transformers'
 Phi-3 and in the same model's folder, while llama.cpp currently disables Phi-3's window (the two
