@@ -81,15 +81,23 @@ def _greedy(reference, ids, tokens: int, stop_ids, **asked):
                                   use_cache=True, eos_token_id=list(stop_ids) or None, pad_token_id=0, **asked)
 
 
+def built_from_gguf(path, architecture: str | None = None):
+    """ids of a text as transformers' GGUF tokenizer conversion gives them over the vocabulary of the
+    GGUF file at `path` (a BOS in front when the file asks for one), built as for `architecture` (the
+    file's own when None). `gguf_tokenizer` builds the same through AutoTokenizer, which refuses a file
+    of an architecture transformers reads no model of ("gptneox")."""
+    from transformers.integrations.gguf.gguf_tokenizer_mapping import convert_gguf_tokenizer, get_gguf_tokenizer
+
+    own, vocabulary, config = get_gguf_tokenizer(str(path))
+    backend, _ = convert_gguf_tokenizer(architecture or own, vocabulary)
+    bos = [vocabulary["bos_token_id"]] if config.get("add_bos_token") else []
+    return lambda text: bos + backend.encode(text).ids
+
+
 def spaced_as_llama_cpp(path):
     """ids of a text as transformers' GGUF tokenizer for Phi-3 gives them, over the SentencePiece-style
     vocabulary of the GGUF file at `path` (a BOS in front when the file asks for one). transformers
     reads a "llama" file's vocabulary with a Metaspace that puts no ▁ in front of a text that starts
     with a space, nor after a special token; llama.cpp puts one in front of every text and of every
     text after a special token (llama_tokenize_impl), and transformers' Phi-3 builder does the same."""
-    from transformers.integrations.gguf.gguf_tokenizer_mapping import convert_gguf_tokenizer, get_gguf_tokenizer
-
-    _, vocabulary, config = get_gguf_tokenizer(str(path))
-    backend, _ = convert_gguf_tokenizer("phi3", vocabulary)
-    bos = [vocabulary["bos_token_id"]] if config.get("add_bos_token") else []
-    return lambda text: bos + backend.encode(text).ids
+    return built_from_gguf(path, "phi3")

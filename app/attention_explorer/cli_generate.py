@@ -43,7 +43,8 @@ def add_generate_command(commands) -> None:
                                                "as PNG, SVG or an animated GIF")
     gen.add_argument("--model", required=True, metavar="NAME_OR_FILE",
                      help="a real decoder: its name in `models`, an HF folder of a decoder (GPT-2, Llama, Qwen, "
-                          "Gemma, …), or a .gguf file of Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 2 or Phi-3")
+                          "Gemma, …), or a .gguf file of Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Phi-3, "
+                          "GPT-2, GPT-NeoX or OLMo 2")
     gen.add_argument("--prompt", required=True, metavar="TEXT", help="the text to continue")
     gen.add_argument("--tokens", type=int, default=32, metavar="N",
                      help="write at most N tokens (default 32); it stops sooner at the model's stop token")

@@ -113,12 +113,13 @@ def wordpiece_tokenizer() -> Tokenizer:
     return tokenizer
 
 
-def byte_bpe_tokenizer(vocab_size: int) -> Tokenizer:
-    """Byte-level BPE like SmolLM2's: digits split one by one, then GPT-2's pre-tokenizer."""
+def byte_bpe_tokenizer(vocab_size: int, digits: bool = True) -> Tokenizer:
+    """Byte-level BPE like SmolLM2's: digits split one by one, then GPT-2's pre-tokenizer (without
+    `digits`, GPT-2's pre-tokenizer alone, as GPT-2's and Pythia's)."""
     tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=True),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tokenizer.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+                               if digits else byte_level)
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[SPECIAL],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
@@ -235,16 +236,20 @@ def make_llama() -> None:
 # Qwen2's split before byte-level BPE, as its tokenizer.json writes it (llama.cpp's "qwen2" pre-tokenizer).
 QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+# cl100k_base's, as OLMo 2's tokenizer.json writes it (llama.cpp's "dbrx" pre-tokenizer): numbers of up to 3 digits.
+CL100K_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 QWEN_ADDED = "<think>"  # an added token that is not special (GGUF token type 4, user-defined)
 
 
-def qwen_tokenizer(vocab_size: int) -> Tokenizer:
-    """Byte-level BPE like Qwen2's and Qwen3's: their split, then bytes; three specials and <think>.
-    Trained on the sentences and a few with accents, so some merges hold two-byte characters."""
+def qwen_tokenizer(vocab_size: int, split: str = QWEN2_SPLIT) -> Tokenizer:
+    """Byte-level BPE like Qwen2's and Qwen3's: their split (or another `split`: OLMo 2's), then bytes;
+    three specials and <think>. Trained on the sentences and a few with accents, so some merges hold
+    two-byte characters."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+        pre_tokenizers.Split(Regex(split), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size - 1, special_tokens=QWEN_SPECIALS,
@@ -272,6 +277,32 @@ def byte_bpe_metadata(tokenizer: Tokenizer, pre: str, eos: str):
     return write
 
 
+def wordpiece_metadata(tokenizer: Tokenizer):
+    """What llama.cpp's BERT converter writes for a WordPiece tokenizer ("bert"): the tokens in id order,
+    each but the control ones in "phantom space" form ("▁cat" for a word's first piece "cat", "ing"
+    for "##ing"), control 3, normal 1; [CLS] as the BOS and [SEP] as the EOS and separator, as the
+    gguf package's SpecialVocab reads a "[CLS] $A [SEP]" template; the split named as a file of
+    bert-base-uncased's vocabulary (all-MiniLM, bge) names it, which llama.cpp does not read for WordPiece."""
+    def write(writer: gguf.GGUFWriter) -> None:
+        vocab = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1])
+        specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
+        writer.add_tokenizer_model("bert")
+        writer.add_tokenizer_pre("bert-bge")
+        writer.add_token_list([token if token in specials else token[2:] if token.startswith("##") else "▁" + token
+                               for token, _ in vocab])
+        writer.add_token_types([3 if token in specials else 1 for token, _ in vocab])
+        ids = tokenizer.token_to_id
+        writer.add_bos_token_id(ids("[CLS]"))
+        writer.add_eos_token_id(ids("[SEP]"))
+        writer.add_unk_token_id(ids("[UNK]"))
+        writer.add_sep_token_id(ids("[SEP]"))
+        writer.add_pad_token_id(ids("[PAD]"))
+        writer.add_mask_token_id(ids("[MASK]"))
+        writer.add_add_bos_token(True)
+        writer.add_add_eos_token(True)
+    return write
+
+
 def sentencepiece_metadata(tokenizer: Tokenizer, bos: str, eos: str, space_prefix: bool):
     """What llama.cpp's converter writes for a SentencePiece-style tokenizer ("llama"): the tokens in
     id order, each scored −id (a SentencePiece BPE model's scores: the earlier merge the higher), types
@@ -293,18 +324,8 @@ def sentencepiece_metadata(tokenizer: Tokenizer, bos: str, eos: str, space_prefi
     return write
 
 
-def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one: bool = False,
-               types: dict = GGUF_TYPES) -> dict[str, np.ndarray]:
-    """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
-    architecture (tensor names from the gguf package's own map; W_Q's and W_K's rows (and biases)
-    interleaved per head for "llama" only, as only its Llama converter permutes them; with
-    `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma converters store them), the
-    tensors in the kinds `types` gives, the tokenizer by `write_tokenizer`.
-    Returns the dequantised weights under their HF names (norms as HF's: the stored weight − 1)."""
-    folder = DATA / f"tiny-{name}"
-    config = json.loads((folder / "config.json").read_text())
-    hf = safetensors.numpy.load_file(str(folder / "model.safetensors"))
-    writer = gguf.GGUFWriter(str(DATA / f"tiny-{name}.gguf"), arch=gguf.MODEL_ARCH_NAMES[arch])
+def llama_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """The metadata llama.cpp's converters of the Llama-like architectures write from config.json."""
     writer.add_block_count(config["num_hidden_layers"])
     writer.add_context_length(config["max_position_embeddings"])
     writer.add_embedding_length(config["hidden_size"])
@@ -314,7 +335,12 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one
     if config.get("head_dim") is not None:  # as llama.cpp's converters write it when config.json has it
         writer.add_key_length(config["head_dim"])
         writer.add_value_length(config["head_dim"])
-    writer.add_rope_freq_base(config.get("rope_theta") or config["rope_parameters"]["rope_theta"])
+    rope = config.get("rope_parameters") or {}
+    rope = rope.get("full_attention", rope)  # a model whose kinds of layer turn differently: the global ones'
+    writer.add_rope_freq_base(config.get("rope_theta") or rope["rope_theta"])
+    if rope.get("rope_type") == "linear":
+        writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        writer.add_rope_scaling_factor(rope["factor"])
     if config.get("partial_rotary_factor"):  # Phi-3's converter: the dims RoPE turns
         head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
         writer.add_rope_dimension_count(int(head_dim * config["partial_rotary_factor"]))
@@ -324,11 +350,94 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one
             getattr(writer, f"add_{key}")(config[key])
     if config.get("sliding_window"):
         writer.add_sliding_window(config["sliding_window"])
+
+
+def gpt2_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """GPT-2's converter: the feed-forward 4 × the width, LayerNorm's epsilon, no key/value heads. Its
+    context length is config.json's `n_ctx`, which transformers no longer writes: `n_positions` is it."""
+    writer.add_block_count(config["n_layer"])
+    writer.add_context_length(config["n_positions"])
+    writer.add_embedding_length(config["n_embd"])
+    writer.add_feed_forward_length(4 * config["n_embd"])
+    writer.add_head_count(config["n_head"])
+    writer.add_layer_norm_eps(config["layer_norm_epsilon"])
+
+
+def gpt_neox_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """GPT-NeoX's converter: the dims RoPE turns (`rotary_pct`, in transformers' newer config.json
+    `rope_parameters`' `partial_rotary_factor`, of the head), the parallel residual, LayerNorm's epsilon;
+    no key/value heads and no rotary base (llama.cpp takes 10,000)."""
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    fraction = config.get("rotary_pct") or config["rope_parameters"]["partial_rotary_factor"]
+    writer.add_rope_dimension_count(int(fraction * (config["hidden_size"] // config["num_attention_heads"])))
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_parallel_residual(config.get("use_parallel_residual", True))
+    writer.add_layer_norm_eps(config["layer_norm_eps"])
+
+
+def grouped_qkv(heads: int):
+    """GPT-NeoX's converter: the fused query_key_value's rows (and bias), each head's q, k, v in turn,
+    regrouped as q | k | v of all heads; and the reference's way back (`write_gguf`'s `layout`)."""
+    def into(g_name: str, array: np.ndarray) -> np.ndarray:
+        if g_name.split(".")[-2] != "attn_qkv":
+            return array
+        return array.reshape(heads, 3, -1, *array.shape[1:]).swapaxes(0, 1).reshape(array.shape)
+
+    def back(g_name: str, array: np.ndarray) -> np.ndarray:
+        if g_name.split(".")[-2] != "attn_qkv":
+            return array
+        return array.reshape(3, heads, -1, *array.shape[1:]).swapaxes(0, 1).reshape(array.shape)
+    return into, back
+
+
+def bert_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """BERT's converter: the sizes, LayerNorm's epsilon, attention that is not causal, and the rows of
+    the segment table (written with the vocabulary, as the number of token types)."""
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_layer_norm_eps(config["layer_norm_eps"])
+    writer.add_causal_attention(False)
+    writer.add_token_type_count(config["type_vocab_size"])
+
+
+def transposed(stems: set[str]):
+    """A converter that stores the weights of these tensor stems transposed (GPT-2's Conv1D layers), and
+    the reference's way back (the same transposition): `write_gguf`'s `layout`."""
+    def turn(g_name: str, array: np.ndarray) -> np.ndarray:
+        return array.T.copy() if g_name.endswith(".weight") and g_name.split(".")[-2] in stems else array
+    return turn, turn
+
+
+def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one: bool = False,
+               types: dict = GGUF_TYPES, parameters=llama_parameters, layout=None) -> dict[str, np.ndarray]:
+    """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
+    architecture (its metadata by `parameters`; tensor names from the gguf package's own map; W_Q's and
+    W_K's rows (and biases) interleaved per head for "llama" only, as only its Llama converter permutes
+    them; with `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma converters store
+    them; `layout`, what another converter does to a tensor and how the reference undoes it: a pair
+    of functions of the GGUF name and the array), the tensors in the kinds `types` gives, the
+    tokenizer by `write_tokenizer`.
+    Returns the dequantised weights under their HF names, in HF's layout (norms as HF's: the stored
+    weight − 1)."""
+    folder = DATA / f"tiny-{name}"
+    config = json.loads((folder / "config.json").read_text())
+    hf = safetensors.numpy.load_file(str(folder / "model.safetensors"))
+    writer = gguf.GGUFWriter(str(DATA / f"tiny-{name}.gguf"), arch=gguf.MODEL_ARCH_NAMES[arch])
+    parameters(writer, config)
     write_tokenizer(writer)
-    names = gguf.get_tensor_name_map(arch, config["num_hidden_layers"])
+    names = gguf.get_tensor_name_map(arch, config.get("num_hidden_layers") or config["n_layer"])
+    into, back_from = layout or (None, None)
     dequantised = {}
     for hf_name, array in hf.items():
         g_name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        if into:
+            array = into(g_name, array)
         heads = {"attn_q": config["num_attention_heads"], "attn_k": config["num_key_value_heads"]}.get(
             g_name.split(".")[-2]) if arch == gguf.MODEL_ARCH.LLAMA else None
         if heads:
@@ -345,6 +454,8 @@ def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one
             stored = gguf.quants.quantize(array, kind)
             writer.add_tensor(g_name, stored, raw_shape=stored.shape, raw_dtype=kind)
             back = gguf.quants.dequantize(stored, kind).reshape(array.shape)
+        if back_from:
+            back = back_from(g_name, back)
         dequantised[hf_name] = back - np.float32(1) if plus_one else unpermute(back, heads) if heads else back
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -398,6 +509,33 @@ def make_gemma2_gguf() -> None:
     save_dequantised("gemma2", Gemma2ForCausalLM, dequantised, tokenizer, query_pre_attn_scalar=8)
 
 
+def make_gemma3_gguf() -> None:
+    """tiny-gemma3.gguf (its norms, q/k norms too, stored as 1 + w; the global layers' base 100,000 and
+    linear factor 4 as `rope.freq_base` and `rope.scaling.*`; tiny-gemma's SentencePiece-style
+    vocabulary), and tiny-gemma3-gguf/ holding its dequantised weights as llama.cpp reads the file: a
+    GGUF file holds neither the layers' kinds nor the local layers' base, and llama.cpp makes every
+    sixth layer global (so none of these three) and turns the local ones with base 10,000 (tiny-gemma3/
+    says 100), and scales the scores by the head width, 8 (tiny-gemma3/ says 12). transformers' own GGUF
+    loader would take Gemma3TextConfig's 256 for that scale and read no rotary scaling."""
+    tokenizer = reused("gemma")
+    dequantised = write_gguf("gemma3", gguf.MODEL_ARCH.GEMMA3,
+                             sentencepiece_metadata(tokenizer, "<bos>", "<eos>", space_prefix=False),
+                             norms_plus_one=True)
+    config = json.loads((DATA / "tiny-gemma3" / "config.json").read_text())
+    rope = {**config["rope_parameters"], "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    save_dequantised("gemma3", Gemma3ForCausalLM, dequantised, tokenizer, query_pre_attn_scalar=8,
+                     layer_types=["sliding_attention"] * config["num_hidden_layers"], rope_parameters=rope)
+
+
+def make_bert_gguf() -> None:
+    """tiny-bert.gguf (tensors as they are, the WordPiece vocabulary in llama.cpp's "phantom space"
+    form), and tiny-bert-gguf/ holding its dequantised weights and tiny-bert's tokenizer.json: transformers
+    5.24 reads no "bert" GGUF, neither its model nor its tokenizer."""
+    tokenizer = reused("bert")
+    dequantised = write_gguf("bert", gguf.MODEL_ARCH.BERT, wordpiece_metadata(tokenizer), parameters=bert_parameters)
+    save_dequantised("bert", BertModel, dequantised, tokenizer, add_pooling_layer=False)
+
+
 def make_mistral_gguf() -> None:
     """tiny-mistral.gguf: a Mistral as llama.cpp converts one, a "llama" file (no sliding window:
     llama.cpp's Llama has none) with its SentencePiece-style vocabulary (a space in front); transformers
@@ -416,6 +554,41 @@ def make_phi3_gguf() -> None:
                              sentencepiece_metadata(tokenizer, "<s>", "</s>", space_prefix=True),
                              types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1})  # its fused matrices
     save_dequantised("phi3", Phi3ForCausalLM, dequantised, tokenizer)
+
+
+def make_gpt2_gguf() -> None:
+    """tiny-gpt2.gguf (its Conv1D weights transposed as llama.cpp's GPT-2 converter stores them, its
+    tokenizer byte-level BPE after GPT-2's own split, "gpt-2", trained for it: tiny-gpt2's splits digits
+    too, which is SmolLM2's "smollm"), and tiny-gpt2-gguf/ holding its dequantised weights: transformers
+    5.24's GGUF loader reads `gpt2.context_length` as `n_ctx` and leaves `n_positions`, the size of the
+    position table, at 1,024, so it cannot load this file's table of 64."""
+    tokenizer = byte_bpe_tokenizer(320, digits=False)
+    dequantised = write_gguf("gpt2", gguf.MODEL_ARCH.GPT2, byte_bpe_metadata(tokenizer, "gpt-2", SPECIAL),
+                             types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1}, parameters=gpt2_parameters,
+                             layout=transposed({"attn_qkv", "attn_output", "ffn_up", "ffn_down"}))
+    save_dequantised("gpt2", GPT2LMHeadModel, dequantised, tokenizer)
+
+
+def make_gpt_neox_gguf() -> None:
+    """tiny-gpt-neox.gguf (q, k, v regrouped as llama.cpp's GPT-NeoX converter stores them, RoPE over
+    4 of each head's 8 dims, a byte-level tokenizer after GPT-2's split, named "olmo" as a Pythia
+    file's is), and tiny-gpt-neox-gguf/ holding its dequantised weights: transformers 5.24 has no GGUF
+    loader for "gptneox"."""
+    tokenizer = byte_bpe_tokenizer(320, digits=False)
+    heads = json.loads((DATA / "tiny-gpt-neox" / "config.json").read_text())["num_attention_heads"]
+    dequantised = write_gguf("gpt-neox", gguf.MODEL_ARCH.GPTNEOX, byte_bpe_metadata(tokenizer, "olmo", SPECIAL),
+                             types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1},
+                             parameters=gpt_neox_parameters, layout=grouped_qkv(heads))
+    save_dequantised("gpt-neox", GPTNeoXForCausalLM, dequantised, tokenizer)
+
+
+def make_olmo2_gguf() -> None:
+    """tiny-olmo2.gguf (as llama.cpp's converter writes any Llama-like model, q and k as they are; its
+    tokenizer byte-level BPE after cl100k_base's split, "dbrx", as OLMo 2's), and tiny-olmo2-gguf/
+    holding its dequantised weights: transformers 5.24 has no GGUF loader for "olmo2"."""
+    tokenizer = qwen_tokenizer(320, CL100K_SPLIT)
+    dequantised = write_gguf("olmo2", gguf.MODEL_ARCH.OLMO2, byte_bpe_metadata(tokenizer, "dbrx", SPECIAL))
+    save_dequantised("olmo2", Olmo2ForCausalLM, dequantised, tokenizer)
 
 
 def sentencepiece_tokenizer(specials: list[str], bos: str, vocab_size: int, gemma: bool = False) -> Tokenizer:
@@ -584,7 +757,10 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           "modernbert": make_modernbert,
           # each GGUF file from its folder, so after it
           "qwen2-gguf": make_qwen2_gguf, "qwen3-gguf": make_qwen3_gguf, "gemma-gguf": make_gemma_gguf,
-          "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf}
+          "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf,
+          "gpt2-gguf": make_gpt2_gguf, "gpt-neox-gguf": make_gpt_neox_gguf,
+          "olmo2-gguf": make_olmo2_gguf, "gemma3-gguf": make_gemma3_gguf,
+          "bert-gguf": make_bert_gguf}
 
 
 if __name__ == "__main__":

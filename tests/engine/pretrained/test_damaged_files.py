@@ -16,6 +16,8 @@ import pytest
 
 from attention_explorer.engine.errors import ModelError, SentenceError
 from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained.gguf_model import architecture_from_gguf
+from attention_explorer.engine.pretrained.gguf_reader import GGUFFile
 from damaged_models.formats import (
     ARRAY,
     BOOL,
@@ -316,8 +318,9 @@ def test_an_encoder_keeps_the_start_of_a_long_text(data):
 
 def test_a_gguf_tokenizer_that_is_not_text_is_named(data, tmp_path):
     path = write_gguf_with(data, tmp_path, "tokenizer.ggml.model", BOOL, True)
-    assert refusal(path) == ("tiny-llama.gguf: 'tokenizer.ggml.model' is True; only byte-level BPE ('gpt2') and "
-                             "SentencePiece-style ('llama') tokenizers are supported in GGUF files")
+    assert refusal(path) == ("tiny-llama.gguf: 'tokenizer.ggml.model' is True; only byte-level BPE ('gpt2'), "
+                             "SentencePiece-style ('llama') and WordPiece ('bert') tokenizers are supported in GGUF "
+                             "files")
 
 
 def test_a_layer_whose_recomputed_scores_overflow_is_refused_where_it_is_shown(data, tmp_path):
@@ -351,7 +354,7 @@ def _damaged_gguf(data, tmp_path, name, change):
 
 
 @pytest.mark.parametrize("name", ["tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf", "tiny-gemma2.gguf",
-                                  "tiny-phi3.gguf"])
+                                  "tiny-phi3.gguf", "tiny-olmo2.gguf", "tiny-gemma3.gguf"])
 def test_a_gguf_missing_a_metadata_field_names_its_key(data, tmp_path, name):
     arch = name.removeprefix("tiny-").removesuffix(".gguf")
     key = f"{arch}.attention.layer_norm_rms_epsilon"
@@ -375,7 +378,8 @@ def _cut_tensor(name: str, width: int):
 
 @pytest.mark.parametrize("name, tensor, expected", [
     ("tiny-qwen2.gguf", "blk.0.attn_q.bias", "(32,)"), ("tiny-qwen3.gguf", "blk.1.attn_k_norm.weight", "(16,)"),
-    ("tiny-gemma.gguf", "blk.0.ffn_norm.weight", "(32,)"), ("tiny-gemma2.gguf", "blk.1.post_ffw_norm.weight", "(32,)")])
+    ("tiny-gemma.gguf", "blk.0.ffn_norm.weight", "(32,)"), ("tiny-gemma2.gguf", "blk.1.post_ffw_norm.weight", "(32,)"),
+    ("tiny-olmo2.gguf", "blk.0.attn_q_norm.weight", "(32,)")])
 def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tmp_path, name, tensor, expected):
     path = _damaged_gguf(data, tmp_path, name, _cut_tensor(tensor, 8))
     assert refusal(path) == (f"{name}: tensor '{tensor}' has shape (8,), expected {expected} from the model's "
@@ -386,7 +390,12 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
                                           ("tiny-qwen3.gguf", "blk.0.attn_q_norm.weight"),
                                           ("tiny-gemma.gguf", "output_norm.weight"),
                                           ("tiny-gemma2.gguf", "blk.0.post_attention_norm.weight"),
-                                          ("tiny-phi3.gguf", "blk.1.attn_qkv.weight")])
+                                          ("tiny-phi3.gguf", "blk.1.attn_qkv.weight"),
+                                          ("tiny-gpt2.gguf", "position_embd.weight"),
+                                          ("tiny-gpt-neox.gguf", "blk.1.ffn_up.bias"),
+                                          ("tiny-olmo2.gguf", "blk.1.post_ffw_norm.weight"),
+                                          ("tiny-gemma3.gguf", "blk.2.attn_k_norm.weight"),
+                                          ("tiny-bert.gguf", "token_embd_norm.bias")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -397,7 +406,8 @@ def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name,
 def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do(data, tmp_path):
     path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
     assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
-                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3'")
+                             "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3', 'gpt2', "
+                             "'gptneox', 'olmo2', 'gemma3', 'bert'")
 
 
 @pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
@@ -405,8 +415,9 @@ def test_a_gguf_pre_tokenizer_not_known_is_refused_not_split_otherwise(data, tmp
     path = _damaged_gguf(data, tmp_path, "tiny-qwen2.gguf",
                          lambda g: g.with_meta("tokenizer.ggml.pre", None if pre is None else STRING, pre))
     assert refusal(path) == (f"tiny-qwen2.gguf: metadata field 'tokenizer.ggml.pre' (how the text is split before "
-                             f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'smollm', "
-                             f"'starcoder', 'refact', 'qwen2', and another would give other tokens than llama.cpp does")
+                             f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'olmo', "
+                             f"'smollm', 'starcoder', 'refact', 'qwen2', 'dbrx', and another would give other "
+                             f"tokens than llama.cpp does")
 
 
 @pytest.mark.parametrize("key, type_id, value, said", [
@@ -430,11 +441,12 @@ def test_a_gguf_fused_matrix_of_the_wrong_shape_is_named(data, tmp_path):
                              "from the model's configuration")
 
 
-@pytest.mark.parametrize("dims, fraction", [(5, "0.625"), (16, "2.0")])
-def test_a_phi3_gguf_turning_an_odd_or_too_wide_part_of_each_head_is_refused(data, tmp_path, dims, fraction):
-    path = _damaged_gguf(data, tmp_path, "tiny-phi3.gguf",
-                         lambda g: g.with_meta("phi3.rope.dimension_count", U32, dims))
-    assert refusal(path) == (f"tiny-phi3.gguf: rotary positions over {fraction} of each head of 8 dims turn {dims}; "
+@pytest.mark.parametrize("name, dims, fraction", [("tiny-phi3.gguf", 5, "0.625"), ("tiny-phi3.gguf", 16, "2.0"),
+                                                   ("tiny-gpt-neox.gguf", 3, "0.375")])
+def test_a_gguf_turning_an_odd_or_too_wide_part_of_each_head_is_refused(data, tmp_path, name, dims, fraction):
+    arch = {"tiny-phi3.gguf": "phi3", "tiny-gpt-neox.gguf": "gptneox"}[name]
+    path = _damaged_gguf(data, tmp_path, name, lambda g: g.with_meta(f"{arch}.rope.dimension_count", U32, dims))
+    assert refusal(path) == (f"{name}: rotary positions over {fraction} of each head of 8 dims turn {dims}; "
                              f"they pair the halves of what they turn, so they must turn an even number of dims, at "
                              f"least 2 and at most the head's")
 
@@ -449,3 +461,77 @@ def test_a_gguf_model_too_large_is_refused_before_its_tokenizer_is_built(data, t
     assert refusal(path) == ("tiny-gemma.gguf: the model has about 3.8 billion weights, 14 GiB as float32; the "
                              "largest this app opens is 2 billion")
     assert not built
+
+
+@pytest.mark.parametrize("name, arch", [("tiny-gpt2.gguf", "gpt2"), ("tiny-gpt-neox.gguf", "gptneox"),
+                                        ("tiny-bert.gguf", "bert")])
+def test_a_layernorm_gguf_missing_its_epsilon_names_its_key(data, tmp_path, name, arch):
+    """A LayerNorm model's epsilon has a key of its own (RMSNorm's is attention.layer_norm_rms_epsilon),
+    named so whether its family reads config.json's `layer_norm_epsilon` (GPT-2) or `layer_norm_eps`."""
+    key = f"{arch}.attention.layer_norm_epsilon"
+    path = _damaged_gguf(data, tmp_path, name, lambda g: g.with_meta(key, None))
+    assert refusal(path) == f"{name}: metadata field '{key}' is missing"
+
+
+def test_a_gpt_neox_gguf_parallel_residual_that_is_not_a_switch_is_named(data, tmp_path):
+    path = _damaged_gguf(data, tmp_path, "tiny-gpt-neox.gguf",
+                         lambda g: g.with_meta("gptneox.use_parallel_residual", U32, 1))
+    assert refusal(path) == ("tiny-gpt-neox.gguf: metadata field 'gptneox.use_parallel_residual' must be true or "
+                             "false, not 1")
+
+
+def test_a_gpt2_gguf_transposed_weight_of_the_wrong_shape_is_named_in_the_familys_layout(data, tmp_path):
+    """GPT-2's W_qkv is stored (out, in) = (96, 32) and read as its Conv1D's (in, out): half its rows
+    cut, it is refused as the family reads it, before anything is read."""
+    def change(g):
+        tensor = next(t for t in g.tensors if t.name == "blk.0.attn_qkv.weight")
+        tensor.dims = [tensor.dims[0], tensor.dims[1] // 2]
+        tensor.data = tensor.data[:len(tensor.data) // 2]
+    path = _damaged_gguf(data, tmp_path, "tiny-gpt2.gguf", change)
+    assert refusal(path) == ("tiny-gpt2.gguf: tensor 'blk.0.attn_qkv.weight' has shape (32, 48), expected (32, 96) "
+                             "from the model's configuration")
+
+
+def test_a_gemma3_gguf_makes_every_sixth_layer_global_with_the_files_base_and_linear_factor(data, tmp_path):
+    """A Gemma 3 file names no layer kinds nor the local layers' base: every sixth layer is global, turned
+    with rope.freq_base and rope.scaling.factor, the others with base 10,000 unscaled, as llama.cpp reads
+    it. The tiny file's three layers are all local; its header made to say six shows the sixth (nothing
+    past the embedding is read for the architecture)."""
+    path = _damaged_gguf(data, tmp_path, "tiny-gemma3.gguf", lambda g: g.with_meta("gemma3.block_count", U32, 6))
+    arch = architecture_from_gguf(GGUFFile(path))
+    assert arch.windows == (4, 4, 4, 4, 4, 0)
+    assert arch.rope_layers == ((10000.0, 1.0),) * 5 + ((100000.0, 4.0),)
+    assert arch.query_scalar == 8  # the head width, as llama.cpp scales the scores (tiny-gemma3/ says 12)
+
+
+def test_a_gemma3_gguf_of_another_rope_scaling_is_refused(data, tmp_path):
+    path = _damaged_gguf(data, tmp_path, "tiny-gemma3.gguf",
+                         lambda g: g.with_meta("gemma3.rope.scaling.type", STRING, "yarn"))
+    assert refusal(path) == "tiny-gemma3.gguf: scaled RoPE is not supported; only plain RoPE or linear"
+
+
+@pytest.mark.parametrize("key, default", [("tokenizer.ggml.bos_token_id", 101),
+                                          ("tokenizer.ggml.seperator_token_id", 102),
+                                          ("tokenizer.ggml.unknown_token_id", 100)])
+def test_a_wordpiece_gguf_whose_cls_sep_or_unknown_is_past_its_tokens_is_named(data, tmp_path, key, default):
+    """[CLS] (the BOS), [SEP] and [UNK] are looked up by id; without one, llama.cpp takes bert-base's
+    101, 102 and 100, past the tiny vocabulary's 57 tokens too."""
+    for value, type_id in ((57, U32), (None, None)):
+        path = _damaged_gguf(data, tmp_path, "tiny-bert.gguf", lambda g, v=value, t=type_id: g.with_meta(key, t, v))
+        assert refusal(path) == (f"tiny-bert.gguf: metadata field '{key}' must be a token (below 57), "
+                                 f"not {value or default}")
+
+
+def test_a_wordpiece_gguf_cuts_words_as_llama_cpp_does_lowercased_with_their_accents(data, tmp_path):
+    """llama.cpp's WordPiece: the text decomposed (NFD) and lowercased, its accents kept where an
+    uncased BERT's own tokenizer strips them, each word "▁" first and cut into the longest pieces, a
+    word that does not come apart into pieces one [UNK]. Two of the tiny vocabulary's tokens are made
+    "▁cafe" and a continuing combining acute accent."""
+    tokens = list(GGUFFile(data / "tiny-bert.gguf").metadata["tokenizer.ggml.tokens"])
+    cafe, accent = tokens.index("▁jump"), tokens.index("ly")
+    tokens[cafe], tokens[accent] = "▁cafe", "\u0301"
+    path = _damaged_gguf(data, tmp_path, "tiny-bert.gguf",
+                         lambda g: g.with_meta("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)))
+    encoded = open_pretrained(path).tokenizer.encode("Café CAFÉ robots, cafx")
+    cls, sep, unknown, robot, s, comma = (tokens.index(t) for t in ("[CLS]", "[SEP]", "[UNK]", "▁robot", "s", "▁,"))
+    assert encoded.ids.tolist() == [cls, cafe, accent, cafe, accent, robot, s, comma, unknown, sep]

@@ -2,61 +2,104 @@
 
 llama.cpp's converter (convert_hf_to_gguf.py) writes a Hugging Face checkpoint's config.json fields as
 metadata keys under the architecture's name (`hidden_size` → `qwen2.embedding_length`) and renames
-its tensors (`model.layers.0.self_attn.q_proj.weight` → `blk.0.attn_q.weight`). Here both are mapped
-back, so the family's own `architecture(fields)` and `weights(arch, src)` read a GGUF file as they
-read a folder; nothing of a family's maths is written twice.
+its tensors (`model.layers.0.self_attn.q_proj.weight` → `blk.0.attn_q.weight`, GPT-2's
+`h.0.attn.c_attn.weight` → `blk.0.attn_qkv.weight`). Here both are mapped back, so the family's own
+`architecture(fields)` and `weights(arch, src)` read a GGUF file as they read a folder; nothing of a
+family's maths is written twice.
 
 On the way the converter changed some numbers, and only these, for the architectures below:
 - llama: the rows of W_Q and W_K (and their biases) of each head are interleaved (its RoPE pairs
   dimension 2i with 2i + 1; HF's pairs i with i + d_head/2): `permuted_qk`, undone on reading.
   Mistral is converted as a "llama" file too, without its sliding window (llama.cpp's Llama has
   none), so it opens as the Llama it then is.
-  Qwen2, Qwen3, Gemma, Gemma 2 and Phi-3 are written by converters of their own that leave the rows
-  as they are (llama.cpp turns them with the rotate-half pairing; transformers' GGUF loader, too,
-  un-permutes only "llama").
-- gemma, gemma2: every norm's weight is stored as 1 + w (HF's Gemma scales by 1 + w, llama.cpp by
-  the stored weight): `norms_plus_one`. The forward then scales by the stored weight, as llama.cpp
-  does (Architecture.norm_offset 0), rather than taking 1 away and adding it back.
+  Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Phi-3 and OLMo 2 are written by converters of their own
+  that leave the rows as they are (llama.cpp turns them with the rotate-half pairing; transformers'
+  GGUF loader, too, un-permutes only "llama").
+- gptneox: the fused query_key_value, whose rows HF holds head by head (each head's q, then its k,
+  then its v), is regrouped into all heads' q, then all k, then all v (as GPT-2's c_attn), bias
+  too (`qkv_by_part`): regrouped back on reading.
+- gpt2: the weights of GPT-2's Conv1D layers (c_attn, attn's c_proj, c_fc, mlp's c_proj), which HF
+  stores (in, out), are transposed to nn.Linear's (out, in) (`transposed`), and turned back on
+  reading; their biases are as they were.
+- gemma, gemma2, gemma3: every norm's weight (Gemma 3's q and k norms too) is stored as 1 + w (HF's
+  Gemma scales by 1 + w, llama.cpp by the stored weight): `norms_plus_one`. The forward then scales
+  by the stored weight, as llama.cpp does (Architecture.norm_offset 0), rather than taking 1 away and
+  adding it back.
 Some config.json fields are not written at all, and llama.cpp derives them (`derived`):
-- gemma2: `query_pre_attn_scalar`. llama.cpp divides the scores by √head_dim, but by √(hidden size
-  ÷ heads) for the 27B model, which it knows by its 46 layers (llama-model.cpp); the released
-  models' own query_pre_attn_scalar is that same number (256, 256, 144).
-- phi3: `partial_rotary_factor`, from the dims RoPE turns (`phi3.rope.dimension_count`).
+- gemma2, gemma3: `query_pre_attn_scalar`. llama.cpp divides the scores by √head_dim, but by
+  √(hidden size ÷ heads) for the 27B models, which it knows by their layers, 46 and 62
+  (llama-model.cpp); the released models' own query_pre_attn_scalar is that same number (Gemma 2:
+  256, 256, 144; Gemma 3: 256, and 168 in the 27B).
+- gemma3: which layers are global, and the local layers' rotary base. llama.cpp makes every sixth
+  layer global and turns the others with base 10,000 and no scaling, whatever the model: the
+  family's own defaults without `layer_types` and `rope_local_base_freq`, as the released models
+  have them. The global layers' base is `rope.freq_base`, and their linear factor (8 in the 4B,
+  12B and 27B) comes as `rope.scaling.type` "linear" and `rope.scaling.factor` (`rope_scalings`: the
+  only scaling a file may have), as transformers' `rope_scaling` of the global layers.
+- phi3, gptneox: `partial_rotary_factor`, from the dims RoPE turns (`rope.dimension_count`; without
+  it llama.cpp turns the whole head). GPT-NeoX's converter writes no rotary base either: llama.cpp
+  takes 10,000, as transformers does without `rotary_emb_base`, and so does the family (a model of
+  another base would open with the wrong one, in llama.cpp too; Pythia's is 10,000).
+A LayerNorm model's epsilon is written under `attention.layer_norm_epsilon` (RMSNorm's under
+`attention.layer_norm_rms_epsilon`). BERT's converter changes no number: its tensors keep their
+layout (its vocabulary is rewritten: gguf_tokenizer.py). GPT-2's converter writes
+`feed_forward_length` as 4 × the width whatever `n_inner` says, and the feed-forward's tensors are
+checked against it: a GPT-2 of another `n_inner` is refused by its shapes, as llama.cpp refuses it.
 Where llama.cpp departs from the model's own definition, the family's is kept: a Phi-3 file's
 `phi3.attention.sliding_window` (2047 in Phi-3-mini-4k) applies to every layer, as in transformers'
 Phi-3 and in the same model's folder, while llama.cpp currently disables Phi-3's window (the two
-differ only on texts longer than the window).
+differ only on texts longer than the window). A Gemma 3 file's `gemma3.final_logit_softcapping`,
+which its converter writes when config.json sets one (the released models set none), caps the
+next-token scores as the family caps them, while llama.cpp's Gemma 3 does not read it. A BERT
+file's feed-forward uses BERT's own GELU, the exact one (erf), where llama.cpp's BERT uses the tanh
+approximation (the file does not name an activation).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .families import Family, gemma, gemma2, llama, phi3, qwen2, qwen3
+from .families import Family, bert, gemma, gemma2, gemma3, gpt2, gpt_neox, llama, olmo2, phi3, qwen2, qwen3
 from .fields import Fields
+
+# What the converters write (llama.cpp's gguf_writer: add_embedding_length, add_head_count, …), each a key
+# a file may lack (GPT-2's has no key/value heads nor rotary base).
+FIELDS = {"hidden_size": "embedding_length", "num_hidden_layers": "block_count",
+          "intermediate_size": "feed_forward_length", "num_attention_heads": "attention.head_count",
+          "num_key_value_heads": "attention.head_count_kv", "head_dim": "attention.key_length",
+          "rms_norm_eps": "attention.layer_norm_rms_epsilon", "max_position_embeddings": "context_length",
+          "rope_theta": "rope.freq_base", "vocab_size": "vocab_size"}
+# A LayerNorm model's, its epsilon under both of config.json's names (GPT-2's and GPT-NeoX's).
+LAYER_NORM_FIELDS = {**{name: key for name, key in FIELDS.items() if name != "rms_norm_eps"},
+                     "layer_norm_epsilon": "attention.layer_norm_epsilon",
+                     "layer_norm_eps": "attention.layer_norm_epsilon"}
+
+# Tensor stems (".weight" and ".bias" follow): the whole model's, and a Llama-layout layer's.
+MODEL_TENSORS = {"token_embd": "embed_tokens", "output_norm": "norm", "output": "lm_head"}
 
 
 @dataclass(frozen=True)
 class GGUFArchitecture:
     family: Family
     fields: Mapping[str, str]          # config.json's name → the metadata key after "{architecture}."
-    layer_tensors: Mapping[str, str]   # a layer's tensor after "blk.N." → the family's after "layers.N."
+    layer_tensors: Mapping[str, str]   # a layer's tensor after "blk.N." → the family's after "{layers}.N."
+    model_tensors: Mapping[str, str] = field(default_factory=lambda: MODEL_TENSORS)  # the whole model's
+    layers: str = "layers"             # what the family's layer tensors start with ("h" in GPT-2)
+    transposed: frozenset[str] = frozenset()  # stems whose weights the converter stored transposed
     permuted_qk: bool = False          # W_Q's and W_K's rows interleaved per head by the converter
+    qkv_by_part: bool = False          # a fused W_QKV's rows regrouped by the converter: q | k | v of all heads
     norms_plus_one: bool = False       # the norms' weights stored as 1 + w by the converter
+    rope_scalings: tuple[str, ...] = ()  # `rope.scaling.type`s the family reads (through `derived`)
     derived: Callable[[Fields], dict] | None = None  # config.json fields the file leaves to llama.cpp
 
+    @property
+    def embedding(self) -> str:
+        """The family's name of the token embedding (its rows are checked before the tokenizer is built)."""
+        return f"{self.model_tensors['token_embd']}.weight"
 
-# What every architecture below writes (llama.cpp's gguf_writer: add_embedding_length, add_head_count, …).
-FIELDS = {"hidden_size": "embedding_length", "num_hidden_layers": "block_count",
-          "intermediate_size": "feed_forward_length", "num_attention_heads": "attention.head_count",
-          "num_key_value_heads": "attention.head_count_kv", "head_dim": "attention.key_length",
-          "rms_norm_eps": "attention.layer_norm_rms_epsilon", "max_position_embeddings": "context_length",
-          "rope_theta": "rope.freq_base", "vocab_size": "vocab_size"}
 
-# Tensor stems (".weight" and ".bias" follow): the whole model's, and a Llama-layout layer's.
-MODEL_TENSORS = {"token_embd": "embed_tokens", "output_norm": "norm", "output": "lm_head"}
 LLAMA_LAYER = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
                "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
                "ffn_norm": "post_attention_layernorm", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
@@ -67,19 +110,51 @@ GEMMA2_LAYER = {**LLAMA_LAYER, "post_attention_norm": "post_attention_layernorm"
                 "ffn_norm": "pre_feedforward_layernorm", "post_ffw_norm": "post_feedforward_layernorm"}
 GEMMA2_FIELDS = {**FIELDS, "attn_logit_softcapping": "attn_logit_softcapping",
                  "final_logit_softcapping": "final_logit_softcapping", "sliding_window": "attention.sliding_window"}
+# Gemma 3: Gemma 2's names with Qwen3's q/k norms; OLMo 2 names its layers alike (it has only the norms
+# after each sub-layer, and its q/k norms span the whole projection).
+GEMMA3_LAYER = {**GEMMA2_LAYER, **QK_NORM}
+GEMMA3_FIELDS = {**GEMMA2_FIELDS, "rope_scaling_type": "rope.scaling.type",
+                 "rope_scaling_factor": "rope.scaling.factor"}
 # Phi-3 keeps q, k, v in one matrix and gate and up in another ("ffn_up" holds both, the gate first).
 PHI3_LAYER = {**LLAMA_LAYER, "attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
 PHI3_FIELDS = {**FIELDS, "sliding_window": "attention.sliding_window", "rope_dimension_count": "rope.dimension_count"}
+# GPT-NeoX: LayerNorms, a parallel residual, partial RoPE, q, k, v fused, and its own tensor names.
+NEOX_MODEL = {"token_embd": "embed_in", "output_norm": "final_layer_norm", "output": "embed_out"}
+NEOX_LAYER = {"attn_norm": "input_layernorm", "attn_qkv": "attention.query_key_value", "attn_output": "attention.dense",
+              "ffn_norm": "post_attention_layernorm", "ffn_up": "mlp.dense_h_to_4h", "ffn_down": "mlp.dense_4h_to_h"}
+NEOX_FIELDS = {**LAYER_NORM_FIELDS, "use_parallel_residual": "use_parallel_residual",
+               "rope_dimension_count": "rope.dimension_count"}
+# BERT: learned positions and segments, a norm of the embeddings, post-LN layers, and its own names.
+BERT_MODEL = {"token_embd": "embeddings.word_embeddings", "position_embd": "embeddings.position_embeddings",
+              "token_types": "embeddings.token_type_embeddings", "token_embd_norm": "embeddings.LayerNorm"}
+BERT_LAYER = {"attn_q": "attention.self.query", "attn_k": "attention.self.key", "attn_v": "attention.self.value",
+              "attn_output": "attention.output.dense", "attn_output_norm": "attention.output.LayerNorm",
+              "ffn_up": "intermediate.dense", "ffn_down": "output.dense", "layer_output_norm": "output.LayerNorm"}
+# GPT-2: a learned position table, Conv1D layers (q | k | v in one), and its own tensor names.
+GPT2_MODEL = {"token_embd": "wte", "position_embd": "wpe", "output_norm": "ln_f", "output": "lm_head"}
+GPT2_LAYER = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj", "ffn_norm": "ln_2",
+              "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
 
 
-def _gemma2_query_scalar(fields: Fields) -> dict:
+def _query_scalar(fields: Fields, layers_of_27b: int) -> dict:
     d_model, heads = fields.count("hidden_size"), fields.count("num_attention_heads")
-    width = d_model // heads if fields.count("num_hidden_layers") == 46 else \
+    width = d_model // heads if fields.count("num_hidden_layers") == layers_of_27b else \
         fields.count("head_dim", default=d_model // heads)
     return {"query_pre_attn_scalar": width}
 
 
-def _phi3_rotary(fields: Fields) -> dict:
+def _gemma2(fields: Fields) -> dict:
+    return _query_scalar(fields, 46)
+
+
+def _gemma3(fields: Fields) -> dict:
+    derived = _query_scalar(fields, 62)
+    if fields.text("rope_scaling_type", default="none") == "linear":  # the global layers' positions ÷ factor
+        derived["rope_scaling"] = {"rope_type": "linear", "factor": fields.positive_number("rope_scaling_factor")}
+    return derived
+
+
+def _partial_rotary(fields: Fields) -> dict:
     d_model, heads = fields.count("hidden_size"), fields.count("num_attention_heads")
     d_head = fields.count("head_dim", default=d_model // heads)
     return {"partial_rotary_factor": fields.count("rope_dimension_count", default=d_head) / d_head}
@@ -91,11 +166,18 @@ ARCHITECTURES: dict[str, GGUFArchitecture] = {
     "qwen3": GGUFArchitecture(qwen3.FAMILY, FIELDS, {**LLAMA_LAYER, **QK_NORM}),
     "gemma": GGUFArchitecture(gemma.FAMILY, FIELDS, LLAMA_LAYER, norms_plus_one=True),
     "gemma2": GGUFArchitecture(gemma2.FAMILY, GEMMA2_FIELDS, GEMMA2_LAYER, norms_plus_one=True,
-                               derived=_gemma2_query_scalar),
-    "phi3": GGUFArchitecture(phi3.FAMILY, PHI3_FIELDS, PHI3_LAYER, derived=_phi3_rotary),
+                               derived=_gemma2),
+    "phi3": GGUFArchitecture(phi3.FAMILY, PHI3_FIELDS, PHI3_LAYER, derived=_partial_rotary),
+    "gpt2": GGUFArchitecture(gpt2.FAMILY, LAYER_NORM_FIELDS, GPT2_LAYER, GPT2_MODEL, layers="h",
+                             transposed=frozenset({"attn_qkv", "attn_output", "ffn_up", "ffn_down"})),
+    "gptneox": GGUFArchitecture(gpt_neox.FAMILY, NEOX_FIELDS, NEOX_LAYER, NEOX_MODEL, qkv_by_part=True,
+                                derived=_partial_rotary),
+    "olmo2": GGUFArchitecture(olmo2.FAMILY, FIELDS, GEMMA3_LAYER),
+    "gemma3": GGUFArchitecture(gemma3.FAMILY, GEMMA3_FIELDS, GEMMA3_LAYER, norms_plus_one=True,
+                               rope_scalings=("linear",), derived=_gemma3),
+    "bert": GGUFArchitecture(bert.FAMILY, LAYER_NORM_FIELDS, BERT_LAYER, BERT_MODEL, layers="encoder.layer"),
 }
 
-_LAYER = re.compile(r"(blk|layers)\.(\d+)\.(.+)\.(weight|bias)$")
 _WHOLE = re.compile(r"(.+)\.(weight|bias)$")
 
 
@@ -108,17 +190,17 @@ def family_name(spec: GGUFArchitecture, name: str) -> str:
     """A GGUF tensor's name as the family asks for it ("blk.0.attn_q.bias" → "layers.0.self_attn.q_proj.bias").
     A layer's tensor the table does not know keeps its stem ("layers.0.attn_foo.weight"), so the layers
     are still counted; any other keeps its name."""
-    return _renamed(name, "blk", "layers", MODEL_TENSORS, spec.layer_tensors)
+    return _renamed(name, "blk", spec.layers, spec.model_tensors, spec.layer_tensors)
 
 
 def file_name(spec: GGUFArchitecture, name: str) -> str:
     """The family's name of a tensor as the GGUF file spells it (for messages)."""
-    return _renamed(name, "layers", "blk", _inverse(MODEL_TENSORS), _inverse(spec.layer_tensors))
+    return _renamed(name, spec.layers, "blk", _inverse(spec.model_tensors), _inverse(spec.layer_tensors))
 
 
 def _renamed(name: str, layer_from: str, layer_to: str, whole: Mapping[str, str], layer: Mapping[str, str]) -> str:
-    if (found := _LAYER.match(name)) and found.group(1) == layer_from:
-        _, number, stem, kind = found.groups()
+    if found := re.match(rf"{re.escape(layer_from)}\.(\d+)\.(.+)\.(weight|bias)$", name):
+        number, stem, kind = found.groups()
         return f"{layer_to}.{number}.{layer.get(stem, stem)}.{kind}"
     if (found := _WHOLE.match(name)) and found.group(1) in whole:
         return f"{whole[found.group(1)]}.{found.group(2)}"

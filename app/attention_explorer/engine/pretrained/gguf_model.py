@@ -3,8 +3,9 @@
 The file's `general.architecture` picks the family (gguf_families.py); its metadata is read under
 config.json's names by the family's own `architecture`, and its tensors under the family's names by
 the family's own `weights`. What llama.cpp's converter changed on the way is undone here: the Llama
-q/k row order (`unpermute`, so one RoPE code path serves both formats), and Gemma's norms, stored
-as 1 + w, are used as stored (no norm offset).
+q/k row order (`unpermute`, so one RoPE code path serves both formats), GPT-NeoX's regrouped q|k|v
+rows (`by_head`) and GPT-2's transposed Conv1D weights; Gemma's norms, stored as 1 + w, are used as
+stored (no norm offset).
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ def unpermute(weight: np.ndarray, heads: int) -> np.ndarray:
     """Undo llama.cpp's row order for one of W_Q/W_K (rows = heads · d_head outputs)."""
     rows = weight.shape[0]
     return weight.reshape(heads, rows // heads // 2, 2, *weight.shape[1:]).swapaxes(1, 2).reshape(weight.shape)
+
+
+def by_head(fused: np.ndarray, heads: int) -> np.ndarray:
+    """Undo llama.cpp's grouping of a fused W_QKV (or its bias): rows q | k | v of all heads back to
+    each head's q, k and v in turn (GPT-NeoX's query_key_value)."""
+    return fused.reshape(3, heads, -1, *fused.shape[1:]).swapaxes(0, 1).reshape(fused.shape)
 
 
 def _spec(gguf: GGUFFile) -> tuple[str, GGUFArchitecture]:
@@ -59,38 +66,59 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
     arch = spec.family.architecture(fields)
     if spec.norms_plus_one:
         arch = replace(arch, norm_offset=0.0)
-    for key, width in ((f"{name}.attention.value_length", arch.d_head),
-                       (f"{name}.rope.dimension_count", arch.rotary_dims)):
+    widths = {f"{name}.attention.value_length": arch.d_head}
+    if arch.rotary:  # a model of learned positions (GPT-2) turns nothing, whatever the key says
+        widths[f"{name}.rope.dimension_count"] = arch.rotary_dims
+    for key, width in widths.items():
         if meta.count(key, default=width) != width:  # a value width or a partial RoPE of their own
             raise meta.wrong((key,), f"differs from the head's {width}, which is not supported", gguf.metadata[key])
     scaled = {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"} & set(gguf.tensors)
-    if scaled or meta.text(f"{name}.rope.scaling.type", default="none") != "none":
-        raise ModelError(f"{gguf.name}: scaled RoPE is not supported; only plain RoPE")
+    if scaled or meta.text(f"{name}.rope.scaling.type", default="none") not in ("none", *spec.rope_scalings):
+        raise ModelError(f"{gguf.name}: scaled RoPE is not supported; only plain RoPE"
+                         + "".join(f" or {kind}" for kind in spec.rope_scalings))
     tokens = len(gguf.metadata["tokenizer.ggml.tokens"])
     if arch.vocab_size < tokens:
         raise ModelError(f"{gguf.name}: metadata field '{name}.vocab_size' is {arch.vocab_size:,} but the tokenizer "
                          f"has {tokens:,} tokens; every token needs a row of the embedding")
     # the embedding holds a row per token: checked before the tokenizer decodes them, so a header
     # claiming millions of tokens (a few bytes each in the file, a hundred as a tokenizer) is refused first
-    _tensors(gguf, spec, arch).check("embed_tokens.weight", (arch.vocab_size, arch.d_model))
+    _tensors(gguf, spec, arch).check(spec.embedding, (arch.vocab_size, arch.d_model))
     check_size(arch, gguf.name)
     return arch
 
 
 def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture) -> TensorSource:
-    """The file's tensors under the family's names, as the file stored them but for the q/k row order."""
+    """The file's tensors under the family's names and in the family's layout: the q/k row order and
+    transposed weights undone (their shapes, too, are the family's: checked before anything is read)."""
     names = {family_name(spec, name): name for name in gguf.tensors}
+    transposed = {name for name, original in names.items() if _transposed(spec, original)}
 
     def load(name: str) -> np.ndarray:
         tensor = gguf.tensor(names[name])
+        if name in transposed:
+            return tensor.T
+        if spec.qkv_by_part and stem(names[name]) == "attn_qkv":
+            return by_head(tensor, arch.n_heads)
         if spec.permuted_qk and name.endswith(("self_attn.q_proj.weight", "self_attn.q_proj.bias")):
             return unpermute(tensor, arch.n_heads)
         if spec.permuted_qk and name.endswith(("self_attn.k_proj.weight", "self_attn.k_proj.bias")):
             return unpermute(tensor, arch.n_kv_heads)
         return tensor
 
-    return TensorSource(gguf.name, {name: gguf.tensors[original].shape for name, original in names.items()}, load,
-                        lambda name: file_name(spec, name))
+    shapes = {name: gguf.tensors[original].shape[::-1] if name in transposed else gguf.tensors[original].shape
+              for name, original in names.items()}
+    return TensorSource(gguf.name, shapes, load, lambda name: file_name(spec, name))
+
+
+def _transposed(spec: GGUFArchitecture, name: str) -> bool:
+    """Whether the converter stored tensor `name` (the file's) transposed: a weight of one of the stems
+    it turned."""
+    return name.endswith(".weight") and stem(name) in spec.transposed
+
+
+def stem(name: str) -> str:
+    """A GGUF tensor's kind: "blk.0.attn_qkv.weight" → "attn_qkv", "output.weight" → "output"."""
+    return name.split(".")[-2] if "." in name else name
 
 
 def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None) -> ModelWeights:

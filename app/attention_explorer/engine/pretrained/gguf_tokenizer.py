@@ -1,16 +1,24 @@
 """The tokenizer a GGUF file describes in its `tokenizer.ggml.*` metadata, rebuilt for `tokenizers` so
 that it gives the tokens llama.cpp gives (llama-vocab.cpp).
 
-Two kinds (`tokenizer.ggml.model`):
-- "gpt2", byte-level BPE (Qwen, SmolLM2, Llama 3): the file's merges after the split its
-  `tokenizer.ggml.pre` names (PRE_TOKENIZERS); a split not known here is refused.
+Three kinds (`tokenizer.ggml.model`):
+- "gpt2", byte-level BPE (GPT-2, Pythia, Qwen, SmolLM2, OLMo 2, Llama 3): the file's merges after
+  the split its `tokenizer.ggml.pre` names (PRE_TOKENIZERS); a split not known here is refused.
 - "llama", SentencePiece-style BPE (Gemma, Phi-3, Mistral, Llama 2): spaces become ▁, with one in
   front of the text and of every text after a special token when `add_space_prefix` (default true);
   no split: the pair of neighbours whose joined text is the token of the highest score is joined
   first (`tokenizer.ggml.scores`), until no pair joins; a character no token holds is its UTF-8 bytes
   (<0x41>). That is BPE with a merge for each way a token splits into two tokens, ranked by the
   token's score (how transformers converts these files too).
-In both, control and unknown tokens (types 3 and 2) are special, and user-defined ones (type 4:
+- "bert", WordPiece (BERT): the file holds each word-starting piece as "▁piece" and each piece
+  that continues a word bare ("##ing" is "ing"); the text is decomposed (NFD) and lowercased, its
+  control characters dropped, split at spaces, punctuation and CJK characters, and each word, "▁"
+  in front, is cut into the longest pieces from its start, the whole word [UNK] when a piece is
+  missing; [CLS] before it all and [SEP] after. That is llama.cpp's, not quite BERT's own: accents
+  are kept (an uncased BERT strips them: "café" is "cafe" there, and an [UNK] or other pieces
+  here), a cased BERT is lowercased too, and a word is never too long (BERT's is [UNK] past 100
+  characters): a GGUF file says none of these.
+In all, control and unknown tokens (types 3 and 2) are special, and user-defined ones (type 4:
 Qwen's <think>) are matched whole wherever the text has them, as llama.cpp matches them.
 """
 
@@ -21,6 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import ModelError
+from ..limits import max_text_chars
 from .dependencies import require
 from .fields import Fields, shown
 from .gguf_reader import Texts
@@ -28,12 +37,20 @@ from .gguf_reader import Texts
 # How llama.cpp splits a text before byte-level BPE, by `tokenizer.ggml.pre`: the split of the
 # tokenizer.json the file was converted from, named, not stored. Each is written as that
 # tokenizer.json has it, which is what llama.cpp's hand-written regexes match:
-#   "gpt-2": GPT-2's rule (the ByteLevel pre-tokenizer's own);
+#   "gpt-2", "olmo": GPT-2's rule (the ByteLevel pre-tokenizer's own; "olmo" is OLMo 1's vocabulary,
+#       GPT-NeoX-20B's, which Pythia's is too: llama.cpp's converter names a split by the tokens the
+#       vocabulary gives on a test text, so a Pythia file says "olmo");
 #   "smollm", "starcoder", "refact": every digit on its own, then GPT-2's rule;
-#   "qwen2": Qwen2's rule (transformers' Qwen2Tokenizer; llama.cpp spells its (?i:'s|…) out as '[sS]|…).
+#   "qwen2": Qwen2's rule (transformers' Qwen2Tokenizer; llama.cpp spells its (?i:'s|…) out as '[sS]|…);
+#   "dbrx": cl100k_base's rule, Qwen2's with numbers of up to three digits (DBRX's vocabulary, and
+#       OLMo 2's, cl100k_base's with tokens of its own; llama.cpp gives it Llama 3's regex, but not
+#       Llama 3's "llama-bpe" habit of taking a word the vocabulary holds whole, unmerged).
 QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-PRE_TOKENIZERS = {"gpt-2": "gpt2", "smollm": "digits", "starcoder": "digits", "refact": "digits", "qwen2": QWEN2_SPLIT}
+CL100K_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+PRE_TOKENIZERS = {"gpt-2": "gpt2", "olmo": "gpt2", "smollm": "digits", "starcoder": "digits", "refact": "digits",
+                  "qwen2": QWEN2_SPLIT, "dbrx": CL100K_SPLIT}
 
 # tokenizer.ggml.token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
 _UNKNOWN, _CONTROL, _USER_DEFINED = 2, 3, 4
@@ -45,24 +62,30 @@ def gguf_tokenizer_builder(metadata: dict, file_name: str) -> Callable:
     tk = require("tokenizers", "reading a real model's tokenizer")
     meta = Fields(metadata, file_name, "metadata field")
     kind = meta.raw("tokenizer.ggml.model", default=None)
-    if not (isinstance(kind, str) and kind in ("gpt2", "llama")):
-        raise ModelError(f"{file_name}: 'tokenizer.ggml.model' is {shown(kind)}; only byte-level BPE ('gpt2') and "
-                         f"SentencePiece-style ('llama') tokenizers are supported in GGUF files")
-    sentencepiece = kind == "llama"
-    pre = None if sentencepiece else _pre_tokenizer(meta)
+    if not (isinstance(kind, str) and kind in ("gpt2", "llama", "bert")):
+        raise ModelError(f"{file_name}: 'tokenizer.ggml.model' is {shown(kind)}; only byte-level BPE ('gpt2'), "
+                         f"SentencePiece-style ('llama') and WordPiece ('bert') tokenizers are supported in GGUF files")
+    sentencepiece, wordpiece = kind == "llama", kind == "bert"
+    pre = _pre_tokenizer(meta) if kind == "gpt2" else None
     tokens = _tokens(meta)
     types = _token_types(meta)[:len(tokens)]
     specials = [tokens[i] for i in np.flatnonzero((types == _CONTROL) | (types == _UNKNOWN))]
     added = [tokens[i] for i in np.flatnonzero(types == _USER_DEFINED)]
-    # llama.cpp puts a BOS in front of a SentencePiece vocabulary's texts unless the file says not to
-    bos = None
-    if meta.flag("tokenizer.ggml.add_bos_token", default=sentencepiece):  # SentencePiece's BOS is 1 unless named
-        bos = _token_id(meta, "tokenizer.ggml.bos_token_id", len(tokens), 1 if sentencepiece else None)
+    # around each text: llama.cpp puts a BOS in front of a SentencePiece vocabulary's texts unless the
+    # file says not to, and [CLS] and [SEP] around a WordPiece one's whatever it says (ids by default
+    # bert-base's, as llama.cpp's)
+    around = ()
+    if wordpiece:
+        around = (_token_id(meta, "tokenizer.ggml.bos_token_id", len(tokens), 101),
+                  _token_id(meta, "tokenizer.ggml.seperator_token_id", len(tokens), 102))
+    elif meta.flag("tokenizer.ggml.add_bos_token", default=sentencepiece):  # SentencePiece's BOS is 1 unless named
+        around = (_token_id(meta, "tokenizer.ggml.bos_token_id", len(tokens), 1 if sentencepiece else None),)
+    if sentencepiece or wordpiece:
+        unknown = _token_id(meta, "tokenizer.ggml.unknown_token_id", len(tokens), 100 if wordpiece else 0)
     if sentencepiece:
         scores = _scores(meta, len(tokens))
-        unknown = _token_id(meta, "tokenizer.ggml.unknown_token_id", len(tokens), 0)
         space_prefix = meta.flag("tokenizer.ggml.add_space_prefix", default=True)
-    else:
+    elif not wordpiece:
         merges = _merges(meta)
 
     def build():
@@ -76,6 +99,16 @@ def gguf_tokenizer_builder(metadata: dict, file_name: str) -> Callable:
             tokenizer.decoder = tk.decoders.Sequence(
                 [tk.decoders.Replace("▁", " "), tk.decoders.ByteFallback(), tk.decoders.Fuse()]
                 + ([tk.decoders.Strip(" ", 1, 0)] if space_prefix else []))
+        elif wordpiece:  # continuing pieces have no prefix of their own: the word's first piece has "▁"
+            tokenizer = tk.Tokenizer(tk.models.WordPiece(vocab=vocab, unk_token=tokens[unknown],
+                                                         continuing_subword_prefix="",
+                                                         max_input_chars_per_word=max_text_chars(real=True)))
+            tokenizer.normalizer = tk.normalizers.Sequence([tk.normalizers.NFD(), tk.normalizers.BertNormalizer(
+                clean_text=True, handle_chinese_chars=True, strip_accents=False, lowercase=True)])
+            metaspace = {"replacement": "▁", "prepend_scheme": "always", "split": False}
+            tokenizer.pre_tokenizer = tk.pre_tokenizers.Sequence(
+                [tk.pre_tokenizers.BertPreTokenizer(), tk.pre_tokenizers.Metaspace(**metaspace)])
+            tokenizer.decoder = tk.decoders.Metaspace(**metaspace)
         else:
             tokenizer = tk.Tokenizer(tk.models.BPE(vocab=vocab, merges=merges))
             gpt2 = pre in ("gpt2", "digits")  # GPT-2's rule is the ByteLevel pre-tokenizer's own regex
@@ -86,9 +119,11 @@ def gguf_tokenizer_builder(metadata: dict, file_name: str) -> Callable:
             tokenizer.decoder = tk.decoders.ByteLevel()
         tokenizer.add_special_tokens([tk.AddedToken(s, special=True, normalized=False) for s in specials])
         tokenizer.add_tokens([tk.AddedToken(t, special=False, normalized=False) for t in added])
-        if bos is not None:
+        if around:
+            before, *after = around
             tokenizer.post_processor = tk.processors.TemplateProcessing(
-                single=f"{tokens[bos]} $A", special_tokens=[(tokens[bos], bos)])
+                single=" ".join([tokens[before], "$A", *(tokens[i] for i in after)]),
+                special_tokens=[(tokens[i], i) for i in around])
         return tokenizer
 
     return build

@@ -149,8 +149,10 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) 
     elif path.suffix.lower() == ".gguf":  # a pipe, a device or a loop of links is refused by the reader
         gguf = GGUFFile(path)  # the tokenizer first: a bad one fails before a second of dequantising
         arch = architecture_from_gguf(gguf)
-        tokenizer = TextTokenizer.from_gguf(gguf.metadata, gguf.name, _max_tokens(arch), arch.vocab_size)
-        generation = gguf_generation_info(gguf.metadata, gguf.name, gguf.metadata["tokenizer.ggml.tokens"])
+        tokenizer = TextTokenizer.from_gguf(gguf.metadata, gguf.name, _max_tokens(arch), arch.vocab_size,
+                                            keep_end=arch.is_decoder)
+        generation = gguf_generation_info(gguf.metadata, gguf.name, gguf.metadata["tokenizer.ggml.tokens"]) \
+            if arch.is_decoder else GenerationInfo()
         weights = read_gguf_weights(gguf, progress)
     else:
         raise ModelError(f"{path.name}: not a model; open a folder with config.json, *.safetensors and "

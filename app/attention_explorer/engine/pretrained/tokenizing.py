@@ -188,12 +188,12 @@ class TextTokenizer:
         return cls(tokenizer, max_tokens, vocab_size, path.name, keep_end)
 
     @classmethod
-    def from_gguf(cls, metadata: dict, file_name: str, max_tokens: int, vocab_size: int) -> TextTokenizer:
-        """The tokenizer a GGUF file's `tokenizer.ggml.*` metadata describes (gguf_tokenizer.py), a
-        decoder's: it keeps the end of a long text."""
+    def from_gguf(cls, metadata: dict, file_name: str, max_tokens: int, vocab_size: int,
+                  keep_end: bool) -> TextTokenizer:
+        """The tokenizer a GGUF file's `tokenizer.ggml.*` metadata describes (gguf_tokenizer.py)."""
         build = gguf_tokenizer_builder(metadata, file_name)
         return cls(guarded(file_name, "cannot build the tokenizer from its metadata", build), max_tokens, vocab_size,
-                   file_name, keep_end=True)
+                   file_name, keep_end)
 
     def encode(self, text: str, add_specials: bool = True) -> Encoded:
         """The tokens of `text`; SentenceError for a text too long, not valid or with nothing to read.
