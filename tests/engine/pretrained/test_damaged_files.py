@@ -416,8 +416,8 @@ def test_a_gguf_pre_tokenizer_not_known_is_refused_not_split_otherwise(data, tmp
                          lambda g: g.with_meta("tokenizer.ggml.pre", None if pre is None else STRING, pre))
     assert refusal(path) == (f"tiny-qwen2.gguf: metadata field 'tokenizer.ggml.pre' (how the text is split before "
                              f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'olmo', "
-                             f"'smollm', 'starcoder', 'refact', 'qwen2', 'dbrx', and another would give other "
-                             f"tokens than llama.cpp does")
+                             f"'roberta-bpe', 'smollm', 'starcoder', 'refact', 'qwen2', 'dbrx', and another would "
+                             f"give other tokens than llama.cpp does")
 
 
 @pytest.mark.parametrize("key, type_id, value, said", [

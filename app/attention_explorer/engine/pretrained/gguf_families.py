@@ -42,7 +42,14 @@ Some config.json fields are not written at all, and llama.cpp derives them (`der
   another base would open with the wrong one, in llama.cpp too; Pythia's is 10,000).
 A LayerNorm model's epsilon is written under `attention.layer_norm_epsilon` (RMSNorm's under
 `attention.layer_norm_rms_epsilon`). BERT's converter changes no number: its tensors keep their
-layout (its vocabulary is rewritten: gguf_tokenizer.py). GPT-2's converter writes
+layout (its vocabulary is rewritten: gguf_tokenizer.py). A RoBERTa is written as a "bert" file too
+(only its byte-level vocabulary, tokenizer "gpt2" split "roberta-bpe", tells it apart), and there
+its converter cuts the position table: the first padding id + 1 rows (the padding token's own and
+those before it) are dropped, and `context_length` is written that much smaller; llama.cpp counts a
+text's positions from 0 in what is left, which are RoBERTa's own positions (padding id + 1, + 2, …)
+for every text without the padding token. So it opens as the BERT the file describes (family
+"bert"). A padding token in the text (<pad>) takes the next position, as in llama.cpp, where
+RoBERTa gives it the padding row, which the file no longer holds. GPT-2's converter writes
 `feed_forward_length` as 4 × the width whatever `n_inner` says, and the feed-forward's tensors are
 checked against it: a GPT-2 of another `n_inner` is refused by its shapes, as llama.cpp refuses it.
 Where llama.cpp departs from the model's own definition, the family's is kept: a Phi-3 file's
