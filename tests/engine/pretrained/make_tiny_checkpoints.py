@@ -260,8 +260,10 @@ def qwen_tokenizer(vocab_size: int, split: str = QWEN2_SPLIT) -> Tokenizer:
     return tokenizer
 
 
-def byte_bpe_metadata(tokenizer: Tokenizer, pre: str, eos: str):
-    """What llama.cpp's converter writes for a byte-level BPE tokenizer ("gpt2"), as a writer of it."""
+def byte_bpe_metadata(tokenizer: Tokenizer, pre: str, eos: str, bos: str | None = None):
+    """What llama.cpp's converter writes for a byte-level BPE tokenizer ("gpt2"), as a writer of it.
+    With `bos`, what the gguf package's SpecialVocab reads from a RobertaProcessing: `bos` before the
+    text and `eos` after it (also the separator), and the padding id from config.json."""
     def write(writer: gguf.GGUFWriter) -> None:
         vocab = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1])
         specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
@@ -271,9 +273,18 @@ def byte_bpe_metadata(tokenizer: Tokenizer, pre: str, eos: str):
         writer.add_token_types([3 if token in specials else 4 if token == QWEN_ADDED else 1 for token, _ in vocab])
         merges = json.loads(tokenizer.to_str())["model"]["merges"]
         writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in merges])
-        writer.add_bos_token_id(0)
+        if bos is None:
+            writer.add_bos_token_id(0)
+            writer.add_eos_token_id(tokenizer.token_to_id(eos))
+            writer.add_add_bos_token(False)
+            return
+        writer.add_bos_token_id(tokenizer.token_to_id(bos))
         writer.add_eos_token_id(tokenizer.token_to_id(eos))
-        writer.add_add_bos_token(False)
+        writer.add_sep_token_id(tokenizer.token_to_id(eos))
+        writer.add_pad_token_id(tokenizer.token_to_id("<pad>"))
+        writer.add_add_bos_token(True)
+        writer.add_add_eos_token(True)
+        writer.add_add_sep_token(True)
     return write
 
 
@@ -406,6 +417,26 @@ def bert_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
     writer.add_token_type_count(config["type_vocab_size"])
 
 
+def roberta_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """RoBERTa's converter: BERT's, with the context the position table keeps once its first padding id + 1
+    rows are cut (`cut_positions`)."""
+    bert_parameters(writer, {**config, "max_position_embeddings": config["max_position_embeddings"]
+                             - config["pad_token_id"] - 1})
+
+
+def cut_positions(rows: int):
+    """RoBERTa's converter drops the position table's first `rows` rows (the padding id's and those before
+    it, which no token of a text without padding reaches); the reference puts zeros back in their place."""
+    def cut(g_name: str, array: np.ndarray) -> np.ndarray:
+        return array[rows:].copy() if g_name == "position_embd.weight" else array
+
+    def back(g_name: str, array: np.ndarray) -> np.ndarray:
+        if g_name != "position_embd.weight":
+            return array
+        return np.concatenate([np.zeros((rows, array.shape[1]), np.float32), array])
+    return cut, back
+
+
 def transposed(stems: set[str]):
     """A converter that stores the weights of these tensor stems transposed (GPT-2's Conv1D layers), and
     the reference's way back (the same transposition): `write_gguf`'s `layout`."""
@@ -534,6 +565,20 @@ def make_bert_gguf() -> None:
     tokenizer = reused("bert")
     dequantised = write_gguf("bert", gguf.MODEL_ARCH.BERT, wordpiece_metadata(tokenizer), parameters=bert_parameters)
     save_dequantised("bert", BertModel, dequantised, tokenizer, add_pooling_layer=False)
+
+
+def make_roberta_gguf() -> None:
+    """tiny-roberta.gguf (a "bert" file, as llama.cpp's converter writes a RoBERTa: the position table
+    without its first padding id + 1 rows, the byte-level vocabulary named "roberta-bpe" with <s> … </s>
+    around every text), and tiny-roberta-gguf/ holding its dequantised weights (zeros for the cut rows,
+    which a text without padding never reads) and tiny-roberta's tokenizer.json: transformers 5.24
+    reads no "bert" GGUF."""
+    tokenizer = reused("roberta")
+    pad = json.loads((DATA / "tiny-roberta" / "config.json").read_text())["pad_token_id"]
+    metadata = byte_bpe_metadata(tokenizer, "roberta-bpe", "</s>", bos="<s>")
+    dequantised = write_gguf("roberta", gguf.MODEL_ARCH.BERT, metadata,
+                             parameters=roberta_parameters, layout=cut_positions(pad + 1))
+    save_dequantised("roberta", RobertaModel, dequantised, tokenizer, add_pooling_layer=False)
 
 
 def make_mistral_gguf() -> None:
@@ -760,7 +805,7 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf,
           "gpt2-gguf": make_gpt2_gguf, "gpt-neox-gguf": make_gpt_neox_gguf,
           "olmo2-gguf": make_olmo2_gguf, "gemma3-gguf": make_gemma3_gguf,
-          "bert-gguf": make_bert_gguf}
+          "bert-gguf": make_bert_gguf, "roberta-gguf": make_roberta_gguf}
 
 
 if __name__ == "__main__":

@@ -395,7 +395,8 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
                                           ("tiny-gpt-neox.gguf", "blk.1.ffn_up.bias"),
                                           ("tiny-olmo2.gguf", "blk.1.post_ffw_norm.weight"),
                                           ("tiny-gemma3.gguf", "blk.2.attn_k_norm.weight"),
-                                          ("tiny-bert.gguf", "token_embd_norm.bias")])
+                                          ("tiny-bert.gguf", "token_embd_norm.bias"),
+                                          ("tiny-roberta.gguf", "position_embd.weight")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -535,3 +536,21 @@ def test_a_wordpiece_gguf_cuts_words_as_llama_cpp_does_lowercased_with_their_acc
     encoded = open_pretrained(path).tokenizer.encode("Café CAFÉ robots, cafx")
     cls, sep, unknown, robot, s, comma = (tokens.index(t) for t in ("[CLS]", "[SEP]", "[UNK]", "▁robot", "s", "▁,"))
     assert encoded.ids.tolist() == [cls, cafe, accent, cafe, accent, robot, s, comma, unknown, sep]
+
+
+@pytest.mark.parametrize("value, type_id, said", [(None, None, "is missing"),
+                                                  (320, U32, "must be a token (below 320), not 320")])
+def test_a_byte_level_gguf_that_adds_an_eos_it_does_not_name_is_named(data, tmp_path, value, type_id, said):
+    """A RoBERTa file puts </s> after every text (`add_eos_token`), found by its id, which must be there."""
+    path = _damaged_gguf(data, tmp_path, "tiny-roberta.gguf",
+                         lambda g: g.with_meta("tokenizer.ggml.eos_token_id", type_id, value))
+    assert refusal(path) == f"tiny-roberta.gguf: metadata field 'tokenizer.ggml.eos_token_id' {said}"
+
+
+def test_a_roberta_gguf_whose_position_table_is_not_cut_is_refused_by_its_shape(data, tmp_path):
+    """The converter writes a RoBERTa's context as the rows left once the padding id's and those before
+    it are cut (64 of 66 here); a table of other rows than the context says is named, not read."""
+    path = _damaged_gguf(data, tmp_path, "tiny-roberta.gguf",
+                         lambda g: g.with_meta("bert.context_length", U32, 66))
+    assert refusal(path) == ("tiny-roberta.gguf: tensor 'position_embd.weight' has shape (64, 32), expected (66, 32) "
+                             "from the model's configuration")
