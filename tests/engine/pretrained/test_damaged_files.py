@@ -408,7 +408,7 @@ def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do
     path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
     assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
                              "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3', 'gpt2', "
-                             "'gptneox', 'olmo2', 'gemma3', 'bert'")
+                             "'gptneox', 'olmo2', 'gemma3', 'bert', 'modern-bert'")
 
 
 @pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
@@ -417,8 +417,8 @@ def test_a_gguf_pre_tokenizer_not_known_is_refused_not_split_otherwise(data, tmp
                          lambda g: g.with_meta("tokenizer.ggml.pre", None if pre is None else STRING, pre))
     assert refusal(path) == (f"tiny-qwen2.gguf: metadata field 'tokenizer.ggml.pre' (how the text is split before "
                              f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'olmo', "
-                             f"'roberta-bpe', 'smollm', 'starcoder', 'refact', 'qwen2', 'dbrx', and another would "
-                             f"give other tokens than llama.cpp does")
+                             f"'roberta-bpe', 'modern-bert', 'smollm', 'starcoder', 'refact', 'qwen2', 'dbrx', and "
+                             f"another would give other tokens than llama.cpp does")
 
 
 @pytest.mark.parametrize("key, type_id, value, said", [

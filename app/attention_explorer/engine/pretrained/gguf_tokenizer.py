@@ -2,10 +2,11 @@
 that it gives the tokens llama.cpp gives (llama-vocab.cpp).
 
 Three kinds (`tokenizer.ggml.model`):
-- "gpt2", byte-level BPE (GPT-2, Pythia, Qwen, SmolLM2, OLMo 2, Llama 3, RoBERTa): the file's merges
-  after the split its `tokenizer.ggml.pre` names (PRE_TOKENIZERS); a split not known here is refused.
+- "gpt2", byte-level BPE (GPT-2, Pythia, Qwen, SmolLM2, OLMo 2, Llama 3, RoBERTa, ModernBERT): the
+  file's merges after the split its `tokenizer.ggml.pre` names (PRE_TOKENIZERS); a split not known
+  here is refused.
   The BOS before a text and the EOS after it only where `add_bos_token` and `add_eos_token` say so
-  (a RoBERTa file says both: <s> … </s>).
+  (a RoBERTa file says both: <s> … </s>; a ModernBERT one [CLS] … [SEP]).
 - "llama", SentencePiece-style BPE (Gemma, Phi-3, Mistral, Llama 2): spaces become ▁, with one in
   front of the text and of every text after a special token when `add_space_prefix` (default true);
   no split: the pair of neighbours whose joined text is the token of the highest score is joined
@@ -42,7 +43,7 @@ from .gguf_reader import Texts
 #   "gpt-2", "olmo", "roberta-bpe": GPT-2's rule (the ByteLevel pre-tokenizer's own; "olmo" is OLMo 1's
 #       vocabulary, GPT-NeoX-20B's, which Pythia's is too: llama.cpp's converter names a split by the
 #       tokens the vocabulary gives on a test text, so a Pythia file says "olmo"; "roberta-bpe" is
-#       RoBERTa's, GPT-2's vocabulary with its own specials);
+#       RoBERTa's, GPT-2's vocabulary with its own specials; "modern-bert" ModernBERT's, OLMo's with its own);
 #   "smollm", "starcoder", "refact": every digit on its own, then GPT-2's rule;
 #   "qwen2": Qwen2's rule (transformers' Qwen2Tokenizer; llama.cpp spells its (?i:'s|…) out as '[sS]|…);
 #   "dbrx": cl100k_base's rule, Qwen2's with numbers of up to three digits (DBRX's vocabulary, and
@@ -52,8 +53,8 @@ QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 CL100K_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-PRE_TOKENIZERS = {"gpt-2": "gpt2", "olmo": "gpt2", "roberta-bpe": "gpt2", "smollm": "digits", "starcoder": "digits",
-                  "refact": "digits", "qwen2": QWEN2_SPLIT, "dbrx": CL100K_SPLIT}
+PRE_TOKENIZERS = {"gpt-2": "gpt2", "olmo": "gpt2", "roberta-bpe": "gpt2", "modern-bert": "gpt2", "smollm": "digits",
+                  "starcoder": "digits", "refact": "digits", "qwen2": QWEN2_SPLIT, "dbrx": CL100K_SPLIT}
 
 # tokenizer.ggml.token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
 _UNKNOWN, _CONTROL, _USER_DEFINED = 2, 3, 4
