@@ -396,7 +396,8 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
                                           ("tiny-olmo2.gguf", "blk.1.post_ffw_norm.weight"),
                                           ("tiny-gemma3.gguf", "blk.2.attn_k_norm.weight"),
                                           ("tiny-bert.gguf", "token_embd_norm.bias"),
-                                          ("tiny-roberta.gguf", "position_embd.weight")])
+                                          ("tiny-roberta.gguf", "position_embd.weight"),
+                                          ("tiny-modernbert.gguf", "blk.2.attn_norm.weight")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -465,7 +466,7 @@ def test_a_gguf_model_too_large_is_refused_before_its_tokenizer_is_built(data, t
 
 
 @pytest.mark.parametrize("name, arch", [("tiny-gpt2.gguf", "gpt2"), ("tiny-gpt-neox.gguf", "gptneox"),
-                                        ("tiny-bert.gguf", "bert")])
+                                        ("tiny-bert.gguf", "bert"), ("tiny-modernbert.gguf", "modern-bert")])
 def test_a_layernorm_gguf_missing_its_epsilon_names_its_key(data, tmp_path, name, arch):
     """A LayerNorm model's epsilon has a key of its own (RMSNorm's is attention.layer_norm_rms_epsilon),
     named so whether its family reads config.json's `layer_norm_epsilon` (GPT-2) or `layer_norm_eps`."""
@@ -554,3 +555,21 @@ def test_a_roberta_gguf_whose_position_table_is_not_cut_is_refused_by_its_shape(
                          lambda g: g.with_meta("bert.context_length", U32, 66))
     assert refusal(path) == ("tiny-roberta.gguf: tensor 'position_embd.weight' has shape (64, 32), expected (66, 32) "
                              "from the model's configuration")
+
+
+def test_a_modernbert_gguf_reads_its_window_period_and_both_bases_from_the_metadata(data, tmp_path):
+    """The tiny file's three layers are global, local, global (a period of 2, a window of 4: keys at most
+    2 away, seen by `windows` as less than 3 away), turned with bases 100,000 and 100; a header made to
+    say five layers and a period of 3 has its first and fourth global, and without `rope.freq_base_swa`
+    the local layers take the family's 10,000."""
+    arch = architecture_from_gguf(GGUFFile(data / "tiny-modernbert.gguf"))
+    assert arch.windows == (0, 3, 0)
+    assert arch.rope_layers == ((100000.0, 1.0), (100.0, 1.0), (100000.0, 1.0))
+
+    def changed(g):
+        return (g.with_meta("modern-bert.block_count", U32, 5)
+                .with_meta("modern-bert.attention.sliding_window_pattern", U32, 3)
+                .with_meta("modern-bert.rope.freq_base_swa", None))
+    arch = architecture_from_gguf(GGUFFile(_damaged_gguf(data, tmp_path, "tiny-modernbert.gguf", changed)))
+    assert arch.windows == (0, 3, 3, 0, 3)
+    assert [base for base, _ in arch.rope_layers] == [100000.0, 10000.0, 10000.0, 100000.0, 10000.0]
