@@ -10,10 +10,11 @@ GGUF = {"tiny-llama.gguf": "tiny-llama"}
 # GGUF files of the other architectures → (what transformers reads as the model, as the tokenizer): the
 # file itself where transformers' own GGUF loader reads that architecture exactly, else a folder
 # holding the file's dequantised weights (make_tiny_checkpoints.py says why, per file); for
-# Gemma and BERT, which transformers cannot read from a GGUF at all, the tokenizer.json its vocabulary came
-# from; for a "llama" file's SentencePiece vocabulary, transformers' tokenizer that spaces its texts
-# as llama.cpp does (transformers_reference.spaced_as_llama_cpp); for a file of an architecture transformers
-# reads no model of (GPT-NeoX, OLMo 2), transformers' tokenizer built from its vocabulary (built_from_gguf)
+# Gemma, BERT, RoBERTa and ModernBERT, which transformers cannot read from a GGUF at all, the
+# tokenizer.json its vocabulary came from; for a "llama" file's SentencePiece vocabulary, transformers'
+# tokenizer that spaces its texts as llama.cpp does (transformers_reference.spaced_as_llama_cpp); for a
+# file of an architecture transformers reads no model of (GPT-NeoX, OLMo 2), transformers' tokenizer
+# built from its vocabulary (built_from_gguf)
 GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
                  "tiny-qwen3.gguf": ("tiny-qwen3-gguf", "tiny-qwen3.gguf"),
                  "tiny-gemma.gguf": ("tiny-gemma-gguf", "tiny-gemma-gguf"),
@@ -24,7 +25,9 @@ GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
                  "tiny-gpt-neox.gguf": ("tiny-gpt-neox-gguf", "built from the vocabulary: tiny-gpt-neox.gguf"),
                  "tiny-olmo2.gguf": ("tiny-olmo2-gguf", "built from the vocabulary: tiny-olmo2.gguf"),
                  "tiny-gemma3.gguf": ("tiny-gemma3-gguf", "tiny-gemma3.gguf"),
-                 "tiny-bert.gguf": ("tiny-bert-gguf", "tiny-bert-gguf")}
+                 "tiny-bert.gguf": ("tiny-bert-gguf", "tiny-bert-gguf"),
+                 "tiny-roberta.gguf": ("tiny-roberta-gguf", "tiny-roberta-gguf"),
+                 "tiny-modernbert.gguf": ("tiny-modernbert-gguf", "tiny-modernbert-gguf")}
 # Each rotary scaling on a tiny checkpoint: config.json's fields as the conftest's `scaled_rope` writes
 # them into a copy (rope_parameters' own updated, the others set, None removed). The original contexts
 # are 16 tokens (12 in GPT-NeoX's), so a text of 10 tokens is within them and one of 29 past them; the

@@ -32,7 +32,8 @@ def print_real_models() -> None:
     print()
     print("Real models (also any Hugging Face folder of a family the app knows — BERT, RoBERTa, DistilBERT, "
           "GPT-2, GPT-NeoX, Llama, Mistral, Qwen2, Qwen3, Phi-3, OLMo 2, Gemma, Gemma 2 — or a .gguf file of "
-          "Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Phi-3, GPT-2, GPT-NeoX, OLMo 2 or BERT):")
+          "Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Phi-3, GPT-2, GPT-NeoX, OLMo 2, BERT, RoBERTa "
+          "or ModernBERT):")
     for known in KNOWN_MODELS:
         location = model_location(known)
         print(known.name)

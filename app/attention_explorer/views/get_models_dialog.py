@@ -24,7 +24,8 @@ INTRO = ("Two small real models open from the model list once their files are on
 OTHER_MODELS = ("Any other model of a family the app knows (BERT, RoBERTa, DistilBERT, GPT-2, Pythia, Llama, Mistral, "
                 "Qwen, Phi-3, OLMo 2, Gemma) opens with File ▸ Open model folder… (a Hugging Face folder with "
                 "config.json, *.safetensors and tokenizer.json) or File ▸ Open model… (a .gguf file of Llama, "
-                "Mistral, Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Phi-3, GPT-2, Pythia, OLMo 2 or BERT).")
+                "Mistral, Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Phi-3, GPT-2, Pythia, OLMo 2, BERT, RoBERTa or "
+                "ModernBERT).")
 
 
 def not_found_tip(model: KnownModel) -> str:

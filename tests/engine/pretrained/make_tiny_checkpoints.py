@@ -101,29 +101,38 @@ def randomise(model: torch.nn.Module, norm_centre: float = 1.0) -> None:
                 param.copy_(SPREAD * noise)
 
 
+WORDPIECE_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
 def wordpiece_tokenizer() -> Tokenizer:
-    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *PIECES])}
+    vocab = {t: i for i, t in enumerate([*WORDPIECE_SPECIALS, *WORDS, *PIECES])}
     tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
     tokenizer.decoder = decoders.WordPiece()
-    tokenizer.add_special_tokens([AddedToken(t, special=True) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")])
+    tokenizer.add_special_tokens([AddedToken(t, special=True) for t in WORDPIECE_SPECIALS])
     return tokenizer
 
 
-def byte_bpe_tokenizer(vocab_size: int, digits: bool = True) -> Tokenizer:
+def byte_bpe_tokenizer(vocab_size: int, digits: bool = True, specials: list[str] | None = None,
+                       around: tuple[str, str] | None = None) -> Tokenizer:
     """Byte-level BPE like SmolLM2's: digits split one by one, then GPT-2's pre-tokenizer (without
-    `digits`, GPT-2's pre-tokenizer alone, as GPT-2's and Pythia's)."""
+    `digits`, GPT-2's pre-tokenizer alone, as GPT-2's and Pythia's). Its special tokens `specials`
+    (<|endoftext|> alone by default), and with `around` the two put before and after every text."""
     tokenizer = Tokenizer(models.BPE())
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tokenizer.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
                                if digits else byte_level)
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[SPECIAL],
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials or [SPECIAL],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tokenizer.train_from_iterator(SENTENCES * 3, trainer)
+    if around:
+        before, after = around
+        tokenizer.post_processor = processors.TemplateProcessing(
+            single=f"{before} $A {after}", special_tokens=[(t, tokenizer.token_to_id(t)) for t in around])
     return tokenizer
 
 
@@ -260,8 +269,11 @@ def qwen_tokenizer(vocab_size: int, split: str = QWEN2_SPLIT) -> Tokenizer:
     return tokenizer
 
 
-def byte_bpe_metadata(tokenizer: Tokenizer, pre: str, eos: str):
-    """What llama.cpp's converter writes for a byte-level BPE tokenizer ("gpt2"), as a writer of it."""
+def byte_bpe_metadata(tokenizer: Tokenizer, pre: str, eos: str, bos: str | None = None, pad: str | None = None):
+    """What llama.cpp's converter writes for a byte-level BPE tokenizer ("gpt2"), as a writer of it.
+    With `bos`, an encoder's (what the gguf package's SpecialVocab reads from RoBERTa's processor, and
+    what ModernBERT's converter sets): `bos` before the text and `eos` after it (also the separator),
+    and the padding token `pad`."""
     def write(writer: gguf.GGUFWriter) -> None:
         vocab = sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1])
         specials = {t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special}
@@ -271,9 +283,18 @@ def byte_bpe_metadata(tokenizer: Tokenizer, pre: str, eos: str):
         writer.add_token_types([3 if token in specials else 4 if token == QWEN_ADDED else 1 for token, _ in vocab])
         merges = json.loads(tokenizer.to_str())["model"]["merges"]
         writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in merges])
-        writer.add_bos_token_id(0)
+        if bos is None:
+            writer.add_bos_token_id(0)
+            writer.add_eos_token_id(tokenizer.token_to_id(eos))
+            writer.add_add_bos_token(False)
+            return
+        writer.add_bos_token_id(tokenizer.token_to_id(bos))
         writer.add_eos_token_id(tokenizer.token_to_id(eos))
-        writer.add_add_bos_token(False)
+        writer.add_sep_token_id(tokenizer.token_to_id(eos))
+        writer.add_pad_token_id(tokenizer.token_to_id(pad))
+        writer.add_add_bos_token(True)
+        writer.add_add_eos_token(True)
+        writer.add_add_sep_token(True)
     return write
 
 
@@ -406,6 +427,55 @@ def bert_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
     writer.add_token_type_count(config["type_vocab_size"])
 
 
+def roberta_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """RoBERTa's converter: BERT's, with the context the position table keeps once its first padding id + 1
+    rows are cut (`cut_positions`)."""
+    bert_parameters(writer, {**config, "max_position_embeddings": config["max_position_embeddings"]
+                             - config["pad_token_id"] - 1})
+
+
+def cut_positions(rows: int):
+    """RoBERTa's converter drops the position table's first `rows` rows (the padding id's and those before
+    it, which no token of a text without padding reaches); the reference puts zeros back in their place."""
+    def cut(g_name: str, array: np.ndarray) -> np.ndarray:
+        return array[rows:].copy() if g_name == "position_embd.weight" else array
+
+    def back(g_name: str, array: np.ndarray) -> np.ndarray:
+        if g_name != "position_embd.weight":
+            return array
+        return np.concatenate([np.zeros((rows, array.shape[1]), np.float32), array])
+    return cut, back
+
+
+def modernbert_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """ModernBERT's converter: BERT's sizes, its window, the period of its global layers, each kind's
+    rotary base (the global one as `rope.freq_base`), no scaling; the epsilon under the key llama.cpp's
+    ModernBERT reads, and the vocabulary's size."""
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_layer_norm_eps(config["norm_eps"])
+    writer.add_causal_attention(False)
+    writer.add_sliding_window(config["local_attention"])
+    writer.add_sliding_window_pattern(config["global_attn_every_n_layers"])
+    writer.add_rope_freq_base(config["rope_parameters"]["full_attention"]["rope_theta"])
+    writer.add_rope_freq_base_swa(config["rope_parameters"]["sliding_attention"]["rope_theta"])
+    writer.add_rope_scaling_type(gguf.RopeScalingType.NONE)
+    writer.add_vocab_size(MODERNBERT_GGUF_VOCAB)
+
+
+def token_table(rows: int, width: int):
+    """In place of the folder's token embedding, a table of `rows` drawn as `randomise` draws (for a
+    vocabulary other than the folder's), kept as it is in the reference."""
+    def swap(g_name: str, array: np.ndarray) -> np.ndarray:
+        if g_name != "token_embd.weight":
+            return array
+        return (SPREAD * torch.randn((rows, width), generator=torch.Generator().manual_seed(SEED))).numpy()
+    return swap, lambda g_name, array: array
+
+
 def transposed(stems: set[str]):
     """A converter that stores the weights of these tensor stems transposed (GPT-2's Conv1D layers), and
     the reference's way back (the same transposition): `write_gguf`'s `layout`."""
@@ -534,6 +604,41 @@ def make_bert_gguf() -> None:
     tokenizer = reused("bert")
     dequantised = write_gguf("bert", gguf.MODEL_ARCH.BERT, wordpiece_metadata(tokenizer), parameters=bert_parameters)
     save_dequantised("bert", BertModel, dequantised, tokenizer, add_pooling_layer=False)
+
+
+def make_roberta_gguf() -> None:
+    """tiny-roberta.gguf (a "bert" file, as llama.cpp's converter writes a RoBERTa: the position table
+    without its first padding id + 1 rows, the byte-level vocabulary named "roberta-bpe" with <s> … </s>
+    around every text), and tiny-roberta-gguf/ holding its dequantised weights (zeros for the cut rows,
+    which a text without padding never reads) and tiny-roberta's tokenizer.json: transformers 5.24
+    reads no "bert" GGUF."""
+    tokenizer = reused("roberta")
+    pad = json.loads((DATA / "tiny-roberta" / "config.json").read_text())["pad_token_id"]
+    metadata = byte_bpe_metadata(tokenizer, "roberta-bpe", "</s>", bos="<s>", pad="<pad>")
+    dequantised = write_gguf("roberta", gguf.MODEL_ARCH.BERT, metadata,
+                             parameters=roberta_parameters, layout=cut_positions(pad + 1))
+    save_dequantised("roberta", RobertaModel, dequantised, tokenizer, add_pooling_layer=False)
+
+
+MODERNBERT_GGUF_VOCAB = 320
+
+
+def make_modernbert_gguf() -> None:
+    """tiny-modernbert.gguf (as llama.cpp's ModernBERT converter writes it: nothing changed, the window,
+    the global layers' period and both rotary bases in the metadata) with a byte-level vocabulary of its
+    own, split as "modern-bert" with [CLS] … [SEP] around every text, for llama.cpp reads a ModernBERT's
+    vocabulary only as byte-level BPE and tiny-modernbert's is WordPiece: its token table is drawn anew
+    for that vocabulary's 320 tokens, its layers are the folder's. tiny-modernbert-gguf/ holds the file's
+    dequantised weights and that tokenizer.json: transformers 5.24 reads no "modern-bert" GGUF."""
+    tokenizer = byte_bpe_tokenizer(MODERNBERT_GGUF_VOCAB, digits=False, specials=WORDPIECE_SPECIALS,
+                                   around=("[CLS]", "[SEP]"))
+    width = json.loads((DATA / "tiny-modernbert" / "config.json").read_text())["hidden_size"]
+    metadata = byte_bpe_metadata(tokenizer, "modern-bert", "[SEP]", bos="[CLS]", pad="[PAD]")
+    dequantised = write_gguf("modernbert", gguf.MODEL_ARCH.MODERN_BERT, metadata,
+                             types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1},
+                             parameters=modernbert_parameters, layout=token_table(MODERNBERT_GGUF_VOCAB, width))
+    save_dequantised("modernbert", ModernBertModel, dequantised, tokenizer, vocab_size=MODERNBERT_GGUF_VOCAB,
+                     ignore_mismatched_sizes=True)
 
 
 def make_mistral_gguf() -> None:
@@ -760,7 +865,7 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf,
           "gpt2-gguf": make_gpt2_gguf, "gpt-neox-gguf": make_gpt_neox_gguf,
           "olmo2-gguf": make_olmo2_gguf, "gemma3-gguf": make_gemma3_gguf,
-          "bert-gguf": make_bert_gguf}
+          "bert-gguf": make_bert_gguf, "roberta-gguf": make_roberta_gguf, "modernbert-gguf": make_modernbert_gguf}
 
 
 if __name__ == "__main__":

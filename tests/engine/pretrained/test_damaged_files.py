@@ -395,7 +395,9 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_named_as_the_file_names_it(data, tm
                                           ("tiny-gpt-neox.gguf", "blk.1.ffn_up.bias"),
                                           ("tiny-olmo2.gguf", "blk.1.post_ffw_norm.weight"),
                                           ("tiny-gemma3.gguf", "blk.2.attn_k_norm.weight"),
-                                          ("tiny-bert.gguf", "token_embd_norm.bias")])
+                                          ("tiny-bert.gguf", "token_embd_norm.bias"),
+                                          ("tiny-roberta.gguf", "position_embd.weight"),
+                                          ("tiny-modernbert.gguf", "blk.2.attn_norm.weight")])
 def test_a_gguf_missing_a_tensor_its_family_needs_names_it(data, tmp_path, name, tensor):
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.tensors.remove(next(t for t in g.tensors
                                                                                 if t.name == tensor)))
@@ -407,7 +409,7 @@ def test_a_gguf_of_an_architecture_that_does_not_open_names_it_and_those_that_do
     path = write_gguf_with(data, tmp_path, "general.architecture", STRING, "mamba")
     assert refusal(path) == ("tiny-llama.gguf: 'general.architecture' is 'mamba', not an architecture this app opens "
                              "from GGUF files; it opens 'llama', 'qwen2', 'qwen3', 'gemma', 'gemma2', 'phi3', 'gpt2', "
-                             "'gptneox', 'olmo2', 'gemma3', 'bert'")
+                             "'gptneox', 'olmo2', 'gemma3', 'bert', 'modern-bert'")
 
 
 @pytest.mark.parametrize("pre, said", [("llama-bpe", "'llama-bpe'"), (None, "missing")])
@@ -416,8 +418,8 @@ def test_a_gguf_pre_tokenizer_not_known_is_refused_not_split_otherwise(data, tmp
                          lambda g: g.with_meta("tokenizer.ggml.pre", None if pre is None else STRING, pre))
     assert refusal(path) == (f"tiny-qwen2.gguf: metadata field 'tokenizer.ggml.pre' (how the text is split before "
                              f"its tokens are found) is {said}; the splits known here are 'gpt-2', 'olmo', "
-                             f"'smollm', 'starcoder', 'refact', 'qwen2', 'dbrx', and another would give other "
-                             f"tokens than llama.cpp does")
+                             f"'roberta-bpe', 'modern-bert', 'smollm', 'starcoder', 'refact', 'qwen2', 'dbrx', and "
+                             f"another would give other tokens than llama.cpp does")
 
 
 @pytest.mark.parametrize("key, type_id, value, said", [
@@ -464,7 +466,7 @@ def test_a_gguf_model_too_large_is_refused_before_its_tokenizer_is_built(data, t
 
 
 @pytest.mark.parametrize("name, arch", [("tiny-gpt2.gguf", "gpt2"), ("tiny-gpt-neox.gguf", "gptneox"),
-                                        ("tiny-bert.gguf", "bert")])
+                                        ("tiny-bert.gguf", "bert"), ("tiny-modernbert.gguf", "modern-bert")])
 def test_a_layernorm_gguf_missing_its_epsilon_names_its_key(data, tmp_path, name, arch):
     """A LayerNorm model's epsilon has a key of its own (RMSNorm's is attention.layer_norm_rms_epsilon),
     named so whether its family reads config.json's `layer_norm_epsilon` (GPT-2) or `layer_norm_eps`."""
@@ -535,3 +537,39 @@ def test_a_wordpiece_gguf_cuts_words_as_llama_cpp_does_lowercased_with_their_acc
     encoded = open_pretrained(path).tokenizer.encode("Café CAFÉ robots, cafx")
     cls, sep, unknown, robot, s, comma = (tokens.index(t) for t in ("[CLS]", "[SEP]", "[UNK]", "▁robot", "s", "▁,"))
     assert encoded.ids.tolist() == [cls, cafe, accent, cafe, accent, robot, s, comma, unknown, sep]
+
+
+@pytest.mark.parametrize("value, type_id, said", [(None, None, "is missing"),
+                                                  (320, U32, "must be a token (below 320), not 320")])
+def test_a_byte_level_gguf_that_adds_an_eos_it_does_not_name_is_named(data, tmp_path, value, type_id, said):
+    """A RoBERTa file puts </s> after every text (`add_eos_token`), found by its id, which must be there."""
+    path = _damaged_gguf(data, tmp_path, "tiny-roberta.gguf",
+                         lambda g: g.with_meta("tokenizer.ggml.eos_token_id", type_id, value))
+    assert refusal(path) == f"tiny-roberta.gguf: metadata field 'tokenizer.ggml.eos_token_id' {said}"
+
+
+def test_a_roberta_gguf_whose_position_table_is_not_cut_is_refused_by_its_shape(data, tmp_path):
+    """The converter writes a RoBERTa's context as the rows left once the padding id's and those before
+    it are cut (64 of 66 here); a table of other rows than the context says is named, not read."""
+    path = _damaged_gguf(data, tmp_path, "tiny-roberta.gguf",
+                         lambda g: g.with_meta("bert.context_length", U32, 66))
+    assert refusal(path) == ("tiny-roberta.gguf: tensor 'position_embd.weight' has shape (64, 32), expected (66, 32) "
+                             "from the model's configuration")
+
+
+def test_a_modernbert_gguf_reads_its_window_period_and_both_bases_from_the_metadata(data, tmp_path):
+    """The tiny file's three layers are global, local, global (a period of 2, a window of 4: keys at most
+    2 away, seen by `windows` as less than 3 away), turned with bases 100,000 and 100; a header made to
+    say five layers and a period of 3 has its first and fourth global, and without `rope.freq_base_swa`
+    the local layers take the family's 10,000."""
+    arch = architecture_from_gguf(GGUFFile(data / "tiny-modernbert.gguf"))
+    assert arch.windows == (0, 3, 0)
+    assert arch.rope_layers == ((100000.0, 1.0), (100.0, 1.0), (100000.0, 1.0))
+
+    def changed(g):
+        return (g.with_meta("modern-bert.block_count", U32, 5)
+                .with_meta("modern-bert.attention.sliding_window_pattern", U32, 3)
+                .with_meta("modern-bert.rope.freq_base_swa", None))
+    arch = architecture_from_gguf(GGUFFile(_damaged_gguf(data, tmp_path, "tiny-modernbert.gguf", changed)))
+    assert arch.windows == (0, 3, 3, 0, 3)
+    assert [base for base, _ in arch.rope_layers] == [100000.0, 10000.0, 10000.0, 100000.0, 10000.0]

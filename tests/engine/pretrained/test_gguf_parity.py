@@ -51,6 +51,16 @@ The references (tiny_checkpoints.GGUF_FAMILIES, made by make_tiny_checkpoints.py
   transformers 5.24 reads no "bert" GGUF, neither its model nor its tokenizer. On these texts the
   tiny vocabulary gives llama.cpp's tokens and BERT's alike: it has no piece an accent, kept by
   llama.cpp and stripped by BERT's uncased normaliser, would tell apart.
+- tiny-roberta.gguf: a RoBERTa as llama.cpp's converter writes one, a "bert" file whose position table
+  lacks its first padding id + 1 rows: the folder tiny-roberta-gguf/ (dequantised weights, zeros in
+  the cut rows, which a text without padding does not read) and tiny-roberta's tokenizer.json
+  (byte-level BPE, <s> … </s>): transformers 5.24 reads no "bert" GGUF. The attention is compared on
+  a text without <pad> (RoBERTa gives a padding token the cut row; the file counts it on).
+- tiny-modernbert.gguf: tiny-modernbert's layers (global, local with a window of 4, global; bases
+  100,000 and 100) as llama.cpp's converter writes them, unchanged, with a byte-level vocabulary of
+  its own and a token table drawn for it (llama.cpp reads a ModernBERT's vocabulary only as BPE, and
+  tiny-modernbert's is WordPiece): the folder tiny-modernbert-gguf/ (dequantised weights and that
+  tokenizer.json, [CLS] … [SEP]): transformers 5.24 reads no "modern-bert" GGUF.
 - tiny-mistral.gguf: a Mistral as llama.cpp's converter writes one, a "llama" file (W_Q and W_K
   permuted; no sliding window, which llama.cpp's Llama does not have): transformers reads the file
   itself. Its SentencePiece-style tokens are compared with transformers' Phi-3 builder over the

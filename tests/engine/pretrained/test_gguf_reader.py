@@ -84,7 +84,7 @@ def test_tiny_llama_header(data):
 @pytest.mark.parametrize("name", ["tiny-llama.gguf", "tiny-qwen2.gguf", "tiny-qwen3.gguf", "tiny-gemma.gguf",
                                   "tiny-gemma2.gguf", "tiny-phi3.gguf", "tiny-mistral.gguf", "tiny-gpt2.gguf",
                                   "tiny-gpt-neox.gguf", "tiny-olmo2.gguf", "tiny-gemma3.gguf",
-                                  "tiny-bert.gguf"])
+                                  "tiny-bert.gguf", "tiny-roberta.gguf", "tiny-modernbert.gguf"])
 def test_every_tensor_matches_the_gguf_package(data, name):
     gguf_package = pytest.importorskip("gguf")
     from gguf.quants import dequantize as reference_dequantize

@@ -42,7 +42,22 @@ Some config.json fields are not written at all, and llama.cpp derives them (`der
   another base would open with the wrong one, in llama.cpp too; Pythia's is 10,000).
 A LayerNorm model's epsilon is written under `attention.layer_norm_epsilon` (RMSNorm's under
 `attention.layer_norm_rms_epsilon`). BERT's converter changes no number: its tensors keep their
-layout (its vocabulary is rewritten: gguf_tokenizer.py). GPT-2's converter writes
+layout (its vocabulary is rewritten: gguf_tokenizer.py). A RoBERTa is written as a "bert" file too
+(only its byte-level vocabulary, tokenizer "gpt2" split "roberta-bpe", tells it apart), and there
+its converter cuts the position table: the first padding id + 1 rows (the padding token's own and
+those before it) are dropped, and `context_length` is written that much smaller; llama.cpp counts a
+text's positions from 0 in what is left, which are RoBERTa's own positions (padding id + 1, + 2, …)
+for every text without the padding token. So it opens as the BERT the file describes (family
+"bert"). A padding token in the text (<pad>) takes the next position, as in llama.cpp, where
+RoBERTa gives it the padding row, which the file no longer holds.
+ModernBERT's converter ("modern-bert") changes no number either: the fused Wqkv (q | k | v) and Wi
+(the half that goes through the activation first, then the other) keep their layout, and llama.cpp
+turns q and k with the rotate-half pairing as transformers does. Its kinds of layer come as
+`attention.sliding_window` (`local_attention`, the whole window: keys at most half of it away on
+either side, as transformers' mask and llama.cpp's symmetric one), `attention.sliding_window_pattern`
+(`global_attn_every_n_layers`: the first layer and every n-th after it global) and the two bases,
+`rope.freq_base` (the global layers') and `rope.freq_base_swa` (the local ones'); its epsilon under
+`attention.layer_norm_epsilon`, which llama.cpp's ModernBERT reads. GPT-2's converter writes
 `feed_forward_length` as 4 × the width whatever `n_inner` says, and the feed-forward's tensors are
 checked against it: a GPT-2 of another `n_inner` is refused by its shapes, as llama.cpp refuses it.
 Where llama.cpp departs from the model's own definition, the family's is kept: a Phi-3 file's
@@ -52,7 +67,10 @@ differ only on texts longer than the window). A Gemma 3 file's `gemma3.final_log
 which its converter writes when config.json sets one (the released models set none), caps the
 next-token scores as the family caps them, while llama.cpp's Gemma 3 does not read it. A BERT
 file's feed-forward uses BERT's own GELU, the exact one (erf), where llama.cpp's BERT uses the tanh
-approximation (the file does not name an activation).
+approximation (the file does not name an activation); so does a ModernBERT file's GeGLU (an
+activation a derivative's file names under `hidden_act`, such as SiLU, is not read). A ModernBERT
+file without `rope.freq_base_swa` turns its local layers with the family's 10,000 (the released
+models' `local_rope_theta`), where llama.cpp would take the global base for them.
 """
 
 from __future__ import annotations
@@ -61,7 +79,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .families import Family, bert, gemma, gemma2, gemma3, gpt2, gpt_neox, llama, olmo2, phi3, qwen2, qwen3
+from .families import Family, bert, gemma, gemma2, gemma3, gpt2, gpt_neox, llama, modernbert, olmo2, phi3, qwen2, qwen3
 from .fields import Fields
 
 # What the converters write (llama.cpp's gguf_writer: add_embedding_length, add_head_count, …), each a key
@@ -130,6 +148,15 @@ BERT_MODEL = {"token_embd": "embeddings.word_embeddings", "position_embd": "embe
 BERT_LAYER = {"attn_q": "attention.self.query", "attn_k": "attention.self.key", "attn_v": "attention.self.value",
               "attn_output": "attention.output.dense", "attn_output_norm": "attention.output.LayerNorm",
               "ffn_up": "intermediate.dense", "ffn_down": "output.dense", "layer_output_norm": "output.LayerNorm"}
+# ModernBERT: rotary positions of two bases, windowed local layers, fused Wqkv and Wi, its own names.
+MODERNBERT_MODEL = {"token_embd": "embeddings.tok_embeddings", "token_embd_norm": "embeddings.norm",
+                    "output_norm": "final_norm"}
+MODERNBERT_LAYER = {"attn_norm": "attn_norm", "attn_qkv": "attn.Wqkv", "attn_output": "attn.Wo", "ffn_norm": "mlp_norm",
+                    "ffn_up": "mlp.Wi", "ffn_down": "mlp.Wo"}
+MODERNBERT_FIELDS = {**{name: key for name, key in FIELDS.items() if name not in ("rms_norm_eps", "rope_theta")},
+                     "norm_eps": "attention.layer_norm_epsilon", "local_attention": "attention.sliding_window",
+                     "global_attn_every_n_layers": "attention.sliding_window_pattern",
+                     "global_rope_theta": "rope.freq_base", "local_rope_theta": "rope.freq_base_swa"}
 # GPT-2: a learned position table, Conv1D layers (q | k | v in one), and its own tensor names.
 GPT2_MODEL = {"token_embd": "wte", "position_embd": "wpe", "output_norm": "ln_f", "output": "lm_head"}
 GPT2_LAYER = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj", "ffn_norm": "ln_2",
@@ -176,6 +203,7 @@ ARCHITECTURES: dict[str, GGUFArchitecture] = {
     "gemma3": GGUFArchitecture(gemma3.FAMILY, GEMMA3_FIELDS, GEMMA3_LAYER, norms_plus_one=True,
                                rope_scalings=("linear",), derived=_gemma3),
     "bert": GGUFArchitecture(bert.FAMILY, LAYER_NORM_FIELDS, BERT_LAYER, BERT_MODEL, layers="encoder.layer"),
+    "modern-bert": GGUFArchitecture(modernbert.FAMILY, MODERNBERT_FIELDS, MODERNBERT_LAYER, MODERNBERT_MODEL),
 }
 
 _WHOLE = re.compile(r"(.+)\.(weight|bias)$")

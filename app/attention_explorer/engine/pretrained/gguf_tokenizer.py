@@ -2,8 +2,11 @@
 that it gives the tokens llama.cpp gives (llama-vocab.cpp).
 
 Three kinds (`tokenizer.ggml.model`):
-- "gpt2", byte-level BPE (GPT-2, Pythia, Qwen, SmolLM2, OLMo 2, Llama 3): the file's merges after
-  the split its `tokenizer.ggml.pre` names (PRE_TOKENIZERS); a split not known here is refused.
+- "gpt2", byte-level BPE (GPT-2, Pythia, Qwen, SmolLM2, OLMo 2, Llama 3, RoBERTa, ModernBERT): the
+  file's merges after the split its `tokenizer.ggml.pre` names (PRE_TOKENIZERS); a split not known
+  here is refused.
+  The BOS before a text and the EOS after it only where `add_bos_token` and `add_eos_token` say so
+  (a RoBERTa file says both: <s> … </s>; a ModernBERT one [CLS] … [SEP]).
 - "llama", SentencePiece-style BPE (Gemma, Phi-3, Mistral, Llama 2): spaces become ▁, with one in
   front of the text and of every text after a special token when `add_space_prefix` (default true);
   no split: the pair of neighbours whose joined text is the token of the highest score is joined
@@ -37,9 +40,10 @@ from .gguf_reader import Texts
 # How llama.cpp splits a text before byte-level BPE, by `tokenizer.ggml.pre`: the split of the
 # tokenizer.json the file was converted from, named, not stored. Each is written as that
 # tokenizer.json has it, which is what llama.cpp's hand-written regexes match:
-#   "gpt-2", "olmo": GPT-2's rule (the ByteLevel pre-tokenizer's own; "olmo" is OLMo 1's vocabulary,
-#       GPT-NeoX-20B's, which Pythia's is too: llama.cpp's converter names a split by the tokens the
-#       vocabulary gives on a test text, so a Pythia file says "olmo");
+#   "gpt-2", "olmo", "roberta-bpe": GPT-2's rule (the ByteLevel pre-tokenizer's own; "olmo" is OLMo 1's
+#       vocabulary, GPT-NeoX-20B's, which Pythia's is too: llama.cpp's converter names a split by the
+#       tokens the vocabulary gives on a test text, so a Pythia file says "olmo"; "roberta-bpe" is
+#       RoBERTa's, GPT-2's vocabulary with its own specials; "modern-bert" ModernBERT's, OLMo's with its own);
 #   "smollm", "starcoder", "refact": every digit on its own, then GPT-2's rule;
 #   "qwen2": Qwen2's rule (transformers' Qwen2Tokenizer; llama.cpp spells its (?i:'s|…) out as '[sS]|…);
 #   "dbrx": cl100k_base's rule, Qwen2's with numbers of up to three digits (DBRX's vocabulary, and
@@ -49,8 +53,8 @@ QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 CL100K_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-PRE_TOKENIZERS = {"gpt-2": "gpt2", "olmo": "gpt2", "smollm": "digits", "starcoder": "digits", "refact": "digits",
-                  "qwen2": QWEN2_SPLIT, "dbrx": CL100K_SPLIT}
+PRE_TOKENIZERS = {"gpt-2": "gpt2", "olmo": "gpt2", "roberta-bpe": "gpt2", "modern-bert": "gpt2", "smollm": "digits",
+                  "starcoder": "digits", "refact": "digits", "qwen2": QWEN2_SPLIT, "dbrx": CL100K_SPLIT}
 
 # tokenizer.ggml.token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
 _UNKNOWN, _CONTROL, _USER_DEFINED = 2, 3, 4
@@ -72,14 +76,17 @@ def gguf_tokenizer_builder(metadata: dict, file_name: str) -> Callable:
     specials = [tokens[i] for i in np.flatnonzero((types == _CONTROL) | (types == _UNKNOWN))]
     added = [tokens[i] for i in np.flatnonzero(types == _USER_DEFINED)]
     # around each text: llama.cpp puts a BOS in front of a SentencePiece vocabulary's texts unless the
-    # file says not to, and [CLS] and [SEP] around a WordPiece one's whatever it says (ids by default
-    # bert-base's, as llama.cpp's)
-    around = ()
+    # file says not to, and an EOS after a BPE one's where it says to (RoBERTa's <s> … </s>); [CLS] and
+    # [SEP] around a WordPiece one's whatever it says (ids by default bert-base's, as llama.cpp's)
+    before, after = (), ()
     if wordpiece:
-        around = (_token_id(meta, "tokenizer.ggml.bos_token_id", len(tokens), 101),
-                  _token_id(meta, "tokenizer.ggml.seperator_token_id", len(tokens), 102))
-    elif meta.flag("tokenizer.ggml.add_bos_token", default=sentencepiece):  # SentencePiece's BOS is 1 unless named
-        around = (_token_id(meta, "tokenizer.ggml.bos_token_id", len(tokens), 1 if sentencepiece else None),)
+        before = (_token_id(meta, "tokenizer.ggml.bos_token_id", len(tokens), 101),)
+        after = (_token_id(meta, "tokenizer.ggml.seperator_token_id", len(tokens), 102),)
+    else:
+        if meta.flag("tokenizer.ggml.add_bos_token", default=sentencepiece):  # SentencePiece's BOS is 1 unless named
+            before = (_token_id(meta, "tokenizer.ggml.bos_token_id", len(tokens), 1 if sentencepiece else None),)
+        if meta.flag("tokenizer.ggml.add_eos_token", default=False):
+            after = (_token_id(meta, "tokenizer.ggml.eos_token_id", len(tokens), None),)
     if sentencepiece or wordpiece:
         unknown = _token_id(meta, "tokenizer.ggml.unknown_token_id", len(tokens), 100 if wordpiece else 0)
     if sentencepiece:
@@ -119,11 +126,10 @@ def gguf_tokenizer_builder(metadata: dict, file_name: str) -> Callable:
             tokenizer.decoder = tk.decoders.ByteLevel()
         tokenizer.add_special_tokens([tk.AddedToken(s, special=True, normalized=False) for s in specials])
         tokenizer.add_tokens([tk.AddedToken(t, special=False, normalized=False) for t in added])
-        if around:
-            before, *after = around
+        if before or after:
             tokenizer.post_processor = tk.processors.TemplateProcessing(
-                single=" ".join([tokens[before], "$A", *(tokens[i] for i in after)]),
-                special_tokens=[(tokens[i], i) for i in around])
+                single=" ".join([*(tokens[i] for i in before), "$A", *(tokens[i] for i in after)]),
+                special_tokens=[(tokens[i], i) for i in before + after])
         return tokenizer
 
     return build
