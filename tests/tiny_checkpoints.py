@@ -1,6 +1,11 @@
 """The tiny random checkpoints in tests/engine/pretrained/data/ (made by make_tiny_checkpoints.py beside
 them), one HF folder per family, for the tests that run every family."""
 
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
 ENCODERS = ["tiny-bert", "tiny-roberta", "tiny-distilbert", "tiny-modernbert"]
 DECODERS = ["tiny-gpt2", "tiny-gpt-neox", "tiny-llama", "tiny-qwen2", "tiny-mistral", "tiny-qwen3", "tiny-phi3",
             "tiny-olmo2", "tiny-gemma", "tiny-gemma2", "tiny-gemma3"]
@@ -54,3 +59,14 @@ SCALED_ROPE = {
         "rope_type": "longrope", "short_factor": [1.0, 1.2, 1.5, 2.0], "long_factor": [1.5, 4.0, 9.0, 16.0],
         "original_max_position_embeddings": 16}}),
 }
+
+
+def edited_copy(data: Path, tmp_path: Path, name: str, edit: Callable[[dict], None]) -> Path:
+    """A copy of tiny checkpoint `name` under tmp_path (a new folder each call) whose config.json
+    `edit` changed in place."""
+    folder = tmp_path / f"{name}-{len(list(tmp_path.iterdir()))}"
+    shutil.copytree(data / name, folder)
+    config = json.loads((folder / "config.json").read_text())
+    edit(config)
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder

@@ -2,14 +2,13 @@
 safetensors writer for broken copies."""
 
 import json
-import shutil
 import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tiny_checkpoints import SCALED_ROPE
+from tiny_checkpoints import SCALED_ROPE, edited_copy
 
 DATA = Path(__file__).with_name("data")
 
@@ -37,18 +36,16 @@ def scaled_rope(data, tmp_path):
     that case's config.json fields."""
     def copy(case: str) -> Path:
         name, fields = SCALED_ROPE[case]
-        folder = tmp_path / f"{name}-{len(list(tmp_path.iterdir()))}"
-        shutil.copytree(data / name, folder)
-        config = json.loads((folder / "config.json").read_text())
-        for field, value in fields.items():
-            if value is None:
-                config.pop(field)
-            elif field == "rope_parameters":
-                config[field].update(value)
-            else:
-                config[field] = value
-        (folder / "config.json").write_text(json.dumps(config))
-        return folder
+
+        def edit(config: dict) -> None:
+            for field, value in fields.items():
+                if value is None:
+                    config.pop(field)
+                elif field == "rope_parameters":
+                    config[field].update(value)
+                else:
+                    config[field] = value
+        return edited_copy(data, tmp_path, name, edit)
 
     return copy
 

@@ -432,13 +432,16 @@ def test_a_sentencepiece_gguf_tokenizer_with_bad_scores_or_ids_is_named(data, tm
     assert refusal(path) == f"tiny-gemma.gguf: metadata field '{key}' {said}"
 
 
+def _half_the_fused_qkv_rows(g):
+    """Layer 1's fused q|k|v matrix with half its rows (its slower dimension) cut."""
+    tensor = next(t for t in g.tensors if t.name == "blk.0.attn_qkv.weight")
+    tensor.dims = [tensor.dims[0], tensor.dims[1] // 2]
+    tensor.data = tensor.data[:len(tensor.data) // 2]
+
+
 def test_a_gguf_fused_matrix_of_the_wrong_shape_is_named(data, tmp_path):
     """Phi-3's W_qkv holds q, k and v: 32 + 2 · 16 rows of 32."""
-    def change(g):
-        tensor = next(t for t in g.tensors if t.name == "blk.0.attn_qkv.weight")
-        tensor.dims = [tensor.dims[0], tensor.dims[1] // 2]
-        tensor.data = tensor.data[:len(tensor.data) // 2]
-    path = _damaged_gguf(data, tmp_path, "tiny-phi3.gguf", change)
+    path = _damaged_gguf(data, tmp_path, "tiny-phi3.gguf", _half_the_fused_qkv_rows)
     assert refusal(path) == ("tiny-phi3.gguf: tensor 'blk.0.attn_qkv.weight' has shape (32, 32), expected (64, 32) "
                              "from the model's configuration")
 
@@ -485,11 +488,7 @@ def test_a_gpt_neox_gguf_parallel_residual_that_is_not_a_switch_is_named(data, t
 def test_a_gpt2_gguf_transposed_weight_of_the_wrong_shape_is_named_in_the_familys_layout(data, tmp_path):
     """GPT-2's W_qkv is stored (out, in) = (96, 32) and read as its Conv1D's (in, out): half its rows
     cut, it is refused as the family reads it, before anything is read."""
-    def change(g):
-        tensor = next(t for t in g.tensors if t.name == "blk.0.attn_qkv.weight")
-        tensor.dims = [tensor.dims[0], tensor.dims[1] // 2]
-        tensor.data = tensor.data[:len(tensor.data) // 2]
-    path = _damaged_gguf(data, tmp_path, "tiny-gpt2.gguf", change)
+    path = _damaged_gguf(data, tmp_path, "tiny-gpt2.gguf", _half_the_fused_qkv_rows)
     assert refusal(path) == ("tiny-gpt2.gguf: tensor 'blk.0.attn_qkv.weight' has shape (32, 48), expected (32, 96) "
                              "from the model's configuration")
 

@@ -11,6 +11,7 @@ import pytest
 from attention_explorer.engine.errors import ModelError, OptionsError, SentenceError
 from attention_explorer.engine.pretrained import Cancelled, open_pretrained
 from attention_explorer.engine.pretrained.safetensors_reader import read_safetensors
+from tiny_checkpoints import edited_copy
 
 pytest.importorskip("tokenizers")
 
@@ -411,16 +412,13 @@ def test_a_rope_type_the_family_does_not_read_is_refused_by_name(data, tmp_path,
 
 def _arch_with(data, tmp_path, name, **fields):
     """The architecture of a copy of tiny checkpoint `name` with config.json's `fields` set (None: removed)."""
-    folder = tmp_path / f"{name}-{len(list(tmp_path.iterdir()))}"
-    shutil.copytree(data / name, folder)
-    config = json.loads((folder / "config.json").read_text())
-    for field, value in fields.items():
-        if value is None:
-            config.pop(field)
-        else:
-            config[field] = value
-    (folder / "config.json").write_text(json.dumps(config))
-    return open_pretrained(folder).arch
+    def edit(config: dict) -> None:
+        for field, value in fields.items():
+            if value is None:
+                config.pop(field)
+            else:
+                config[field] = value
+    return open_pretrained(edited_copy(data, tmp_path, name, edit)).arch
 
 
 def test_rotary_scalings_are_read_as_transformers_reads_them(data, tmp_path):
