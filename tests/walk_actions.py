@@ -80,7 +80,7 @@ def quiet_dialogs(patch, answers: Answers) -> None:
         actions = [a for a in menu.actions() if a.isEnabled() and not a.isSeparator()]
         if actions and answers.menu_choice is not None:
             answers.menu_choice.choice(actions).trigger()
-    patch(MainWindow, "pop_up", pick)  # PySide cannot patch QMenu.exec itself
+    patch(MainWindow, "run_menu", pick)  # PySide cannot patch QMenu.exec itself
 
 
 def settle() -> None:

@@ -281,7 +281,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.pop_up(self.view_context_menu(name))
 
     def pop_up(self, menu: QtWidgets.QMenu) -> None:
-        """Every context menu of the window opens here, at the pointer (and tests choose from it here)."""
+        """Every context menu of the window opens here. Each right-click makes a new menu, a child of the
+        window: deleted once it closes, or every menu ever shown would stay, with its native window and
+        its backing-store image."""
+        try:
+            self.run_menu(menu)
+        finally:
+            menu.deleteLater()
+
+    def run_menu(self, menu: QtWidgets.QMenu) -> None:
+        """The menu at the pointer until an entry is chosen or it is dismissed (tests choose here)."""
         menu.exec(QtGui.QCursor.pos())
 
     def view_context_menu(self, name: str) -> QtWidgets.QMenu:

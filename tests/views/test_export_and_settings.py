@@ -322,6 +322,25 @@ def test_context_menu_offers_export_and_copy(make_window):
     assert "Export every head side by side…" in texts and "Export as an interactive web page…" in texts
 
 
+def test_a_context_menu_is_gone_once_it_closes(make_window, qtbot):
+    window = make_window()
+    menus_before = len(window.findChildren(QtWidgets.QMenu))
+    steps = window.views["steps"].export_widget()
+    shown = []
+
+    def close_the_menu():
+        menu = QtWidgets.QApplication.activePopupWidget()
+        shown.append([a.text() for a in menu.actions()])
+        menu.close()
+
+    for _ in range(3):
+        QtCore.QTimer.singleShot(50, close_the_menu)
+        steps.customContextMenuRequested.emit(QtCore.QPoint(10, 10))  # what a right-click on it sends
+        QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+    assert len(shown) == 3 and "Export image…" in shown[0]
+    assert len(window.findChildren(QtWidgets.QMenu)) == menus_before
+
+
 def test_settings_survive_a_restart(qtbot, settings):
     controller = Controller()
     window = MainWindow(controller, settings)
