@@ -191,7 +191,11 @@ class BackgroundRunner(QtCore.QObject):
             except queue.Empty:
                 break
             self._settle(job_id, done, result)
-        if not self._callbacks and self._outcomes.empty():
+        with self._lock:
+            unfinished = self._unfinished
+        if not self._callbacks and not unfinished and self._outcomes.empty():
+            # not before a dropped job has ended too: what it returns (a real model read to its end)
+            # would wait in the queue for the next job, held
             self._timer.stop()
 
     def _take(self, job_id: int) -> tuple[str, Callable, Callable] | None:
