@@ -61,7 +61,7 @@ def test_the_cells_show_a_census_measure_once_it_is_measured(census_window, qtbo
         shown, expected = cell_colour(view, layer, head), expected_colour(result, layer, head, colormap)
         assert max(abs(shown.red() - expected.red()), abs(shown.green() - expected.green()),
                    abs(shown.blue() - expected.blue())) <= 1, (layer, head, shown.name(), expected.name())
-    assert "previous token score over" in view.caption.text()
+    assert "previous token score over" in view.caption.full_text()
     # hovering a cell reads its score, and focuses no word (a census cell is a head over many texts)
     rect = view.cell_rect(1, 2)
     QTest.mouseMove(view.grid, rect.center().toPoint())
@@ -70,7 +70,7 @@ def test_the_cells_show_a_census_measure_once_it_is_measured(census_window, qtbo
     assert window.controller.hovered is None
     # back to the weights on the text
     choose(view.cells_box, None)
-    assert view.census_cells is None and "its largest weight" in view.caption.text()
+    assert view.census_cells is None and "its largest weight" in view.caption.full_text()
 
 
 def test_the_census_figure_is_drawn_again_by_its_own_command(census_window, qtbot, tmp_path):

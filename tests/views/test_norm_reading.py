@@ -90,7 +90,7 @@ def test_the_model_view_follows_the_choice_cell_by_cell(real_window, qtbot):
         reading = pretrained_norm_attention(ptrace, layer)
         np.testing.assert_allclose(view.cells.thumbnails[layer], reading.per_head, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(view.cells.thumbnails[c.layer, c.head], window.heatmap.shown_matrix(), rtol=1e-6)
-    assert "norm-based attention" in view.title() and "‖α·f(x)‖" in view.caption.text()
+    assert "norm-based attention" in view.title() and "‖α·f(x)‖" in view.caption.full_text()
     rect = view.cell_rect(1, 2)
     n = c.trace.n
     view.hover_at(QtCore.QPointF(rect.left() + 3.5 * rect.width() / n, rect.top() + 2.5 * rect.height() / n))
@@ -112,4 +112,4 @@ def test_the_model_view_follows_the_choice_cell_by_cell(real_window, qtbot):
     box.setCurrentIndex(box.findData("weights"))
     box.activated.emit(box.findData("weights"))
     settle()
-    assert "norm-based" not in view.title() and "‖α·f(x)‖" not in view.caption.text()
+    assert "norm-based" not in view.title() and "‖α·f(x)‖" not in view.caption.full_text()

@@ -62,6 +62,28 @@ def test_the_model_view_has_a_cell_per_layer_and_head_and_a_click_opens_it(real_
     assert image.pixelColor(int(brightest[1]), int(brightest[0])) != image.pixelColor(0, 0) or weights[0, 0] == 1
 
 
+def test_the_model_view_s_caption_folds_to_one_line_when_the_view_is_short(real_window, qtbot):
+    """At 1280 × 720 with the Steps dock, the caption's wrapped lines left the grid a row: short of height,
+    the caption is one line cut with … and whole in its tooltip; given the height back, whole again."""
+    from attention_explorer.views.model_view import CAPTION_FOLDS_BELOW_PX
+
+    window = real_window(LLAMA_GGUF)  # a decoder: its next tokens and generation share the dock
+    view, caption = window.pretrained.model_view, window.pretrained.model_view.caption
+    whole = caption.full_text()
+    assert "layers ×" in whole and "right-click to switch the head off" in whole
+    window.steps_dock.show()
+    window.resize(1280, 720)
+    qtbot.waitUntil(lambda: view.height() < CAPTION_FOLDS_BELOW_PX)
+    qtbot.waitUntil(lambda: caption.text().endswith("…"))
+    assert whole.startswith(caption.text()[:-1]) and caption.toolTip() == whole
+    qtbot.waitUntil(lambda: caption.height() < 2 * caption.fontMetrics().lineSpacing())
+    window.steps_dock.hide()
+    window.resize(1280, 1100)
+    qtbot.waitUntil(lambda: view.height() >= CAPTION_FOLDS_BELOW_PX)
+    qtbot.waitUntil(lambda: caption.text() == whole)
+    qtbot.waitUntil(lambda: caption.height() > 2 * caption.fontMetrics().lineSpacing())  # wrapped, its lines laid out
+
+
 def test_hovering_a_thumbnail_focuses_that_word_in_every_view(real_window):
     window = real_window(BERT)
     c, view = window.controller, window.pretrained.model_view

@@ -35,3 +35,29 @@ class ElidedLabel(QtWidgets.QLabel):
         shown = self.fontMetrics().elidedText(self._full, QtCore.Qt.TextElideMode.ElideRight, max(width, 0))
         if shown != self.text():
             self.setText(shown)
+
+
+class FoldingLabel(ElidedLabel):
+    """A caption wrapped whole while its widget has room, folded to one line cut with … (and whole in
+    its tooltip) when the widget is short of height: at 1280 × 720, with a decoder's next tokens and
+    generation beside it, the model view's four wrapped lines of caption left its grid one row."""
+
+    def __init__(self, text: str = "", parent: QtWidgets.QWidget | None = None):
+        self._folded = False
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+
+    def set_folded(self, folded: bool) -> None:
+        if folded != self._folded:
+            self._folded = folded
+            self.setWordWrap(not folded)
+            self._elide()
+
+    def folded(self) -> bool:
+        return self._folded
+
+    def _elide(self) -> None:
+        if self._folded:
+            super()._elide()
+        elif self.text() != self._full:
+            self.setText(self._full)

@@ -24,11 +24,13 @@ from ..engine.pretrained.thumbnails import thumb_step
 from ..figure_census import CensusChoice
 from ..pretrained_cells import Cells, cell_weight, model_cells
 from . import theme
+from .elided_label import FoldingLabel
 from .model_census import CensusCells
 
 HEADER_PX = 22          # room for the head numbers above and the layer numbers on the left
 TITLE_PX = 20           # the line above saying which model, text and reading (exports carry it)
 GAP_PX = 4
+CAPTION_FOLDS_BELOW_PX = 320  # shorter, the caption is one line: its grid needs the height more
 MIN_CELL_PX, MAX_CELL_PX = 20, 120
 
 
@@ -115,8 +117,7 @@ class QtModelView(QtWidgets.QWidget):
         self.scroll = QtWidgets.QScrollArea()
         self.scroll.setWidget(self.grid)
         self.scroll.setWidgetResizable(False)
-        self.caption = QtWidgets.QLabel()
-        self.caption.setWordWrap(True)
+        self.caption = FoldingLabel()
         self.readout = QtWidgets.QLabel(" ")
         self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.cells_box = QtWidgets.QComboBox()  # the weights on this text, or a census measure (model_census)
@@ -227,7 +228,7 @@ class QtModelView(QtWidgets.QWidget):
         if ptrace is None:
             self.images.clear()
             self.cells, self.labels, self._painted = None, [], None  # a closed model's thumbnails are not kept
-            self.caption.setText("Open a real model (the model list, or File ▸ Open) to see all its layers "
+            self.caption.set_full_text("Open a real model (the model list, or File ▸ Open) to see all its layers "
                                  "and heads here." if not self.controller.is_real else "Running the model…")
         else:
             self.cells = model_cells(ptrace, self.controller.real_view, self._norm_chosen())
@@ -236,7 +237,7 @@ class QtModelView(QtWidgets.QWidget):
             model = self.controller.real_model
             coloured = ("its largest weight × moved norm ‖α·f(x)‖ (norm-based attention)" if self._norm_drawn()
                         else "its largest weight")
-            self.caption.setText(self.census_cells.caption(model) if self.census_cells is not None else (
+            self.caption.set_full_text(self.census_cells.caption(model) if self.census_cells is not None else (
                 f"{model.name}: {model.n_layers} layers × {model.n_heads} heads, each coloured from 0 to "
                 f"{coloured}. Hover to follow a word (Shift: the word looked at); click a cell to open it; "
                 f"right-click to switch the head off or on." + (f" {self.cells.note}" if self.cells.note else "")))
@@ -273,6 +274,10 @@ class QtModelView(QtWidgets.QWidget):
         band is drawn in the cells' own tokens, so it is drawn again."""
         if self.cells is not None and not self.cells.read:
             self.grid.update()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self.caption.set_folded(self.height() < CAPTION_FOLDS_BELOW_PX)
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt API
         # the scroll area's own viewport, once laid out: this widget's resize comes before it, when
