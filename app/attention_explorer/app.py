@@ -117,6 +117,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.steps_dock.setObjectName("stepsDock")
         self.steps_dock.setWidget(self.timeline)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.steps_dock)
+        # the docks on the right (the model view, its next tokens and generation; the model editor) run
+        # the window's full height, and the Steps dock lies under the views only: under both, a
+        # decoder's right column needed more than 720 pixels and its model view kept one row of cells
+        self.setCorner(QtCore.Qt.Corner.BottomRightCorner, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
         # The step tables need about 330 px; in a window under SHORT_WINDOW_PX tall they would leave
         # the heatmap cells too small to read, so there the dock shows its controls and strip only, and
         # one click on "Tables" opens them. A tab would hide the strip that drives the heatmap; a strip

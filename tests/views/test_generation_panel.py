@@ -156,6 +156,25 @@ def test_editing_the_text_ends_the_generation_and_reads_the_text(real_window, qt
     assert not any(WRITTEN_MARK in label for label in c.trace.tokens)
 
 
+def test_at_1280_by_720_a_decoder_s_panels_fit_the_window_and_no_box_is_squeezed(real_window, qtbot):
+    """With the Steps dock, a decoder's model view, next tokens and generation (its wrapping line and
+    text box) needed more height than 720 pixels leave: the window ran past the screen's bottom, and
+    the splitter squeezed the sampling boxes below their text's height. The docks on the right now run
+    the window's height, and the panel asks for what its rows take at its width."""
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    window.steps_dock.show()
+    window.resize(1280, 720)
+    panel = generate_in(window, qtbot, 6)
+    qtbot.waitUntil(lambda: panel.text.isVisible())
+    QtWidgets.QApplication.processEvents()
+    assert window.minimumSizeHint().height() <= 720 and window.height() == 720
+    boxes = panel.findChildren(QtWidgets.QAbstractSpinBox)
+    assert len(boxes) == 5
+    for box in boxes:
+        assert box.height() >= box.sizeHint().height(), (box.toolTip(), box.height(), box.sizeHint().height())
+    assert panel.position.height() >= panel.position.heightForWidth(panel.position.width())
+
+
 def test_an_encoder_has_no_generate(real_window):
     window = real_window(str(DATA / "tiny-bert"), PROMPT)
     assert not window.pretrained.generation.isVisible()

@@ -91,6 +91,16 @@ class QtGenerationPanel(QtWidgets.QWidget):
             signal.connect(self._sync)
         self._sync()
 
+    def minimumSizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt's name
+        """At least the height its rows take at this width. The line under the scrubber wraps, and a
+        splitter reads only the minimum (which leaves the wrapping out): squeezed to it beside the model
+        view at 1280 × 720, every row lost a pixel or more and the sampling boxes cut their text."""
+        hint = super().minimumSizeHint()
+        if self.position.isVisible() and self.position.width() > 0:
+            wrapped = self.position.heightForWidth(self.position.width())
+            hint.setHeight(hint.height() + max(0, wrapped - self.position.minimumSizeHint().height()))
+        return hint
+
     def _generate(self) -> None:
         try:
             sampling = self.sampling.sampling()
