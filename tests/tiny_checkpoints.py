@@ -34,7 +34,7 @@ GGUF_FAMILIES = {"tiny-qwen2.gguf": ("tiny-qwen2.gguf", "tiny-qwen2.gguf"),
                  "tiny-roberta.gguf": ("tiny-roberta-gguf", "tiny-roberta-gguf"),
                  "tiny-modernbert.gguf": ("tiny-modernbert-gguf", "tiny-modernbert-gguf")}
 # Each rotary scaling on a tiny checkpoint: config.json's fields as the conftest's `scaled_rope` writes
-# them into a copy (rope_parameters' own updated, the others set, None removed). The original contexts
+# them into a copy (set_fields). The original contexts
 # are 16 tokens (12 in GPT-NeoX's), so a text of 10 tokens is within them and one of 29 past them; the
 # factors change every frequency they scale by far more than the test's tolerance.
 SCALED_ROPE = {
@@ -59,6 +59,32 @@ SCALED_ROPE = {
         "rope_type": "longrope", "short_factor": [1.0, 1.2, 1.5, 2.0], "long_factor": [1.5, 4.0, 9.0, 16.0],
         "original_max_position_embeddings": 16}}),
 }
+
+# GGUF files with a scaled RoPE → (the committed folder whose weights they hold, the config.json fields it was
+# converted with, set as SCALED_ROPE's are). make_tiny_checkpoints.py writes each as llama.cpp's converter
+# writes that folder so configured; the reference is transformers reading the folder so edited, for its own
+# GGUF loader reads no rotary scaling of these architectures. Llama 3.1's original context is 8,192 here, the
+# only one Llama's converter knows (it reads a top-level field config.json does not have, else 8,192).
+SCALED_GGUF = {
+    "tiny-llama-llama3.gguf": ("tiny-llama", {"rope_parameters": {
+        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 128.0,
+        "original_max_position_embeddings": 8192}}),
+    "tiny-llama-yarn.gguf": ("tiny-llama", {"rope_parameters": {
+        "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16, "beta_fast": 8.0, "beta_slow": 0.5,
+        "attention_factor": 1.25}}),
+    "tiny-phi3-longrope.gguf": ("tiny-phi3-gguf", SCALED_ROPE["longrope (Phi-3)"][1]),
+}
+
+
+def set_fields(config: dict, fields: dict) -> None:
+    """`config` with `fields` set in place: `rope_parameters`' own updated, the others set, None removed."""
+    for field, value in fields.items():
+        if value is None:
+            config.pop(field)
+        elif field == "rope_parameters":
+            config[field].update(value)
+        else:
+            config[field] = value
 
 
 def edited_copy(data: Path, tmp_path: Path, name: str, edit: Callable[[dict], None]) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tiny_checkpoints import SCALED_ROPE, edited_copy
+from tiny_checkpoints import SCALED_ROPE, edited_copy, set_fields
 
 DATA = Path(__file__).with_name("data")
 
@@ -36,16 +36,7 @@ def scaled_rope(data, tmp_path):
     that case's config.json fields."""
     def copy(case: str) -> Path:
         name, fields = SCALED_ROPE[case]
-
-        def edit(config: dict) -> None:
-            for field, value in fields.items():
-                if value is None:
-                    config.pop(field)
-                elif field == "rope_parameters":
-                    config[field].update(value)
-                else:
-                    config[field] = value
-        return edited_copy(data, tmp_path, name, edit)
+        return edited_copy(data, tmp_path, name, lambda config: set_fields(config, fields))
 
     return copy
 

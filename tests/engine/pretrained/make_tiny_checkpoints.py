@@ -24,11 +24,16 @@ tiny-modernbert/ (a local layer between two global ones, each kind with its own 
 byte-level decoders reuse tiny-llama's tokenizer.json, Gemma 3 tiny-gemma's and DistilBERT and
 ModernBERT tiny-bert's; Mistral and Gemma get SentencePiece-style ones (▁ for spaces, bytes for what the
 vocabulary lacks, a BOS in front), RoBERTa its byte-level one with <s> … </s>.
+
+And the GGUF files of the other architectures, each from its folder (its maker says how), and three
+with a scaled RoPE (tiny_checkpoints.SCALED_GGUF, make_scaled_gguf): tiny-llama-llama3.gguf,
+tiny-llama-yarn.gguf and tiny-phi3-longrope.gguf.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -72,6 +77,9 @@ from transformers import (
 )
 
 DATA = Path(__file__).with_name("data")
+sys.path.insert(0, str(Path(__file__).parents[2]))  # tests/: the scaled GGUF files' fields are the tests' own
+from tiny_checkpoints import SCALED_GGUF, set_fields  # noqa: E402
+
 SEED = 12
 SPREAD = 0.4
 SENTENCES = [
@@ -362,6 +370,15 @@ def llama_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
     if rope.get("rope_type") == "linear":
         writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         writer.add_rope_scaling_factor(rope["factor"])
+    if rope.get("rope_type") == "yarn":  # the converters' shared part: YaRN's keys, the optional ones when set
+        writer.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        writer.add_rope_scaling_factor(rope["factor"])
+        writer.add_rope_scaling_orig_ctx_len(rope["original_max_position_embeddings"])
+        for key, add in (("attention_factor", writer.add_rope_scaling_yarn_attn_factor),
+                         ("beta_fast", writer.add_rope_scaling_yarn_beta_fast),
+                         ("beta_slow", writer.add_rope_scaling_yarn_beta_slow)):
+            if rope.get(key) is not None:
+                add(rope[key])
     if config.get("partial_rotary_factor"):  # Phi-3's converter: the dims RoPE turns
         head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
         writer.add_rope_dimension_count(int(head_dim * config["partial_rotary_factor"]))
@@ -371,6 +388,43 @@ def llama_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
             getattr(writer, f"add_{key}")(config[key])
     if config.get("sliding_window"):
         writer.add_sliding_window(config["sliding_window"])
+
+
+def llama3_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """Llama's converter: a Llama 3.1 scaling is no metadata but the tensor rope_freqs, a divisor per
+    frequency (1 kept, the factor, or blended between), worked out as its generate_extra_tensors does."""
+    llama_parameters(writer, config)
+    rope = config["rope_parameters"]
+    dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    freqs = 1.0 / (rope["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    factor, low, high = rope["factor"], rope["low_freq_factor"], rope["high_freq_factor"]
+    original = config.get("original_max_position_embeddings", 8192)
+    divisors = []
+    for freq in freqs:
+        wavelength = 2 * math.pi / freq
+        if wavelength < original / high:
+            divisors.append(1)
+        elif wavelength > original / low:
+            divisors.append(factor)
+        else:
+            smooth = (original / wavelength - low) / (high - low)
+            divisors.append(1 / ((1 - smooth) / factor + smooth))
+    writer.add_tensor("rope_freqs.weight", np.array(divisors, dtype=np.float32))
+
+
+def phi3_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """Phi-3's converter: the Llama-like sizes, the original context always, and for a 128k model's
+    longrope its two factor lists as tensors and the attention factor it works out from the contexts."""
+    llama_parameters(writer, config)
+    original = config["original_max_position_embeddings"]
+    writer.add_rope_scaling_orig_ctx_len(original)
+    rope = config["rope_parameters"]
+    if not rope.get("long_factor"):
+        return
+    scale = config["max_position_embeddings"] / original
+    writer.add_rope_scaling_attn_factors(math.sqrt(1 + math.log(scale) / math.log(original)) if scale > 1 else 1.0)
+    writer.add_tensor("rope_factors_long.weight", np.array(rope["long_factor"], dtype=np.float32))
+    writer.add_tensor("rope_factors_short.weight", np.array(rope["short_factor"], dtype=np.float32))
 
 
 def gpt2_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
@@ -449,14 +503,18 @@ def cut_positions(rows: int):
 
 def modernbert_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
     """ModernBERT's converter: BERT's sizes, its window, the period of its global layers, each kind's
-    rotary base (the global one as `rope.freq_base`), no scaling; the epsilon under the key llama.cpp's
-    ModernBERT reads, and the vocabulary's size."""
+    rotary base (the global one as `rope.freq_base`), no scaling, and the vocabulary's size; the epsilon
+    `norm_eps` where the converters' shared part puts it, with RMSNorm's (`layer_norm_rms_epsilon`), and a
+    `layer_norm_eps` (the released models' config.json has both, alike) as LayerNorm's, which llama.cpp's
+    ModernBERT reads: tiny-modernbert/, saved by transformers 5, has only `norm_eps`. No activation."""
     writer.add_block_count(config["num_hidden_layers"])
     writer.add_context_length(config["max_position_embeddings"])
     writer.add_embedding_length(config["hidden_size"])
     writer.add_feed_forward_length(config["intermediate_size"])
     writer.add_head_count(config["num_attention_heads"])
-    writer.add_layer_norm_eps(config["norm_eps"])
+    writer.add_layer_norm_rms_eps(config["norm_eps"])
+    if "layer_norm_eps" in config:
+        writer.add_layer_norm_eps(config["layer_norm_eps"])
     writer.add_causal_attention(False)
     writer.add_sliding_window(config["local_attention"])
     writer.add_sliding_window_pattern(config["global_attn_every_n_layers"])
@@ -485,20 +543,21 @@ def transposed(stems: set[str]):
 
 
 def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one: bool = False,
-               types: dict = GGUF_TYPES, parameters=llama_parameters, layout=None) -> dict[str, np.ndarray]:
+               types: dict = GGUF_TYPES, parameters=llama_parameters, layout=None, out: str | None = None,
+               config: dict | None = None) -> dict[str, np.ndarray]:
     """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
     architecture (its metadata by `parameters`; tensor names from the gguf package's own map; W_Q's and
     W_K's rows (and biases) interleaved per head for "llama" only, as only its Llama converter permutes
     them; with `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma converters store
     them; `layout`, what another converter does to a tensor and how the reference undoes it: a pair
     of functions of the GGUF name and the array), the tensors in the kinds `types` gives, the
-    tokenizer by `write_tokenizer`.
+    tokenizer by `write_tokenizer`; to the file `out` and with `config` in place of the folder's, if given.
     Returns the dequantised weights under their HF names, in HF's layout (norms as HF's: the stored
     weight − 1)."""
     folder = DATA / f"tiny-{name}"
-    config = json.loads((folder / "config.json").read_text())
+    config = config or json.loads((folder / "config.json").read_text())
     hf = safetensors.numpy.load_file(str(folder / "model.safetensors"))
-    writer = gguf.GGUFWriter(str(DATA / f"tiny-{name}.gguf"), arch=gguf.MODEL_ARCH_NAMES[arch])
+    writer = gguf.GGUFWriter(str(DATA / (out or f"tiny-{name}.gguf")), arch=gguf.MODEL_ARCH_NAMES[arch])
     parameters(writer, config)
     write_tokenizer(writer)
     names = gguf.get_tensor_name_map(arch, config.get("num_hidden_layers") or config["n_layer"])
@@ -620,6 +679,25 @@ def make_roberta_gguf() -> None:
     save_dequantised("roberta", RobertaModel, dequantised, tokenizer, add_pooling_layer=False)
 
 
+def make_scaled_gguf() -> None:
+    """Each file of tiny_checkpoints.SCALED_GGUF, from its folder's weights (a GGUF file's dequantised
+    weights, quantised here as that file was, to the same numbers: checked) and vocabulary, its metadata
+    and rope tensors as the converter writes them from the folder's config.json with the scaling set."""
+    makers = {"tiny-llama": (gguf.MODEL_ARCH.LLAMA, byte_bpe_metadata(reused("llama"), "smollm", SPECIAL), GGUF_TYPES),
+              "tiny-phi3-gguf": (gguf.MODEL_ARCH.PHI3, sentencepiece_metadata(
+                  reused("phi3-gguf"), "<s>", "</s>", space_prefix=True), PHI3_TYPES)}
+    for out, (folder, fields) in SCALED_GGUF.items():
+        arch, tokenizer, types = makers[folder]
+        config = json.loads((DATA / folder / "config.json").read_text())
+        set_fields(config, fields)
+        kind = config["rope_parameters"]["rope_type"]
+        parameters = {"llama3": llama3_parameters, "longrope": phi3_parameters}.get(kind, llama_parameters)
+        dequantised = write_gguf(folder.removeprefix("tiny-"), arch, tokenizer, types=types, parameters=parameters,
+                                 out=out, config=config)
+        weights = safetensors.numpy.load_file(str(DATA / folder / "model.safetensors"))
+        assert all(np.array_equal(dequantised[k], weights[k]) for k in weights), f"{out}: not the folder's weights"
+
+
 MODERNBERT_GGUF_VOCAB = 320
 
 
@@ -649,6 +727,9 @@ def make_mistral_gguf() -> None:
                sentencepiece_metadata(reused("mistral"), "<s>", "</s>", space_prefix=True))
 
 
+PHI3_TYPES = {**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1}  # its fused matrices too
+
+
 def make_phi3_gguf() -> None:
     """tiny-phi3.gguf with a SentencePiece-style tokenizer (a space in front, as Phi-3's), and
     tiny-phi3-gguf/ holding its dequantised weights: transformers' GGUF loader does not read
@@ -657,7 +738,7 @@ def make_phi3_gguf() -> None:
     tokenizer = sentencepiece_tokenizer(["<unk>", "<s>", "</s>"], "<s>", 320)
     dequantised = write_gguf("phi3", gguf.MODEL_ARCH.PHI3,
                              sentencepiece_metadata(tokenizer, "<s>", "</s>", space_prefix=True),
-                             types={**GGUF_TYPES, "attn_qkv": Q.Q4_0, "ffn_up": Q.Q4_1})  # its fused matrices
+                             types=PHI3_TYPES, parameters=phi3_parameters)
     save_dequantised("phi3", Phi3ForCausalLM, dequantised, tokenizer)
 
 
@@ -865,7 +946,8 @@ MAKERS = {"bert": make_bert, "gpt2": make_gpt2, "llama": make_llama, "qwen2": ma
           "gemma2-gguf": make_gemma2_gguf, "phi3-gguf": make_phi3_gguf, "mistral-gguf": make_mistral_gguf,
           "gpt2-gguf": make_gpt2_gguf, "gpt-neox-gguf": make_gpt_neox_gguf,
           "olmo2-gguf": make_olmo2_gguf, "gemma3-gguf": make_gemma3_gguf,
-          "bert-gguf": make_bert_gguf, "roberta-gguf": make_roberta_gguf, "modernbert-gguf": make_modernbert_gguf}
+          "bert-gguf": make_bert_gguf, "roberta-gguf": make_roberta_gguf, "modernbert-gguf": make_modernbert_gguf,
+          "scaled-gguf": make_scaled_gguf}
 
 
 if __name__ == "__main__":

@@ -469,13 +469,39 @@ def test_a_gguf_model_too_large_is_refused_before_its_tokenizer_is_built(data, t
 
 
 @pytest.mark.parametrize("name, arch", [("tiny-gpt2.gguf", "gpt2"), ("tiny-gpt-neox.gguf", "gptneox"),
-                                        ("tiny-bert.gguf", "bert"), ("tiny-modernbert.gguf", "modern-bert")])
+                                        ("tiny-bert.gguf", "bert")])
 def test_a_layernorm_gguf_missing_its_epsilon_names_its_key(data, tmp_path, name, arch):
     """A LayerNorm model's epsilon has a key of its own (RMSNorm's is attention.layer_norm_rms_epsilon),
     named so whether its family reads config.json's `layer_norm_epsilon` (GPT-2) or `layer_norm_eps`."""
     key = f"{arch}.attention.layer_norm_epsilon"
     path = _damaged_gguf(data, tmp_path, name, lambda g: g.with_meta(key, None))
     assert refusal(path) == f"{name}: metadata field '{key}' is missing"
+
+
+def test_a_modernbert_gguf_reads_its_epsilon_under_either_key_the_converter_writes(data, tmp_path):
+    """The converter writes ModernBERT's `norm_eps` under RMSNorm's key (tiny-modernbert.gguf, from a config.json
+    saved by transformers 5, has only it), and the released models' `layer_norm_eps` (the same number) under
+    LayerNorm's, which llama.cpp reads: either opens, `norm_eps` first; without both, both keys are named."""
+    rms, layer = "modern-bert.attention.layer_norm_rms_epsilon", "modern-bert.attention.layer_norm_epsilon"
+    assert architecture_from_gguf(GGUFFile(data / "tiny-modernbert.gguf")).norm_eps == pytest.approx(1e-5)
+    both = _damaged_gguf(data, tmp_path, "tiny-modernbert.gguf", lambda g: g.with_meta(layer, F32, 1e-3))
+    assert architecture_from_gguf(GGUFFile(both)).norm_eps == pytest.approx(1e-5)
+    only_layer = _damaged_gguf(data, tmp_path, "tiny-modernbert.gguf",
+                               lambda g: g.with_meta(rms, None).with_meta(layer, F32, 1e-3))
+    assert architecture_from_gguf(GGUFFile(only_layer)).norm_eps == pytest.approx(1e-3)
+    neither = _damaged_gguf(data, tmp_path, "tiny-modernbert.gguf", lambda g: g.with_meta(rms, None))
+    assert refusal(neither) == (f"tiny-modernbert.gguf: metadata fields '{rms}' and '{layer}' are both missing; the "
+                                f"epsilon is under one of them")
+
+
+def test_a_modernbert_gguf_naming_its_activation_is_read_with_it(data, tmp_path):
+    """llama.cpp reads a derivative's `hidden_activation` (SiLU: a SwiGLU feed-forward), by transformers' names."""
+    key = "modern-bert.hidden_activation"
+    silu = _damaged_gguf(data, tmp_path, "tiny-modernbert.gguf", lambda g: g.with_meta(key, STRING, "silu"))
+    assert architecture_from_gguf(GGUFFile(silu)).activation == "silu"
+    assert architecture_from_gguf(GGUFFile(data / "tiny-modernbert.gguf")).activation == "gelu"
+    odd = _damaged_gguf(data, tmp_path, "tiny-modernbert.gguf", lambda g: g.with_meta(key, STRING, "relu2"))
+    assert refusal(odd).startswith(f"tiny-modernbert.gguf: metadata field '{key}' must be one of gelu, ")
 
 
 def test_a_gpt_neox_gguf_parallel_residual_that_is_not_a_switch_is_named(data, tmp_path):
@@ -508,7 +534,54 @@ def test_a_gemma3_gguf_makes_every_sixth_layer_global_with_the_files_base_and_li
 def test_a_gemma3_gguf_of_another_rope_scaling_is_refused(data, tmp_path):
     path = _damaged_gguf(data, tmp_path, "tiny-gemma3.gguf",
                          lambda g: g.with_meta("gemma3.rope.scaling.type", STRING, "yarn"))
-    assert refusal(path) == "tiny-gemma3.gguf: scaled RoPE is not supported; only plain RoPE or linear"
+    assert refusal(path) == ("tiny-gemma3.gguf: metadata field 'gemma3.rope.scaling.type' is 'yarn', a rotary scaling "
+                             "not supported in a 'gemma3' file; plain RoPE and 'linear' are")
+
+
+@pytest.mark.parametrize("name, change, message", [
+    ("tiny-llama.gguf", [("llama.rope.scaling.type", STRING, "longrope")],
+     "metadata field 'llama.rope.scaling.type' is 'longrope', a rotary scaling not supported in a 'llama' file; "
+     "plain RoPE, 'linear', 'yarn' and the tensor 'rope_freqs.weight' are"),
+    ("tiny-gemma2.gguf", [("gemma2.rope.scaling.type", STRING, "linear")],
+     "metadata field 'gemma2.rope.scaling.type' is 'linear', a rotary scaling not supported in a 'gemma2' file; "
+     "only plain RoPE is"),
+    ("tiny-llama-yarn.gguf", [("llama.rope.scaling.yarn_ext_factor", F32, 0.5)],
+     "metadata field 'llama.rope.scaling.yarn_ext_factor' is not read by this app (only 1, which changes nothing, "
+     "is), not 0.5"),
+    ("tiny-qwen2.gguf", [("qwen2.rope.scaling.type", STRING, "yarn"), ("qwen2.rope.scaling.factor", F32, 4.0),
+                         ("qwen2.rope.scaling.yarn_log_multiplier", F32, 0.1)],
+     "metadata field 'qwen2.rope.scaling.yarn_log_multiplier' is not read by this app (only 0, which changes "
+     "nothing, is), not 0.10000000149011612"),
+    ("tiny-olmo2.gguf", [("olmo2.rope.scaling.attn_factor", F32, 2.0)],
+     "metadata field 'olmo2.rope.scaling.attn_factor' is not read by this app (only 1, which changes nothing, is), "
+     "not 2.0"),
+    ("tiny-llama-llama3.gguf", [("llama.rope.scaling.type", STRING, "linear")],
+     "metadata field 'llama.rope.scaling.type' must be 'none' beside the tensor 'rope_freqs.weight' (two scalings "
+     "at once are not read), not 'linear'"),
+])
+def test_a_gguf_rope_scaling_that_cannot_be_read_exactly_is_refused(data, tmp_path, name, change, message):
+    """A scaling the file names that the model's own rotary scaling cannot reproduce is refused, never opened
+    with plain RoPE: Llama's converter writes a longrope's type without its factors, llama.cpp's Gemma 2 has
+    no scaling, and YaRN's extrapolation factor and log multiplier, or an attention factor outside YaRN and
+    longrope, have no place in transformers' scalings."""
+    def damage(g):
+        for key, type_id, value in change:
+            g = g.with_meta(key, type_id, value)
+        return g
+    assert refusal(_damaged_gguf(data, tmp_path, name, damage)) == f"{name}: {message}"
+
+
+def test_a_gguf_rope_scaling_of_a_llama_like_file_is_its_familys(data, tmp_path):
+    """Every Llama-like architecture reads the shared converter's keys: a linear factor, and YaRN's with
+    transformers' defaults where the file leaves one out (the original context: the file's context)."""
+    linear = _damaged_gguf(data, tmp_path, "tiny-olmo2.gguf", lambda g: g.with_meta(
+        "olmo2.rope.scaling.type", STRING, "linear").with_meta("olmo2.rope.scaling.factor", F32, 4.0))
+    assert architecture_from_gguf(GGUFFile(linear)).rope_factor == 4.0
+    yarn = _damaged_gguf(data, tmp_path, "tiny-qwen3.gguf", lambda g: g.with_meta(
+        "qwen3.rope.scaling.type", STRING, "yarn").with_meta("qwen3.rope.scaling.factor", F32, 4.0))
+    scaling = architecture_from_gguf(GGUFFile(yarn)).rope_scaling
+    assert (scaling.factor, scaling.original, scaling.beta_fast, scaling.beta_slow) == (4.0, 64, 32.0, 1.0)
+    assert scaling.attention == pytest.approx(0.1 * np.log(4.0) + 1)
 
 
 @pytest.mark.parametrize("key, default", [("tokenizer.ggml.bos_token_id", 101),

@@ -72,6 +72,12 @@ The tokenizer is llama.cpp's: the text is not normalised. transformers' Qwen2Tok
 folder's tokenizer.json is read with, puts it in NFC first, so a decomposed accent ("e" + U+0301)
 gives other tokens there than in llama.cpp, in transformers' GGUF tokenizer and here.
 
+The files with a scaled RoPE (tiny_checkpoints.SCALED_GGUF: Llama 3.1's divisors as `rope_freqs`, YaRN's
+keys, Phi-3's longrope factor tensors) are compared with transformers reading the folder they were
+written from with its config.json edited to that scaling, the checkpoint the file is a conversion of:
+transformers' own GGUF loader reads `rope.scaling.*` only for gpt-oss, and no rope tensor at all, so it
+would turn q and k of these files unscaled.
+
 Attention is compared with transformers run in float64 on the same weights. In float32 the quantised
 tiny Qwen2's second layer, whose scores reach 47, puts our weights and transformers' 1.1e-5 apart,
 each 5–6e-6 from the float64 weights: two roundings of equal size, not a difference in the maths;
@@ -90,7 +96,7 @@ pytest.importorskip("tokenizers")
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("gguf")
-from tiny_checkpoints import GGUF_FAMILIES  # noqa: E402
+from tiny_checkpoints import GGUF_FAMILIES, SCALED_GGUF, edited_copy, set_fields  # noqa: E402
 from transformers_reference import (  # noqa: E402
     built_from_gguf,
     from_gguf,
@@ -180,3 +186,30 @@ def test_greedy_generation_writes_what_transformers_writes(pair):
         result = generate(ours, prompt, GenerationSettings(tokens=20))
         theirs = their_tokens(model, result.prompt_ids, 20, ours.generation.stop_ids)
         assert [s.token_id for s in result.steps] == theirs
+
+
+@pytest.mark.parametrize("name", sorted(SCALED_GGUF))
+def test_a_scaled_rope_gguf_matches_transformers_on_the_checkpoint_it_was_converted_from(data, tmp_path, name):
+    """Every layer's and head's attention and the top-5 next tokens on a text within the original context
+    and one past it, against transformers on the folder with the scaling in its config.json, and not the
+    plain file's (the scaling changes them). `-s` prints the largest differences."""
+    folder, fields = SCALED_GGUF[name]
+    ours = open_pretrained(DATA / name)
+    plain = open_pretrained(DATA / {"tiny-llama": "tiny-llama.gguf", "tiny-phi3-gguf": "tiny-phi3.gguf"}[folder])
+    reference = transformers.AutoModelForCausalLM.from_pretrained(
+        str(edited_copy(data, tmp_path, folder, lambda config: set_fields(config, fields))),
+        attn_implementation="eager").eval().double()
+    said = []
+    for text in ("The cat sat on the mat", TEXT):
+        trace = ours.run(text)
+        with torch.no_grad():
+            out = reference(torch.tensor(trace.encoded.ids)[None], output_attentions=True)
+        largest = np.abs(trace.all_weights() - np.stack([a[0].numpy() for a in out.attentions])).max()
+        probabilities = out.logits[0, -1].softmax(-1).numpy()
+        assert [t.token_id for t in trace.next_tokens] == list(np.argsort(probabilities)[::-1][:5])
+        worst = max(abs(token.probability - probabilities[token.token_id]) for token in trace.next_tokens)
+        assert largest <= TOLERANCE
+        assert worst <= TOLERANCE
+        assert np.abs(trace.all_weights() - plain.run(text).all_weights()).max() > 1e-2
+        said.append(f"{trace.n} tokens: attention {largest:.1e}, top-5 probabilities {worst:.1e}")
+    print(f"{name}: " + "; ".join(said))

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .fields import Fields, shown
-from .gguf_families import ARCHITECTURES, GGUFArchitecture, family_name, file_name, known
+from .gguf_families import ARCHITECTURES, ROPE_TENSORS, GGUFArchitecture, family_name, file_name, known
 from .gguf_reader import GGUFFile, Texts
 from .progress import Progress
 from .weights import Architecture, ModelWeights, TensorSource, check_size
@@ -51,10 +51,30 @@ def _config(gguf: GGUFFile, name: str, spec: GGUFArchitecture) -> Fields:
         raise ModelError(f"{gguf.name}: metadata field 'tokenizer.ggml.tokens' must be a list of the tokens' "
                          f"texts, not {shown(tokens)}")
     config.setdefault("vocab_size", len(tokens))  # llama.cpp reads the vocabulary's size from the tokens
+    _check_rope(gguf, name, spec)
+    config.update({stem: gguf.tensor(f"{stem}.weight") for stem in spec.rope_tensors
+                   if f"{stem}.weight" in gguf.tensors})
     fields = Fields(config, gguf.name, "metadata field", keys)
     if spec.derived is not None:
         config.update(spec.derived(fields))
     return fields
+
+
+def _check_rope(gguf: GGUFFile, name: str, spec: GGUFArchitecture) -> None:
+    """Refuse a rotary scaling the architecture's files are not read with (gguf_families: `rope_scalings`,
+    `rope_tensors`): opened without it, the model would turn q and k otherwise than it was trained to."""
+    key = f"{name}.rope.scaling.type"
+    kind = Fields(gguf.metadata, gguf.name, "metadata field").text(key, default="none")
+    tensors = [f"{stem}.weight" for stem in ROPE_TENSORS if stem not in spec.rope_tensors
+               and f"{stem}.weight" in gguf.tensors]
+    if kind in ("none", *spec.rope_scalings) and not tensors:
+        return
+    reads = ["plain RoPE", *(repr(scaling) for scaling in spec.rope_scalings),
+             *(f"the tensor '{stem}.weight'" for stem in spec.rope_tensors)]
+    these = f"{', '.join(reads[:-1])} and {reads[-1]} are" if len(reads) > 1 else "only plain RoPE is"
+    what = (f"tensor {tensors[0]!r}, a rotary scaling, is" if tensors else
+            f"metadata field {key!r} is {kind!r}, a rotary scaling")
+    raise ModelError(f"{gguf.name}: {what} not supported in a {name!r} file; {these}")
 
 
 def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
@@ -72,10 +92,6 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
     for key, width in widths.items():
         if meta.count(key, default=width) != width:  # a value width or a partial RoPE of their own
             raise meta.wrong((key,), f"differs from the head's {width}, which is not supported", gguf.metadata[key])
-    scaled = {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"} & set(gguf.tensors)
-    if scaled or meta.text(f"{name}.rope.scaling.type", default="none") not in ("none", *spec.rope_scalings):
-        raise ModelError(f"{gguf.name}: scaled RoPE is not supported; only plain RoPE"
-                         + "".join(f" or {kind}" for kind in spec.rope_scalings))
     tokens = len(gguf.metadata["tokenizer.ggml.tokens"])
     if arch.vocab_size < tokens:
         raise ModelError(f"{gguf.name}: metadata field '{name}.vocab_size' is {arch.vocab_size:,} but the tokenizer "

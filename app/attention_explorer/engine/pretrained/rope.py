@@ -14,7 +14,8 @@ multiplies by (ops.apply_rope). A scaling changes the frequencies f_i, and some 
               makes over the original context; cos and sin × an attention factor (Yarn)
     longrope  Phi-3's 128k models (Phi-3 technical report, after LongRoPE): each f_i ÷ a factor of its
               own, one list for texts within the original context and one past it; cos and sin × an
-              attention factor (LongRope)
+              attention factor (LongRope). With the two lists alike, the divisors a GGUF file holds
+              for Llama 3.1 (llama.cpp turns both scalings by such divisors)
 
 Two of them depend on how long the text is when it is read (`by_length`): transformers computes the
 frequencies of a forward from its length, max(position) + 1. A forward over n tokens turns every
@@ -233,6 +234,9 @@ class LongRope:
         return np.where(longer[:, None], long, short) if longer.any() else short
 
     def describe(self, theta: float, dims: int, n: int, at_once: int | None) -> str:
+        if self.short == self.long:  # one list for every length (a GGUF file's Llama 3.1 scaling: gguf_families)
+            return "÷ a divisor of its own, the same at every length of the text" + (
+                scores_note(self.attention, "longrope") if self.attention != 1.0 else "")
         factors = (f"(longrope: a factor per frequency, short_factor within the original {self.original:,} tokens, "
                    f"long_factor past them)")
         if at_once is not None and at_once <= self.original < n:
