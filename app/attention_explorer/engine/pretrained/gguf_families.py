@@ -315,6 +315,7 @@ def _phi3(fields: Fields) -> dict:
 
 LLAMA_ROPE = ("linear", "yarn")  # the `rope.scaling.type`s of Llama-like files (_llama_rope)
 
+
 def _modernbert(fields: Fields) -> dict:
     """ModernBERT's one epsilon, `norm_eps`: under RMSNorm's key, where the converter writes config.json's
     `norm_eps`, else under LayerNorm's, where it writes the `layer_norm_eps` the released models' config.json
