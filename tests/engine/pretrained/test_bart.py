@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.engine.errors import ModelError
+from attention_explorer.engine.pretrained import open_pretrained
 from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder
 
 pytest.importorskip("tokenizers")
@@ -84,6 +85,11 @@ def test_attention_has_the_shapes_and_mask_of_each_kind(data):
         np.testing.assert_allclose(weights.sum(axis=-1), 1, atol=1e-5)
     assert result.target_ids[0] == 2 and result.target_labels[0] == "</s>"
     assert result.logits.shape == (n_target, 320)
+
+
+def test_the_one_text_path_refuses_bart_with_one_message(data):
+    with pytest.raises(ModelError, match="BART, an encoder–decoder: it reads a source text and writes a target text"):
+        open_pretrained(data / "tiny-bart")
 
 
 def test_another_family_is_not_opened_as_an_encoder_decoder(data):

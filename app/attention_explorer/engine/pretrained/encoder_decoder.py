@@ -11,6 +11,11 @@ The layers are the shared forward's: the same projections, blocks of softmax(q·
 feed-forwards as every other family; the cross-attention is a block whose keys are the source's.
 Unlike model.py's forward this one keeps every head's whole matrices (layers × heads × n² numbers),
 which a view of cross-attention reads whole; it is meant for texts of a few hundred tokens.
+
+The window does not open these yet: its single text goes through model.py, which refuses a BART
+folder (families/). What it still needs: a source box and a target box, the encoder's and the
+decoder's layers and heads each selectable, and the cross-attention as a matrix of its own (target
+tokens as rows, source tokens as columns), beside the two self-attentions.
 """
 
 from __future__ import annotations
