@@ -1,6 +1,8 @@
 """Real pretrained models in float32 NumPy: open, run, read every layer and head. The families (BERT,
 RoBERTa, DistilBERT, GPT-2, GPT-NeoX/Pythia, Llama, Mistral, Qwen2/2.5, Qwen3, Phi-3, OLMo 2, Gemma,
-Gemma 2) are one module each under families/.
+Gemma 2) are one module each under families/. BART, an encoder–decoder, is one too, but it reads a
+source and a target text: it opens and runs through encoder_decoder.py (open_encoder_decoder, then
+.run(source, target)), and the one-text API below refuses it with a message saying so.
 
 Pure NumPy like the rest of the engine (no Qt, no PyTorch). Needs the `tokenizers` package (the
 `real` extra: pip install 'attention-explorer[real]'); without it, opening a model raises a

@@ -58,9 +58,11 @@ def block_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, sta
 
 def block_scores(arch: Architecture, q: np.ndarray, k_t: np.ndarray, start: int, stop: int,
                  heads: Sequence[int] | None = None, out: np.ndarray | None = None) -> np.ndarray:
-    """q·kᵀ of query rows [start, stop) against the keys the block reads: (heads, rows, keys)."""
+    """q·kᵀ of query rows [start, stop) against the keys the block reads: (heads, rows, keys). The keys
+    are k_t's: the queries' own (self-attention), or another text's (an encoder–decoder's cross-attention,
+    never causal), so a block may be rows × any number of keys."""
     n = q.shape[1]
-    keys = keys_for(stop, n, arch.is_decoder)
+    keys = keys_for(stop, k_t.shape[-1], arch.is_decoder)
     if heads is None and out is None:  # one batched call: a BLAS product per head, as below
         grouped = q.reshape(arch.n_kv_heads, arch.group, n, arch.d_head)[:, :, start:stop]
         scores = np.matmul(grouped, k_t[:, None, :, :keys])  # (kv, group, rows, keys)
@@ -122,12 +124,13 @@ def block_outputs(arch: Architecture, weights: np.ndarray, v: np.ndarray) -> np.
 
 def head_weights(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, heads: Sequence[int] | None = None,
                  window: int = 0) -> np.ndarray:
-    """The whole n × n weights of `heads` (all when None), block by block: (heads, n, n) float32."""
-    n = q_scaled.shape[1]
+    """The whole weights of `heads` (all when None), block by block: (heads, n, n) float32, or against
+    another text's m keys (cross-attention), (heads, n, m)."""
+    n, n_keys = q_scaled.shape[1], k_t.shape[-1]
     count = arch.n_heads if heads is None else len(heads)
-    weights = np.zeros((count, n, n), dtype=np.float32)
+    weights = np.zeros((count, n, n_keys), dtype=np.float32)
     for start, stop in row_blocks(n):  # each block made in place: no copy of it
-        keys = keys_for(stop, n, arch.is_decoder)
+        keys = keys_for(stop, n_keys, arch.is_decoder)
         block_weights(arch, q_scaled, k_t, start, stop, heads, weights[:, start:stop, :keys], window)
     return weights
 

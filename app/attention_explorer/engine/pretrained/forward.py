@@ -92,14 +92,15 @@ def attention_input(arch: Architecture, layer: LayerWeights, h: np.ndarray) -> n
     return _normed(arch, h, layer.attn_norm, layer.attn_norm_bias) if arch.pre_norm else h
 
 
-def _linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+def affine(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """x·W + b (no bias: x·W), the product every projection of every family is."""
     y = x @ w
     if b is not None:
         y += b
     return y
 
 
-def _split_heads(x: np.ndarray, heads: int) -> np.ndarray:
+def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
     """(n, heads·d) → (heads, n, d), contiguous: NumPy hands stacked products of contiguous
     arrays to BLAS, and strided ones to a slower loop of its own."""
     n = x.shape[0]
@@ -109,15 +110,15 @@ def _split_heads(x: np.ndarray, heads: int) -> np.ndarray:
 def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple | None) -> Projections:
     """Q, K, V of every head of `layer` on its input `x` (n × d_model): projected, q and k normalised
     (qk_norm), split into heads, q and k turned (rope)."""
-    qkv = _linear(x, layer.w_qkv, layer.b_qkv)                  # (n, q | k | v)
+    qkv = affine(x, layer.w_qkv, layer.b_qkv)                  # (n, q | k | v)
     q_end, k_end = layer.w_q.shape[1], layer.w_q.shape[1] + layer.w_k.shape[1]
     q, k = qkv[:, :q_end], qkv[:, q_end:k_end]
     if arch.qk_norm == "whole":                                 # over every head's numbers at once
         q, k = norm(arch, q, layer.q_norm, None), norm(arch, k, layer.k_norm, None)
-    q_raw, k_raw = _split_heads(q, arch.n_heads), _split_heads(k, arch.n_kv_heads)
+    q_raw, k_raw = split_heads(q, arch.n_heads), split_heads(k, arch.n_kv_heads)
     if arch.qk_norm == "head":                                  # over each head's d_head numbers
         q_raw, k_raw = norm(arch, q_raw, layer.q_norm, None), norm(arch, k_raw, layer.k_norm, None)
-    v = _split_heads(qkv[:, k_end:], arch.n_kv_heads)
+    v = split_heads(qkv[:, k_end:], arch.n_kv_heads)
     q, k = (q_raw, k_raw) if rope is None else (apply_rope(q_raw, *rope), apply_rope(k_raw, *rope))
     return Projections(q, k, v, q_raw, k_raw, np.ascontiguousarray(k.transpose(0, 2, 1)), 1 / arch.score_divisor)
 
@@ -167,8 +168,9 @@ def embed(model: ModelWeights, ids: np.ndarray, start: int = 0) -> np.ndarray:
     return h
 
 
-def _feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.ndarray:
-    hidden = _linear(x, layer.w_gate_up, layer.b_gate_up)
+def feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.ndarray:
+    """The layer's feed-forward on `x` (n × d_model), plain or gated (see the module's docstring)."""
+    hidden = affine(x, layer.w_gate_up, layer.b_gate_up)
     if layer.w_gate is not None:                      # gated: act(x·W_gate) ⊙ (x·W_up), one product for both
         d_ff = layer.w_up.shape[1]
         gate = ACTIVATIONS[arch.activation](hidden[:, :d_ff])
@@ -176,13 +178,13 @@ def _feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.
         hidden = gate                                 # rows d_ff apart in a 2·d_ff buffer: BLAS reads them as they are
     else:
         hidden = ACTIVATIONS[arch.activation](hidden)
-    return _linear(hidden, layer.w_down, layer.b_down)
+    return affine(hidden, layer.w_down, layer.b_down)
 
 
 def finish_layer(arch: Architecture, layer: LayerWeights, h: np.ndarray, merged: np.ndarray) -> np.ndarray:
     """The residual stream leaving `layer`: the heads' outputs `merged` through W_O, then after_attention.
     The forward and a generation's one-token steps both end a layer here."""
-    return after_attention(arch, layer, h, _linear(merged, layer.w_o, layer.b_o))
+    return after_attention(arch, layer, h, affine(merged, layer.w_o, layer.b_o))
 
 
 def after_attention(arch: Architecture, layer: LayerWeights, h: np.ndarray, attended: np.ndarray) -> np.ndarray:
@@ -190,14 +192,14 @@ def after_attention(arch: Architecture, layer: LayerWeights, h: np.ndarray, atte
     wrote, `attended` (after W_O): the residual sums, norms and feed-forward of the model's layout."""
     if arch.residual == "post":
         h = norm(arch, h + attended, layer.attn_norm, layer.attn_norm_bias)
-        return norm(arch, h + _feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
+        return norm(arch, h + feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
     if arch.residual == "parallel":                   # both sub-layers read the stream that entered
-        out = _feed_forward(arch, layer, _normed(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
+        out = feed_forward(arch, layer, _normed(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
         out += attended
         out += h
         return out
     h = h + _normed(arch, attended, layer.post_attn_norm)
-    out = _feed_forward(arch, layer, _normed(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
+    out = feed_forward(arch, layer, _normed(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
     return h + _normed(arch, out, layer.post_mlp_norm)
 
 

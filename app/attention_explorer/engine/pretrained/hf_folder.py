@@ -7,7 +7,8 @@ the config's fields into the Architecture and the tensors into the shared weight
 from __future__ import annotations
 
 import os
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..errors import ModelError
@@ -65,13 +66,7 @@ def read_hf_folder(folder: Path, progress: Progress | None = None) -> ModelWeigh
     family = family_of(config)
     arch = architecture_from_config(config)
     check_size(arch, "config.json")
-    files = sorted(folder.glob("*.safetensors"))
-    if not files:
-        raise ModelError(f"{folder}: no *.safetensors file (only the safetensors format is read)")
-    with ExitStack() as stack:
-        report(progress, 0.1, f"checking {files[0].name}" if len(files) == 1 else f"checking {len(files)} files")
-        shards = [stack.enter_context(open_safetensors(path)) for path in files]  # every header checked first
-        source = _tensor_source(shards, family, folder)
+    with folder_tensors(folder, family.tensor_name, progress) as source:
         layers_field = Fields(config, "").name_of("num_hidden_layers", "n_layer", "n_layers")
         source.check_layer_count(family.layer_pattern, arch.n_layers, f"config.json ('{layers_field}')")
         weights = family.weights(arch, source, progress)
@@ -83,12 +78,26 @@ def read_hf_folder(folder: Path, progress: Progress | None = None) -> ModelWeigh
     return weights
 
 
-def _tensor_source(shards: list[SafetensorsFile], family: Family, folder: Path) -> TensorSource:
+@contextmanager
+def folder_tensors(folder: Path, tensor_name: Callable[[str], str], progress: Progress | None = None
+                   ) -> Iterator[TensorSource]:
+    """The tensors of every *.safetensors file of `folder`, each under `tensor_name(its name in the file)`,
+    open for the block: every header is checked before any tensor is read."""
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise ModelError(f"{folder}: no *.safetensors file (only the safetensors format is read)")
+    with ExitStack() as stack:
+        report(progress, 0.1, f"checking {files[0].name}" if len(files) == 1 else f"checking {len(files)} files")
+        shards = [stack.enter_context(open_safetensors(path)) for path in files]
+        yield _tensor_source(shards, tensor_name, folder)
+
+
+def _tensor_source(shards: list[SafetensorsFile], tensor_name: Callable[[str], str], folder: Path) -> TensorSource:
     """One index over every shard, under the names the builders use; a tensor in two shards is refused."""
     where: dict[str, tuple[SafetensorsFile, str]] = {}
     for shard in shards:
         for original in shard.entries:
-            name = family.tensor_name(original)
+            name = tensor_name(original)
             if name in where:
                 raise ModelError(f"{shard.name}: tensor {original!r} is also in {where[name][0].name}; a tensor "
                                  f"belongs in one file of the folder")

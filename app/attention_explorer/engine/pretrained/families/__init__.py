@@ -8,7 +8,8 @@ from another reads its base's layout through the base's module and says only wha
 A folder is recognised by config.json's `model_type`, or, when that is missing, by its
 `architectures`; anything else is refused with a message naming what the file says and every
 family known; a folder of a model only part of which opens (Gemma 3 with its vision model) is
-refused with a message saying which part would.
+refused with a message saying which part would, and an encoder–decoder (BART, bart.py) with one
+saying why: it needs a source and a target text, which only encoder_decoder.py gives it so far.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from ...errors import ModelError
 from ..fields import Fields, shown
 from . import (
+    bart,
     bert,
     distilbert,
     gemma,
@@ -41,6 +43,9 @@ _BY_ARCHITECTURE = {name: family for family in FAMILIES.values() for name in fam
 # folders of a model only part of which opens here (config.json's model_type → what it holds, what opens)
 PARTS = {"gemma3": "Gemma 3 with its vision model (Gemma3ForConditionalGeneration); only the text model opens, a "
                    "folder of Gemma3ForCausalLM (model_type 'gemma3_text')"}
+# encoder–decoders (bart.py): the engine runs them on a source and a target text (encoder_decoder.py), which
+# the one-text path cannot give them; refused there with one message rather than opened as one half
+ENCODER_DECODERS = {bart.NAME: bart.TITLE}
 
 
 def known() -> str:
@@ -60,6 +65,10 @@ def family_of(config: dict) -> Family:
         return FAMILIES[model_type]
     if model_type in PARTS:
         raise ModelError(f"config.json: model_type {shown(model_type)} is {PARTS[model_type]}")
+    if model_type in ENCODER_DECODERS:
+        raise ModelError(f"config.json: model_type {shown(model_type)} is {ENCODER_DECODERS[model_type]}, an "
+                         f"encoder–decoder: it reads a source text and writes a target text, and the app shows one "
+                         f"text at a time, so it does not open one yet; open an encoder or a decoder")
     if model_type is None:
         for name in names:
             if name in _BY_ARCHITECTURE:

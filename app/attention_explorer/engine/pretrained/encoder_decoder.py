@@ -1,0 +1,158 @@
+"""An encoder–decoder (BART, families/bart.py, where its maths is) on a source text and a target text:
+every layer's and head's encoder self-attention, decoder causal self-attention and cross-attention
+(which source token each target token reads), and the next-token scores after every target token.
+
+The decoder reads the target as transformers feeds it in training and scoring: the target's tokens
+(<s> … </s>) shifted one place right, decoder_start_token_id first (shift_tokens_right), so the
+scores after target token i are the model's guess at the target's token i and the decoder never
+reads the target's last token.
+
+The layers are the shared forward's: the same projections, blocks of softmax(q·kᵀ), norms and
+feed-forwards as every other family; the cross-attention is a block whose keys are the source's.
+Unlike model.py's forward this one keeps every head's whole matrices (layers × heads × n² numbers),
+which a view of cross-attention reads whole; it is meant for texts of a few hundred tokens.
+
+The window does not open these yet: its single text goes through model.py, which refuses a BART
+folder (families/). What it still needs: a source box and a target box, the encoder's and the
+decoder's layers and heads each selectable, and the cross-attention as a matrix of its own (target
+tokens as rows, source tokens as columns), beside the two self-attentions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ModelError
+from ..limits import MAX_REAL_TOKENS
+from ..threads import use_one_blas_thread
+from .blocks import block_outputs, head_weights
+from .dependencies import require
+from .families import bart
+from .fields import Fields, shown
+from .forward import affine, embed, feed_forward, finish_layer, merge_heads, norm, output_logits, project, split_heads
+from .hf_folder import folder_tensors, read_config
+from .model import overflow_error
+from .progress import Progress, report
+from .tokenizing import Encoded, TextTokenizer
+from .weights import Architecture, check_size
+
+
+@dataclass(frozen=True)
+class EncoderDecoderResult:
+    """A source and a target through the model: their tokens, the three kinds of attention of every
+    layer and head (float32, rows sum to 1) and the next-token scores."""
+
+    source: Encoded               # the source's tokens as the tokenizer gives them
+    target_ids: np.ndarray        # what the decoder read: decoder_start_token_id, then the target's tokens but its last
+    target_labels: list[str]      # tidy, as the source's labels
+    encoder_attention: np.ndarray  # (encoder layers, encoder heads, n_source, n_source)
+    decoder_attention: np.ndarray  # (decoder layers, decoder heads, n_target, n_target), zero after each row's token
+    cross_attention: np.ndarray   # (decoder layers, decoder heads, n_target, n_source)
+    logits: np.ndarray            # (n_target, vocab): the scores of the token after each target token
+
+
+def _attention(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, v: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Every head's weights (heads, queries, keys), causal when `arch` is a decoder's, and the heads'
+    outputs side by side (queries, heads·d_head), before W_O."""
+    weights = head_weights(arch, q_scaled, k_t)
+    return weights, merge_heads(block_outputs(arch, weights, v))
+
+
+def encode(model: bart.BartWeights, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The encoder's last hidden states (n × d_model) and its attention (layers, heads, n, n)."""
+    side = model.encoder
+    arch, h, kept = side.arch, embed(side, ids), []
+    for layer in side.layers:
+        p = project(arch, layer, h, None)
+        weights, merged = _attention(arch, p.q_scaled(), p.k_t, p.v)
+        kept.append(weights)
+        h = finish_layer(arch, layer, h, merged)
+    return h, np.stack(kept)
+
+
+def decode(model: bart.BartWeights, ids: np.ndarray, memory: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The decoder on `ids` reading the encoder's last hidden states `memory`: the next-token scores
+    after each token (n × vocab), its self-attention (layers, heads, n, n) and its cross-attention
+    (layers, heads, n, n_source)."""
+    side = model.decoder
+    arch = side.arch
+    reading = replace(arch, decoder=False)  # the cross-attention masks nothing: every source token is read
+    scale = np.float32(1 / arch.score_divisor)
+    h, own, read = embed(side, ids), [], []
+    for layer, cross in zip(side.layers, model.cross, strict=True):
+        p = project(arch, layer, h, None)
+        weights, merged = _attention(arch, p.q_scaled(), p.k_t, p.v)
+        own.append(weights)
+        h = norm(arch, h + affine(merged, layer.w_o, layer.b_o), layer.attn_norm, layer.attn_norm_bias)
+        q = split_heads(affine(h, cross.w_q, cross.b_q), arch.n_heads)
+        q *= scale
+        k_t = np.ascontiguousarray(split_heads(affine(memory, cross.w_k, cross.b_k), arch.n_heads).transpose(0, 2, 1))
+        v = split_heads(affine(memory, cross.w_v, cross.b_v), arch.n_heads)
+        weights, merged = _attention(reading, q, k_t, v)
+        read.append(weights)
+        h = norm(arch, h + affine(merged, cross.w_o, cross.b_o), cross.norm, cross.norm_bias)
+        h = norm(arch, h + feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
+    return output_logits(side, h) + model.final_logits_bias, np.stack(own), np.stack(read)
+
+
+@dataclass
+class EncoderDecoderModel:
+    """A BART folder ready to run on a source and a target text."""
+
+    name: str
+    path: Path
+    weights: bart.BartWeights
+    tokenizer: TextTokenizer
+
+    def __post_init__(self):
+        use_one_blas_thread()  # as model.PretrainedModel: each product runs faster on a thread of its own
+
+    def target_ids(self, target: str) -> np.ndarray:
+        """The decoder's input for `target`: decoder_start_token_id, then the target's tokens but its last."""
+        ids = self.tokenizer.encode(target).ids
+        return np.concatenate([np.array([self.weights.decoder_start], dtype=np.int64), ids[:-1]])
+
+    def run(self, source: str, target: str) -> EncoderDecoderResult:
+        """Tokenise both texts and run the model; SentenceError for a text with nothing to read,
+        ModelError when the numbers overflow (damaged weights)."""
+        encoded = self.tokenizer.encode(source)
+        target_ids = self.target_ids(target)
+        with np.errstate(all="ignore"):  # checked just below
+            memory, encoder_attention = encode(self.weights, encoded.ids)
+            logits, decoder_attention, cross_attention = decode(self.weights, target_ids, memory)
+            finite = all(np.isfinite(a.sum(dtype=np.float64)) for a in (logits, encoder_attention, decoder_attention,
+                                                                         cross_attention))
+        if not finite:
+            raise overflow_error(self.name, "the encoder, the decoder or the next-token scores")
+        return EncoderDecoderResult(encoded, target_ids, [self.tokenizer.token_label(i) for i in target_ids],
+                                    encoder_attention, decoder_attention, cross_attention, logits)
+
+
+def open_encoder_decoder(path: str | Path, progress: Progress | None = None) -> EncoderDecoderModel:
+    """A BART HF folder (config.json with model_type "bart", *.safetensors, tokenizer.json). Raises
+    ModelError (naming the file and the field) for anything unusable."""
+    folder = Path(path)
+    report(progress, 0.0, f"opening {folder.name}")
+    require("tokenizers", "reading a real model's tokenizer")
+    if not folder.is_dir():
+        raise ModelError(f"{folder}: not a model folder; an encoder–decoder opens from a folder with config.json, "
+                         f"*.safetensors and tokenizer.json")
+    fields = Fields(read_config(folder), "config.json")
+    model_type = fields.raw("model_type", default=None)
+    if model_type != bart.NAME:
+        raise ModelError(f"config.json: model_type {shown(model_type)} is not an encoder–decoder this app opens; "
+                         f"it opens {bart.TITLE} ({bart.NAME})")
+    encoder, decoder = bart.architectures(fields)
+    for arch in (encoder, decoder):
+        check_size(arch, "config.json")
+    with folder_tensors(folder, bart.tensor_name, progress) as source:
+        weights = bart.weights(fields, encoder, decoder, source, progress)
+    tokenizer = TextTokenizer.from_file(folder / "tokenizer.json", min(encoder.max_positions, MAX_REAL_TOKENS),
+                                        encoder.vocab_size, keep_end=False)
+    report(progress, 1.0, "ready")
+    return EncoderDecoderModel(folder.name, folder, weights, tokenizer)
