@@ -353,13 +353,19 @@ def sentencepiece_metadata(tokenizer: Tokenizer, bos: str, eos: str, space_prefi
     return write
 
 
-def llama_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
-    """The metadata llama.cpp's converters of the Llama-like architectures write from config.json."""
+def first_sizes(writer: gguf.GGUFWriter, config: dict) -> None:
+    """The sizes the Llama-like, BERT and ModernBERT converters write first, in this order (the order is
+    the files' bytes)."""
     writer.add_block_count(config["num_hidden_layers"])
     writer.add_context_length(config["max_position_embeddings"])
     writer.add_embedding_length(config["hidden_size"])
     writer.add_feed_forward_length(config["intermediate_size"])
     writer.add_head_count(config["num_attention_heads"])
+
+
+def llama_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
+    """The metadata llama.cpp's converters of the Llama-like architectures write from config.json."""
+    first_sizes(writer, config)
     writer.add_head_count_kv(config["num_key_value_heads"])
     if config.get("head_dim") is not None:  # as llama.cpp's converters write it when config.json has it
         writer.add_key_length(config["head_dim"])
@@ -471,11 +477,7 @@ def grouped_qkv(heads: int):
 def bert_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
     """BERT's converter: the sizes, LayerNorm's epsilon, attention that is not causal, and the rows of
     the segment table (written with the vocabulary, as the number of token types)."""
-    writer.add_block_count(config["num_hidden_layers"])
-    writer.add_context_length(config["max_position_embeddings"])
-    writer.add_embedding_length(config["hidden_size"])
-    writer.add_feed_forward_length(config["intermediate_size"])
-    writer.add_head_count(config["num_attention_heads"])
+    first_sizes(writer, config)
     writer.add_layer_norm_eps(config["layer_norm_eps"])
     writer.add_causal_attention(False)
     writer.add_token_type_count(config["type_vocab_size"])
@@ -507,11 +509,7 @@ def modernbert_parameters(writer: gguf.GGUFWriter, config: dict) -> None:
     `norm_eps` where the converters' shared part puts it, with RMSNorm's (`layer_norm_rms_epsilon`), and a
     `layer_norm_eps` (the released models' config.json has both, alike) as LayerNorm's, which llama.cpp's
     ModernBERT reads: tiny-modernbert/, saved by transformers 5, has only `norm_eps`. No activation."""
-    writer.add_block_count(config["num_hidden_layers"])
-    writer.add_context_length(config["max_position_embeddings"])
-    writer.add_embedding_length(config["hidden_size"])
-    writer.add_feed_forward_length(config["intermediate_size"])
-    writer.add_head_count(config["num_attention_heads"])
+    first_sizes(writer, config)
     writer.add_layer_norm_rms_eps(config["norm_eps"])
     if "layer_norm_eps" in config:
         writer.add_layer_norm_eps(config["layer_norm_eps"])
