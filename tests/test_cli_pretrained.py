@@ -20,7 +20,7 @@ pytest.importorskip("tokenizers")
 from attention_explorer.engine.pretrained import KNOWN_MODELS, open_pretrained  # noqa: E402
 
 DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
-LLAMA, BERT, GPT2 = DATA / "tiny-llama.gguf", DATA / "tiny-bert", DATA / "tiny-gpt2"
+LLAMA, BERT, GPT2, BART = DATA / "tiny-llama.gguf", DATA / "tiny-bert", DATA / "tiny-gpt2", DATA / "tiny-bart"
 SENTENCE = "the cat sat on the mat"
 
 
@@ -131,6 +131,11 @@ def test_without_a_sentence_the_real_models_own_example_is_used(capsys, tmp_path
     (["export", "--view", "model", "-o", "x.png"], "the model view shows a real model's layers and heads"),
     (["export", "--view", "arcs", "--step", "rope", "-o", "x.png"], "--step chooses where a PNG or SVG of --view"),
     (["export", "--model", LLAMA, "--sentence", "", "-o", "x.png"], "no text"),
+    (["trace", "--model", BART], "BART, an encoder–decoder: it reads a source text and writes a target text"),
+    (["trace", "--model", BERT, "--target", "le chat"], "model_type 'bert' is not an encoder–decoder this app opens"),
+    (["trace", "--target", "le chat"], "--target is the text an encoder–decoder's decoder reads"),
+    (["trace", "--model", BART, "--target", "le chat", "--head", "5"],
+     "--head must be between 1 and 4 for tiny-bart's encoder and decoder both"),
 ])
 def test_mistakes_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
@@ -138,6 +143,47 @@ def test_mistakes_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
     assert code != 0 and out == ""
     assert err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "x.png").exists() and not (tmp_path / "x.csv").exists()
+
+
+def test_an_encoder_decoder_traces_its_three_attentions_equal_to_the_engines(capsys, tmp_path):
+    """BART on a source (--sentence) and a target: the encoder's, the decoder's and the cross attention of
+    every layer and head, as the engine makes them, and the next tokens after the target; --layer and
+    --head choose one of each half."""
+    from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder
+
+    target = tmp_path / "bart.json"
+    code, _, err = run_cli(capsys, "trace", "--model", BART, "--sentence", SENTENCE, "--target", "le chat",
+                           "-o", target)
+    assert code == 0 and err == ""
+    written = json.loads(target.read_text())
+    model = open_encoder_decoder(BART)
+    result = model.run(SENTENCE, "le chat")
+    assert written["source_labels"] == result.source.labels and written["target_labels"] == result.target_labels
+    assert written["target_tokens"][0] == model.weights.decoder_start
+    encoder, decoder = written["shape"]["encoder"], written["shape"]["decoder"]
+    assert len(written["encoder"]) == encoder["layers"] and len(written["decoder"]) == decoder["layers"]
+    for layer in written["encoder"]:
+        for head in layer["heads"]:
+            np.testing.assert_allclose(head["weights"], result.encoder_attention[layer["layer"] - 1, head["head"] - 1],
+                                       atol=1e-7)
+    n_target, n_source = len(result.target_labels), len(result.source.labels)
+    for layer in written["decoder"]:
+        assert len(layer["heads"]) == decoder["heads"]
+        for head in layer["heads"]:
+            at = layer["layer"] - 1, head["head"] - 1
+            np.testing.assert_allclose(head["self_weights"], result.decoder_attention[at], atol=1e-7)
+            np.testing.assert_allclose(head["cross_weights"], result.cross_attention[at], atol=1e-7)
+            assert np.shape(head["cross_weights"]) == (n_target, n_source)
+    scores = result.logits[-1].astype(np.float64)
+    best = int(np.argmax(scores))
+    assert written["next_tokens"][0]["token_id"] == best and len(written["next_tokens"]) == 5
+    assert sum(t["probability"] for t in written["next_tokens"]) < 1 + 1e-9
+
+    code, out, _ = run_cli(capsys, "trace", "--model", BART, "--sentence", SENTENCE, "--target", "le chat",
+                           "--layer", 2, "--head", 3)
+    one = json.loads(out)
+    assert code == 0 and [lay["layer"] for lay in one["encoder"]] == [2] == [lay["layer"] for lay in one["decoder"]]
+    np.testing.assert_allclose(one["decoder"][0]["heads"][0]["cross_weights"], result.cross_attention[1, 2], atol=1e-7)
 
 
 def test_a_toy_trace_accepts_layer_one(capsys):

@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_computation_options(trace)
     trace.add_argument("--head", type=int, default=None, metavar="K",
                        help="real models: only this head, counting from 1")
+    trace.add_argument("--target", default=None, metavar="TEXT",
+                       help="an encoder–decoder (BART): the text its decoder reads, --sentence being the source; "
+                            "the JSON holds its encoder, decoder and cross attention")
     trace.add_argument("-o", "--output", default=STDOUT, metavar="FILE.json",
                        help="write here instead of standard output (-)")
 
@@ -166,8 +169,11 @@ def cmd_models(_args: argparse.Namespace) -> int:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     check_sentence(args.sentence)
+    check_sentence(args.target)
     if engine.catalog.is_pretrained_source(args.model):
         return trace_real(args)
+    if args.target is not None:
+        raise UsageError("--target is the text an encoder–decoder's decoder reads; a toy model reads one sentence")
     check_toy_layer(args)
     if args.head is not None:
         raise UsageError("--head chooses a head of a real model's trace; a toy model's trace holds every head")

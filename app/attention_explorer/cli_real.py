@@ -86,6 +86,8 @@ def trace_real(args: argparse.Namespace) -> int:
 
     check_toy_options(args)
     check_target(args.output)
+    if args.target is not None:
+        return trace_encoder_decoder(args)
     model, ptrace = open_and_run(args)
     layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
     if layer is None:
@@ -93,6 +95,22 @@ def trace_real(args: argparse.Namespace) -> int:
         print(f"{PROG}: note: the weights of all {model.n_layers} layers ({count:,} numbers); "
               f"--layer L writes one layer with its q, k, v and scores", file=sys.stderr)
     write_pretrained_json(args.output, model, ptrace, layer, head)
+    return 0
+
+
+def trace_encoder_decoder(args: argparse.Namespace) -> int:
+    """An encoder–decoder on --sentence (the source) and --target as JSON: every layer's and head's
+    encoder, decoder and cross attention, or those of the layer and head chosen."""
+    from .engine.pretrained.encoder_decoder import open_encoder_decoder
+    from .export_encoder_decoder import write_encoder_decoder_json
+
+    model = open_encoder_decoder(args.model)
+    source = real_sentence(args)
+    result = model.run(source, args.target)
+    encoder, decoder = model.weights.encoder.arch, model.weights.decoder.arch
+    layer, head = chosen_layer_head(args, min(encoder.n_layers, decoder.n_layers),
+                                    min(encoder.n_heads, decoder.n_heads), f"{model.name}'s encoder and decoder both")
+    write_encoder_decoder_json(args.output, model, source, args.target, result, layer, head)
     return 0
 
 
