@@ -27,7 +27,6 @@ WALK_TRACE=1 prints every action after which the process holds 20 MB more than b
 from __future__ import annotations
 
 import argparse
-import collections
 import gc
 import json
 import os
@@ -64,14 +63,13 @@ def run_walk(window: MainWindow, folder: Path, seed: int, actions: int, crash: C
     rss = [rss_mb()]
     baseline = None
     started = time.perf_counter()
-    # MB each kind of action left behind, net, counted only from a toy model to a toy model: a real model's
-    # weights come and go by right, and counted, the action that opens one reads as the largest grower
-    growth: collections.Counter[str] = collections.Counter()
+    # what stays: resident memory on a toy model once the worker has ended its jobs, every 100 actions (a
+    # sum of each kind of action's rises named the actions that open real models or make large traces,
+    # whose memory comes back a moment later, never what stays)
+    on_toy: list[tuple[int, int]] = []
     for number in range(1, actions + 1):
-        before, was_real = rss_mb(), window.controller.is_real
+        before = rss_mb()
         name = walk.step()
-        if not (was_real or window.controller.is_real):
-            growth[name] += rss_mb() - before
         if os.environ.get("WALK_TRACE") and rss_mb() - before > 20:
             c = window.controller
             print(f"  +{rss_mb() - before:.0f} MB at {number} {name}: {c.model.name} {len(c.words)} words "
@@ -85,25 +83,24 @@ def run_walk(window: MainWindow, folder: Path, seed: int, actions: int, crash: C
             _let_memory_go(window.controller)
             rss.append(rss_mb())
             # measured on toy models only: an open real model holds its weights (SmolLM2: 550 MB) by right
-            if window.controller.is_real:
-                pass
-            elif baseline is None and number >= actions // 10:
-                baseline = rss[-1]
-            elif baseline is not None:
-                if rss[-1] - baseline >= RSS_GROWTH_LIMIT_MB:
+            if not window.controller.is_real:
+                if baseline is None and number >= actions // 10:
+                    baseline = rss[-1]
+                elif baseline is not None and rss[-1] - baseline >= RSS_GROWTH_LIMIT_MB:
                     # what the allocator keeps after a burst (a 1,024-word trace, an export) is not held
                     # by the app: measured again once every cycle is collected and the free part trimmed
                     gc.collect()
                     release_free_memory()
                     rss[-1] = rss_mb()
-                assert rss[-1] - baseline < RSS_GROWTH_LIMIT_MB, (
-                    f"memory grew {baseline:.0f} → {rss[-1]:.0f} MB; by action: {_largest(growth)}; "
+                on_toy.append((number, round(rss[-1])))
+                assert baseline is None or rss[-1] - baseline < RSS_GROWTH_LIMIT_MB, (
+                    f"memory grew {baseline:.0f} → {rss[-1]:.0f} MB; on a toy model at (action, MB): {on_toy[-12:]}; "
                     f"real models still held: {_real_model_holders()}")
             if report:
                 report(number, rss[-1], time.perf_counter() - started)
     return {"actions": actions, "seconds": time.perf_counter() - started, "rss_start_mb": rss[0],
             "rss_max_mb": max(rss), "rss_end_mb": rss[-1], "counts": dict(walk.counts),
-            "refused_edits": walk.expected_errors, "rss_growth_by_action_mb": _largest(growth)}
+            "refused_edits": walk.expected_errors, "rss_on_toy_models_mb": on_toy}
 
 
 def _let_memory_go(controller: Controller) -> None:
@@ -158,10 +155,6 @@ def _real_model_holders() -> list[str]:
         found.append(" ← ".join(chain))
     del everything, alive
     return found[:4]
-
-
-def _largest(growth: collections.Counter[str]) -> dict[str, float]:
-    return {name: round(mb, 1) for name, mb in growth.most_common(6)}
 
 
 IN_CI = os.environ.get("CI") == "true"
