@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from .engine.pretrained.encoder_decoder import EncoderDecoderModel, EncoderDecoderResult
+from .engine.pretrained.sampling import likeliest, softmax
 from .engine.pretrained.weights import Architecture
 from .export import json_pieces, text_output
 
@@ -33,10 +32,7 @@ def encoder_decoder_fields(model: EncoderDecoderModel, source: str, target: str,
     """The JSON layout (arrays still NumPy); `layer` and `head` 0-based, None for all. A layer or head
     chosen applies to both halves, and must exist in both (the caller checks)."""
     encoder, decoder = model.weights.encoder.arch, model.weights.decoder.arch
-    scores = result.logits[-1].astype(np.float64)
-    probabilities = np.exp(scores - scores.max())
-    probabilities /= probabilities.sum()
-    likeliest = np.argsort(-probabilities, kind="stable")[:NEXT_TOKENS]
+    probabilities = softmax(result.logits[-1])
     return {
         "model": model.name,
         "source": source,
@@ -54,7 +50,7 @@ def encoder_decoder_fields(model: EncoderDecoderModel, source: str, target: str,
                                                  for h in _chosen(decoder.n_heads, head)]}
                     for lay in _chosen(decoder.n_layers, layer)],
         "next_tokens": [{"label": model.tokenizer.token_label(int(i)), "token_id": int(i),
-                         "probability": float(probabilities[i])} for i in likeliest],
+                         "probability": float(probabilities[i])} for i in likeliest(probabilities, NEXT_TOKENS)],
     }
 
 

@@ -53,9 +53,6 @@ class FoldingLabel(ElidedLabel):
             self.setWordWrap(not folded)
             self._elide()
 
-    def folded(self) -> bool:
-        return self._folded
-
     def _elide(self) -> None:
         if self._folded:
             super()._elide()

@@ -229,7 +229,7 @@ class QtModelView(QtWidgets.QWidget):
             self.images.clear()
             self.cells, self.labels, self._painted = None, [], None  # a closed model's thumbnails are not kept
             self.caption.set_full_text("Open a real model (the model list, or File ▸ Open) to see all its layers "
-                                 "and heads here." if not self.controller.is_real else "Running the model…")
+                                       "and heads here." if not self.controller.is_real else "Running the model…")
         else:
             self.cells = model_cells(ptrace, self.controller.real_view, self._norm_chosen())
             self.labels = self.cells.labels
