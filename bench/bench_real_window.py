@@ -150,6 +150,15 @@ def run_case(name: str, n: int, repeat: int) -> dict:
         toggled[key] = not toggled[key]
         controller.update_real_view(**{key: toggled[key]})
 
+    def back_to_plain():
+        """Readings off and every head on, as the window opens: an odd number of samples leaves a toggle
+        on, and the forward actions would otherwise be timed under every reading at once."""
+        for key, on in toggled.items():
+            if on:
+                toggle(key)
+        if controller.ablated:
+            controller.set_ablated(frozenset())
+
     actions = {
         "hover a word": lambda i: controller.set_hovered((7 * i + 3) % n_tokens),
         "change layer": lambda i: controller.set_layer(1 + i % 2),
@@ -196,6 +205,7 @@ def run_case(name: str, n: int, repeat: int) -> dict:
                        "ratio": statistics.median(ratios), "passes": statistics.median(passes),
                        "low": min(times), "high": max(times)}
         controller.set_hovered(None)
+        back_to_plain()
         settle()
     return {"model": name, "n": n_tokens, "open_ms": open_ms, "forward_ms": statistics.median(forward_samples),
             "peak_mib": peak, "kept_mib": kept, "rows": rows, "ids": list(map(int, tokenizer.encode(text).ids))}

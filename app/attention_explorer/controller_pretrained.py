@@ -233,7 +233,8 @@ class PretrainedControls(QtCore.QObject):
         """Run the current sentence through the real model again (after an edit or an ablation); the
         layers an ablation leaves alone are taken from the last forward of the same text."""
         model, text, ablated, previous = self._real_model, self._sentence, self._ablated, self._ptrace
-
+        if previous is not None:
+            previous.let_go_of_caches()
         runner = self._worker()
         if runner is None:
             self._accept_forward(*self._forward(model, text, ablated, previous=previous))

@@ -73,7 +73,7 @@ def _read_cells(ptrace: PretrainedTrace, hidden: list[int], merge: bool, norm: b
     runs = pretrained.word_runs(words, len(tokens)) if merge else None
     layers = []
     for layer in range(ptrace.n_layers):
-        weights = ptrace.layer_weights(layer)
+        weights = ptrace.layer_weights(layer, keep=False)
         if norm:
             weights = weights * moved_lengths(ptrace, layer)[:, None, :]
         if hidden:

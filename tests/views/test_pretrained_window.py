@@ -119,6 +119,22 @@ def test_switching_a_head_off_changes_later_layers_only(real_window, qtbot):
     np.testing.assert_allclose(c.pretrained_trace.all_weights(), before, atol=1e-7)
 
 
+def test_a_forward_that_replaces_the_shown_one_frees_the_shown_one_s_caches_first(real_window, qtbot):
+    """Both forwards' caches at once set the window's peak: the shown trace lets go of its layers made
+    again as soon as a right-click starts the forward that replaces it, and still gives the same numbers."""
+    window = real_window(BERT)
+    c = window.controller
+    shown = c.pretrained_trace
+    weights = shown.layer_weights(1)
+    view = window.pretrained.model_view
+    QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(1, 0).center().toPoint())
+    settle(qtbot, c)
+    assert c.pretrained_trace is not shown
+    remade = shown.layer_weights(1)
+    assert remade is not weights
+    np.testing.assert_array_equal(remade, weights)
+
+
 def test_merge_hide_and_rollout_show_what_the_engine_functions_give(real_window):
     window = real_window(BERT, "the children jumped over mats")  # "mats" is two pieces: mat ·s
     c, bar = window.controller, window.pretrained.bar

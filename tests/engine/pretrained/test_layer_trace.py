@@ -116,6 +116,32 @@ def test_a_layer_made_again_is_the_forward_s_own_to_the_bit(data, name):
             np.testing.assert_array_equal(model.run(trace.text).weight_row(layer, head, 5), weights[head, 5])
 
 
+def test_a_sweep_over_every_layer_keeps_none_of_them_and_a_view_s_layer_is_kept(data):
+    """Rollout and a reading's model-view cells read each layer once: caching them would hold every
+    layer at once. A layer a view asks for is kept, so the next view of it costs nothing."""
+    trace = open_pretrained(data / "tiny-bert").run("the robots were reading the old books")
+    swept = trace.layer_weights(0, keep=False)
+    again = trace.layer_weights(0, keep=False)
+    assert again is not swept  # made again: the sweep kept nothing
+    np.testing.assert_array_equal(again, swept)
+    trace.rollout(trace.n_layers - 1)
+    shown = trace.layer_weights(1)
+    assert trace.layer_weights(1) is shown and trace.layer_weights(1, keep=False) is shown
+    np.testing.assert_array_equal(shown, trace.thumbnails[1])
+
+
+def test_a_trace_that_lets_go_of_its_caches_makes_the_same_numbers_again(data):
+    """The window drops the shown trace's caches when the forward replacing it starts (its peak was
+    both forwards' caches at once); a view that still reads the old trace gets the same numbers."""
+    trace = open_pretrained(data / "tiny-gpt2").run("the cat sat on the mat")
+    weights, rolled = trace.layer_weights(1), trace.rollout(1)
+    trace.let_go_of_caches()
+    remade, rolled_again = trace.layer_weights(1), trace.rollout(1)
+    assert remade is not weights and rolled_again is not rolled
+    np.testing.assert_array_equal(remade, weights)
+    np.testing.assert_array_equal(rolled_again, rolled)
+
+
 def test_scores_scaled_and_masked_agree_to_the_bit_as_the_steps_write_them(data):
     layer = open_pretrained(data / "tiny-gpt2").run("the cat sat on the mat").layer_trace(1)
     fresh = open_pretrained(data / "tiny-gpt2").run("the cat sat on the mat").layer_trace(1)

@@ -68,6 +68,14 @@ class PretrainedTrace:
     def n(self) -> int:
         return len(self.labels)
 
+    def let_go_of_caches(self) -> None:
+        """Drop the layers made again and the rollouts kept (not what a view already holds): the forward
+        that replaces this trace runs meanwhile, and the old caches beside its own arrays are what
+        peaked (SmolLM2 at 2,048 tokens: a switched-off head)."""
+        self._maker.let_go()
+        with self._rollout_lock:
+            self._rolled.clear()
+
     @property
     def n_layers(self) -> int:
         return self.model.arch.n_layers
@@ -140,10 +148,11 @@ class PretrainedTrace:
         """What layer `layer`'s W_Q, W_K, W_V read (normalised first in pre-LN models), n × d_model."""
         return self._maker.attention_input(layer)
 
-    def layer_weights(self, layer: int) -> np.ndarray:
+    def layer_weights(self, layer: int, keep: bool = True) -> np.ndarray:
         """Every head's weights of one layer, (heads, n, n) float32, rows summing to 1 (causal for
-        decoders): heads × n² numbers, so a view of one head asks head_weights instead."""
-        return self._maker.layer_weights(layer)
+        decoders): heads × n² numbers, so a view of one head asks head_weights instead. `keep` False:
+        a sweep over every layer, not cached (LayerMaker.layer_weights)."""
+        return self._maker.layer_weights(layer, keep)
 
     def head_weights(self, layer: int, head: int) -> np.ndarray:
         """One head's weights, n × n float32."""
@@ -160,7 +169,7 @@ class PretrainedTrace:
     def all_weights(self) -> np.ndarray:
         """(layers, heads, n, n) float32: every weight of the forward at once, for short texts (tests,
         a file of every layer); a long text's would not fit in memory."""
-        return np.stack([self.layer_weights(layer) for layer in range(self.n_layers)])
+        return np.stack([self.layer_weights(layer, keep=False) for layer in range(self.n_layers)])
 
     # --- rollout ------------------------------------------------------------------------------------
     def rollout(self, layer: int) -> np.ndarray:
@@ -175,7 +184,7 @@ class PretrainedTrace:
             start = max(below) if below else -1
             rolled = self._rolled[start] if below else np.eye(self.n)
             for index in range(start + 1, layer + 1):
-                rolled = rollout_mix(self._maker.layer_weights(index)) @ rolled
+                rolled = rollout_mix(self._maker.layer_weights(index, keep=False)) @ rolled
                 self._rolled[index] = rolled
                 while len(self._rolled) > ROLLOUT_KEPT:
                     self._rolled.popitem(last=False)

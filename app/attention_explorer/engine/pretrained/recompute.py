@@ -65,6 +65,13 @@ class LayerMaker:
         self._lock = threading.RLock()
         self._projections_from: Callable[[int, int], Projections | None] | None = None
 
+    def let_go(self) -> None:
+        """Drop every cached projection and weight: a forward that will replace this one has started, and
+        the two sets of caches together set the window's peak (the layers are made again if asked)."""
+        with self._lock:
+            self._projections.clear()
+            self._weights = _ByteCache(WEIGHTS_CACHE_BYTES)
+
     def take_projections_from(self, source: Callable[[int, int], Projections | None]) -> None:
         """Read each layer's q, k, v as `source(layer, n)` (None: make them here), instead of projecting
         this forward's own layer inputs: a generation's texts so far share those of its whole text."""
@@ -168,15 +175,18 @@ class LayerMaker:
             weights[:block.shape[-1]] = block[row - start]
             return weights
 
-    def layer_weights(self, layer: int) -> np.ndarray:
-        """Every head's weights of one layer, (heads, n, n) float32."""
+    def layer_weights(self, layer: int, keep: bool = True) -> np.ndarray:
+        """Every head's weights of one layer, (heads, n, n) float32. A sweep over every layer (rollout, a
+        reading's model-view cells) passes `keep` False: it reads each layer once, so caching them would
+        only push out the layers on screen and hold every layer at once (75 MB at 512 tokens of MiniLM)."""
         with self._lock:
             whole = self._weights.get(layer)
             if whole is None:
                 p = self.projections(layer)
                 whole = head_weights(self.arch, p.q_scaled(), p.k_t, window=self.arch.window(layer))
                 whole.flags.writeable = False  # shared by every view that reads it
-                self._weights.put(layer, whole)
+                if keep:
+                    self._weights.put(layer, whole)
             return whole
 
     def layer_fits(self) -> bool:
