@@ -185,3 +185,29 @@ def test_the_likeliest_are_a_stable_sorts_first_ones_even_through_ties():
     for _ in range(200):
         values = rng.integers(0, 6, size=rng.integers(1, 30)).astype(float)
         assert list(likeliest(values)) == list(np.argsort(-values, kind="stable")[:5])
+
+
+class _CountingTokenizer:
+    """A tokenizers.Tokenizer that counts the pieces asked of it (its methods cannot be patched)."""
+
+    def __init__(self, tokenizer):
+        self._tokenizer, self.asked = tokenizer, 0
+
+    def id_to_token(self, token_id):
+        self.asked += 1
+        return self._tokenizer.id_to_token(token_id)
+
+
+def test_extending_a_text_by_written_tokens_asks_the_tokenizer_once_per_token_ever(data):
+    """A scrubber step extends the text so far by every written token: each asked of `tokenizers` once
+    (each call holds stderr back through a temporary file), with the same labels as asked one by one."""
+    tokenizer = open_pretrained(data / "tiny-gpt2").tokenizer
+    encoded, written = tokenizer.encode("the cat sat"), [5, 9, 5, 17, 9]
+    counting = tokenizer.tokenizer = _CountingTokenizer(tokenizer.tokenizer)
+    first = tokenizer.extended(encoded, written)
+    assert counting.asked == 3  # three distinct tokens
+    again = tokenizer.extended(encoded, written[:4])
+    assert counting.asked == 3
+    assert again.labels == first.labels[:-1] and again.pieces == first.pieces[:-1]
+    tokenizer.token_label(17)  # a label reads the same pieces
+    assert counting.asked == 3

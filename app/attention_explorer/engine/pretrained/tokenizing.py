@@ -146,9 +146,10 @@ class TextTokenizer:
         self.tokenizer = tokenizer
         self.max_tokens, self.vocab_size, self.keep_end = max_tokens, vocab_size, keep_end
         self._check_ids(self._vocabulary)
-        # one token's text and label, asked again on every step of a generation's scrubber: each call
-        # into tokenizers holds stderr back through a temporary file, about 0.3 ms
+        # one token's text, piece and label, asked again on every step of a generation's scrubber: each
+        # call into tokenizers holds stderr back through a temporary file, about 0.3 ms
         self._token_texts: dict[int, str] = {}
+        self._token_pieces: dict[int, str] = {}
         self._token_labels: dict[int, str] = {}
 
     def _set_up(self, tokenizer, max_tokens: int, keep_end: bool) -> None:
@@ -236,7 +237,7 @@ class TextTokenizer:
         ids = [int(i) for i in token_ids]
         labels, words = list(encoded.labels), [list(word) for word in encoded.words]
         special = list(encoded.special)
-        pieces = [guarded(self.source, "cannot name a token", self.tokenizer.id_to_token, i) or "" for i in ids]
+        pieces = self._pieces(ids)
         for token_id, piece in zip(ids, pieces, strict=True):
             is_special = token_id in self.special_ids
             tidy = piece if is_special else self._tidy(piece)
@@ -287,9 +288,19 @@ class TextTokenizer:
         token_id = int(token_id)
         label = self._token_labels.get(token_id)
         if label is None:
-            piece = guarded(self.source, "cannot name a token", self.tokenizer.id_to_token, token_id) or ""
+            piece = self._pieces([token_id])[0]
             label = self._token_labels[token_id] = piece if token_id in self.special_ids else self._tidy(piece)
         return label
+
+    def _pieces(self, ids: list[int]) -> list[str]:
+        """Each id's piece as the vocabulary writes it ("" for an id it lacks), those not seen before
+        asked for in one guarded call: a scrubber step extends the text so far by every written token."""
+        missing = list({i for i in ids if i not in self._token_pieces})
+        if missing:
+            found = guarded(self.source, "cannot name a token",
+                            lambda: [self.tokenizer.id_to_token(i) or "" for i in missing])
+            self._token_pieces.update(zip(missing, found, strict=True))
+        return [self._token_pieces[i] for i in ids]
 
     @staticmethod
     def _continuations(pieces: list[str], special: np.ndarray, word_ids: list) -> list[bool]:
