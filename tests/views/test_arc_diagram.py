@@ -13,7 +13,14 @@ from attention_explorer.cli import main
 from attention_explorer.controller import LOOKED_AT, LOOKING, Controller
 from attention_explorer.image_export import svg_bytes
 from attention_explorer.views import theme
-from attention_explorer.views.arc_diagram import DIMMED_OPACITY, LEFT, RIGHT, QtArcDiagram
+from attention_explorer.views.arc_diagram import (
+    ALL_HEADS_MAX_WORDS,
+    DIMMED_OPACITY,
+    LEFT,
+    ONE_HEAD_TIP,
+    RIGHT,
+    QtArcDiagram,
+)
 from attention_explorer.views.arc_lines import selected_arcs, strongest_first
 from gui_helpers import hover_arc_end
 
@@ -233,3 +240,17 @@ def test_the_longest_words_fit_beside_the_lines_in_a_narrow_pane(qtbot):
     for side in (LEFT, RIGHT):
         rects = [rect for _, rect in arcs.drawn_labels(side)]
         assert min(r.left() for r in rects) >= 0 and max(r.right() for r in rects) <= visible, side
+
+
+def test_past_the_all_heads_length_the_arcs_draw_the_selected_head_and_the_box_says_why(qtbot, make_arcs):
+    arcs = make_arcs(ALL_HEADS_MAX_WORDS)
+    arcs.controller.set_options(arcs.controller.options.with_changes(heads=2))
+    qtbot.waitUntil(lambda: arcs.heads_shown() == [0, 1])
+    assert arcs.all_heads.isEnabled() and {head for head, *_ in arcs.drawn_arcs()} == {0, 1}
+    words = arcs.controller.sentence.split()
+    arcs.controller.set_sentence(" ".join(words + words[:1]))
+    qtbot.waitUntil(lambda: arcs.heads_shown() == [0])
+    assert not arcs.all_heads.isEnabled() and arcs.all_heads.toolTip() == ONE_HEAD_TIP
+    assert {head for head, *_ in arcs.drawn_arcs()} == {0}
+    arcs.controller.set_head(1)
+    qtbot.waitUntil(lambda: {head for head, *_ in arcs.drawn_arcs()} == {1})

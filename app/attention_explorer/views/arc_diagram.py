@@ -36,8 +36,10 @@ from .token_axis import GAP_PX, MAX_LABEL_PX
 
 AUTO_LIMIT_ABOVE = 24  # words; longer sentences keep only the strongest arcs per word
 AUTO_STRONGEST = 3
-ALL_HEADS_MAX_WORDS = 512  # longer texts draw the selected head's arcs only: every head's would be a
-                           # pass over heads × n² weights for lines too many to tell apart
+# Longer texts draw the selected head's arcs only. Above it a word has under 4 px of a full-height view,
+# and every head's strongest lines from that spot (36 at twelve heads) cannot be told apart; drawing
+# them (18,432 antialiased lines at 512 words) was the largest cost of a layer change or a reading.
+ALL_HEADS_MAX_WORDS = 256
 ALL_HEADS_TIP = "Draw every head in its own colour, or only the selected head"
 ONE_HEAD_TIP = f"Above {ALL_HEADS_MAX_WORDS} words the arcs show the selected head only"
 LEFT, RIGHT = "left", "right"
