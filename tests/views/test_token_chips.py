@@ -91,3 +91,19 @@ def test_chips_of_words_gone_leave_the_screen_at_once(make_window):
     QtWidgets.QApplication.processEvents()  # no deferred deletes
     shown = [chip for chip in window.chips.findChildren(QtWidgets.QLabel) if chip.isVisible()]
     assert [chip.text() for chip in shown] == ["the₁", "dog", "sat", "on", "the₂", "mat"]
+
+
+def test_a_chip_that_turns_from_unknown_to_known_gets_a_word_s_tip_and_cursor(make_window):
+    """A chip keeps its tip and cursor while it goes on showing a word (every word shifts a place when
+    specials are hidden), and takes a word's when its unknown word is mended."""
+    window = make_window()
+    known = sorted(window.controller.model.vocabulary)[0]
+    window.controller.set_sentence(f"{known} zzqx {known}")
+    QtWidgets.QApplication.processEvents()
+    unknown = window.chips.chips[1]
+    assert unknown.cursor().shape() == QtCore.Qt.CursorShape.WhatsThisCursor and unknown.toolTip() == ""
+    window.controller.set_sentence(f"{known} {known} {known}")
+    QtWidgets.QApplication.processEvents()
+    for chip in window.chips.chips:
+        assert chip.cursor().shape() == QtCore.Qt.CursorShape.PointingHandCursor
+        assert chip.toolTip().startswith("Hover to see where this word looks")
