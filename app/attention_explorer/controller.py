@@ -14,12 +14,14 @@ from PySide6 import QtCore
 from . import engine
 from .controller_generation import GenerationControls
 from .engine import SQUARE_MATRICES, EngineError, ModelError, Options, ToyModel, Trace
+from .engine.lazy_trace import let_go, made_items
 from .engine.steps import LAST_STEP, STEPS, skip_reason
 
 LOOKING = "looking"      # the focused word as the one looking: its row of the weights, where it looks
 LOOKED_AT = "looked_at"  # the focused word as the one looked at: its column, who looks at it
 FOCUS_ROLES = (LOOKING, LOOKED_AT)
 LONG_TEXT_TOKENS = 512  # a trace this long that is replaced gives its memory back (n × n matrices per head)
+STEP_MATRICES = ("scores", "scaled", "masked")  # made for a step's tables, let go on leaving it (long texts)
 
 
 class Controller(GenerationControls):
@@ -281,7 +283,18 @@ class Controller(GenerationControls):
         index = max(0, min(index, LAST_STEP))
         if index != self._step:
             self._step = index
+            self._let_go_of_step_matrices()
             self.step_changed.emit(index)
+
+    def _let_go_of_step_matrices(self) -> None:
+        """A long text's scores, scaled and masked scores, made for the step being left, are let go: the
+        next step makes again those it shows. Stepping through them at 8,192 tokens kept 268 MB a matrix
+        and head (over a gigabyte for one head). The weights and the heatmap's matrix stay."""
+        if self._trace is None or self._trace.n < LONG_TEXT_TOKENS:
+            return
+        names = [name for name in STEP_MATRICES if name != self._matrix]
+        for head in made_items(self._trace.heads):
+            let_go(head, names)
 
     def set_model_source(self, source: str) -> None:
         """Where the current model now lives, e.g. the file it was just saved as."""

@@ -3,10 +3,13 @@ with its inputs outlined, and the shared key/value head in the title."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from attention_explorer import controller as controller_module
 from attention_explorer.controller import Controller
 from attention_explorer.engine.cell_arithmetic import fmt
+from attention_explorer.engine.lazy_trace import is_made
 from attention_explorer.engine.steps import step_index
 from attention_explorer.views.step_timeline import QtStepTimeline
 
@@ -96,3 +99,23 @@ def test_the_mask_step_is_titled_by_the_mask_the_layer_has(qtbot, folder, layers
         explanation = view.panel.explanation.text()
         assert ("sliding window" in explanation) == ("window" in title)
         assert ("decoder" in explanation) == ("Causal" in title)  # an encoder's window says nothing of decoders
+
+
+def test_leaving_a_step_lets_go_of_the_long_text_matrices_it_made_and_they_come_back_the_same(timeline,
+                                                                                             monkeypatch):
+    """At 8,192 tokens each head's scores, scaled and masked scores are 268 MB apiece: stepping through
+    them kept every one. A step now makes those it shows and the next lets them go."""
+    monkeypatch.setattr(controller_module, "LONG_TEXT_TOKENS", 1)  # this text stands for a long one
+    c = timeline.controller
+    timeline.go_to(step_index("scores"))
+    head = c.trace.heads[3]
+    assert is_made(head, "scores")
+    scores = head.scores.copy()
+    shown = timeline.panel.results()["scores"].matrix_model.table.values
+    np.testing.assert_array_equal(shown, scores)
+    for _ in range(3):  # to scaled (its tables read the scores), masked, softmax
+        timeline.forward_button.click()
+    assert timeline.controller.step == step_index("softmax")
+    assert not is_made(head, "scores") and not is_made(head, "scaled") and is_made(head, "weights")
+    timeline.go_to(step_index("scores"))
+    np.testing.assert_array_equal(timeline.panel.results()["scores"].matrix_model.table.values, scores)

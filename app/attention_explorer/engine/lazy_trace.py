@@ -34,6 +34,20 @@ def is_made(obj, name: str) -> bool:
     return name in vars(obj)
 
 
+def let_go(obj, names: Sequence[str]) -> None:
+    """Forget these fields where they were made (each is made again when next read): a long text's n × n
+    matrices that no view shows any longer. Fields given, not made, are kept."""
+    made = vars(obj)
+    for name in names:
+        if name in getattr(obj, "_makers", {}):
+            made.pop(name, None)
+
+
+def made_items(items: Sequence) -> list:
+    """The items of a LazyTuple made so far (all of any other sequence): reaching the others would make them."""
+    return list(items._items.values()) if isinstance(items, LazyTuple) else list(items)
+
+
 def _fill(obj, makers: dict[str, Callable], fields: dict) -> None:
     object.__setattr__(obj, "_makers", makers)
     for name, value in fields.items():
