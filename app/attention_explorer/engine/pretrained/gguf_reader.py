@@ -30,6 +30,7 @@ from ..errors import ModelError
 from ..limits import MAX_GGUF_ALIGNMENT, MAX_GGUF_ARRAY_DEPTH, MAX_GGUF_DIMS
 from ..safe_read import open_regular_file
 from .fields import shown
+from .mapped import map_file, release
 
 # Metadata value types: struct format of the scalar ones; 8 is a string, 9 an array.
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
@@ -105,10 +106,7 @@ class GGUFFile:
         with open_regular_file(self.path, ".gguf file", error=ModelError) as (handle, size):
             if size == 0:
                 raise ModelError(f"{self.name}: the file is empty; download it again")
-            try:
-                self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError) as error:
-                raise ModelError(f"{self.name}: cannot open it ({error})") from error
+            self._map = map_file(handle, self.name)
         self._pos = 0
         self._memory_left = len(self._map)
         try:
@@ -263,7 +261,9 @@ class GGUFFile:
 
     # --- tensors ------------------------------------------------------------------------------
     def tensor(self, name: str) -> np.ndarray:
-        """Tensor `name` as a new float32 array (dequantised when stored in blocks)."""
+        """Tensor `name` as a new float32 array (dequantised when stored in blocks); the pages of the
+        map it was read from are let go (mapped.py), so neither opening a model nor reading its layers
+        again (weights kept stored) keeps the file's bytes in the process's memory beside the result."""
         if name not in self.tensors:
             raise ModelError(f"{self.name}: tensor {name!r} is missing")
         info = self.tensors[name]
@@ -274,7 +274,9 @@ class GGUFFile:
         if info.nbytes == 0:
             return np.zeros(info.shape, dtype=np.float32)
         raw = np.frombuffer(self._map, dtype=np.uint8, count=info.nbytes, offset=info.offset)
-        return dequantize(kind, raw).reshape(info.shape)
+        values = dequantize(kind, raw).reshape(info.shape)
+        release(self._map, info.offset, info.nbytes)  # read once here: what the model keeps is the float32
+        return values
 
 
 def dequantize(kind: str, raw: np.ndarray) -> np.ndarray:

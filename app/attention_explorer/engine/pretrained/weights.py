@@ -9,7 +9,7 @@ is `x @ w + b`; HF's Linear weights (out, in) arrive as transposed views, not co
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,12 +103,22 @@ class Architecture:
         return self.n_heads // self.n_kv_heads
 
 
-# Every weight is held as float32 in memory: two billion of them are 7.5 GiB, about the most a 16 GB
-# laptop can spare beside the app (Llama-3.2-1B, 1.2 billion, opens; a 3-billion model does not).
-# Larger models, and any that would not fit in the memory the machine has free, are refused before
-# anything is read.
+# A model's weights are held in one of two forms (choose_mode):
+# - "float32": every matrix converted once, at open, laid out as the products want. The fastest
+#   forward, but a bf16 file takes twice its size in memory (a GGUF Q8_0 file nearly four times).
+# - "stored": the layers' matrices stay in the file as it stores them (memory-mapped bf16, f16 or GGUF
+#   blocks) and each layer is converted when it is computed, a few kept (stored_layers.py); only the
+#   embeddings and norms are float32. The model then takes about its file's size or less, and every
+#   forward pays the conversion again (bench_big_checkpoint.py measures both).
+# "auto" keeps float32 when its weights fit in a share of the memory the machine has free, with room
+# for the views' traces and other programs, and stores them otherwise.
+WEIGHT_MODES = ("auto", "float32", "stored")
+# The largest model opened: two billion weights, 7.5 GiB as float32, about the most a 16 GB laptop can
+# spare beside the app (Llama-3.2-1B, 1.2 billion, opens; a 3-billion model does not).
 MAX_PARAMETERS = 2_000_000_000
 ROOM_BEYOND_WEIGHTS = 1.1  # opening peaks about a tenth above the float32 weights (bench_big_checkpoint.py)
+FLOAT32_SHARE = 0.5        # "auto" keeps float32 weights that take at most this share of the free memory
+LAYERS_MADE = 3            # stored: the layers converted at once at most (stored_layers.KEPT_LAYERS + one made)
 
 
 def free_memory_bytes() -> int | None:
@@ -123,17 +133,34 @@ def free_memory_bytes() -> int | None:
     return None
 
 
-def check_size(arch: Architecture, file_name: str) -> None:
+def choose_mode(arch: Architecture, file_name: str, requested: str = "auto") -> str:
+    """"float32" or "stored" for a model of `arch` asked to open as `requested` (WEIGHT_MODES), or a
+    ModelError when it is too large, or would not fit in the memory the machine has free in that form."""
+    if requested not in WEIGHT_MODES:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHT_MODES)}, not {requested!r}")
     weights_bytes = arch.parameters * 4
     if arch.parameters > MAX_PARAMETERS:
         raise ModelError(f"{file_name}: the model has about {arch.parameters / 1e9:.1f} billion weights, "
                          f"{weights_bytes / 2 ** 30:.0f} GiB as float32; the largest this app opens is "
                          f"{MAX_PARAMETERS / 1e9:.0f} billion")
     free = free_memory_bytes()
-    if free is not None and weights_bytes * ROOM_BEYOND_WEIGHTS > free:
+    float32_need = weights_bytes * ROOM_BEYOND_WEIGHTS
+    if requested == "auto":
+        requested = "float32" if free is None or float32_need <= free * FLOAT32_SHARE else "stored"
+    need = float32_need if requested == "float32" else _stored_bytes(arch)
+    if free is not None and need > free:
         raise ModelError(f"{file_name}: the model's {arch.parameters / 1e9:.2f} billion weights need about "
-                         f"{weights_bytes * ROOM_BEYOND_WEIGHTS / 2 ** 30:.1f} GiB as float32, and this machine has "
-                         f"{free / 2 ** 30:.1f} GiB free; close other programs, or open a smaller model")
+                         f"{need / 2 ** 30:.1f} GiB {'as float32' if requested == 'float32' else 'kept as stored'}, "
+                         f"and this machine has {free / 2 ** 30:.1f} GiB free; close other programs, or open a "
+                         f"smaller model")
+    return requested
+
+
+def _stored_bytes(arch: Architecture) -> int:
+    """About what a model of stored weights holds: its embeddings (and an output matrix as large) as
+    float32 and a few layers converted."""
+    per_layer = (arch.parameters - arch.vocab_size * arch.d_model) // arch.n_layers
+    return 4 * (2 * arch.vocab_size * arch.d_model + LAYERS_MADE * per_layer)
 
 
 @dataclass
@@ -197,11 +224,12 @@ class LayerWeights:
 
 @dataclass
 class ModelWeights:
-    """Embeddings, blocks and head of one model, float32."""
+    """Embeddings, blocks and head of one model, float32; the blocks a list, or made from the file
+    as they are read (stored_layers.py) when the weights are kept stored."""
 
     arch: Architecture
     token_embedding: np.ndarray                   # vocab × d_model
-    layers: list[LayerWeights] = field(default_factory=list)
+    layers: Sequence[LayerWeights] = field(default_factory=list)
     position_embedding: np.ndarray | None = None  # learned positions, a row per position (BERT, GPT-2, …)
     type_embedding: np.ndarray | None = None      # BERT's segment A row, d_model
     embedding_norm: np.ndarray | None = None      # BERT normalises the embeddings
@@ -221,11 +249,15 @@ class TensorSource:
     (a BERT pooler, say) are never read. `file_name_of(name)` is a tensor's name as the file spells
     it, for messages (a GGUF file's 'blk.0.attn_q.weight' where the family asks for
     'layers.0.self_attn.q_proj.weight').
+
+    `stored`: the tensors stay in the file, readable after the model is open, and the layers are read
+    when they are computed (families.shared.read_layers), so their tensors are checked then.
     """
 
     def __init__(self, file_name: str, shapes: Mapping[str, tuple[int, ...]], load: Callable[[str], np.ndarray],
-                 file_name_of: Callable[[str], str] | None = None):
+                 file_name_of: Callable[[str], str] | None = None, stored: bool = False):
         self.file_name = file_name
+        self.stored = stored
         self.shapes = shapes
         self._load = load
         self._file_name_of = file_name_of or (lambda name: name)

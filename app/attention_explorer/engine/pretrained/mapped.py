@@ -1,0 +1,34 @@
+"""Files read through a memory map, and a tensor's pages let go once it is converted.
+
+The pages of a mapped file that have been read count in the process's resident memory until the
+system needs them back. A model whose weights stay in the file (weights.choose_mode) reads each
+layer again whenever it is computed; letting each tensor's pages go once it is converted keeps its
+memory near the converted layers', instead of growing to the file's whole size on top of them. The
+file's bytes stay in the system's cache, so reading them again costs no disk.
+"""
+
+from __future__ import annotations
+
+import mmap
+from typing import BinaryIO
+
+from ..errors import ModelError
+
+
+def map_file(handle: BinaryIO, file_name: str) -> mmap.mmap:
+    """The open file, mapped read-only (the map outlives the handle)."""
+    try:
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as error:
+        raise ModelError(f"{file_name}: cannot open it ({error})") from error
+
+
+def release(data: mmap.mmap, start: int, nbytes: int) -> None:
+    """Let the whole pages of bytes start … start + nbytes − 1 of `data` go from this process's memory
+    (where the system allows it: Linux, macOS)."""
+    if not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
+    end = (start + nbytes) // mmap.PAGESIZE * mmap.PAGESIZE
+    if end > first:
+        data.madvise(mmap.MADV_DONTNEED, first, end - first)
