@@ -157,10 +157,10 @@ def choose_mode(arch: Architecture, file_name: str, requested: str = "auto") -> 
 
 
 def _stored_bytes(arch: Architecture) -> int:
-    """About what a model of stored weights holds: its embeddings (and an output matrix as large) as
-    float32 and a few layers converted."""
+    """About what a model of stored weights holds at most: its embeddings (and an output matrix as
+    large) as float32 and a few layers converted."""
     per_layer = (arch.parameters - arch.vocab_size * arch.d_model) // arch.n_layers
-    return 4 * (2 * arch.vocab_size * arch.d_model + LAYERS_MADE * per_layer)
+    return 4 * (2 * arch.vocab_size * arch.d_model + min(LAYERS_MADE, arch.n_layers) * per_layer)
 
 
 @dataclass

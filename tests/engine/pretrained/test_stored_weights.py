@@ -1,0 +1,147 @@
+"""Weights kept as the file stores them (bf16 and f16 safetensors, GGUF blocks), each layer converted
+when it is computed: every number the engine gives is bit for bit the one of the weights converted to
+float32 at open, through the forward, a view's recomputation of a layer, an ablation's rerun, a
+generation and the census; the layers a view reads again are not converted again; the choice between
+the two forms follows the memory free; a damaged tensor is refused when its layer is first read."""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.census.next_token_loss import next_token_losses
+from attention_explorer.engine.errors import ModelError
+from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained import weights as weights_module
+from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
+from attention_explorer.engine.pretrained.safetensors_reader import read_safetensors
+from attention_explorer.engine.pretrained.stored_layers import KEPT_LAYERS, StoredLayers
+
+pytest.importorskip("tokenizers")
+
+TEXT = "the cat sat on the mat 2017"
+FOLDERS = ["tiny-llama", "tiny-qwen2", "tiny-gpt2", "tiny-gpt-neox", "tiny-bert", "tiny-modernbert", "tiny-gemma2",
+           "tiny-phi3"]
+GGUF_FILES = ["tiny-llama.gguf", "tiny-qwen2.gguf", "tiny-gpt2.gguf", "tiny-phi3.gguf"]  # Q8_0, Q4_0, Q4_1, F16
+
+
+def _to_bf16(array: np.ndarray) -> np.ndarray:
+    """float32 → bfloat16 bits (uint16), rounded to nearest even, as torch rounds."""
+    bits = array.astype(np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
+
+
+def sixteen_bit_copy(data: Path, tmp_path: Path, name: str, dtype: str, write_safetensors) -> Path:
+    """The tiny checkpoint `name` copied under tmp_path with every tensor stored as `dtype` (BF16, F16)."""
+    folder = tmp_path / f"{name}-{dtype.lower()}"
+    shutil.copytree(data / name, folder)
+    for path in folder.glob("*.safetensors"):
+        tensors = read_safetensors(path)
+        write_safetensors(path, {key: _to_bf16(value) if dtype == "BF16" else value.astype(np.float16)
+                                 for key, value in tensors.items()}, dtype=dtype)
+    return folder
+
+
+def both(path: Path):
+    """The model at `path` opened twice: its weights converted at open, and kept stored."""
+    return open_pretrained(path, weights="float32"), open_pretrained(path, weights="stored")
+
+
+def assert_same_run(converted, stored, ablate=frozenset()):
+    a, b = converted.run(TEXT, ablate), stored.run(TEXT, ablate)
+    ra, rb = a.forward_result, b.forward_result
+    assert all(np.array_equal(x, y) for x, y in zip(ra.layer_inputs, rb.layer_inputs, strict=True))
+    assert np.array_equal(ra.thumbnails, rb.thumbnails) and np.array_equal(ra.sinks, rb.sinks)
+    assert (ra.next_logits is None and rb.next_logits is None) or np.array_equal(ra.next_logits, rb.next_logits)
+    for layer in range(converted.n_layers):
+        la, lb = a.layer_trace(layer), b.layer_trace(layer)
+        assert np.array_equal(la.output, lb.output)
+        for ha, hb in zip(la.heads, lb.heads, strict=True):
+            assert all(np.array_equal(getattr(ha, part), getattr(hb, part))
+                       for part in ("q", "k", "v", "weights", "scores", "output"))
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", ["BF16", "F16"])
+@pytest.mark.parametrize("name", FOLDERS)
+def test_a_sixteen_bit_checkpoint_kept_stored_gives_the_numbers_of_its_float32_weights(
+        data, tmp_path, write_safetensors, name, dtype):
+    converted, stored = both(sixteen_bit_copy(data, tmp_path, name, dtype, write_safetensors))
+    assert isinstance(stored.weights.layers, StoredLayers) and isinstance(converted.weights.layers, list)
+    first, _ = assert_same_run(converted, stored)
+    ablate = frozenset({(converted.n_layers - 1, 0)})  # a rerun from the last layer
+    a, b = converted.run(TEXT, ablate, previous=first), stored.run(TEXT, ablate, previous=first)
+    assert np.array_equal(a.forward_result.thumbnails, b.forward_result.thumbnails)
+
+
+@pytest.mark.parametrize("name", GGUF_FILES)
+def test_a_quantised_gguf_kept_in_its_blocks_gives_the_numbers_of_its_dequantised_weights(data, name):
+    assert_same_run(*both(data / name), ablate=frozenset({(0, 1)}))
+
+
+@pytest.mark.parametrize("source", ["tiny-llama.gguf", "tiny-gpt2"])
+def test_a_generation_and_the_census_read_stored_layers_as_float32_ones(data, source):
+    converted, stored = both(data / source)
+    settings = GenerationSettings(tokens=6)
+    a, b = generate(converted, TEXT, settings), generate(stored, TEXT, settings)
+    assert [s.token_id for s in a.steps] == [s.token_id for s in b.steps]
+    assert all(np.array_equal(x.attention, y.attention) for x, y in zip(a.steps, b.steps, strict=True))
+    losses = [next_token_losses(model, model.run(TEXT)) for model in (converted, stored)]
+    assert np.array_equal(*losses)
+
+
+def test_nothing_of_the_layers_is_read_at_open_and_a_view_of_a_layer_just_run_converts_nothing(data):
+    stored = open_pretrained(data / "tiny-llama", weights="stored")
+    layers = stored.weights.layers
+    assert layers.conversions == 0
+    trace = stored.run(TEXT)
+    assert layers.conversions == stored.n_layers
+    trace.layer_trace(stored.n_layers - 1)
+    assert layers.conversions == stored.n_layers
+
+
+def test_the_last_layers_made_are_kept_and_others_made_again():
+    made = []
+    layers = StoredLayers(5, lambda i: made.append(i) or {"layer": i})
+    assert [layers[i]["layer"] for i in (0, 1, 0, 2, 0, 3, 1)] == [0, 1, 0, 2, 0, 3, 1]
+    assert made == [0, 1, 2, 3, 1] and layers.conversions == 5 and KEPT_LAYERS == 2
+    assert layers[-1] is layers[4] and [layer["layer"] for layer in layers] == [0, 1, 2, 3, 4]
+    assert [layer["layer"] for layer in layers[3:]] == [3, 4]
+    with pytest.raises(IndexError):
+        layers[5]
+
+
+def test_the_form_follows_the_memory_free_unless_asked(data, monkeypatch):
+    """float32 when its weights take at most half the memory free, stored when not, either when asked;
+    refused when even the stored form does not fit, or float32 is asked for and does not fit."""
+    model = open_pretrained(data / "tiny-llama")
+    float32_bytes = model.arch.parameters * 4
+    monkeypatch.setattr(weights_module, "free_memory_bytes", lambda: 4 * float32_bytes)
+    assert isinstance(open_pretrained(data / "tiny-llama").weights.layers, list)
+    assert isinstance(open_pretrained(data / "tiny-llama.gguf").weights.layers, list)
+    monkeypatch.setattr(weights_module, "free_memory_bytes", lambda: int(1.5 * float32_bytes))
+    assert isinstance(open_pretrained(data / "tiny-llama").weights.layers, StoredLayers)
+    assert isinstance(open_pretrained(data / "tiny-llama.gguf").weights.layers, StoredLayers)
+    assert isinstance(open_pretrained(data / "tiny-llama", weights="float32").weights.layers, list)
+    monkeypatch.setattr(weights_module, "free_memory_bytes", lambda: None)  # unknown: float32, as before
+    assert isinstance(open_pretrained(data / "tiny-llama").weights.layers, list)
+    assert isinstance(open_pretrained(data / "tiny-llama", weights="stored").weights.layers, StoredLayers)
+    with pytest.raises(ValueError, match="weights must be one of auto, float32, stored, not 'bf16'"):
+        open_pretrained(data / "tiny-llama", weights="bf16")
+
+
+def test_a_damaged_tensor_of_stored_weights_is_refused_when_its_layer_is_read(data, tmp_path, write_safetensors):
+    folder = sixteen_bit_copy(data, tmp_path, "tiny-llama", "BF16", write_safetensors)
+    path = folder / "model.safetensors"
+    tensors = read_safetensors(path)
+    name = next(key for key in tensors if "layers.1.mlp.down_proj" in key)
+    tensors[name][0, 0] = np.nan
+    write_safetensors(path, {key: _to_bf16(value) for key, value in tensors.items()}, dtype="BF16")
+    with pytest.raises(ModelError, match=r"model.safetensors: tensor '[a-z.]*layers.1.mlp.down_proj.weight' holds "
+                                         r"values that are not numbers \(NaN\) or infinite; the file is damaged"):
+        open_pretrained(folder, weights="float32")
+    stored = open_pretrained(folder, weights="stored")  # nothing of the layers is read at open
+    with pytest.raises(ModelError, match=r"model.safetensors: tensor '[a-z.]*layers.1.mlp.down_proj.weight' holds "
+                                         r"values that are not numbers \(NaN\) or infinite; the file is damaged"):
+        stored.run(TEXT)
