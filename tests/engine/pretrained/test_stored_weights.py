@@ -145,3 +145,25 @@ def test_a_damaged_tensor_of_stored_weights_is_refused_when_its_layer_is_read(da
     with pytest.raises(ModelError, match=r"model.safetensors: tensor '[a-z.]*layers.1.mlp.down_proj.weight' holds "
                                          r"values that are not numbers \(NaN\) or infinite; the file is damaged"):
         stored.run(TEXT)
+
+
+def test_the_command_lines_choices_are_the_engines():
+    from attention_explorer.cli_real import WEIGHT_MODES
+
+    assert WEIGHT_MODES == weights_module.WEIGHT_MODES
+
+
+def test_the_command_line_opens_a_model_kept_stored_and_says_a_wrong_choice_in_one_line(data, tmp_path, capsys):
+    from attention_explorer.cli import main
+
+    outputs = []
+    for weights in ("float32", "stored"):
+        out = tmp_path / f"{weights}.json"
+        assert main(["trace", "--model", str(data / "tiny-llama.gguf"), "--sentence", TEXT, "--layer", "2",
+                     "--weights", weights, "-o", str(out)]) == 0
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1]
+    capsys.readouterr()
+    assert main(["trace", "--model", str(data / "tiny-llama.gguf"), "--weights", "bf16"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--weights" in err and "'bf16'" in err
