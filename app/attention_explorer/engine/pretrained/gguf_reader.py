@@ -287,10 +287,11 @@ def dequantize(kind: str, raw: np.ndarray) -> np.ndarray:
         return raw.view(np.float16).astype(np.float32)
     if kind == "BF16":
         return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
-    if kind == "Q8_0":  # per block: scale d (f16), 32 × int8; x = d·q
+    if kind == "Q8_0":  # per block: scale d (f16), 32 × int8; x = d·q, scaled in place: one float32 array made
         blocks = raw.reshape(-1, 34)
-        scale = blocks[:, :2].copy().view(np.float16).astype(np.float32)
-        return (blocks[:, 2:].view(np.int8).astype(np.float32) * scale).ravel()
+        values = blocks[:, 2:].view(np.int8).astype(np.float32)
+        values *= blocks[:, :2].copy().view(np.float16).astype(np.float32)
+        return values.ravel()
     # Q4_0 (d, 16 bytes) and Q4_1 (d, m, 16 bytes): the low nibbles are values 0–15, the high 16–31;
     # written straight into the float32 result, which saves three passes over the data.
     header = 2 if kind == "Q4_0" else 4
