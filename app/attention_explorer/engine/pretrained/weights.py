@@ -221,7 +221,7 @@ class LayerWeights:
                                          ((self.w_q, self.b_q), (self.w_k, self.b_k), (self.w_v, self.b_v))])
 
 
-_COLUMNS_AT_ONCE = 128  # a transposed view is copied this many columns at a time (see laid_out)
+_COLUMNS_AT_ONCE = 64  # a transposed view is copied this many columns at a time (see laid_out)
 
 
 def laid_out(parts: list[np.ndarray]) -> np.ndarray:
@@ -230,8 +230,9 @@ def laid_out(parts: list[np.ndarray]) -> np.ndarray:
     The parts are mostly transposed views of the files' (out, in) matrices. Copied whole, each row
     written gathers one number from each of `out` rows of the file's matrix, which for a matrix of
     8,192 such rows leaves nothing in the processor's cache to the next row: Llama-3.2-1B's layer took
-    1.2 s. A block of 128 columns at a time reads 128 rows of the file's matrix, which stay cached
-    from one row written to the next: 0.2 s. The numbers are copied, not changed.
+    about 1.2 s. A block of 64 columns at a time reads 64 rows of the file's matrix, which stay cached
+    from one row written to the next: 0.1–0.2 s (0.2–0.3 s in blocks of 128). The numbers are copied,
+    not changed.
     """
     out = np.empty((parts[0].shape[0], sum(part.shape[1] for part in parts)), dtype=parts[0].dtype)
     start = 0
