@@ -167,3 +167,11 @@ def test_the_command_line_opens_a_model_kept_stored_and_says_a_wrong_choice_in_o
     assert main(["trace", "--model", str(data / "tiny-llama.gguf"), "--weights", "bf16"]) != 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--weights" in err and "'bf16'" in err
+
+
+def test_stored_layers_are_read_from_the_file_that_was_opened_even_once_its_name_is_gone(data, tmp_path):
+    folder = tmp_path / "tiny-llama"
+    shutil.copytree(data / "tiny-llama", folder)
+    converted, stored = both(folder)
+    (folder / "model.safetensors").unlink()
+    assert np.array_equal(converted.run(TEXT).forward_result.next_logits, stored.run(TEXT).forward_result.next_logits)

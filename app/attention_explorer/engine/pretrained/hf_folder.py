@@ -83,7 +83,7 @@ def read_hf_folder(folder: Path, progress: Progress | None = None, weights: str 
 def folder_tensors(folder: Path, tensor_name: Callable[[str], str], progress: Progress | None = None,
                    stored: bool = False) -> Iterator[TensorSource]:
     """The tensors of every *.safetensors file of `folder`, each under `tensor_name(its name in the file)`,
-    open for the block (`stored`: for as long as the source lives, through maps of the files): every
+    open for the block (`stored`: for as long as the source lives): every
     header is checked before any tensor is read."""
     files = sorted(folder.glob("*.safetensors"))
     if not files:
@@ -93,7 +93,7 @@ def folder_tensors(folder: Path, tensor_name: Callable[[str], str], progress: Pr
         shards = [stack.enter_context(open_safetensors(path)) for path in files]
         if stored:
             for shard in shards:
-                shard.keep_mapped()
+                shard.keep_open()
         yield _tensor_source(shards, tensor_name, folder, stored)
 
 

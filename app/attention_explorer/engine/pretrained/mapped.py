@@ -1,10 +1,11 @@
-"""Files read through a memory map, and a tensor's pages let go once it is converted.
+"""A GGUF file read through a memory map, and a tensor's pages let go once it is dequantised.
 
 The pages of a mapped file that have been read count in the process's resident memory until the
-system needs them back. A model whose weights stay in the file (weights.choose_mode) reads each
-layer again whenever it is computed; letting each tensor's pages go once it is converted keeps its
-memory near the converted layers', instead of growing to the file's whole size on top of them. The
-file's bytes stay in the system's cache, so reading them again costs no disk.
+system needs them back. A model dequantises each tensor once at open, or each layer again whenever
+it computes it when its weights stay in the file (weights.choose_mode); letting each tensor's pages
+go once it is dequantised keeps its memory near what it converted, instead of growing to the file's
+whole size on top of it. The file's bytes stay in the system's cache, so reading them again costs
+no disk. (A safetensors file is read, not mapped: safetensors_reader.py.)
 """
 
 from __future__ import annotations

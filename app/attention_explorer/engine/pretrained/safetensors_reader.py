@@ -6,8 +6,9 @@ memory map: the loaders replace many tensors by re-laid-out copies, and an array
 freed when its copy is made, while a mapped file stays counted in resident memory. A tensor stored
 in bf16 or fp16 is converted to float32 a few MiB at a time as it is read, so opening a checkpoint
 takes about its weights' float32 size, not that plus the file's bytes or a wider copy of them.
-A model that keeps its weights stored reads its layers again and again, after the file is closed:
-through a map, each tensor's pages let go once it is converted (keep_mapped, mapped.py).
+A model that keeps its weights stored reads its layers again and again in the same way, after the
+file is closed (keep_open): read rather than mapped, the file's bytes stay in the system's cache and
+never count in the process's memory, and a file not yet cached is read in large pieces.
 
 The header is checked whole before any tensor is read: every entry's type, shape and byte range
 against the others and the file's length (no range past the end, no two ranges sharing bytes), so
@@ -18,8 +19,9 @@ tensor. The file is opened through the same door as every file the user names (e
 from __future__ import annotations
 
 import math
-import mmap
+import os
 import struct
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,7 +34,6 @@ from ..errors import ModelError
 from ..limits import JSON_VALUE_BYTES, MAX_SAFETENSORS_HEADER_BYTES, MIN_HEADER_VALUE_BUDGET
 from ..safe_read import open_regular_file, parse_json
 from .fields import shown
-from .mapped import map_file, release
 
 _DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "F64": np.float64,
            "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
@@ -57,12 +58,14 @@ class SafetensorsFile:
     def __init__(self, path: Path, handle: BinaryIO, size: int):
         self.path, self.name, self._handle = Path(path), Path(path).name, handle
         self.entries = _read_header(self.name, handle, size)
-        self._map: mmap.mmap | None = None
 
-    def keep_mapped(self) -> None:
-        """Read the tensors through a map of the file from now on, so that they can still be read
-        once the file is closed: a model of stored weights reads each layer whenever it computes it."""
-        self._map = map_file(self._handle, self.name)
+    def keep_open(self) -> None:
+        """Read the tensors from a handle of the file's own from now on, kept until this object goes,
+        so that they can still be read once the file is closed: a model of stored weights reads each
+        layer whenever it computes it. A copy of the same handle (the file that was checked, not
+        whatever is at its path now)."""
+        self._handle = os.fdopen(os.dup(self._handle.fileno()), "rb")
+        weakref.finalize(self, self._handle.close)
 
     def read(self, name: str) -> np.ndarray:
         """Tensor `name` as a new array; the floating-point ones as float32.
@@ -70,20 +73,11 @@ class SafetensorsFile:
         F32 and the integer types are read straight into their array. BF16, F16 and F64 are read a
         few MiB at a time into one small buffer and converted into the float32 array as they come, so
         a tensor takes its float32 size and no more: neither its raw bytes whole nor a wider copy.
-        Once the file is kept mapped, the same numbers come from the map (keep_mapped).
         """
         entry = self.entries[name]
         stored = np.dtype(_DTYPES[entry.dtype])
         converted = entry.dtype in _FLOATS and entry.dtype != "F32"
         array = np.empty(entry.shape, dtype=np.float32 if converted else stored)
-        if self._map is not None and array.size:  # the same numbers, from the map, whose pages are let go after
-            raw = np.frombuffer(self._map, dtype=stored, count=array.size, offset=entry.start)
-            if converted:
-                _to_float32(raw, array.reshape(-1), entry.dtype)
-            else:
-                array.reshape(-1)[:] = raw
-            release(self._map, entry.start, entry.nbytes)
-            return array
         if not converted:
             self._read_into(name, entry.start, memoryview(array.reshape(-1)).cast("B"))
             return array

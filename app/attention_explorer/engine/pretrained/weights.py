@@ -106,8 +106,8 @@ class Architecture:
 # A model's weights are held in one of two forms (choose_mode):
 # - "float32": every matrix converted once, at open, laid out as the products want. The fastest
 #   forward, but a bf16 file takes twice its size in memory (a GGUF Q8_0 file nearly four times).
-# - "stored": the layers' matrices stay in the file as it stores them (memory-mapped bf16, f16 or GGUF
-#   blocks) and each layer is converted when it is computed, a few kept (stored_layers.py); only the
+# - "stored": the layers' matrices stay in the file as it stores them (bf16 or f16 numbers, GGUF blocks)
+#   and each layer is read and converted when it is computed, a few kept (stored_layers.py); only the
 #   embeddings and norms are float32. The model then takes about its file's size or less, and every
 #   forward pays the conversion again (bench_big_checkpoint.py measures both).
 # "auto" keeps float32 when its weights fit in a share of the memory the machine has free, with room
