@@ -5,6 +5,8 @@ generation and the census; the layers a view reads again are not converted again
 the two forms follows the memory free; a damaged tensor is refused when its layer is first read."""
 
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -101,15 +103,49 @@ def test_nothing_of_the_layers_is_read_at_open_and_a_view_of_a_layer_just_run_co
     assert layers.conversions == stored.n_layers
 
 
-def test_the_last_layers_made_are_kept_and_others_made_again():
-    made = []
-    layers = StoredLayers(5, lambda i: made.append(i) or {"layer": i})
-    assert [layers[i]["layer"] for i in (0, 1, 0, 2, 0, 3, 1)] == [0, 1, 0, 2, 0, 3, 1]
-    assert made == [0, 1, 2, 3, 1] and layers.conversions == 5 and KEPT_LAYERS == 2
-    assert layers[-1] is layers[4] and [layer["layer"] for layer in layers] == [0, 1, 2, 3, 4]
-    assert [layer["layer"] for layer in layers[3:]] == [3, 4]
+class Maker:
+    """A layer maker that records what it made and fails if two layers are made at once."""
+
+    def __init__(self, bad: int = -1):
+        self.made, self.busy, self.bad = [], threading.Lock(), bad
+
+    def __call__(self, index: int) -> dict:
+        assert self.busy.acquire(blocking=False), "two layers made at once"
+        try:
+            time.sleep(0.01)
+            if index == self.bad:
+                raise ModelError(f"layer {index} is damaged")
+            self.made.append(index)
+            return {"layer": index}
+        finally:
+            self.busy.release()
+
+
+def test_layers_read_one_after_another_are_each_made_once_the_next_ahead():
+    maker = Maker()
+    layers = StoredLayers(5, maker)
+    assert [layers[i]["layer"] for i in range(5)] == [0, 1, 2, 3, 4]
+    assert maker.made == [0, 1, 2, 3, 4] and layers.conversions == 5
+    assert layers[4] is layers[-1] and [layer["layer"] for layer in layers[3:]] == [3, 4]
+    assert layers.conversions == 5  # the last KEPT_LAYERS kept
     with pytest.raises(IndexError):
         layers[5]
+
+
+def test_layers_read_out_of_order_are_made_again_when_not_kept():
+    maker = Maker()
+    layers = StoredLayers(6, maker)
+    assert [layers[i]["layer"] for i in (3, 5, 3, 1, 5)] == [3, 5, 3, 1, 5]
+    assert maker.made == [3, 5, 1, 5] and KEPT_LAYERS == 2
+
+
+def test_a_layer_that_fails_ahead_fails_when_it_is_read():
+    maker = Maker(bad=2)
+    layers = StoredLayers(4, maker)
+    assert layers[1]["layer"] == 1  # reading on makes layer 2 ahead, which fails there
+    with pytest.raises(ModelError, match="layer 2 is damaged"):
+        layers[2]
+    assert layers[0]["layer"] == 0 and layers[3]["layer"] == 3
 
 
 def test_the_form_follows_the_memory_free_unless_asked(data, monkeypatch):
