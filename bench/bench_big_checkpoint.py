@@ -23,8 +23,9 @@ each way of holding the weights (--weights stored, float32):
 - open: open_pretrained, then a 12-token text up to its first layer's attention (the first view):
   the seconds, and the process's peak resident memory (VmHWM) beside the file's size;
 - forward: NumPy's forward at each of --tokens (the same random token ids), the median of --forwards
-  after one warm-up, the seconds of it spent converting stored layers (stored_layers.py counts them),
-  and the process's peak resident memory;
+  after one warm-up, the seconds spent converting stored layers (stored_layers.py counts them; the
+  next layer is made on a second thread while the forward computes) and the seconds the forward
+  waited for them, and the process's peak resident memory;
 and torch eager float32 loaded from the bf16 folder (`attn_implementation="eager"`, attentions
 returned, as the app keeps them; the last token's next-token scores only, as the engine computes) at
 the same lengths. Torch's side of the GGUF file is not loaded through transformers' `gguf_file=`: that
@@ -152,14 +153,16 @@ def child_numpy(path: Path, mode: str, lengths: list[int], forwards: int) -> dic
     result = {}
     with np.errstate(all="ignore"):
         for n in lengths:
-            ids, times, converting = _ids(n), [], []
+            ids, times, converting, waiting = _ids(n), [], [], []
             for _ in range(forwards + 1):
-                before = getattr(layers, "conversion_seconds", 0.0)
+                before = [getattr(layers, key, 0.0) for key in ("conversion_seconds", "waited_seconds")]
                 start = time.perf_counter()
                 forward(model.weights, ids)
                 times.append(time.perf_counter() - start)
-                converting.append(getattr(layers, "conversion_seconds", 0.0) - before)
-            result[str(n)] = {"forward": statistics.median(times[1:]), "converting": statistics.median(converting[1:])}
+                converting.append(getattr(layers, "conversion_seconds", 0.0) - before[0])
+                waiting.append(getattr(layers, "waited_seconds", 0.0) - before[1])
+            result[str(n)] = {"forward": statistics.median(times[1:]), "converting": statistics.median(converting[1:]),
+                              "waiting": statistics.median(waiting[1:])}
     return {"lengths": result, "peak": peak_mib()}
 
 
@@ -244,8 +247,10 @@ def report(shape: str, folder: Path, runs: dict, args: argparse.Namespace) -> No
         torch_s = med("torch", "lengths", str(n), "forward")
         rows += [(f"forward at {n} tokens",
                   lambda f, m, n=n: f"{med(('numpy', f, m), 'lengths', str(n), 'forward'):.2f} s"),
-                 ("  of it converting layers",
+                 ("  converting layers (on either thread)",
                   lambda f, m, n=n: f"{med(('numpy', f, m), 'lengths', str(n), 'converting'):.2f} s"),
+                 ("  of the forward, waiting for layers",
+                  lambda f, m, n=n: f"{med(('numpy', f, m), 'lengths', str(n), 'waiting'):.2f} s"),
                  (f"  ÷ torch eager float32 ({torch_s:.2f} s)",
                   lambda f, m, n=n, t=torch_s: f"{med(('numpy', f, m), 'lengths', str(n), 'forward') / t:.2f}")]
     rows += [("peak memory, forwards", lambda f, m: f"{med(('numpy', f, m), 'peak'):,.0f} MiB"),
