@@ -14,11 +14,12 @@ import pytest
 
 from attention_explorer.engine.census.next_token_loss import next_token_losses
 from attention_explorer.engine.errors import ModelError
-from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained import open_pretrained, stored_rows
 from attention_explorer.engine.pretrained import weights as weights_module
 from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
 from attention_explorer.engine.pretrained.safetensors_reader import read_safetensors
 from attention_explorer.engine.pretrained.stored_layers import KEPT_LAYERS, StoredLayers
+from attention_explorer.engine.pretrained.stored_rows import StoredRows
 
 pytest.importorskip("tokenizers")
 
@@ -43,6 +44,13 @@ def sixteen_bit_copy(data: Path, tmp_path: Path, name: str, dtype: str, write_sa
         write_safetensors(path, {key: _to_bf16(value) if dtype == "BF16" else value.astype(np.float16)
                                  for key, value in tensors.items()}, dtype=dtype)
     return folder
+
+
+@pytest.fixture(autouse=True)
+def rows_in_small_blocks(monkeypatch):
+    """The stored embedding and output matrices read 64 rows at a time, so the tiny models' 320 to 400
+    tokens take several blocks, as a real vocabulary does."""
+    monkeypatch.setattr(stored_rows, "ROWS_AT_ONCE", 64)
 
 
 def both(path: Path):
@@ -71,6 +79,7 @@ def test_a_sixteen_bit_checkpoint_kept_stored_gives_the_numbers_of_its_float32_w
         data, tmp_path, write_safetensors, name, dtype):
     converted, stored = both(sixteen_bit_copy(data, tmp_path, name, dtype, write_safetensors))
     assert isinstance(stored.weights.layers, StoredLayers) and isinstance(converted.weights.layers, list)
+    assert isinstance(stored.weights.token_embedding, StoredRows)
     first, _ = assert_same_run(converted, stored)
     ablate = frozenset({(converted.n_layers - 1, 0)})  # a rerun from the last layer
     a, b = converted.run(TEXT, ablate, previous=first), stored.run(TEXT, ablate, previous=first)
@@ -167,19 +176,23 @@ def test_the_form_follows_the_memory_free_unless_asked(data, monkeypatch):
         open_pretrained(data / "tiny-llama", weights="bf16")
 
 
-def test_a_damaged_tensor_of_stored_weights_is_refused_when_its_layer_is_read(data, tmp_path, write_safetensors):
+@pytest.mark.parametrize(("tensor", "where"), [("layers.1.mlp.down_proj", (0, 0)), ("embed_tokens", (300, 5))])
+def test_a_damaged_tensor_of_stored_weights_is_refused_when_it_is_read(data, tmp_path, write_safetensors, tensor,
+                                                                       where):
+    """A NaN in a layer, or in the embedding's rows of tokens no text reads but which every next-token
+    score multiplies."""
     folder = sixteen_bit_copy(data, tmp_path, "tiny-llama", "BF16", write_safetensors)
     path = folder / "model.safetensors"
     tensors = read_safetensors(path)
-    name = next(key for key in tensors if "layers.1.mlp.down_proj" in key)
-    tensors[name][0, 0] = np.nan
+    name = next(key for key in tensors if tensor in key)
+    tensors[name][where] = np.nan
     write_safetensors(path, {key: _to_bf16(value) for key, value in tensors.items()}, dtype="BF16")
-    with pytest.raises(ModelError, match=r"model.safetensors: tensor '[a-z.]*layers.1.mlp.down_proj.weight' holds "
-                                         r"values that are not numbers \(NaN\) or infinite; the file is damaged"):
+    message = (rf"model.safetensors: tensor '[a-z.]*{tensor}.weight' holds values that are not numbers \(NaN\) or "
+               rf"infinite; the file is damaged")
+    with pytest.raises(ModelError, match=message):
         open_pretrained(folder, weights="float32")
-    stored = open_pretrained(folder, weights="stored")  # nothing of the layers is read at open
-    with pytest.raises(ModelError, match=r"model.safetensors: tensor '[a-z.]*layers.1.mlp.down_proj.weight' holds "
-                                         r"values that are not numbers \(NaN\) or infinite; the file is damaged"):
+    stored = open_pretrained(folder, weights="stored")  # nothing of them is read at open
+    with pytest.raises(ModelError, match=message):
         stored.run(TEXT)
 
 

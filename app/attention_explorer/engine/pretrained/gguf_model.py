@@ -108,7 +108,8 @@ def architecture_from_gguf(gguf: GGUFFile, weights: str = "auto") -> Architectur
 def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture, stored: bool = False) -> TensorSource:
     """The file's tensors under the family's names and in the family's layout: the q/k row order and
     transposed weights undone (their shapes, too, are the family's: checked before anything is read);
-    `stored`: the layers are dequantised from the file's blocks whenever they are computed."""
+    `stored`: the layers are dequantised from the file's blocks whenever they are computed, and the
+    embedding and output matrices (which no converter changes) a block of rows at a time."""
     names = {family_name(spec, name): name for name in gguf.tensors}
     transposed = {name for name, original in names.items() if _transposed(spec, original)}
 
@@ -126,7 +127,8 @@ def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture, stored:
 
     shapes = {name: gguf.tensors[original].shape[::-1] if name in transposed else gguf.tensors[original].shape
               for name, original in names.items()}
-    return TensorSource(gguf.name, shapes, load, lambda name: file_name(spec, name), stored)
+    return TensorSource(gguf.name, shapes, load, lambda name: file_name(spec, name), stored,
+                        lambda name, start, stop: gguf.tensor_rows(names[name], start, stop))
 
 
 def _transposed(spec: GGUFArchitecture, name: str) -> bool:

@@ -264,18 +264,35 @@ class GGUFFile:
         """Tensor `name` as a new float32 array (dequantised when stored in blocks); the pages of the
         map it was read from are let go (mapped.py), so neither opening a model nor reading its layers
         again (weights kept stored) keeps the file's bytes in the process's memory beside the result."""
+        info = self._info(name)
+        return self._values(info, 0, info.shape[0] if info.shape else 1).reshape(info.shape)
+
+    def tensor_rows(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Rows start … stop − 1 of matrix `name` (along its first axis, as `tensor` gives it): read alone
+        when a row is whole blocks, as llama.cpp writes them; else from the whole tensor."""
+        info = self._info(name)
+        if math.prod(info.shape[1:]) % TENSOR_TYPES[info.type_id][1]:
+            return self.tensor(name)[start:stop]
+        return self._values(info, start, stop).reshape(stop - start, *info.shape[1:])
+
+    def _info(self, name: str) -> TensorInfo:
         if name not in self.tensors:
             raise ModelError(f"{self.name}: tensor {name!r} is missing")
         info = self.tensors[name]
         if info.type_id not in TENSOR_TYPES:
             raise ModelError(f"{self.name}: tensor {name!r} uses GGUF type {info.type_id}, which is not supported; "
                              f"supported: {', '.join(t[0] for t in TENSOR_TYPES.values())}")
-        kind = TENSOR_TYPES[info.type_id][0]
-        if info.nbytes == 0:
-            return np.zeros(info.shape, dtype=np.float32)
-        raw = np.frombuffer(self._map, dtype=np.uint8, count=info.nbytes, offset=info.offset)
-        values = dequantize(kind, raw).reshape(info.shape)
-        release(self._map, info.offset, info.nbytes)  # read once here: what the model keeps is the float32
+        return info
+
+    def _values(self, info: TensorInfo, start: int, stop: int) -> np.ndarray:
+        """The flat float32 values of rows start … stop − 1 of `info`'s tensor."""
+        if info.nbytes == 0:  # no numbers at all
+            return np.zeros(0, dtype=np.float32)
+        row_bytes = info.nbytes // (info.shape[0] if info.shape else 1)
+        offset, nbytes = info.offset + start * row_bytes, (stop - start) * row_bytes
+        raw = np.frombuffer(self._map, dtype=np.uint8, count=nbytes, offset=offset)
+        values = dequantize(TENSOR_TYPES[info.type_id][0], raw)
+        release(self._map, offset, nbytes)  # read once here: what the model keeps is the float32
         return values
 
 

@@ -110,4 +110,5 @@ def _tensor_source(shards: list[SafetensorsFile], tensor_name: Callable[[str], s
             where[name] = (shard, original)
     file_name = shards[0].name if len(shards) == 1 else f"{folder.name}/*.safetensors"
     return TensorSource(file_name, {name: shard.entries[original].shape for name, (shard, original) in where.items()},
-                        lambda name: where[name][0].read(where[name][1]), stored=stored)
+                        lambda name: where[name][0].read(where[name][1]), stored=stored,
+                        rows=lambda name, start, stop: where[name][0].read_rows(where[name][1], start, stop))

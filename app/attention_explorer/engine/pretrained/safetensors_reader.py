@@ -75,17 +75,27 @@ class SafetensorsFile:
         a tensor takes its float32 size and no more: neither its raw bytes whole nor a wider copy.
         """
         entry = self.entries[name]
+        return self._read(entry, 0, entry.shape)
+
+    def read_rows(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Rows start … stop − 1 of tensor `name` (along its first axis), as `read` gives them."""
+        entry = self.entries[name]
+        return self._read(entry, start * math.prod(entry.shape[1:]), (stop - start, *entry.shape[1:]))
+
+    def _read(self, entry: TensorEntry, first: int, shape: tuple[int, ...]) -> np.ndarray:
+        """The values of `entry` from its `first` on, as many as `shape` holds."""
         stored = np.dtype(_DTYPES[entry.dtype])
         converted = entry.dtype in _FLOATS and entry.dtype != "F32"
-        array = np.empty(entry.shape, dtype=np.float32 if converted else stored)
+        array = np.empty(shape, dtype=np.float32 if converted else stored)
+        offset = entry.start + first * stored.itemsize
         if not converted:
-            self._read_into(name, entry.start, memoryview(array.reshape(-1)).cast("B"))
+            self._read_into(entry.name, offset, memoryview(array.reshape(-1)).cast("B"))
             return array
         flat, step = array.reshape(-1), max(1, _CHUNK_BYTES // stored.itemsize)
         buffer = np.empty(min(step, flat.size), dtype=stored)
         for begin in range(0, flat.size, step):
             part = buffer[:min(step, flat.size - begin)]
-            self._read_into(name, entry.start + begin * stored.itemsize, memoryview(part).cast("B"))
+            self._read_into(entry.name, offset + begin * stored.itemsize, memoryview(part).cast("B"))
             _to_float32(part, flat[begin:begin + part.size], entry.dtype)
         return array
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .rope import RopeScaling
+from .stored_rows import StoredRows
 
 
 @dataclass(frozen=True)
@@ -248,11 +249,12 @@ def laid_out(parts: list[np.ndarray]) -> np.ndarray:
 
 @dataclass
 class ModelWeights:
-    """Embeddings, blocks and head of one model, float32; the blocks a list, or made from the file
-    as they are read (stored_layers.py) when the weights are kept stored."""
+    """Embeddings, blocks and head of one model, float32; when the weights are kept stored, the blocks
+    made from the file as they are read (stored_layers.py) and the embedding and output matrices read
+    a block of rows at a time (stored_rows.py)."""
 
     arch: Architecture
-    token_embedding: np.ndarray                   # vocab × d_model
+    token_embedding: np.ndarray | StoredRows      # vocab × d_model (kept in the file when the weights are stored)
     layers: Sequence[LayerWeights] = field(default_factory=list)
     position_embedding: np.ndarray | None = None  # learned positions, a row per position (BERT, GPT-2, …)
     type_embedding: np.ndarray | None = None      # BERT's segment A row, d_model
@@ -260,7 +262,7 @@ class ModelWeights:
     embedding_norm_bias: np.ndarray | None = None
     final_norm: np.ndarray | None = None          # pre-norm models normalise after the last block
     final_norm_bias: np.ndarray | None = None
-    lm_head: np.ndarray | None = None             # vocab × d_model; None: tied to token_embedding
+    lm_head: np.ndarray | StoredRows | None = None  # vocab × d_model; None: tied to token_embedding
 
 
 class TensorSource:
@@ -275,15 +277,19 @@ class TensorSource:
     'layers.0.self_attn.q_proj.weight').
 
     `stored`: the tensors stay in the file, readable after the model is open, and the layers are read
-    when they are computed (families.shared.read_layers), so their tensors are checked then.
+    when they are computed (families.shared.read_layers), so their tensors are checked then; and
+    with `rows(name, start, stop)` (rows start … stop − 1 of a matrix, float32), the embedding and
+    output matrices too (matrix, stored_rows.py).
     """
 
     def __init__(self, file_name: str, shapes: Mapping[str, tuple[int, ...]], load: Callable[[str], np.ndarray],
-                 file_name_of: Callable[[str], str] | None = None, stored: bool = False):
+                 file_name_of: Callable[[str], str] | None = None, stored: bool = False,
+                 rows: Callable[[str, int, int], np.ndarray] | None = None):
         self.file_name = file_name
         self.stored = stored
         self.shapes = shapes
         self._load = load
+        self._rows = rows
         self._file_name_of = file_name_of or (lambda name: name)
 
     def has(self, name: str) -> bool:
@@ -307,15 +313,35 @@ class TensorSource:
         with np.errstate(all="ignore"):  # a damaged block may dequantise to inf · 0: checked just below
             array = self._load(name)
             array = array if array.dtype == np.float32 else array.astype(np.float32)
-            # a float64 sum of float32 values cannot overflow, and a NaN or infinity anywhere carries through
+        self._check_finite(name, array)
+        return array
+
+    def _check_finite(self, name: str, array: np.ndarray) -> None:
+        # a float64 sum of float32 values cannot overflow, and a NaN or infinity anywhere carries through
+        with np.errstate(all="ignore"):
             finite = np.isfinite(array.sum(dtype=np.float64))
         if not finite:
             raise ModelError(f"{self.file_name}: tensor {self._file_name_of(name)!r} holds values that are not "
                              f"numbers (NaN) or infinite; the file is damaged, download it again")
-        return array
 
     def optional(self, name: str, shape: tuple[int, ...]) -> np.ndarray | None:
         return self.get(name, shape) if name in self.shapes else None
+
+    def matrix(self, name: str, shape: tuple[int, int]) -> np.ndarray | StoredRows:
+        """The matrix `name` (the embedding, an output matrix): float32 as `get` gives it, or kept in
+        the file when the weights are stored, its rows checked as they are read."""
+        if not self.stored or self._rows is None:
+            return self.get(name, shape)
+        self.check(name, shape)
+
+        def read(start: int, stop: int) -> np.ndarray:
+            with np.errstate(all="ignore"):
+                return self._rows(name, start, stop)
+
+        return StoredRows(shape, read, lambda block: self._check_finite(name, block))
+
+    def optional_matrix(self, name: str, shape: tuple[int, int]) -> np.ndarray | StoredRows | None:
+        return self.matrix(name, shape) if name in self.shapes else None
 
     def check_layer_count(self, pattern: str, declared: int, declared_by: str) -> None:
         """Layers present = layers declared: the tensor names matching `pattern` (one group, the layer

@@ -64,7 +64,7 @@ def weights(arch: Architecture, src: TensorSource, progress: Progress | None, po
         types = src.get(types_name, (shape[0] if len(shape) == 2 and shape[0] else 1, d))
     return ModelWeights(
         arch=arch, layers=layers,
-        token_embedding=src.get("embeddings.word_embeddings.weight", (arch.vocab_size, d)),
+        token_embedding=src.matrix("embeddings.word_embeddings.weight", (arch.vocab_size, d)),
         position_embedding=src.get("embeddings.position_embeddings.weight", (position_rows or arch.max_positions, d)),
         type_embedding=None if types is None else types[0],
         embedding_norm=src.get("embeddings.LayerNorm.weight", (d,)),

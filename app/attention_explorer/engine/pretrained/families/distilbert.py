@@ -50,7 +50,7 @@ def weights(arch: Architecture, src: TensorSource, progress: Progress | None) ->
     layers = read_layers(arch, src, progress, layer)
     return ModelWeights(
         arch=arch, layers=layers,
-        token_embedding=src.get("embeddings.word_embeddings.weight", (arch.vocab_size, d)),
+        token_embedding=src.matrix("embeddings.word_embeddings.weight", (arch.vocab_size, d)),
         position_embedding=src.get("embeddings.position_embeddings.weight", (arch.max_positions, d)),
         embedding_norm=src.get("embeddings.LayerNorm.weight", (d,)),
         embedding_norm_bias=src.get("embeddings.LayerNorm.bias", (d,)))

@@ -51,10 +51,10 @@ def weights(arch: Architecture, src: TensorSource, progress: Progress | None) ->
     layers = read_layers(arch, src, progress, layer)
     return ModelWeights(
         arch=arch, layers=layers,
-        token_embedding=src.get("wte.weight", (arch.vocab_size, d)),
+        token_embedding=src.matrix("wte.weight", (arch.vocab_size, d)),
         position_embedding=src.get("wpe.weight", (arch.max_positions, d)),
         final_norm=src.get("ln_f.weight", (d,)), final_norm_bias=src.get("ln_f.bias", (d,)),
-        lm_head=src.optional("lm_head.weight", (arch.vocab_size, d)),
+        lm_head=src.optional_matrix("lm_head.weight", (arch.vocab_size, d)),
     )
 
 

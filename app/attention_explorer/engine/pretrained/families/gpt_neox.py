@@ -59,9 +59,9 @@ def weights(arch: Architecture, src: TensorSource, progress: Progress | None) ->
     d = arch.d_model
     layers = read_layers(arch, src, progress, layer)
     return ModelWeights(
-        arch=arch, layers=layers, token_embedding=src.get("embed_in.weight", (arch.vocab_size, d)),
+        arch=arch, layers=layers, token_embedding=src.matrix("embed_in.weight", (arch.vocab_size, d)),
         final_norm=src.get("final_layer_norm.weight", (d,)), final_norm_bias=src.get("final_layer_norm.bias", (d,)),
-        lm_head=src.optional("embed_out.weight", (arch.vocab_size, d)))
+        lm_head=src.optional_matrix("embed_out.weight", (arch.vocab_size, d)))
 
 
 FAMILY = Family(

@@ -85,8 +85,8 @@ def model_weights(arch: Architecture, src: TensorSource, progress: Progress | No
     layers = read_layers(arch, src, progress, make_layer)
     d = arch.d_model
     return ModelWeights(
-        arch=arch, layers=layers, token_embedding=src.get("embed_tokens.weight", (arch.vocab_size, d)),
-        final_norm=src.get("norm.weight", (d,)), lm_head=src.optional("lm_head.weight", (arch.vocab_size, d)),
+        arch=arch, layers=layers, token_embedding=src.matrix("embed_tokens.weight", (arch.vocab_size, d)),
+        final_norm=src.get("norm.weight", (d,)), lm_head=src.optional_matrix("lm_head.weight", (arch.vocab_size, d)),
     )
 
 

@@ -79,7 +79,7 @@ def weights(arch: Architecture, src: TensorSource, progress: Progress | None) ->
     d = arch.d_model
     return ModelWeights(
         arch=arch, layers=read_layers(arch, src, progress, layer),
-        token_embedding=src.get("embeddings.tok_embeddings.weight", (arch.vocab_size, d)),
+        token_embedding=src.matrix("embeddings.tok_embeddings.weight", (arch.vocab_size, d)),
         embedding_norm=src.get("embeddings.norm.weight", (d,)),
         embedding_norm_bias=src.optional("embeddings.norm.bias", (d,)))
 
