@@ -107,9 +107,10 @@ class Architecture:
 # A model's weights are held in one of two forms (choose_mode):
 # - "float32": every matrix converted once, at open, laid out as the products want. The fastest
 #   forward, but a bf16 file takes twice its size in memory (a GGUF Q8_0 file nearly four times).
-# - "stored": the layers' matrices stay in the file as it stores them (bf16 or f16 numbers, GGUF blocks)
-#   and each layer is read and converted when it is computed, a few kept (stored_layers.py); only the
-#   embeddings and norms are float32. The model then takes about its file's size or less, and every
+# - "stored": the matrices stay in the file as it stores them (bf16 or f16 numbers, GGUF blocks): each
+#   layer is read and converted when it is computed, a few kept and the next made ahead on a second
+#   thread (stored_layers.py), the embedding a block of rows at a time (stored_rows.py); only norms,
+#   biases and position tables are float32. The model then takes less than its file's size, and every
 #   forward pays the conversion again (bench_big_checkpoint.py measures both).
 # "auto" keeps float32 when its weights fit in a share of the memory the machine has free, with room
 # for the views' traces and other programs, and stores them otherwise.
@@ -119,7 +120,8 @@ WEIGHT_MODES = ("auto", "float32", "stored")
 MAX_PARAMETERS = 2_000_000_000
 ROOM_BEYOND_WEIGHTS = 1.1  # opening peaks about a tenth above the float32 weights (bench_big_checkpoint.py)
 FLOAT32_SHARE = 0.5        # "auto" keeps float32 weights that take at most this share of the free memory
-LAYERS_MADE = 3            # stored: the layers converted at once at most (stored_layers.KEPT_LAYERS + one made)
+LAYERS_MADE = 4            # stored: layers held converted at most: stored_layers.KEPT_LAYERS, one made ahead,
+                           # and the float32 tensors it is made from
 
 
 def free_memory_bytes() -> int | None:
@@ -158,10 +160,10 @@ def choose_mode(arch: Architecture, file_name: str, requested: str = "auto") -> 
 
 
 def _stored_bytes(arch: Architecture) -> int:
-    """About what a model of stored weights holds at most: its embeddings (and an output matrix as
-    large) as float32 and a few layers converted."""
+    """About what a model of stored weights holds at most as float32: a few layers converted, and its
+    embedding whole while the census scores every token (stored_rows.StoredRows.scores)."""
     per_layer = (arch.parameters - arch.vocab_size * arch.d_model) // arch.n_layers
-    return 4 * (2 * arch.vocab_size * arch.d_model + min(LAYERS_MADE, arch.n_layers) * per_layer)
+    return 4 * (arch.vocab_size * arch.d_model + min(LAYERS_MADE, arch.n_layers) * per_layer)
 
 
 @dataclass
