@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import struct
+import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +59,7 @@ class SafetensorsFile:
     def __init__(self, path: Path, handle: BinaryIO, size: int):
         self.path, self.name, self._handle = Path(path), Path(path).name, handle
         self.entries = _read_header(self.name, handle, size)
+        self._reading = threading.Lock()
 
     def keep_open(self) -> None:
         """Read the tensors from a handle of the file's own from now on, kept until this object goes,
@@ -104,12 +106,13 @@ class SafetensorsFile:
         regular file may also give fewer bytes than asked at once: Linux gives at most ~2 GiB)."""
         done = 0
         try:
-            self._handle.seek(start)
-            while done < len(target):
-                got = self._handle.readinto(target[done:])
-                if not got:
-                    break
-                done += got
+            with self._reading:  # one place in the file at a time: a layer made ahead reads beside the reader
+                self._handle.seek(start)
+                while done < len(target):
+                    got = self._handle.readinto(target[done:])
+                    if not got:
+                        break
+                    done += got
         except OSError as error:
             raise ModelError(f"{self.name}: cannot read tensor {name!r} ({error.strerror or error})") from error
         if done != len(target):
