@@ -224,3 +224,26 @@ def test_stored_layers_are_read_from_the_file_that_was_opened_even_once_its_name
     converted, stored = both(folder)
     (folder / "model.safetensors").unlink()
     assert np.array_equal(converted.run(TEXT).forward_result.next_logits, stored.run(TEXT).forward_result.next_logits)
+
+
+def test_two_threads_reading_stored_weights_at_once_read_the_float32_numbers(data, tmp_path, write_safetensors):
+    """A forward (its next layer made ahead on a third thread) while another thread scores every token
+    with the embedding: each reads the file in its own turn."""
+    converted, stored = both(sixteen_bit_copy(data, tmp_path, "tiny-gpt2", "BF16", write_safetensors))
+    trace = converted.run(TEXT)
+    expected_run, expected_losses = trace.forward_result.thumbnails, next_token_losses(converted, trace)
+    stored_trace = stored.run(TEXT)
+    failures = []
+
+    def score():
+        for _ in range(20):
+            if not np.array_equal(next_token_losses(stored, stored_trace), expected_losses):
+                failures.append("losses")
+
+    scorer = threading.Thread(target=score)
+    scorer.start()
+    for _ in range(20):
+        if not np.array_equal(stored.run(TEXT).forward_result.thumbnails, expected_run):
+            failures.append("forward")
+    scorer.join()
+    assert failures == []
