@@ -135,7 +135,7 @@ def test_layers_read_one_after_another_are_each_made_once_the_next_ahead():
     layers = StoredLayers(5, maker)
     assert [layers[i]["layer"] for i in range(5)] == [0, 1, 2, 3, 4]
     assert maker.made == [0, 1, 2, 3, 4] and layers.conversions == 5
-    assert layers[4] is layers[-1] and [layer["layer"] for layer in layers[3:]] == [3, 4]
+    assert layers[4] is layers[-1] and [layers[3]["layer"], layers[4]["layer"]] == [3, 4]
     assert layers.conversions == 5  # the last KEPT_LAYERS kept
     with pytest.raises(IndexError):
         layers[5]

@@ -69,9 +69,7 @@ class StoredLayers(Sequence):
     def __len__(self) -> int:
         return self._count
 
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._count))]
+    def __getitem__(self, index: int) -> LayerWeights:
         if not -self._count <= index < self._count:
             raise IndexError(f"layer {index} of {self._count}")
         index %= self._count
