@@ -130,8 +130,8 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None,
     """A real model: a known one by name ("MiniLM-L6 (encoder)"), an HF folder (config.json,
     *.safetensors, tokenizer.json) or a .gguf file of an architecture gguf_families.py maps to a family.
     `weights` ("auto", "float32", "stored"): converted to float32 at open, the fastest forward, or kept
-    as the file stores them and converted a layer at a time as they are computed, in less than the file's
-    memory; "auto" chooses float32 when it fits well in the memory free (weights.choose_mode).
+    as the file stores them and converted a layer at a time as they are computed, in less memory than
+    the file's size; "auto" chooses float32 when it fits well in the memory free (weights.choose_mode).
 
     Raises ModelError (naming the file and the field) for anything unusable, Cancelled when
     `progress` answers False.
