@@ -29,6 +29,7 @@ from .cli_generate import add_generate_command, cmd_generate
 from .cli_heads import add_heads_command, cmd_heads
 from .cli_real import (
     RealUsageError,
+    add_weights_option,
     check_toy_layer,
     export_real_csv,
     print_real_models,
@@ -131,6 +132,7 @@ def _add_computation_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{flag}", action=argparse.BooleanOptionalAction, default=None,
                             help=f"switch {what} on or off (default: the model's)")
     parser.add_argument("--heads", type=int, default=None, metavar="N", help="number of heads (default: the model's)")
+    add_weights_option(parser)
 
 
 def computation_inputs(args: argparse.Namespace) -> tuple[ToyModel, str, Options]:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from .cli_real import RealUsageError, chosen_layer_head
+from .cli_real import RealUsageError, add_weights_option, chosen_layer_head
 
 PROG = "attention-explorer"
 DATA_FORMATS = (".json", ".csv")
@@ -46,6 +46,7 @@ def add_generate_command(commands) -> None:
                           "Gemma, …), or a .gguf file of Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Phi-3, "
                           "GPT-2, GPT-NeoX or OLMo 2")
     gen.add_argument("--prompt", required=True, metavar="TEXT", help="the text to continue")
+    add_weights_option(gen)
     gen.add_argument("--tokens", type=int, default=32, metavar="N",
                      help="write at most N tokens (default 32); it stops sooner at the model's stop token")
     gen.add_argument("--temperature", type=float, default=0.0, metavar="T",
@@ -153,7 +154,7 @@ def cmd_generate(args: argparse.Namespace, pictures: Callable[[], ModuleType]) -
     settings = _settings(args)
     _check_model_name(args.model)
     check_target(args.output)  # a bad path fails before the model is opened
-    model = open_pretrained(args.model)
+    model = open_pretrained(args.model, weights=args.weights)
     if not model.is_decoder:
         raise GenerateUsageError(f"{model.name} is an encoder: it reads a text whole and writes nothing; "
                                  f"generate with a decoder (GPT-2, Llama, Qwen, Gemma, …)")

@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cli_real import RealUsageError
+from .cli_real import RealUsageError, add_weights_option
 
 PROG = "attention-explorer"
 FORMATS = ("csv", "json")
@@ -34,6 +34,7 @@ def add_heads_command(commands) -> None:
     heads = commands.add_parser("heads", help="the head census: what every head does, measured over many texts")
     heads.add_argument("--model", required=True, metavar="NAME_OR_FILE",
                        help="a real model (its name in `models`, an HF folder, a .gguf file) or a toy model")
+    add_weights_option(heads)
     heads.add_argument("--texts", default=None, metavar="FILE",
                        help="a UTF-8 text file, one text per line or paragraphs (default: the built-in battery)")
     heads.add_argument("--split", choices=("auto", "lines", "paragraphs"), default="auto",
@@ -86,14 +87,14 @@ def _output_format(args: argparse.Namespace) -> str:
     return suffix
 
 
-def _subject(model_name: str):
+def _subject(model_name: str, weights: str):
     from . import engine
     from .engine.census import subject_for
 
     if engine.catalog.is_pretrained_source(model_name):
         from .engine.pretrained import open_pretrained
 
-        return subject_for(open_pretrained(model_name))
+        return subject_for(open_pretrained(model_name, weights=weights))
     return subject_for(engine.resolve_model(model_name))
 
 
@@ -136,7 +137,7 @@ def cmd_heads(args: argparse.Namespace) -> int:
                               args.sink_epsilon, args.seed)
     check_target(args.output)                       # a bad path fails before any forward
     source_file = None if args.texts is None else read_texts_file(args.texts, args.split)  # and a bad file
-    subject = _subject(args.model)
+    subject = _subject(args.model, args.weights)
     if args.ablate_top is not None and not subject.has_loss:
         raise HeadsUsageError(f"--ablate-top reads the next-token loss, which only decoders have; "
                               f"{subject.name} has none")

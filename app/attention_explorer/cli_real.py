@@ -17,6 +17,9 @@ PROG = "attention-explorer"
 # A sentence where attention has something to find (what "it" refers to), when none is given.
 REAL_SENTENCE = "The animal didn't cross the street because it was too tired."
 TOY_ONLY_OPTIONS = ("causal", "scale", "positional", "heads")
+# How a real model holds its weights: engine.pretrained.weights.WEIGHT_MODES, spelled out here so that
+# building the parser does not load the real model code (a test checks that the two agree)
+WEIGHT_MODES = ("auto", "float32", "stored")
 
 
 class RealUsageError(Exception):
@@ -57,11 +60,21 @@ def check_toy_layer(args: argparse.Namespace) -> None:
         raise RealUsageError(f"a toy model has one layer, so --layer {args.layer} does not exist; drop --layer")
 
 
+def add_weights_option(parser: argparse.ArgumentParser) -> None:
+    """--weights, on the commands that open real models."""
+    parser.add_argument("--weights", choices=WEIGHT_MODES, default="auto",
+                        help="real models: float32 converts the weights at open (the fastest runs, twice a bf16 "
+                             "file's size in memory); stored keeps them as the file has them (bf16, f16, GGUF "
+                             "blocks) and converts a layer at a time, in about the file's size; auto (default): "
+                             "float32 when that takes at most half the memory free")
+
+
 def open_and_run(args: argparse.Namespace):
     """The real model and its forward on the sentence asked for (or REAL_SENTENCE)."""
     from .engine.pretrained import open_pretrained
 
-    model = open_pretrained(args.model)  # what a panic in `tokenizers` prints is held back (tokenizing.guarded)
+    # what a panic in `tokenizers` prints is held back (tokenizing.guarded)
+    model = open_pretrained(args.model, weights=args.weights)
     ptrace = model.run(real_sentence(args))
     if ptrace.encoded.cut is not None:
         print(f"{PROG}: note: the text was cut ({model.name} reads at most {model.max_tokens} tokens): "

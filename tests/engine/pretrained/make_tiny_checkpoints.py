@@ -541,20 +541,21 @@ def transposed(stems: set[str]):
 
 
 def write_gguf(name: str, arch: gguf.MODEL_ARCH, write_tokenizer, norms_plus_one: bool = False,
-               types: dict = GGUF_TYPES, parameters=llama_parameters, layout=None, out: str | None = None,
-               config: dict | None = None) -> dict[str, np.ndarray]:
+               types: dict = GGUF_TYPES, parameters=llama_parameters, layout=None, out: str | Path | None = None,
+               config: dict | None = None, weights: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """tiny-`name`.gguf from the committed tiny-`name`/ folder's weights, as llama.cpp's converter writes that
     architecture (its metadata by `parameters`; tensor names from the gguf package's own map; W_Q's and
     W_K's rows (and biases) interleaved per head for "llama" only, as only its Llama converter permutes
     them; with `norms_plus_one`, every norm's weight stored as 1 + w, as its Gemma converters store
     them; `layout`, what another converter does to a tensor and how the reference undoes it: a pair
     of functions of the GGUF name and the array), the tensors in the kinds `types` gives, the
-    tokenizer by `write_tokenizer`; to the file `out` and with `config` in place of the folder's, if given.
-    Returns the dequantised weights under their HF names, in HF's layout (norms as HF's: the stored
-    weight − 1)."""
+    tokenizer by `write_tokenizer`; to the file `out` (under data/ unless a full path) and with `config`
+    and `weights` (HF names → float32 arrays) in place of the folder's, if given (bench_big_checkpoint.py's
+    checkpoints). Returns the dequantised weights under their HF names, in HF's layout (norms as HF's: the
+    stored weight − 1)."""
     folder = DATA / f"tiny-{name}"
     config = config or json.loads((folder / "config.json").read_text())
-    hf = safetensors.numpy.load_file(str(folder / "model.safetensors"))
+    hf = weights if weights is not None else safetensors.numpy.load_file(str(folder / "model.safetensors"))
     writer = gguf.GGUFWriter(str(DATA / (out or f"tiny-{name}.gguf")), arch=gguf.MODEL_ARCH_NAMES[arch])
     parameters(writer, config)
     write_tokenizer(writer)

@@ -333,14 +333,16 @@ def test_every_matrix_a_forward_multiplies_by_is_stored_in_row_order(data, sourc
 
 
 def test_a_model_larger_than_the_free_memory_is_refused_before_it_is_read(data, monkeypatch):
-    """The tiny Llama needs well under a megabyte; with 100 kB free it is refused, saying how much it
-    needs and how much there is, and nothing is read."""
+    """The tiny Llama needs well under a megabyte; with 100 kB free it is refused, even kept stored (the
+    smaller form "auto" falls back to), saying how much it needs and how much there is, and nothing is read."""
     from attention_explorer.engine.pretrained import weights
 
     monkeypatch.setattr(weights, "free_memory_bytes", lambda: 100_000)
-    with pytest.raises(ModelError, match=r"config.json: the model's 0\.00 billion weights need about 0\.0 GiB as "
-                                         r"float32, and this machine has 0\.0 GiB free; close other programs"):
+    with pytest.raises(ModelError, match=r"config.json: the model's 0\.00 billion weights need about 0\.0 GiB kept "
+                                         r"as stored, and this machine has 0\.0 GiB free; close other programs"):
         open_pretrained(data / "tiny-llama")
+    with pytest.raises(ModelError, match=r"need about 0\.0 GiB as float32, and this machine has 0\.0 GiB free"):
+        open_pretrained(data / "tiny-llama", weights="float32")
     monkeypatch.setattr(weights, "free_memory_bytes", lambda: None)  # unknown (not Linux): opened
     assert open_pretrained(data / "tiny-llama").n_layers == 2
 

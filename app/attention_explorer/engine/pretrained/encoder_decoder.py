@@ -37,7 +37,7 @@ from .hf_folder import folder_tensors, read_config
 from .model import overflow_error
 from .progress import Progress, report
 from .tokenizing import Encoded, TextTokenizer
-from .weights import Architecture, check_size
+from .weights import Architecture, choose_mode
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ def open_encoder_decoder(path: str | Path, progress: Progress | None = None) -> 
                          f"it opens {bart.TITLE} ({bart.NAME})")
     encoder, decoder = bart.architectures(fields)
     for arch in (encoder, decoder):
-        check_size(arch, "config.json")
+        choose_mode(arch, "config.json", "float32")
     with folder_tensors(folder, bart.tensor_name, progress) as source:
         weights = bart.weights(fields, encoder, decoder, source, progress)
     tokenizer = TextTokenizer.from_file(folder / "tokenizer.json", min(encoder.max_positions, MAX_REAL_TOKENS),

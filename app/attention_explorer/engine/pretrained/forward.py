@@ -39,6 +39,7 @@ from .blocks import block_outputs, block_weights, row_blocks
 from .ops import ACTIVATIONS, apply_rope, layer_norm, rms_norm, soft_cap
 from .progress import Progress, report
 from .rope import rope_tables
+from .stored_rows import StoredRows
 from .thumbnails import pool_rows_into, thumb_size, thumb_step
 from .weights import Architecture, LayerWeights, ModelWeights
 
@@ -206,8 +207,8 @@ def after_attention(arch: Architecture, layer: LayerWeights, h: np.ndarray, atte
 def next_logits(model: ModelWeights, h_last: np.ndarray) -> np.ndarray:
     """A decoder's scores for the token after the one whose last residual stream is `h_last` (d_model,)."""
     last = norm(model.arch, h_last[None], model.final_norm, model.final_norm_bias)[0]
-    head = model.lm_head if model.lm_head is not None else model.token_embedding
-    return _capped(model.arch, head @ last)
+    head = _head(model)
+    return _capped(model.arch, head.times(last) if isinstance(head, StoredRows) else head @ last)
 
 
 def final_norm(model: ModelWeights, h: np.ndarray) -> np.ndarray:
@@ -217,8 +218,13 @@ def final_norm(model: ModelWeights, h: np.ndarray) -> np.ndarray:
 
 def output_logits(model: ModelWeights, stream: np.ndarray) -> np.ndarray:
     """A decoder's next-token scores after every token of its final-normed `stream` (n × d_model): (n, vocab)."""
-    head = model.lm_head if model.lm_head is not None else model.token_embedding
-    return _capped(model.arch, stream @ head.T)
+    head = _head(model)
+    return _capped(model.arch, head.scores(stream) if isinstance(head, StoredRows) else stream @ head.T)
+
+
+def _head(model: ModelWeights) -> np.ndarray | StoredRows:
+    """The output matrix: the model's own, or its token embedding (tied)."""
+    return model.lm_head if model.lm_head is not None else model.token_embedding
 
 
 def _capped(arch: Architecture, logits: np.ndarray) -> np.ndarray:

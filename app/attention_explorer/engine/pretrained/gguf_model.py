@@ -1,4 +1,5 @@
-"""A model from a GGUF file: its family read from the metadata, its weights dequantised.
+"""A model from a GGUF file: its family read from the metadata, its weights dequantised (at open, or
+layer by layer as they are computed when kept stored).
 
 The file's `general.architecture` picks the family (gguf_families.py); its metadata is read under
 config.json's names by the family's own `architecture`, and its tensors under the family's names by
@@ -19,7 +20,7 @@ from .fields import Fields, shown
 from .gguf_families import ARCHITECTURES, ROPE_TENSORS, GGUFArchitecture, family_name, file_name, known
 from .gguf_reader import GGUFFile, Texts
 from .progress import Progress
-from .weights import Architecture, ModelWeights, TensorSource, check_size
+from .weights import Architecture, ModelWeights, TensorSource, choose_mode
 
 
 def unpermute(weight: np.ndarray, heads: int) -> np.ndarray:
@@ -77,9 +78,10 @@ def _check_rope(gguf: GGUFFile, name: str, spec: GGUFArchitecture) -> None:
     raise ModelError(f"{gguf.name}: {what} not supported in a {name!r} file; {these}")
 
 
-def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
+def architecture_from_gguf(gguf: GGUFFile, weights: str = "auto") -> Architecture:
     """The sizes and switches of the model in `gguf`, every field type- and range-checked, and its size
-    within what the app opens (before a tokenizer of 256,000 tokens is built for a model refused)."""
+    within what the app opens with its weights as `weights` says (weights.choose_mode), before a
+    tokenizer of 256,000 tokens is built for a model refused."""
     name, spec = _spec(gguf)
     meta = Fields(gguf.metadata, gguf.name, "metadata field")
     fields = _config(gguf, name, spec)
@@ -99,13 +101,15 @@ def architecture_from_gguf(gguf: GGUFFile) -> Architecture:
     # the embedding holds a row per token: checked before the tokenizer decodes them, so a header
     # claiming millions of tokens (a few bytes each in the file, a hundred as a tokenizer) is refused first
     _tensors(gguf, spec, arch).check(spec.embedding, (arch.vocab_size, arch.d_model))
-    check_size(arch, gguf.name)
+    choose_mode(arch, gguf.name, weights)
     return arch
 
 
-def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture) -> TensorSource:
+def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture, stored: bool = False) -> TensorSource:
     """The file's tensors under the family's names and in the family's layout: the q/k row order and
-    transposed weights undone (their shapes, too, are the family's: checked before anything is read)."""
+    transposed weights undone (their shapes, too, are the family's: checked before anything is read);
+    `stored`: the layers are dequantised from the file's blocks whenever they are computed, and the
+    embedding and output matrices (which no converter changes) a block of rows at a time."""
     names = {family_name(spec, name): name for name in gguf.tensors}
     transposed = {name for name, original in names.items() if _transposed(spec, original)}
 
@@ -123,7 +127,8 @@ def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture) -> Tens
 
     shapes = {name: gguf.tensors[original].shape[::-1] if name in transposed else gguf.tensors[original].shape
               for name, original in names.items()}
-    return TensorSource(gguf.name, shapes, load, lambda name: file_name(spec, name))
+    return TensorSource(gguf.name, shapes, load, lambda name: file_name(spec, name), stored,
+                        lambda name, start, stop: gguf.tensor_rows(names[name], start, stop))
 
 
 def _transposed(spec: GGUFArchitecture, name: str) -> bool:
@@ -137,10 +142,11 @@ def stem(name: str) -> str:
     return name.split(".")[-2] if "." in name else name
 
 
-def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None) -> ModelWeights:
-    """Every weight of the model in `gguf`, float32, read by its family as from a folder."""
+def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None, weights: str = "auto") -> ModelWeights:
+    """Every weight of the model in `gguf`, read by its family as from a folder: float32, or the
+    layers kept in the file's blocks as `weights` says (weights.choose_mode)."""
     name, spec = _spec(gguf)
-    arch = architecture_from_gguf(gguf)
-    src = _tensors(gguf, spec, arch)
+    arch = architecture_from_gguf(gguf, weights)
+    src = _tensors(gguf, spec, arch, choose_mode(arch, gguf.name, weights) == "stored")
     src.check_layer_count(spec.family.layer_pattern, arch.n_layers, f"metadata field '{name}.block_count'")
     return spec.family.weights(arch, src, progress)

@@ -30,6 +30,7 @@ from ..errors import ModelError
 from ..limits import MAX_GGUF_ALIGNMENT, MAX_GGUF_ARRAY_DEPTH, MAX_GGUF_DIMS
 from ..safe_read import open_regular_file
 from .fields import shown
+from .mapped import map_file, release
 
 # Metadata value types: struct format of the scalar ones; 8 is a string, 9 an array.
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
@@ -105,10 +106,7 @@ class GGUFFile:
         with open_regular_file(self.path, ".gguf file", error=ModelError) as (handle, size):
             if size == 0:
                 raise ModelError(f"{self.name}: the file is empty; download it again")
-            try:
-                self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError) as error:
-                raise ModelError(f"{self.name}: cannot open it ({error})") from error
+            self._map = map_file(handle, self.name)
         self._pos = 0
         self._memory_left = len(self._map)
         try:
@@ -263,18 +261,39 @@ class GGUFFile:
 
     # --- tensors ------------------------------------------------------------------------------
     def tensor(self, name: str) -> np.ndarray:
-        """Tensor `name` as a new float32 array (dequantised when stored in blocks)."""
+        """Tensor `name` as a new float32 array (dequantised when stored in blocks); the pages of the
+        map it was read from are let go (mapped.py), so neither opening a model nor reading its layers
+        again (weights kept stored) keeps the file's bytes in the process's memory beside the result."""
+        info = self._info(name)
+        return self._values(info, 0, info.shape[0] if info.shape else 1).reshape(info.shape)
+
+    def tensor_rows(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Rows start … stop − 1 of matrix `name` (along its first axis, as `tensor` gives it): read alone
+        when a row is whole blocks, as llama.cpp writes them; else from the whole tensor."""
+        info = self._info(name)
+        if math.prod(info.shape[1:]) % TENSOR_TYPES[info.type_id][1]:
+            return self.tensor(name)[start:stop]
+        return self._values(info, start, stop).reshape(stop - start, *info.shape[1:])
+
+    def _info(self, name: str) -> TensorInfo:
         if name not in self.tensors:
             raise ModelError(f"{self.name}: tensor {name!r} is missing")
         info = self.tensors[name]
         if info.type_id not in TENSOR_TYPES:
             raise ModelError(f"{self.name}: tensor {name!r} uses GGUF type {info.type_id}, which is not supported; "
                              f"supported: {', '.join(t[0] for t in TENSOR_TYPES.values())}")
-        kind = TENSOR_TYPES[info.type_id][0]
-        if info.nbytes == 0:
-            return np.zeros(info.shape, dtype=np.float32)
-        raw = np.frombuffer(self._map, dtype=np.uint8, count=info.nbytes, offset=info.offset)
-        return dequantize(kind, raw).reshape(info.shape)
+        return info
+
+    def _values(self, info: TensorInfo, start: int, stop: int) -> np.ndarray:
+        """The flat float32 values of rows start … stop − 1 of `info`'s tensor."""
+        if info.nbytes == 0:  # no numbers at all
+            return np.zeros(0, dtype=np.float32)
+        row_bytes = info.nbytes // (info.shape[0] if info.shape else 1)
+        offset, nbytes = info.offset + start * row_bytes, (stop - start) * row_bytes
+        raw = np.frombuffer(self._map, dtype=np.uint8, count=nbytes, offset=offset)
+        values = dequantize(TENSOR_TYPES[info.type_id][0], raw)
+        release(self._map, offset, nbytes)  # read once here: what the model keeps is the float32
+        return values
 
 
 def dequantize(kind: str, raw: np.ndarray) -> np.ndarray:
@@ -285,10 +304,11 @@ def dequantize(kind: str, raw: np.ndarray) -> np.ndarray:
         return raw.view(np.float16).astype(np.float32)
     if kind == "BF16":
         return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
-    if kind == "Q8_0":  # per block: scale d (f16), 32 × int8; x = d·q
+    if kind == "Q8_0":  # per block: scale d (f16), 32 × int8; x = d·q, scaled in place: one float32 array made
         blocks = raw.reshape(-1, 34)
-        scale = blocks[:, :2].copy().view(np.float16).astype(np.float32)
-        return (blocks[:, 2:].view(np.int8).astype(np.float32) * scale).ravel()
+        values = blocks[:, 2:].view(np.int8).astype(np.float32)
+        values *= blocks[:, :2].copy().view(np.float16).astype(np.float32)
+        return values.ravel()
     # Q4_0 (d, 16 bytes) and Q4_1 (d, m, 16 bytes): the low nibbles are values 0–15, the high 16–31;
     # written straight into the float32 result, which saves three passes over the data.
     header = 2 if kind == "Q4_0" else 4

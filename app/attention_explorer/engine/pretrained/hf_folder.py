@@ -18,7 +18,7 @@ from .families import Family, family_of
 from .fields import Fields, shown
 from .progress import Progress, report
 from .safetensors_reader import SafetensorsFile, open_safetensors
-from .weights import Architecture, ModelWeights, TensorSource, check_size
+from .weights import Architecture, ModelWeights, TensorSource, choose_mode
 
 _OWN_FILE = "put the model's own {} there"  # what to do when a file of the folder is a pipe, a folder...
 
@@ -59,40 +59,46 @@ def _refuse_variants(config: dict, family: Family) -> None:
             raise ModelError(f"config.json: {name!r} is {shown(value)}; only {plain!r} is supported")
 
 
-def read_hf_folder(folder: Path, progress: Progress | None = None) -> ModelWeights:
-    """The weights of the model in `folder`, checked against its config.json."""
+def read_hf_folder(folder: Path, progress: Progress | None = None, weights: str = "auto") -> ModelWeights:
+    """The weights of the model in `folder`, checked against its config.json; `weights` says whether
+    they are converted to float32 now or kept stored (weights.choose_mode)."""
     folder = Path(folder)
     config = read_config(folder)
     family = family_of(config)
     arch = architecture_from_config(config)
-    check_size(arch, "config.json")
-    with folder_tensors(folder, family.tensor_name, progress) as source:
+    stored = choose_mode(arch, "config.json", weights) == "stored"
+    with folder_tensors(folder, family.tensor_name, progress, stored) as source:
         layers_field = Fields(config, "").name_of("num_hidden_layers", "n_layer", "n_layers")
         source.check_layer_count(family.layer_pattern, arch.n_layers, f"config.json ('{layers_field}')")
-        weights = family.weights(arch, source, progress)
+        model = family.weights(arch, source, progress)
     tied = config.get("tie_word_embeddings", family.tied_by_default)
-    if arch.is_decoder and weights.lm_head is None and tied is False:
+    if arch.is_decoder and model.lm_head is None and tied is False:
         said = ("says the embeddings are not tied to the output" if "tie_word_embeddings" in config else
                 f"does not tie the embeddings to the output (a {family.title} model has its own unless it says so)")
         raise ModelError(f"{source.file_name}: tensor {family.output_name!r} is missing and config.json {said}")
-    return weights
+    return model
 
 
 @contextmanager
-def folder_tensors(folder: Path, tensor_name: Callable[[str], str], progress: Progress | None = None
-                   ) -> Iterator[TensorSource]:
+def folder_tensors(folder: Path, tensor_name: Callable[[str], str], progress: Progress | None = None,
+                   stored: bool = False) -> Iterator[TensorSource]:
     """The tensors of every *.safetensors file of `folder`, each under `tensor_name(its name in the file)`,
-    open for the block: every header is checked before any tensor is read."""
+    open for the block (`stored`: for as long as the source lives): every
+    header is checked before any tensor is read."""
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise ModelError(f"{folder}: no *.safetensors file (only the safetensors format is read)")
     with ExitStack() as stack:
         report(progress, 0.1, f"checking {files[0].name}" if len(files) == 1 else f"checking {len(files)} files")
         shards = [stack.enter_context(open_safetensors(path)) for path in files]
-        yield _tensor_source(shards, tensor_name, folder)
+        if stored:
+            for shard in shards:
+                shard.keep_open()
+        yield _tensor_source(shards, tensor_name, folder, stored)
 
 
-def _tensor_source(shards: list[SafetensorsFile], tensor_name: Callable[[str], str], folder: Path) -> TensorSource:
+def _tensor_source(shards: list[SafetensorsFile], tensor_name: Callable[[str], str], folder: Path,
+                   stored: bool) -> TensorSource:
     """One index over every shard, under the names the builders use; a tensor in two shards is refused."""
     where: dict[str, tuple[SafetensorsFile, str]] = {}
     for shard in shards:
@@ -104,4 +110,5 @@ def _tensor_source(shards: list[SafetensorsFile], tensor_name: Callable[[str], s
             where[name] = (shard, original)
     file_name = shards[0].name if len(shards) == 1 else f"{folder.name}/*.safetensors"
     return TensorSource(file_name, {name: shard.entries[original].shape for name, (shard, original) in where.items()},
-                        lambda name: where[name][0].read(where[name][1]))
+                        lambda name: where[name][0].read(where[name][1]), stored=stored,
+                        rows=lambda name, start, stop: where[name][0].read_rows(where[name][1], start, stop))

@@ -125,9 +125,13 @@ class PretrainedModel:
                                float(probabilities[i])) for i in best)
 
 
-def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) -> PretrainedModel:
+def open_pretrained(path_or_name: str | Path, progress: Progress | None = None,
+                    weights: str = "auto") -> PretrainedModel:
     """A real model: a known one by name ("MiniLM-L6 (encoder)"), an HF folder (config.json,
     *.safetensors, tokenizer.json) or a .gguf file of an architecture gguf_families.py maps to a family.
+    `weights` ("auto", "float32", "stored"): converted to float32 at open, the fastest forward, or kept
+    as the file stores them and converted a layer at a time as they are computed, in less memory than
+    the file's size; "auto" chooses float32 when it fits well in the memory free (weights.choose_mode).
 
     Raises ModelError (naming the file and the field) for anything unusable, Cancelled when
     `progress` answers False.
@@ -138,8 +142,8 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) 
     report(progress, 0.0, f"opening {path.name}")
     require("tokenizers", "reading a real model's tokenizer")  # before any waiting, not after
     if path.is_dir():
-        weights = read_hf_folder(path, progress)
-        arch = weights.arch
+        model = read_hf_folder(path, progress, weights)
+        arch = model.arch
         tokenizer = TextTokenizer.from_file(path / "tokenizer.json", _max_tokens(arch), arch.vocab_size,
                                             keep_end=arch.is_decoder)
         generation = folder_generation_info(path, arch.vocab_size, tokenizer.token_id) if arch.is_decoder \
@@ -148,17 +152,17 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None) 
         raise ModelError(f"{path}: no such file or folder")
     elif path.suffix.lower() == ".gguf":  # a pipe, a device or a loop of links is refused by the reader
         gguf = GGUFFile(path)  # the tokenizer first: a bad one fails before a second of dequantising
-        arch = architecture_from_gguf(gguf)
+        arch = architecture_from_gguf(gguf, weights)
         tokenizer = TextTokenizer.from_gguf(gguf.metadata, gguf.name, _max_tokens(arch), arch.vocab_size,
                                             keep_end=arch.is_decoder)
         generation = gguf_generation_info(gguf.metadata, gguf.name, gguf.metadata["tokenizer.ggml.tokens"]) \
             if arch.is_decoder else GenerationInfo()
-        weights = read_gguf_weights(gguf, progress)
+        model = read_gguf_weights(gguf, progress, weights)
     else:
         raise ModelError(f"{path.name}: not a model; open a folder with config.json, *.safetensors and "
                          f"tokenizer.json, or a .gguf file")
     report(progress, 1.0, "ready")
-    return PretrainedModel(name, path, weights, tokenizer, generation)
+    return PretrainedModel(name, path, model, tokenizer, generation)
 
 
 class CheckedTrace(PretrainedTrace):

@@ -6,6 +6,9 @@ memory map: the loaders replace many tensors by re-laid-out copies, and an array
 freed when its copy is made, while a mapped file stays counted in resident memory. A tensor stored
 in bf16 or fp16 is converted to float32 a few MiB at a time as it is read, so opening a checkpoint
 takes about its weights' float32 size, not that plus the file's bytes or a wider copy of them.
+A model that keeps its weights stored reads its layers again and again in the same way, after the
+file is closed (keep_open): read rather than mapped, the file's bytes stay in the system's cache and
+never count in the process's memory, and a file not yet cached is read in large pieces.
 
 The header is checked whole before any tensor is read: every entry's type, shape and byte range
 against the others and the file's length (no range past the end, no two ranges sharing bytes), so
@@ -16,7 +19,10 @@ tensor. The file is opened through the same door as every file the user names (e
 from __future__ import annotations
 
 import math
+import os
 import struct
+import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,6 +59,15 @@ class SafetensorsFile:
     def __init__(self, path: Path, handle: BinaryIO, size: int):
         self.path, self.name, self._handle = Path(path), Path(path).name, handle
         self.entries = _read_header(self.name, handle, size)
+        self._reading = threading.Lock()
+
+    def keep_open(self) -> None:
+        """Read the tensors from a handle of the file's own from now on, kept until this object goes,
+        so that they can still be read once the file is closed: a model of stored weights reads each
+        layer whenever it computes it. A copy of the same handle (the file that was checked, not
+        whatever is at its path now)."""
+        self._handle = os.fdopen(os.dup(self._handle.fileno()), "rb")
+        weakref.finalize(self, self._handle.close)
 
     def read(self, name: str) -> np.ndarray:
         """Tensor `name` as a new array; the floating-point ones as float32.
@@ -62,17 +77,27 @@ class SafetensorsFile:
         a tensor takes its float32 size and no more: neither its raw bytes whole nor a wider copy.
         """
         entry = self.entries[name]
+        return self._read(entry, 0, entry.shape)
+
+    def read_rows(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Rows start … stop − 1 of tensor `name` (along its first axis), as `read` gives them."""
+        entry = self.entries[name]
+        return self._read(entry, start * math.prod(entry.shape[1:]), (stop - start, *entry.shape[1:]))
+
+    def _read(self, entry: TensorEntry, first: int, shape: tuple[int, ...]) -> np.ndarray:
+        """The values of `entry` from its `first` on, as many as `shape` holds."""
         stored = np.dtype(_DTYPES[entry.dtype])
         converted = entry.dtype in _FLOATS and entry.dtype != "F32"
-        array = np.empty(entry.shape, dtype=np.float32 if converted else stored)
+        array = np.empty(shape, dtype=np.float32 if converted else stored)
+        offset = entry.start + first * stored.itemsize
         if not converted:
-            self._read_into(name, entry.start, memoryview(array.reshape(-1)).cast("B"))
+            self._read_into(entry.name, offset, memoryview(array.reshape(-1)).cast("B"))
             return array
         flat, step = array.reshape(-1), max(1, _CHUNK_BYTES // stored.itemsize)
         buffer = np.empty(min(step, flat.size), dtype=stored)
         for begin in range(0, flat.size, step):
             part = buffer[:min(step, flat.size - begin)]
-            self._read_into(name, entry.start + begin * stored.itemsize, memoryview(part).cast("B"))
+            self._read_into(entry.name, offset + begin * stored.itemsize, memoryview(part).cast("B"))
             _to_float32(part, flat[begin:begin + part.size], entry.dtype)
         return array
 
@@ -81,12 +106,13 @@ class SafetensorsFile:
         regular file may also give fewer bytes than asked at once: Linux gives at most ~2 GiB)."""
         done = 0
         try:
-            self._handle.seek(start)
-            while done < len(target):
-                got = self._handle.readinto(target[done:])
-                if not got:
-                    break
-                done += got
+            with self._reading:  # one place in the file at a time: a layer made ahead reads beside the reader
+                self._handle.seek(start)
+                while done < len(target):
+                    got = self._handle.readinto(target[done:])
+                    if not got:
+                        break
+                    done += got
         except OSError as error:
             raise ModelError(f"{self.name}: cannot read tensor {name!r} ({error.strerror or error})") from error
         if done != len(target):

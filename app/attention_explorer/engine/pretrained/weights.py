@@ -9,13 +9,14 @@ is `x @ w + b`; HF's Linear weights (out, in) arrive as transposed views, not co
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import ModelError
 from .rope import RopeScaling
+from .stored_rows import StoredRows
 
 
 @dataclass(frozen=True)
@@ -103,12 +104,24 @@ class Architecture:
         return self.n_heads // self.n_kv_heads
 
 
-# Every weight is held as float32 in memory: two billion of them are 7.5 GiB, about the most a 16 GB
-# laptop can spare beside the app (Llama-3.2-1B, 1.2 billion, opens; a 3-billion model does not).
-# Larger models, and any that would not fit in the memory the machine has free, are refused before
-# anything is read.
+# A model's weights are held in one of two forms (choose_mode):
+# - "float32": every matrix converted once, at open, laid out as the products want. The fastest
+#   forward, but a bf16 file takes twice its size in memory (a GGUF Q8_0 file nearly four times).
+# - "stored": the matrices stay in the file as it stores them (bf16 or f16 numbers, GGUF blocks): each
+#   layer is read and converted when it is computed, a few kept and the next made ahead on a second
+#   thread (stored_layers.py), the embedding a block of rows at a time (stored_rows.py); only norms,
+#   biases and position tables are float32. The model then takes less than its file's size, and every
+#   forward pays the conversion again (bench_big_checkpoint.py measures both).
+# "auto" keeps float32 when its weights fit in a share of the memory the machine has free, with room
+# for the views' traces and other programs, and stores them otherwise.
+WEIGHT_MODES = ("auto", "float32", "stored")
+# The largest model opened: two billion weights, 7.5 GiB as float32, about the most a 16 GB laptop can
+# spare beside the app (Llama-3.2-1B, 1.2 billion, opens; a 3-billion model does not).
 MAX_PARAMETERS = 2_000_000_000
 ROOM_BEYOND_WEIGHTS = 1.1  # opening peaks about a tenth above the float32 weights (bench_big_checkpoint.py)
+FLOAT32_SHARE = 0.5        # "auto" keeps float32 weights that take at most this share of the free memory
+LAYERS_MADE = 4            # stored: layers held converted at most: stored_layers.KEPT_LAYERS, one made ahead,
+                           # and the float32 tensors it is made from
 
 
 def free_memory_bytes() -> int | None:
@@ -123,17 +136,34 @@ def free_memory_bytes() -> int | None:
     return None
 
 
-def check_size(arch: Architecture, file_name: str) -> None:
+def choose_mode(arch: Architecture, file_name: str, requested: str = "auto") -> str:
+    """"float32" or "stored" for a model of `arch` asked to open as `requested` (WEIGHT_MODES), or a
+    ModelError when it is too large, or would not fit in the memory the machine has free in that form."""
+    if requested not in WEIGHT_MODES:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHT_MODES)}, not {requested!r}")
     weights_bytes = arch.parameters * 4
     if arch.parameters > MAX_PARAMETERS:
         raise ModelError(f"{file_name}: the model has about {arch.parameters / 1e9:.1f} billion weights, "
                          f"{weights_bytes / 2 ** 30:.0f} GiB as float32; the largest this app opens is "
                          f"{MAX_PARAMETERS / 1e9:.0f} billion")
     free = free_memory_bytes()
-    if free is not None and weights_bytes * ROOM_BEYOND_WEIGHTS > free:
+    float32_need = weights_bytes * ROOM_BEYOND_WEIGHTS
+    if requested == "auto":
+        requested = "float32" if free is None or float32_need <= free * FLOAT32_SHARE else "stored"
+    need = float32_need if requested == "float32" else _stored_bytes(arch)
+    if free is not None and need > free:
         raise ModelError(f"{file_name}: the model's {arch.parameters / 1e9:.2f} billion weights need about "
-                         f"{weights_bytes * ROOM_BEYOND_WEIGHTS / 2 ** 30:.1f} GiB as float32, and this machine has "
-                         f"{free / 2 ** 30:.1f} GiB free; close other programs, or open a smaller model")
+                         f"{need / 2 ** 30:.1f} GiB {'as float32' if requested == 'float32' else 'kept as stored'}, "
+                         f"and this machine has {free / 2 ** 30:.1f} GiB free; close other programs, or open a "
+                         f"smaller model")
+    return requested
+
+
+def _stored_bytes(arch: Architecture) -> int:
+    """About what a model of stored weights holds at most as float32: a few layers converted, and its
+    embedding whole while the census scores every token (stored_rows.StoredRows.scores)."""
+    per_layer = (arch.parameters - arch.vocab_size * arch.d_model) // arch.n_layers
+    return 4 * (arch.vocab_size * arch.d_model + min(LAYERS_MADE, arch.n_layers) * per_layer)
 
 
 @dataclass
@@ -174,19 +204,18 @@ class LayerWeights:
 
     def __post_init__(self):
         # (in, out) in row order: OpenBLAS multiplies by these about 10 % faster than by the
-        # transposed views the files give (HF and GGUF store (out, in)); a one-off copy at open.
-        self.w_o, self.w_down = (np.ascontiguousarray(w) for w in (self.w_o, self.w_down))
+        # transposed views the files give (HF and GGUF store (out, in)); copied once per layer made.
+        self.w_o, self.w_down = laid_out([self.w_o]), laid_out([self.w_down])
         if self.w_gate is None:
-            self.w_up = self.w_gate_up = np.ascontiguousarray(self.w_up)
+            self.w_up = self.w_gate_up = laid_out([self.w_up])
             self.b_gate_up = self.b_up
         else:
-            self.w_gate_up = np.ascontiguousarray(np.concatenate([self.w_gate, self.w_up], axis=1))
+            self.w_gate_up = laid_out([self.w_gate, self.w_up])
             d_ff = self.w_up.shape[1]
             self.w_gate, self.w_up = self.w_gate_up[:, :d_ff], self.w_gate_up[:, d_ff:]
             self.b_gate_up = None if self.b_gate is None and self.b_up is None else np.concatenate(
                 [np.zeros(d_ff, np.float32) if b is None else b for b in (self.b_gate, self.b_up)])
-        # np.concatenate keeps its inputs' column order (the files' transposed views): C order is asked for
-        self.w_qkv = np.ascontiguousarray(np.concatenate([self.w_q, self.w_k, self.w_v], axis=1))
+        self.w_qkv = laid_out([self.w_q, self.w_k, self.w_v])
         q_end, k_end = self.w_q.shape[1], self.w_q.shape[1] + self.w_k.shape[1]
         self.w_q, self.w_k, self.w_v = self.w_qkv[:, :q_end], self.w_qkv[:, q_end:k_end], self.w_qkv[:, k_end:]
         self.b_qkv = None
@@ -195,20 +224,47 @@ class LayerWeights:
                                          ((self.w_q, self.b_q), (self.w_k, self.b_k), (self.w_v, self.b_v))])
 
 
+_COLUMNS_AT_ONCE = 64  # a transposed view is copied this many columns at a time (see laid_out)
+
+
+def laid_out(parts: list[np.ndarray]) -> np.ndarray:
+    """The matrices `parts` (in × out_i each) side by side in one new array in row order.
+
+    The parts are mostly transposed views of the files' (out, in) matrices. Copied whole, each row
+    written gathers one number from each of `out` rows of the file's matrix, which for a matrix of
+    8,192 such rows leaves nothing in the processor's cache to the next row: Llama-3.2-1B's layer took
+    about 1.2 s. A block of 64 columns at a time reads 64 rows of the file's matrix, which stay cached
+    from one row written to the next: 0.1–0.2 s (0.2–0.3 s in blocks of 128). The numbers are copied,
+    not changed.
+    """
+    out = np.empty((parts[0].shape[0], sum(part.shape[1] for part in parts)), dtype=parts[0].dtype)
+    start = 0
+    for part in parts:
+        width = part.shape[1]
+        step = _COLUMNS_AT_ONCE if part.strides[0] < part.strides[1] else width  # a transposed view, or rows
+        for column in range(0, width, max(step, 1)):
+            end = min(column + step, width)
+            out[:, start + column:start + end] = part[:, column:end]
+        start += width
+    return out
+
+
 @dataclass
 class ModelWeights:
-    """Embeddings, blocks and head of one model, float32."""
+    """Embeddings, blocks and head of one model, float32; when the weights are kept stored, the blocks
+    made from the file as they are read (stored_layers.py) and the embedding and output matrices read
+    a block of rows at a time (stored_rows.py)."""
 
     arch: Architecture
-    token_embedding: np.ndarray                   # vocab × d_model
-    layers: list[LayerWeights] = field(default_factory=list)
+    token_embedding: np.ndarray | StoredRows      # vocab × d_model (kept in the file when the weights are stored)
+    layers: Sequence[LayerWeights] = field(default_factory=list)
     position_embedding: np.ndarray | None = None  # learned positions, a row per position (BERT, GPT-2, …)
     type_embedding: np.ndarray | None = None      # BERT's segment A row, d_model
     embedding_norm: np.ndarray | None = None      # BERT normalises the embeddings
     embedding_norm_bias: np.ndarray | None = None
     final_norm: np.ndarray | None = None          # pre-norm models normalise after the last block
     final_norm_bias: np.ndarray | None = None
-    lm_head: np.ndarray | None = None             # vocab × d_model; None: tied to token_embedding
+    lm_head: np.ndarray | StoredRows | None = None  # vocab × d_model; None: tied to token_embedding
 
 
 class TensorSource:
@@ -221,13 +277,21 @@ class TensorSource:
     (a BERT pooler, say) are never read. `file_name_of(name)` is a tensor's name as the file spells
     it, for messages (a GGUF file's 'blk.0.attn_q.weight' where the family asks for
     'layers.0.self_attn.q_proj.weight').
+
+    `stored`: the tensors stay in the file, readable after the model is open, and the layers are read
+    when they are computed (families.shared.read_layers), so their tensors are checked then; and
+    with `rows(name, start, stop)` (rows start … stop − 1 of a matrix, float32), the embedding and
+    output matrices too (matrix, stored_rows.py).
     """
 
     def __init__(self, file_name: str, shapes: Mapping[str, tuple[int, ...]], load: Callable[[str], np.ndarray],
-                 file_name_of: Callable[[str], str] | None = None):
+                 file_name_of: Callable[[str], str] | None = None, stored: bool = False,
+                 rows: Callable[[str, int, int], np.ndarray] | None = None):
         self.file_name = file_name
+        self.stored = stored
         self.shapes = shapes
         self._load = load
+        self._rows = rows
         self._file_name_of = file_name_of or (lambda name: name)
 
     def has(self, name: str) -> bool:
@@ -251,15 +315,35 @@ class TensorSource:
         with np.errstate(all="ignore"):  # a damaged block may dequantise to inf · 0: checked just below
             array = self._load(name)
             array = array if array.dtype == np.float32 else array.astype(np.float32)
-            # a float64 sum of float32 values cannot overflow, and a NaN or infinity anywhere carries through
+        self._check_finite(name, array)
+        return array
+
+    def _check_finite(self, name: str, array: np.ndarray) -> None:
+        # a float64 sum of float32 values cannot overflow, and a NaN or infinity anywhere carries through
+        with np.errstate(all="ignore"):
             finite = np.isfinite(array.sum(dtype=np.float64))
         if not finite:
             raise ModelError(f"{self.file_name}: tensor {self._file_name_of(name)!r} holds values that are not "
                              f"numbers (NaN) or infinite; the file is damaged, download it again")
-        return array
 
     def optional(self, name: str, shape: tuple[int, ...]) -> np.ndarray | None:
         return self.get(name, shape) if name in self.shapes else None
+
+    def matrix(self, name: str, shape: tuple[int, int]) -> np.ndarray | StoredRows:
+        """The matrix `name` (the embedding, an output matrix): float32 as `get` gives it, or kept in
+        the file when the weights are stored, its rows checked as they are read."""
+        if not self.stored or self._rows is None:
+            return self.get(name, shape)
+        self.check(name, shape)
+
+        def read(start: int, stop: int) -> np.ndarray:
+            with np.errstate(all="ignore"):
+                return self._rows(name, start, stop)
+
+        return StoredRows(shape, read, lambda block: self._check_finite(name, block))
+
+    def optional_matrix(self, name: str, shape: tuple[int, int]) -> np.ndarray | StoredRows | None:
+        return self.matrix(name, shape) if name in self.shapes else None
 
     def check_layer_count(self, pattern: str, declared: int, declared_by: str) -> None:
         """Layers present = layers declared: the tensor names matching `pattern` (one group, the layer

@@ -19,7 +19,7 @@ from ...errors import ModelError
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, activation, even_heads, layer_numbers, linear
+from .shared import Family, activation, even_heads, linear, read_layers
 
 
 def architecture(fields: Fields, family: str = "bert", **switches) -> Architecture:
@@ -56,7 +56,7 @@ def weights(arch: Architecture, src: TensorSource, progress: Progress | None, po
             ) -> ModelWeights:
     """`position_rows`: the rows of the position table (RoBERTa's has more than the tokens it reads)."""
     d = arch.d_model
-    layers = [layer(arch, src, i) for i in layer_numbers(arch, progress)]
+    layers = read_layers(arch, src, progress, layer)
     types_name = "embeddings.token_type_embeddings.weight"  # segment rows; a single sentence is segment A
     types = None
     if src.has(types_name):  # as many rows as the file has (2 in BERT), one at least: row 0 is used
@@ -64,7 +64,7 @@ def weights(arch: Architecture, src: TensorSource, progress: Progress | None, po
         types = src.get(types_name, (shape[0] if len(shape) == 2 and shape[0] else 1, d))
     return ModelWeights(
         arch=arch, layers=layers,
-        token_embedding=src.get("embeddings.word_embeddings.weight", (arch.vocab_size, d)),
+        token_embedding=src.matrix("embeddings.word_embeddings.weight", (arch.vocab_size, d)),
         position_embedding=src.get("embeddings.position_embeddings.weight", (position_rows or arch.max_positions, d)),
         type_embedding=None if types is None else types[0],
         embedding_norm=src.get("embeddings.LayerNorm.weight", (d,)),

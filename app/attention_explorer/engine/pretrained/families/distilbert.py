@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, activation, even_heads, layer_numbers, linear
+from .shared import Family, activation, even_heads, linear, read_layers
 
 EPS = 1e-12
 
@@ -47,10 +47,10 @@ def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
 
 def weights(arch: Architecture, src: TensorSource, progress: Progress | None) -> ModelWeights:
     d = arch.d_model
-    layers = [layer(arch, src, i) for i in layer_numbers(arch, progress)]
+    layers = read_layers(arch, src, progress, layer)
     return ModelWeights(
         arch=arch, layers=layers,
-        token_embedding=src.get("embeddings.word_embeddings.weight", (arch.vocab_size, d)),
+        token_embedding=src.matrix("embeddings.word_embeddings.weight", (arch.vocab_size, d)),
         position_embedding=src.get("embeddings.position_embeddings.weight", (arch.max_positions, d)),
         embedding_norm=src.get("embeddings.LayerNorm.weight", (d,)),
         embedding_norm_bias=src.get("embeddings.LayerNorm.bias", (d,)))

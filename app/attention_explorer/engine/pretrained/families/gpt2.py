@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, activation, even_heads, layer_numbers
+from .shared import Family, activation, even_heads, read_layers
 
 
 def architecture(fields: Fields) -> Architecture:
@@ -31,28 +31,30 @@ def architecture(fields: Fields) -> Architecture:
         activation=activation(fields, "activation_function", "hidden_act", default="gelu_new"), decoder=True)
 
 
+def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
+    d, f, p = arch.d_model, arch.d_ff, f"h.{i}."
+    qkv = src.get(p + "attn.c_attn.weight", (d, 3 * d))  # Conv1D: (in, out), q | k | v along out
+    qkv_bias = src.get(p + "attn.c_attn.bias", (3 * d,))
+    return LayerWeights(
+        w_q=qkv[:, :d], w_k=qkv[:, d:2 * d], w_v=qkv[:, 2 * d:],
+        b_q=qkv_bias[:d], b_k=qkv_bias[d:2 * d], b_v=qkv_bias[2 * d:],
+        w_o=src.get(p + "attn.c_proj.weight", (d, d)), b_o=src.get(p + "attn.c_proj.bias", (d,)),
+        attn_norm=src.get(p + "ln_1.weight", (d,)), attn_norm_bias=src.get(p + "ln_1.bias", (d,)),
+        mlp_norm=src.get(p + "ln_2.weight", (d,)), mlp_norm_bias=src.get(p + "ln_2.bias", (d,)),
+        w_up=src.get(p + "mlp.c_fc.weight", (d, f)), b_up=src.get(p + "mlp.c_fc.bias", (f,)),
+        w_down=src.get(p + "mlp.c_proj.weight", (f, d)), b_down=src.get(p + "mlp.c_proj.bias", (d,)),
+    )
+
+
 def weights(arch: Architecture, src: TensorSource, progress: Progress | None) -> ModelWeights:
-    d, f = arch.d_model, arch.d_ff
-    layers = []
-    for i in layer_numbers(arch, progress):
-        p = f"h.{i}."
-        qkv = src.get(p + "attn.c_attn.weight", (d, 3 * d))  # Conv1D: (in, out), q | k | v along out
-        qkv_bias = src.get(p + "attn.c_attn.bias", (3 * d,))
-        layers.append(LayerWeights(
-            w_q=qkv[:, :d], w_k=qkv[:, d:2 * d], w_v=qkv[:, 2 * d:],
-            b_q=qkv_bias[:d], b_k=qkv_bias[d:2 * d], b_v=qkv_bias[2 * d:],
-            w_o=src.get(p + "attn.c_proj.weight", (d, d)), b_o=src.get(p + "attn.c_proj.bias", (d,)),
-            attn_norm=src.get(p + "ln_1.weight", (d,)), attn_norm_bias=src.get(p + "ln_1.bias", (d,)),
-            mlp_norm=src.get(p + "ln_2.weight", (d,)), mlp_norm_bias=src.get(p + "ln_2.bias", (d,)),
-            w_up=src.get(p + "mlp.c_fc.weight", (d, f)), b_up=src.get(p + "mlp.c_fc.bias", (f,)),
-            w_down=src.get(p + "mlp.c_proj.weight", (f, d)), b_down=src.get(p + "mlp.c_proj.bias", (d,)),
-        ))
+    d = arch.d_model
+    layers = read_layers(arch, src, progress, layer)
     return ModelWeights(
         arch=arch, layers=layers,
-        token_embedding=src.get("wte.weight", (arch.vocab_size, d)),
+        token_embedding=src.matrix("wte.weight", (arch.vocab_size, d)),
         position_embedding=src.get("wpe.weight", (arch.max_positions, d)),
         final_norm=src.get("ln_f.weight", (d,)), final_norm_bias=src.get("ln_f.bias", (d,)),
-        lm_head=src.optional("lm_head.weight", (arch.vocab_size, d)),
+        lm_head=src.optional_matrix("lm_head.weight", (arch.vocab_size, d)),
     )
 
 

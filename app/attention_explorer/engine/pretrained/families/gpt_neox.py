@@ -23,7 +23,7 @@ from __future__ import annotations
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, activation, even_heads, layer_numbers, linear, rotary
+from .shared import Family, activation, even_heads, linear, read_layers, rotary
 
 
 def architecture(fields: Fields) -> Architecture:
@@ -57,11 +57,11 @@ def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
 
 def weights(arch: Architecture, src: TensorSource, progress: Progress | None) -> ModelWeights:
     d = arch.d_model
-    layers = [layer(arch, src, i) for i in layer_numbers(arch, progress)]
+    layers = read_layers(arch, src, progress, layer)
     return ModelWeights(
-        arch=arch, layers=layers, token_embedding=src.get("embed_in.weight", (arch.vocab_size, d)),
+        arch=arch, layers=layers, token_embedding=src.matrix("embed_in.weight", (arch.vocab_size, d)),
         final_norm=src.get("final_layer_norm.weight", (d,)), final_norm_bias=src.get("final_layer_norm.bias", (d,)),
-        lm_head=src.optional("embed_out.weight", (arch.vocab_size, d)))
+        lm_head=src.optional_matrix("embed_out.weight", (arch.vocab_size, d)))
 
 
 FAMILY = Family(

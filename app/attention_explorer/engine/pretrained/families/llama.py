@@ -27,7 +27,7 @@ from collections.abc import Callable
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, Rotary, activation, attention_heads, layer_numbers, linear, rotary
+from .shared import Family, Rotary, activation, attention_heads, linear, read_layers, rotary
 
 LAYERS = r"layers\.(\d+)\."
 
@@ -82,11 +82,11 @@ def layer(arch: Architecture, src: TensorSource, i: int, biases: str = "optional
 def model_weights(arch: Architecture, src: TensorSource, progress: Progress | None,
                   make_layer: Callable[[Architecture, TensorSource, int], LayerWeights] = layer) -> ModelWeights:
     """The embedding, the layers `make_layer` reads, the final norm and the output matrix (when not tied)."""
-    layers = [make_layer(arch, src, i) for i in layer_numbers(arch, progress)]
+    layers = read_layers(arch, src, progress, make_layer)
     d = arch.d_model
     return ModelWeights(
-        arch=arch, layers=layers, token_embedding=src.get("embed_tokens.weight", (arch.vocab_size, d)),
-        final_norm=src.get("norm.weight", (d,)), lm_head=src.optional("lm_head.weight", (arch.vocab_size, d)),
+        arch=arch, layers=layers, token_embedding=src.matrix("embed_tokens.weight", (arch.vocab_size, d)),
+        final_norm=src.get("norm.weight", (d,)), lm_head=src.optional_matrix("lm_head.weight", (arch.vocab_size, d)),
     )
 
 

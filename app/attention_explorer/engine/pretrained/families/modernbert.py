@@ -30,7 +30,7 @@ from ...errors import ModelError
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, activation, even_heads, every_nth_global, layer_numbers, layer_types, rotary_by_kind
+from .shared import Family, activation, even_heads, every_nth_global, layer_types, read_layers, rotary_by_kind
 
 # each kind of layer: the older top-level field of its rotary base, and the base when none is given
 BASES = {"full_attention": ("global_rope_theta", 160_000.0), "sliding_attention": ("local_rope_theta", 10_000.0)}
@@ -78,8 +78,8 @@ def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
 def weights(arch: Architecture, src: TensorSource, progress: Progress | None) -> ModelWeights:
     d = arch.d_model
     return ModelWeights(
-        arch=arch, layers=[layer(arch, src, i) for i in layer_numbers(arch, progress)],
-        token_embedding=src.get("embeddings.tok_embeddings.weight", (arch.vocab_size, d)),
+        arch=arch, layers=read_layers(arch, src, progress, layer),
+        token_embedding=src.matrix("embeddings.tok_embeddings.weight", (arch.vocab_size, d)),
         embedding_norm=src.get("embeddings.norm.weight", (d,)),
         embedding_norm_bias=src.optional("embeddings.norm.bias", (d,)))
 

@@ -7,14 +7,15 @@ ModelError naming config.json and the field.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...errors import ModelError
 from ..fields import Fields, shown
 from ..progress import Progress, report
 from ..rope import Dynamic, Llama3, LongRope, RopeScaling, Yarn, longrope_attention, yarn_attention
-from ..weights import Architecture, ModelWeights, TensorSource
+from ..stored_layers import StoredLayers
+from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
 
 
 @dataclass(frozen=True)
@@ -278,11 +279,17 @@ def refuse_true(fields: Fields, *names: str) -> None:
             raise ModelError(f"{fields.file_name}: {fields.shown_name(name)!r} is true; only false is supported")
 
 
-def layer_numbers(arch: Architecture, progress: Progress | None) -> Iterator[int]:
-    """0 … n_layers − 1, telling `progress` of each layer as its tensors are read."""
+def read_layers(arch: Architecture, src: TensorSource, progress: Progress | None,
+                make: Callable[[Architecture, TensorSource, int], LayerWeights]) -> Sequence[LayerWeights]:
+    """Layers 0 … n_layers − 1, each `make(arch, src, i)`: read now, telling `progress` of each, or
+    (a source of stored weights) read from the file whenever they are computed (stored_layers.py)."""
+    if src.stored:
+        return StoredLayers(arch.n_layers, lambda i: make(arch, src, i))
+    layers = []
     for i in range(arch.n_layers):
         report(progress, 0.15 + 0.85 * i / arch.n_layers, f"reading layer {i + 1} of {arch.n_layers}")
-        yield i
+        layers.append(make(arch, src, i))
+    return layers
 
 
 def linear(src: TensorSource, name: str, out: int, into: int):
