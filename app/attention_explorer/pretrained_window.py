@@ -15,6 +15,7 @@ from .views.generation_panel import QtGenerationPanel
 from .views.model_view import QtModelView
 from .views.next_tokens import QtNextTokens
 from .views.pretrained_bar import QtPretrainedBar
+from .views.target_box import QtTargetBox
 from .window_generation import export_generation
 
 REAL_MODEL_NOTE = "A real model's weights are its own: open a toy model to change this"
@@ -35,6 +36,8 @@ class PretrainedParts(QtCore.QObject):
         self.generation = QtGenerationPanel(controller)
         self.generation.export_requested.connect(lambda: export_generation(window))
         self.bar = QtPretrainedBar(controller)
+        self.target_box = QtTargetBox(controller)
+        window.centralWidget().layout().insertWidget(1, self.target_box)  # under the sentence box: the source
 
         self.body = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
         for index, part in enumerate((self.model_view, self.next_tokens, self.generation)):

@@ -109,6 +109,7 @@ class Trace:
     # above and columns these; None where queries and keys are the same tokens.
     key_tokens: list[str] | None = None
     key_labels: list[str] | None = None
+    key_x: np.ndarray | None = None  # n_keys × d_model: what W_K and W_V read (the encoder's last hidden states)
 
     @property
     def n(self) -> int:

@@ -132,16 +132,18 @@ class EncoderDecoderModel:
     def __post_init__(self):
         use_one_blas_thread()  # as model.PretrainedModel: each product runs faster on a thread of its own
 
-    def target_ids(self, target: str) -> np.ndarray:
-        """The decoder's input for `target`: decoder_start_token_id, then the target's tokens but its last."""
-        ids = self.tokenizer.encode(target).ids
-        return np.concatenate([np.array([self.weights.decoder_start], dtype=np.int64), ids[:-1]])
+    def decoder_input(self, target: str) -> tuple[np.ndarray, list[str]]:
+        """The decoder's input for `target`: decoder_start_token_id, then the target's tokens but its last;
+        and their labels, tidy as the source's (a word's later pieces marked as the encoder's are)."""
+        encoded = self.tokenizer.encode(target)
+        ids = np.concatenate([np.array([self.weights.decoder_start], dtype=np.int64), encoded.ids[:-1]])
+        return ids, [self.tokenizer.token_label(self.weights.decoder_start), *encoded.labels[:-1]]
 
     def run(self, source: str, target: str) -> EncoderDecoderResult:
         """Tokenise both texts and run the model; SentenceError for a text with nothing to read,
         ModelError when the numbers overflow (damaged weights)."""
         encoded = self.tokenizer.encode(source)
-        target_ids = self.target_ids(target)
+        target_ids, target_labels = self.decoder_input(target)
         with np.errstate(all="ignore"):  # checked just below
             memory, encoder_attention, encoder_layers = encode(self.weights, encoded.ids)
             logits, decoder_attention, cross_attention, decoder_layers = decode(self.weights, target_ids, memory)
@@ -149,9 +151,21 @@ class EncoderDecoderModel:
                                                                          cross_attention))
         if not finite:
             raise overflow_error(self.name, "the encoder, the decoder or the next-token scores")
-        return EncoderDecoderResult(encoded, target_ids, [self.tokenizer.token_label(i) for i in target_ids],
+        return EncoderDecoderResult(encoded, target_ids, target_labels,
                                     encoder_attention, decoder_attention, cross_attention, logits,
                                     {"encoder": encoder_layers, **decoder_layers}, memory)
+
+
+def is_encoder_decoder_folder(path: str | Path) -> bool:
+    """Whether `path` is a model folder whose config.json names an encoder–decoder this app opens, so
+    that the window opens it here rather than through the one-text models (which refuse it)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return False
+    try:
+        return read_config(folder).get("model_type") == bart.NAME
+    except ModelError:  # no config.json, or not one: the one-text models' opening says why
+        return False
 
 
 def open_encoder_decoder(path: str | Path, progress: Progress | None = None) -> EncoderDecoderModel:

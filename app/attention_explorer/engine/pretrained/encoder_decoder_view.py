@@ -22,6 +22,7 @@ from ..tokenizer import token_labels
 from ..trace import HeadTrace, Trace
 from .encoder_decoder import EncoderDecoderModel, EncoderDecoderResult
 from .forward import merge_heads
+from .thumbnails import pooled
 from .weights import Architecture
 
 ENCODER, DECODER, CROSS = "encoder", "decoder", "cross"
@@ -69,6 +70,11 @@ class EncoderDecoderPart:
     @property
     def d_model(self) -> int:
         return self.arch.d_model
+
+    @property
+    def max_tokens(self) -> int:
+        """The most tokens of either text it reads (a longer one is cut)."""
+        return self.model.tokenizer.max_tokens
 
     @property
     def tokenizer(self):
@@ -134,20 +140,27 @@ class EncoderDecoderTrace:
         return part_weights(self.part, self.result)
 
     @property
+    def key_labels(self) -> list[str] | None:
+        """The labels of the columns when they are another text's tokens (cross-attention), else None."""
+        tokens = self.key_tokens
+        return None if tokens is None else token_labels(tokens)
+
+    @property
     def thumbnails(self) -> np.ndarray:
-        """The model view's cells: every head's whole weights (the texts are short, see encoder_decoder.py)."""
-        return self.all_weights
+        """The model view's cells: every head's weights, pooled as a one-text model's are (thumbnails.py)."""
+        if "thumbnails" not in self.memo:
+            self.memo["thumbnails"] = pooled(self.all_weights)
+        return self.memo["thumbnails"]
 
     def layer_weights(self, layer: int) -> np.ndarray:
         return self.all_weights[layer]
 
     def layer_trace(self, layer: int) -> Trace:
         """Layer `layer` of this part as the Trace the single-layer views draw; the last one is kept."""
-        key = ("layer trace", self.part, layer)
-        if key not in self.memo:
-            self.memo.clear()
-            self.memo[key] = part_trace(self.part_of, self.result, self.text, layer)
-        return self.memo[key]
+        kept = self.memo.get("layer trace")
+        if kept is None or kept.layer != layer:
+            kept = self.memo["layer trace"] = part_trace(self.part_of, self.result, self.text, layer)
+        return kept
 
 
 def part_trace(part: EncoderDecoderPart, result: EncoderDecoderResult, source: str, layer: int) -> Trace:
@@ -186,6 +199,7 @@ def part_trace(part: EncoderDecoderPart, result: EncoderDecoderResult, source: s
         embedding=made.x, positional=None, x=made.x, mask=mask, heads=tuple(heads), concat=concat,
         w_o=projection.w_o, output=concat @ projection.w_o + projection.b_o, layer=layer, b_o=projection.b_o,
         key_tokens=source_tokens if cross else None, key_labels=token_labels(source_tokens) if cross else None,
+        key_x=result.memory if cross else None,
     )
 
 
