@@ -2,6 +2,7 @@
 folder, a target typed into its box, the attention chosen in the bar's combo box. What the heatmap,
 arcs, steps and model view show is checked against the engine's own run of the two texts."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -189,3 +190,25 @@ def test_a_one_text_model_after_it_hides_the_target_box_and_the_part(bart_window
     QtWidgets.QApplication.processEvents()
     assert not c.is_real and not window.pretrained.target_box.isVisible()
     assert c.focus_role == LOOKING and c.trace.n_keys == c.trace.n
+
+
+def test_exports_draw_both_texts_or_say_why_they_cannot(bart_window, qtbot, tmp_path, monkeypatch):
+    window, c = bart_window, bart_window.controller
+    warnings = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda _parent, _title, text: warnings.append(text))
+    type_target(qtbot, window, "a dog")
+    assert window.export_to("heatmap", str(tmp_path / "cross.png"))
+    assert window.export_to("grid-layers", str(tmp_path / "layers.png"))
+    assert window.export_to("csv", str(tmp_path / "cross.csv"))
+    header = (tmp_path / "cross.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[1:] == c.trace.looked_at_labels and len(header) - 1 == c.trace.n_keys
+    assert window.export_to("json", str(tmp_path / "cross.json"))
+    written = json.loads((tmp_path / "cross.json").read_text(encoding="utf-8"))
+    assert written["key_labels"] == c.trace.looked_at_labels and written["labels"] == ["</s>", "<s>", "a", "dog"]
+    assert not warnings
+    assert not window.export_to("html", str(tmp_path / "cross.html"))
+    assert "two texts" in warnings[-1] and not (tmp_path / "cross.html").exists()
+    assert not window.files.save_view(str(tmp_path / "cross.aeview"))
+    assert "encoder–decoder" in warnings[-1] and not (tmp_path / "cross.aeview").exists()
+    census = window.pretrained.census.action
+    assert not census.isEnabled() and "encoder–decoder" in census.toolTip()
