@@ -88,6 +88,8 @@ def test_a_bart_folder_opens_on_cross_attention_with_the_source_as_its_target(ba
     assert "cross-attention" in window.heatmap.title()
     assert window.options_bar.head.count() == 8  # the decoder's heads
     assert "Cross-attention" in window.status_line.text()
+    chips = [chip.text() for chip in window.chips.chips]  # one chip per row: the target's tokens, shown as typed
+    assert chips == engine.tokenizer.token_labels(expected.target_labels) and chips[1] == "<s>"
 
 
 def test_typing_a_target_runs_the_model_again_and_every_view_follows(bart_window, bart, qtbot):

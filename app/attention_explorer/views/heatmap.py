@@ -45,8 +45,8 @@ def heatmap_title(trace: Trace, matrix: str, head: int) -> str:
     softmax(QKᵀ/√d_k) — layer 2, head 1 of 12", or what a real model's reading made of them."""
     layer = "" if trace.layer is None else f"layer {trace.layer + 1}, "  # a real model's layer
     where = f"{layer}head {head + 1} of {trace.options.heads}"
-    if trace.key_tokens is not None:  # an encoder–decoder's target reading its source
-        where = f"cross-attention, {where}"
+    if trace.key_tokens is not None:  # an encoder–decoder's target reading its source (last: the least cut)
+        where = f"{where}, cross-attention"
     if trace.reading is None:
         return f"{MATRIX_TITLES[matrix]} — {where}"
     if matrix == "weights":
