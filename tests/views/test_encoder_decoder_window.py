@@ -16,7 +16,7 @@ from attention_explorer import engine  # noqa: E402
 from attention_explorer.app import MainWindow  # noqa: E402
 from attention_explorer.controller import LOOKED_AT, LOOKING, Controller  # noqa: E402
 from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder  # noqa: E402
-from attention_explorer.engine.steps import step_view  # noqa: E402
+from attention_explorer.engine.steps import step_index, step_view  # noqa: E402
 from attention_explorer.views.arc_diagram import LEFT, RIGHT  # noqa: E402
 from attention_explorer.views.heatmap import CROSS_AXIS_TITLES  # noqa: E402
 
@@ -214,3 +214,21 @@ def test_exports_draw_both_texts_or_say_why_they_cannot(bart_window, qtbot, tmp_
     assert "encoder–decoder" in warnings[-1] and not (tmp_path / "cross.aeview").exists()
     census = window.pretrained.census.action
     assert not census.isEnabled() and "encoder–decoder" in census.toolTip()
+
+
+def test_the_steps_frame_a_source_word_where_the_source_is(bart_window, qtbot):
+    window, c = bart_window, bart_window.controller
+    type_target(qtbot, window, "a dog")
+    window.steps_dock.show()
+    window.timeline.go_to(step_index("kv"))
+    QtWidgets.QApplication.processEvents()
+    c.set_hovered(9, LOOKED_AT)  # "·mat" of the source: a row of H, K and V
+    results = window.timeline.panel.results()
+    assert results["k"].focus_mark() == (9, None) and results["v"].focus_mark() == (9, None)
+    window.timeline.go_to(step_index("softmax"))
+    QtWidgets.QApplication.processEvents()
+    c.set_hovered(9, LOOKED_AT)
+    assert window.timeline.panel.results()["weights"].focus_mark() == (None, 9)  # its column
+    c.set_hovered(3, LOOKING)  # "dog" of the target: its row
+    assert window.timeline.panel.results()["weights"].focus_mark() == (3, None)
+    np.testing.assert_array_equal(window.row_bars.shown_row(), c.trace.heads[c.head].weights[3])
