@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..lazy_trace import LazyHeadTrace
 from ..options import Options
 from ..tokenizer import token_labels
-from ..trace import HeadTrace, Trace
+from ..trace import Trace
 from .encoder_decoder import EncoderDecoderModel, EncoderDecoderResult
 from .forward import merge_heads
 from .thumbnails import pooled
@@ -177,17 +178,12 @@ def part_trace(part: EncoderDecoderPart, result: EncoderDecoderResult, source: s
     heads = []
     for h in range(arch.n_heads):
         columns = slice(h * arch.d_head, (h + 1) * arch.d_head)
-        q, k, v = (a[h].astype(np.float64) for a in (made.q, made.k, made.v))
-        scores = q @ k.T
-        scaled = scores / arch.score_divisor
-        masked = scaled.copy()
-        if mask is not None:
-            masked[mask] = -np.inf
-        heads.append(HeadTrace(
+        heads.append(LazyHeadTrace(
+            _head_makers(attention[h], made.outputs[h], arch.score_divisor, mask),
             index=h, columns=columns, w_q=projection.w_q[:, columns], w_k=projection.w_k[:, columns],
-            w_v=projection.w_v[:, columns], q=q, k=k, v=v, scores=scores, scaled=scaled, masked=masked,
-            weights=attention[h].astype(np.float64), output=made.outputs[h].astype(np.float64),
-            b_q=projection.b_q[columns], b_k=projection.b_k[columns], b_v=projection.b_v[columns]))
+            w_v=projection.w_v[:, columns], q=made.q[h].astype(np.float64), k=made.k[h].astype(np.float64),
+            v=made.v[h].astype(np.float64), b_q=projection.b_q[columns], b_k=projection.b_k[columns],
+            b_v=projection.b_v[columns], q_before_rope=None, k_before_rope=None, kv_head=None, moved_norm=None))
     concat = merge_heads(made.outputs).astype(np.float64)
     source_tokens = list(result.source.labels)
     tokens = source_tokens if part.part == ENCODER else list(result.target_labels)
@@ -201,6 +197,21 @@ def part_trace(part: EncoderDecoderPart, result: EncoderDecoderResult, source: s
         key_tokens=source_tokens if cross else None, key_labels=token_labels(source_tokens) if cross else None,
         key_x=result.memory if cross else None,
     )
+
+
+def _head_makers(weights: np.ndarray, output: np.ndarray, divisor: float, mask: np.ndarray | None) -> dict:
+    """A head's n × n_keys matrices, made when a view first reads them (a 1,024-token text's are 8 MB
+    each): the scores q·kᵀ from the run's q and k, scaled and masked as the run did, and the run's own
+    weights and output."""
+    def masked(head):
+        values = head.scaled.copy()
+        if mask is not None:
+            values[mask] = -np.inf
+        return values
+
+    return {"scores": lambda head: head.q @ head.k.T, "scaled": lambda head: head.scores / divisor,
+            "masked": masked, "weights": lambda _head: weights.astype(np.float64),
+            "output": lambda _head: output.astype(np.float64), "norm": lambda _head: None}
 
 
 def part_weights(part: str, result: EncoderDecoderResult) -> np.ndarray:
