@@ -96,7 +96,7 @@ def _check_encoder_decoder(c) -> None:
         assert c.trace is None and c.error == EMPTY_TARGET, f"an empty target, but: {c.error!r}"
         return
     try:
-        fresh = c.real_model.model.run(c.sentence, c.target)
+        fresh = c.real_model.model.run(c.sentence, c.target, c.heads_off)
     except engine.EngineError as exc:
         assert c.trace is None and c.error == str(exc), "the window shows a run the model refuses"
         return
@@ -104,10 +104,12 @@ def _check_encoder_decoder(c) -> None:
     if ptrace is None:  # a run stopped with Cancel
         assert c.trace is None and c.error in (FORWARD_STOPPED, TARGET_STOPPED), f"a run is missing: {c.error!r}"
         return
-    assert (ptrace.text, ptrace.target, ptrace.part) == (c.sentence, c.target, c.part), "another run is shown"
+    assert (ptrace.text, ptrace.target, ptrace.part, ptrace.off) == (c.sentence, c.target, c.part, c.heads_off), \
+        "another run is shown"
+    assert ptrace.ablated == c.ablated, "the heads off shown are not the run's"
     expected = {"encoder": fresh.encoder_attention, "decoder": fresh.decoder_attention,
                 "cross": fresh.cross_attention}[c.part]
-    np.testing.assert_array_equal(ptrace.all_weights, expected)
+    np.testing.assert_array_equal(ptrace.all_weights(), expected)
     np.testing.assert_array_equal(c.trace.heads[c.head].weights, expected[c.layer, c.head])
     assert c.options.heads == expected.shape[1] and c.real_model.n_layers == expected.shape[0]
 

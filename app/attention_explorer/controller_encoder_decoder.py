@@ -4,8 +4,9 @@ which of its three kinds of attention the main views show (engine/pretrained/enc
 An encoder–decoder opens as any real model does (the same worker, progress, Cancel and messages); while
 it is open `real_model` is it seen through the chosen part, whose layers and heads are that part's,
 and `pretrained_trace` the last run seen through it. Switching the part runs nothing: the run holds
-all three. Editing the source or the target runs the model again on the worker. The readings (words,
-hidden tokens, rollout) and switching heads off are not offered for it (the window says why).
+all three. Editing the source or the target, or switching a head off, runs the model again on the
+worker; `ablated` is then the part shown's heads off, `heads_off` those of every part. The readings
+(words, hidden tokens, rollout) are not offered for it (the window says why).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class EncoderDecoderControls(PretrainedControls):
         self._target = ""
         self._part = CROSS
         self._opening_target = ""
+        self._heads_off: frozenset[tuple[str, int, int]] = frozenset()
 
     @property
     def is_encoder_decoder(self) -> bool:
@@ -46,6 +48,11 @@ class EncoderDecoderControls(PretrainedControls):
     def target(self) -> str:
         """The text the encoder–decoder's decoder reads ("" until one is opened)."""
         return self._target
+
+    @property
+    def heads_off(self) -> frozenset[tuple[str, int, int]]:
+        """Every part's heads switched off, as (part, layer, head), 0-based."""
+        return self._heads_off
 
     @property
     def part(self) -> str:
@@ -82,9 +89,10 @@ class EncoderDecoderControls(PretrainedControls):
         self._ptrace = self._ptrace.with_part(model) if self._ptrace is not None else None
         self._layer = min(self._layer, model.n_layers - 1)
         self._options = _options_of(model)
+        self._ablated = _pairs_of(self._heads_off, part)
         self._recompute((self.real_model_changed, model), (self.options_changed, self._options),
                         (self.pretrained_trace_changed, self._ptrace), (self.layer_changed, self._layer),
-                        (self.part_changed, part))
+                        (self.ablation_changed, self._ablated), (self.part_changed, part))
 
     # --- the hooks of PretrainedControls ---------------------------------------------------------------
     def _loader(self, source: str, text: str):
@@ -100,11 +108,12 @@ class EncoderDecoderControls(PretrainedControls):
             if not is_encoder_decoder_folder(source):
                 return plain(progress)
             model = EncoderDecoderPart(open_encoder_decoder(source, lambda f, t: progress(0.8 * f, t)), part)
-            return (model, *_run_pair(model, text, target))
+            return (model, *_run_pair(model, text, target, frozenset()))
 
         return load
 
     def _enter_real(self, source, text, model, ptrace, error, forward_ms) -> None:
+        self._heads_off = frozenset()  # every head on in a model just opened
         if model.is_encoder_decoder:
             self._part = model.part
             self._target = ptrace.target if ptrace is not None else self._opening_target
@@ -121,12 +130,12 @@ class EncoderDecoderControls(PretrainedControls):
         if not self.is_encoder_decoder:
             super()._run_real()
             return
-        model, source, target = self._real_model, self._sentence, self._target
+        model, source, target, off = self._real_model, self._sentence, self._target, self._heads_off
         runner = self._worker()
         if runner is None:
-            self._accept_pair(_run_pair(model, source, target))
+            self._accept_pair(_run_pair(model, source, target, off))
             return
-        runner.submit("run", lambda _progress: _run_pair(model, source, target), self._accept_pair,
+        runner.submit("run", lambda _progress: _run_pair(model, source, target, off), self._accept_pair,
                       lambda message: self._accept_forward(None, self._failure_message(model.name, message), 0.0)
                       if message else self._after_cancelled_forward())
 
@@ -138,8 +147,15 @@ class EncoderDecoderControls(PretrainedControls):
         self._accept_forward(ptrace, error, forward_ms)
 
     def _after_cancelled_forward(self) -> None:
-        if self.is_encoder_decoder and self._ptrace is not None and self._ptrace.target != self._target:
+        """As for any real model; a changed target says the model has not read it, and heads switched
+        off or on go back to the shown run's."""
+        ptrace = self._ptrace if self.is_encoder_decoder else None
+        if ptrace is not None and ptrace.target != self._target:
             self._accept_forward(None, TARGET_STOPPED, 0.0)
+            return
+        if ptrace is not None and ptrace.text == self._sentence and ptrace.off != self._heads_off:
+            self._heads_off, self._ablated = ptrace.off, ptrace.ablated
+            self.ablation_changed.emit(self._ablated)
             return
         super()._after_cancelled_forward()
 
@@ -160,15 +176,30 @@ class EncoderDecoderControls(PretrainedControls):
         rows = "source" if model.part == "encoder" else "target"
         size = f"{trace.n} target × {trace.n_keys} source tokens" if trace.key_tokens is not None else \
             f"{trace.n} {rows} tokens"
-        text = " · ".join([model.name, PARTS[model.part], size, f"layer {self._layer + 1} of {model.n_layers}",
-                           f"{model.n_heads} heads of d_k = {trace.heads[0].d_k}"]) + f" — {self._timing_note()}"
+        parts = [model.name, PARTS[model.part], size, f"layer {self._layer + 1} of {model.n_layers}",
+                 f"{model.n_heads} heads of d_k = {trace.heads[0].d_k}"]
+        if ptrace.off:
+            parts.append(f"{len(ptrace.off)} head{'s' if len(ptrace.off) != 1 else ''} off "
+                         f"({len(ptrace.ablated)} in this attention)")
+        text = " · ".join(parts) + f" — {self._timing_note()}"
         if ptrace.encoded.cut is not None:
             text += f". Source cut: {ptrace.encoded.cut.describe()}"
         return text
 
     def set_ablated(self, pairs) -> None:
-        if not self.is_encoder_decoder:  # its heads are not switched off (the window says so)
+        """Switch these (layer, head) pairs of the part shown off (and its others back on); the heads of
+        the other parts stay as they are."""
+        if not self.is_encoder_decoder:
             super().set_ablated(pairs)
+            return
+        pairs = frozenset((int(lay), int(h)) for lay, h in pairs)
+        if pairs == self._ablated:
+            return
+        part = self._part
+        self._heads_off = frozenset(t for t in self._heads_off if t[0] != part) | {(part, *p) for p in pairs}
+        self._ablated = pairs
+        self.ablation_changed.emit(pairs)
+        self._run_real()
 
     def set_real_view(self, view) -> None:
         if not self.is_encoder_decoder:  # read token by token only (the window says so)
@@ -179,17 +210,22 @@ def _options_of(model: EncoderDecoderPart) -> Options:
     return Options(scale=True, causal=model.part == "decoder", positional=False, heads=model.n_heads)
 
 
-def _run_pair(model: EncoderDecoderPart, source: str, target: str) -> tuple[EncoderDecoderTrace | None, str, float]:
-    """One run of both texts, its error and milliseconds: a text the model cannot read is an error to
-    show (on the worker: it touches no state of the controller)."""
+def _pairs_of(off: frozenset[tuple[str, int, int]], part: str) -> frozenset[tuple[int, int]]:
+    return frozenset((layer, head) for named, layer, head in off if named == part)
+
+
+def _run_pair(model: EncoderDecoderPart, source: str, target: str, off: frozenset[tuple[str, int, int]]
+              ) -> tuple[EncoderDecoderTrace | None, str, float]:
+    """One run of both texts with the heads `off`, its error and milliseconds: a text the model cannot
+    read is an error to show (on the worker: it touches no state of the controller)."""
     from .engine.pretrained.encoder_decoder_view import EncoderDecoderTrace
 
     if source.strip() and not target.strip():  # (an empty source: the engine's own message says so)
         return None, EMPTY_TARGET, 0.0
     started = time.perf_counter()
     try:
-        result = model.model.run(source, target)
+        result = model.model.run(source, target, off)
     except EngineError as error:
         return None, str(error), 0.0
-    return (EncoderDecoderTrace(model.name, source, target, result, model), "",
+    return (EncoderDecoderTrace(model.name, source, target, result, model, off), "",
             (time.perf_counter() - started) * 1000)

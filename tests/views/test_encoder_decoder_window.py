@@ -122,6 +122,12 @@ def test_typing_a_target_runs_the_model_again_and_every_view_follows(bart_window
     assert sorted(view.images) == [(lay, h) for lay in range(2) for h in range(8)]
     image = view.images[(1, 5)]
     assert (image.width(), image.height()) == (len(expected.source.labels), 4)
+    rect = view.cell_rect(1, 5)  # the mouse over the cell's last row, second column: "dog" reading "the₁"
+    QTest.mouseMove(view.grid, QtCore.QPoint(int(rect.left() + 1.5 * rect.width() / 11), int(rect.bottom() - 2)))
+    QtWidgets.QApplication.processEvents()
+    assert view.readout.text().startswith("layer 2, head 6: dog → the₁")
+    assert f"{expected.cross_attention[1, 5, 3, 1]:.3f}" in view.readout.text()
+    assert (c.focus, c.focus_role) == (3, LOOKING)
 
 
 def test_choosing_each_part_sizes_layers_and_heads_to_it(bart_window, bart, qtbot):
@@ -156,14 +162,39 @@ def test_hovering_a_source_word_focuses_it_as_the_word_looked_at(bart_window, qt
 
 
 def test_what_an_encoder_decoder_does_not_offer_is_off_and_says_why(bart_window):
-    window, c = bart_window, bart_window.controller
+    window = bart_window
     bar = window.pretrained.bar
-    for box in (bar.merge, bar.hide_specials, bar.hide_first, bar.rollout, bar.ablate):
+    for box in (bar.merge, bar.hide_specials, bar.hide_first, bar.rollout):
         assert not box.isEnabled() and "encoder–decoder" in box.toolTip()
-    c.toggle_ablated(0, 0)  # a right-click on a cell of the model view: nothing is switched off
-    assert c.ablated == frozenset()
     assert not window.pretrained.generation.isVisible()
     assert "encoder–decoder" in window.pretrained.next_tokens.title.text()
+
+
+def test_a_right_click_switches_a_head_of_the_attention_shown_off(bart_window, bart, qtbot):
+    window, c = bart_window, bart_window.controller
+    view = window.pretrained.model_view
+    QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(0, 2).center().toPoint())
+    settle(qtbot, c)
+    assert c.heads_off == {("cross", 0, 2)} and c.ablated == {(0, 2)}
+    off = bart.run(SOURCE, SOURCE, frozenset({("cross", 0, 2)}))
+    assert not np.array_equal(off.cross_attention[1], bart.run(SOURCE, SOURCE).cross_attention[1])  # later layers
+    c.set_layer(1)
+    c.set_head(4)
+    QtWidgets.QApplication.processEvents()
+    assert np.abs(window.heatmap.shown_matrix() - off.cross_attention[1, 4]).max() < 1e-6
+    c.set_layer(0)
+    c.set_head(2)
+    QtWidgets.QApplication.processEvents()
+    assert window.pretrained.bar.ablate.isChecked() and not c.trace.heads[2].output.any()
+    assert "1 head off" in window.status_line.text()
+    choose_part(qtbot, window, "Encoder self-attention")  # another attention's heads: all on, the run the same
+    assert c.ablated == frozenset() and c.heads_off == {("cross", 0, 2)}
+    assert not window.pretrained.bar.heads_on.isEnabled()
+    np.testing.assert_array_equal(c.pretrained_trace.all_weights(), off.encoder_attention)
+    choose_part(qtbot, window, "Cross-attention (target reads source)")
+    window.pretrained.bar.heads_on.click()
+    settle(qtbot, c)
+    assert c.heads_off == frozenset() and not window.pretrained.bar.ablate.isChecked()
 
 
 def test_an_empty_or_very_long_target_says_so_and_the_window_goes_on(bart_window, qtbot):

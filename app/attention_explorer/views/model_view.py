@@ -33,8 +33,6 @@ GAP_PX = 4
 CAPTION_FOLDS_BELOW_PX = 320  # shorter, the caption is one line: its grid needs the height more
 MIN_CELL_PX, MAX_CELL_PX = 20, 120
 
-ED_CAPTION_END = ". An encoder–decoder's heads stay on."
-
 
 def weights_images(thumbnails: np.ndarray, colors: tuple[int, ...]) -> list[QtGui.QImage]:
     """Each cell's picture, (cells, m, m) at once (or (cells, m, k): cross-attention): each weight a
@@ -245,9 +243,8 @@ class QtModelView(QtWidgets.QWidget):
                         else "its largest weight")
             self.caption.set_full_text(self.census_cells.caption(model) if self.census_cells is not None else (
                 f"{model.name}: {model.n_layers} layers × {model.n_heads} heads, each coloured from 0 to "
-                f"{coloured}. Hover to follow a word (Shift: the word looked at); click a cell to open it"
-                + (ED_CAPTION_END if pair else "; right-click to switch the head off or on.")
-                + (f" {self.cells.note}" if self.cells.note else "")))
+                f"{coloured}. Hover to follow a word (Shift: the word looked at); click a cell to open it; "
+                f"right-click to switch the head off or on." + (f" {self.cells.note}" if self.cells.note else "")))
         self._fit_cells()
         self.show_readout(self._readout_spot)
         self.grid.update()

@@ -1,7 +1,7 @@
 """The real model's controls: which layer the main views show, how the layer is read (words, without
 special tokens or sinks, rollout), switching heads off, and a line saying what the reading did. For an
-encoder–decoder also which of its attentions is shown; the readings and switching heads off are then
-off, their tooltips saying why.
+encoder–decoder also which of its attentions is shown (the heads switched off are the ones of that
+attention); the readings are then off, their tooltips saying why.
 
 Shown only while a real model is open; every control writes through a controller setter and follows
 its signals with the control's own signals blocked, as the options bar does.
@@ -22,8 +22,7 @@ PARTS = (("cross", "Cross-attention (target reads source)"), ("encoder", "Encode
 PART_TIP = ("Which attention of the encoder–decoder the views show: the encoder's over the source, the "
             "decoder's over the target (each token sees only the ones before it), or cross-attention, where "
             "each target token reads the source")
-NOT_FOR_ENCODER_DECODER = ("Not offered for an encoder–decoder yet: its attention is shown token by token, "
-                           "with every head on")
+NOT_FOR_ENCODER_DECODER = "Not offered for an encoder–decoder yet: its attention is shown token by token"
 
 
 class QtPretrainedBar(QtWidgets.QWidget):
@@ -53,8 +52,8 @@ class QtPretrainedBar(QtWidgets.QWidget):
         self.ablate = QtWidgets.QCheckBox("Shown head off")
         self.ablate.setToolTip("Switch the shown head of the shown layer off: its output becomes zero and "
                                "the later layers change")
-        self._tips = {w: w.toolTip() for w in (self.merge, self.hide_specials, self.hide_first, self.rollout,
-                                               self.ablate)}  # their own, back when a one-text model opens
+        self._tips = {w: w.toolTip() for w in (self.merge, self.hide_specials, self.hide_first, self.rollout)}
+        # (their own tips, back when a one-text model opens)
         self.part = QtWidgets.QComboBox()
         self.part.setObjectName("attentionPart")
         self.part.setToolTip(PART_TIP)
@@ -111,7 +110,7 @@ class QtPretrainedBar(QtWidgets.QWidget):
         del blockers
 
     def _sync_encoder_decoder(self) -> None:
-        """The part shown; the readings and switching heads off are off for an encoder–decoder."""
+        """The part shown; the readings are off for an encoder–decoder."""
         c = self.controller
         pair = c.is_encoder_decoder
         self.part.setVisible(pair)
@@ -120,5 +119,4 @@ class QtPretrainedBar(QtWidgets.QWidget):
         for widget, tip in self._tips.items():
             widget.setEnabled(not pair)
             widget.setToolTip(NOT_FOR_ENCODER_DECODER if pair else tip)
-        if pair:
-            self.heads_on.setEnabled(False)
+

@@ -57,3 +57,19 @@ def test_rows_and_columns_are_each_texts_tokens(run):
     decoder = shown.with_part(EncoderDecoderPart(model, DECODER)).layer_trace(1)
     assert decoder.options.causal and decoder.mask[0, 1] and not decoder.mask[1, 0]
     assert EncoderDecoderPart(model, ENCODER).n_heads == 4 and EncoderDecoderPart(model, CROSS).n_heads == 8
+
+
+@pytest.mark.parametrize("part", list(PARTS))
+def test_a_head_switched_off_outputs_zero_and_changes_what_follows(run, part):
+    model, result = run
+    off = frozenset({(part, 0, 1)})
+    switched = model.run(SOURCE, TARGET, off)
+    shown = EncoderDecoderTrace(model.name, SOURCE, TARGET, switched, EncoderDecoderPart(model, part), off)
+    assert shown.ablated == {(0, 1)}
+    layer = shown.layer_trace(0)
+    assert layer.ablated_heads == {1} and not layer.heads[1].output.any() and layer.heads[0].output.any()
+    # its own weights stand (it still looks), but what it would have written is gone from every later layer
+    np.testing.assert_array_equal(layer.heads[1].weights, {ENCODER: result.encoder_attention,
+                                                           DECODER: result.decoder_attention,
+                                                           CROSS: result.cross_attention}[part][0, 1])
+    assert not np.array_equal(switched.logits, result.logits)

@@ -78,33 +78,46 @@ def _attention(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, v: np.
     return weights, block_outputs(arch, weights, v)
 
 
-def encode(model: bart.BartWeights, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[PartLayer, ...]]:
+def _switch_off(outputs: np.ndarray, off: frozenset[tuple[str, int, int]], part: str, layer: int) -> None:
+    """Zero the outputs of `part`'s heads in `layer` that `off` names: a head switched off adds nothing to
+    W_O's input, so every later layer (and the next-token scores) change, as in the one-text models."""
+    for named, at, head in off:
+        if (named, at) == (part, layer):
+            outputs[head] = 0
+
+
+def encode(model: bart.BartWeights, ids: np.ndarray, off: frozenset[tuple[str, int, int]] = frozenset()
+           ) -> tuple[np.ndarray, np.ndarray, tuple[PartLayer, ...]]:
     """The encoder's last hidden states (n × d_model), its attention (layers, heads, n, n) and each
-    layer's projections."""
+    layer's projections; the ("encoder", layer, head) heads in `off` switched off."""
     side = model.encoder
     arch, h, kept, layers = side.arch, embed(side, ids), [], []
-    for layer in side.layers:
+    for index, layer in enumerate(side.layers):
         p = project(arch, layer, h, None)
         weights, outputs = _attention(arch, p.q_scaled(), p.k_t, p.v)
+        _switch_off(outputs, off, "encoder", index)
         kept.append(weights)
         layers.append(PartLayer(h, p.q, p.k, p.v, outputs))
         h = finish_layer(arch, layer, h, merge_heads(outputs))
     return h, np.stack(kept), tuple(layers)
 
 
-def decode(model: bart.BartWeights, ids: np.ndarray, memory: np.ndarray
+def decode(model: bart.BartWeights, ids: np.ndarray, memory: np.ndarray,
+           off: frozenset[tuple[str, int, int]] = frozenset()
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, tuple[PartLayer, ...]]]:
     """The decoder on `ids` reading the encoder's last hidden states `memory`: the next-token scores
     after each token (n × vocab), its self-attention (layers, heads, n, n), its cross-attention
-    (layers, heads, n, n_source) and each layer's projections of both ("decoder", "cross")."""
+    (layers, heads, n, n_source) and each layer's projections of both ("decoder", "cross"); the
+    ("decoder" or "cross", layer, head) heads in `off` switched off."""
     side = model.decoder
     arch = side.arch
     reading = replace(arch, decoder=False)  # the cross-attention masks nothing: every source token is read
     scale = np.float32(1 / arch.score_divisor)
     h, own, read, own_layers, read_layers = embed(side, ids), [], [], [], []
-    for layer, cross in zip(side.layers, model.cross, strict=True):
+    for index, (layer, cross) in enumerate(zip(side.layers, model.cross, strict=True)):
         p = project(arch, layer, h, None)
         weights, outputs = _attention(arch, p.q_scaled(), p.k_t, p.v)
+        _switch_off(outputs, off, "decoder", index)
         own.append(weights)
         own_layers.append(PartLayer(h, p.q, p.k, p.v, outputs))
         h = norm(arch, h + affine(merge_heads(outputs), layer.w_o, layer.b_o), layer.attn_norm, layer.attn_norm_bias)
@@ -112,6 +125,7 @@ def decode(model: bart.BartWeights, ids: np.ndarray, memory: np.ndarray
         k = split_heads(affine(memory, cross.w_k, cross.b_k), arch.n_heads)
         v = split_heads(affine(memory, cross.w_v, cross.b_v), arch.n_heads)
         weights, outputs = _attention(reading, q * scale, np.ascontiguousarray(k.transpose(0, 2, 1)), v)
+        _switch_off(outputs, off, "cross", index)
         read.append(weights)
         read_layers.append(PartLayer(h, q, k, v, outputs))
         h = norm(arch, h + affine(merge_heads(outputs), cross.w_o, cross.b_o), cross.norm, cross.norm_bias)
@@ -139,14 +153,16 @@ class EncoderDecoderModel:
         ids = np.concatenate([np.array([self.weights.decoder_start], dtype=np.int64), encoded.ids[:-1]])
         return ids, [self.tokenizer.token_label(self.weights.decoder_start), *encoded.labels[:-1]]
 
-    def run(self, source: str, target: str) -> EncoderDecoderResult:
-        """Tokenise both texts and run the model; SentenceError for a text with nothing to read,
-        ModelError when the numbers overflow (damaged weights)."""
+    def run(self, source: str, target: str, off: frozenset[tuple[str, int, int]] = frozenset()
+            ) -> EncoderDecoderResult:
+        """Tokenise both texts and run the model with the heads in `off` ((part, layer, head), 0-based;
+        part "encoder", "decoder" or "cross") switched off; SentenceError for a text with nothing to
+        read, ModelError when the numbers overflow (damaged weights)."""
         encoded = self.tokenizer.encode(source)
         target_ids, target_labels = self.decoder_input(target)
         with np.errstate(all="ignore"):  # checked just below
-            memory, encoder_attention, encoder_layers = encode(self.weights, encoded.ids)
-            logits, decoder_attention, cross_attention, decoder_layers = decode(self.weights, target_ids, memory)
+            memory, encoder_attention, encoder_layers = encode(self.weights, encoded.ids, off)
+            logits, decoder_attention, cross_attention, decoder_layers = decode(self.weights, target_ids, memory, off)
             finite = all(np.isfinite(a.sum(dtype=np.float64)) for a in (logits, encoder_attention, decoder_attention,
                                                                          cross_attention))
         if not finite:

@@ -93,9 +93,9 @@ class EncoderDecoderTrace:
     target: str
     result: EncoderDecoderResult = field(repr=False)
     part_of: EncoderDecoderPart = field(repr=False)
+    off: frozenset[tuple[str, int, int]] = frozenset()  # the heads the run had off: (part, layer, head)
     memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    ablated = frozenset()          # heads are not switched off in an encoder–decoder
     next_tokens = ()
 
     @property
@@ -104,7 +104,12 @@ class EncoderDecoderTrace:
 
     def with_part(self, part: EncoderDecoderPart) -> EncoderDecoderTrace:
         """The same run seen through another part."""
-        return EncoderDecoderTrace(self.model_name, self.text, self.target, self.result, part)
+        return EncoderDecoderTrace(self.model_name, self.text, self.target, self.result, part, self.off)
+
+    @property
+    def ablated(self) -> frozenset[tuple[int, int]]:
+        """The (layer, head) pairs of the part shown that the run had off."""
+        return frozenset((layer, head) for part, layer, head in self.off if part == self.part)
 
     @property
     def tokens(self) -> list[str]:
@@ -135,7 +140,6 @@ class EncoderDecoderTrace:
         """The source's tokens as the tokenizer gave them (with `cut` when it was too long)."""
         return self.result.source
 
-    @property
     def all_weights(self) -> np.ndarray:
         """(layers, heads, rows, keys) float32: every head's weights of this part, as the run made them."""
         return part_weights(self.part, self.result)
@@ -150,24 +154,30 @@ class EncoderDecoderTrace:
     def thumbnails(self) -> np.ndarray:
         """The model view's cells: every head's weights, pooled as a one-text model's are (thumbnails.py)."""
         if "thumbnails" not in self.memo:
-            self.memo["thumbnails"] = pooled(self.all_weights)
+            self.memo["thumbnails"] = pooled(self.all_weights())
         return self.memo["thumbnails"]
 
     def layer_weights(self, layer: int) -> np.ndarray:
-        return self.all_weights[layer]
+        return self.all_weights()[layer]
+
+    def weight_row(self, layer: int, head: int, row: int) -> np.ndarray:
+        """One row of one head's weights (the model view's readout under the mouse)."""
+        return self.all_weights()[layer, head, row]
 
     def layer_trace(self, layer: int) -> Trace:
         """Layer `layer` of this part as the Trace the single-layer views draw; the last one is kept."""
         kept = self.memo.get("layer trace")
         if kept is None or kept.layer != layer:
-            kept = self.memo["layer trace"] = part_trace(self.part_of, self.result, self.text, layer)
+            kept = self.memo["layer trace"] = part_trace(self.part_of, self.result, self.text, layer,
+                                                         frozenset(h for lay, h in self.ablated if lay == layer))
         return kept
 
 
-def part_trace(part: EncoderDecoderPart, result: EncoderDecoderResult, source: str, layer: int) -> Trace:
+def part_trace(part: EncoderDecoderPart, result: EncoderDecoderResult, source: str, layer: int,
+               off: frozenset[int] = frozenset()) -> Trace:
     """One layer of one part as a Trace: x is what the queries read (the decoder's stream for
     cross-attention, whose keys and values read the encoder's last hidden states), the weights and
-    outputs the run's own."""
+    outputs the run's own (zero for the heads `off`)."""
     arch, weights = part.arch, part.model.weights
     made = result.layers[part.part][layer]
     projection = weights.cross[layer] if part.part == CROSS else (
@@ -194,6 +204,7 @@ def part_trace(part: EncoderDecoderPart, result: EncoderDecoderResult, source: s
         options=Options(scale=True, causal=part.part == DECODER, positional=False, heads=arch.n_heads),
         embedding=made.x, positional=None, x=made.x, mask=mask, heads=tuple(heads), concat=concat,
         w_o=projection.w_o, output=concat @ projection.w_o + projection.b_o, layer=layer, b_o=projection.b_o,
+        ablated_heads=off,
         key_tokens=source_tokens if cross else None, key_labels=token_labels(source_tokens) if cross else None,
         key_x=result.memory if cross else None,
     )
