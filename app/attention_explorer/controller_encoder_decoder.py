@@ -184,6 +184,8 @@ class EncoderDecoderControls(PretrainedControls):
         text = " · ".join(parts) + f" — {self._timing_note()}"
         if ptrace.encoded.cut is not None:
             text += f". Source cut: {ptrace.encoded.cut.describe()}"
+        if ptrace.result.target_cut is not None:
+            text += f". Target cut: {ptrace.result.target_cut.describe()}"
         return text
 
     def set_ablated(self, pairs) -> None:

@@ -208,6 +208,7 @@ def test_an_empty_or_very_long_target_says_so_and_the_window_goes_on(bart_window
     window.pretrained.target_box.edit.textEdited.emit(long_target)
     settle(qtbot, c)
     assert c.trace is not None and c.trace.n == 64 and c.error == ""
+    assert "Target cut: kept the first 64 of" in window.status_line.toolTip() + window.status_line.text()
     assert window.heatmap.shown_matrix().shape == (64, c.trace.n_keys)
     c.set_sentence("")
     settle(qtbot, c)

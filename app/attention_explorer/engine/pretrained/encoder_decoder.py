@@ -35,7 +35,7 @@ from .forward import affine, embed, feed_forward, finish_layer, merge_heads, nor
 from .hf_folder import folder_tensors, read_config
 from .model import overflow_error
 from .progress import Progress, report
-from .tokenizing import Encoded, TextTokenizer
+from .tokenizing import Cut, Encoded, TextTokenizer
 from .weights import Architecture, check_size
 
 
@@ -68,6 +68,7 @@ class EncoderDecoderResult:
     # k and v were made from `memory`, the encoder's last hidden states)
     layers: dict[str, tuple[PartLayer, ...]] = field(default_factory=dict, repr=False)
     memory: np.ndarray | None = field(default=None, repr=False)
+    target_cut: Cut | None = None  # the target was longer than the model reads: what was kept
 
 
 def _attention(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, v: np.ndarray
@@ -146,12 +147,13 @@ class EncoderDecoderModel:
     def __post_init__(self):
         use_one_blas_thread()  # as model.PretrainedModel: each product runs faster on a thread of its own
 
-    def decoder_input(self, target: str) -> tuple[np.ndarray, list[str]]:
+    def decoder_input(self, target: str) -> tuple[np.ndarray, list[str], Cut | None]:
         """The decoder's input for `target`: decoder_start_token_id, then the target's tokens but its last;
-        and their labels, tidy as the source's (a word's later pieces marked as the encoder's are)."""
+        their labels, tidy as the source's (a word's later pieces marked as the encoder's are); and
+        what was kept of a target longer than the model reads."""
         encoded = self.tokenizer.encode(target)
         ids = np.concatenate([np.array([self.weights.decoder_start], dtype=np.int64), encoded.ids[:-1]])
-        return ids, [self.tokenizer.token_label(self.weights.decoder_start), *encoded.labels[:-1]]
+        return ids, [self.tokenizer.token_label(self.weights.decoder_start), *encoded.labels[:-1]], encoded.cut
 
     def run(self, source: str, target: str, off: frozenset[tuple[str, int, int]] = frozenset()
             ) -> EncoderDecoderResult:
@@ -159,7 +161,7 @@ class EncoderDecoderModel:
         part "encoder", "decoder" or "cross") switched off; SentenceError for a text with nothing to
         read, ModelError when the numbers overflow (damaged weights)."""
         encoded = self.tokenizer.encode(source)
-        target_ids, target_labels = self.decoder_input(target)
+        target_ids, target_labels, target_cut = self.decoder_input(target)
         with np.errstate(all="ignore"):  # checked just below
             memory, encoder_attention, encoder_layers = encode(self.weights, encoded.ids, off)
             logits, decoder_attention, cross_attention, decoder_layers = decode(self.weights, target_ids, memory, off)
@@ -169,7 +171,7 @@ class EncoderDecoderModel:
             raise overflow_error(self.name, "the encoder, the decoder or the next-token scores")
         return EncoderDecoderResult(encoded, target_ids, target_labels,
                                     encoder_attention, decoder_attention, cross_attention, logits,
-                                    {"encoder": encoder_layers, **decoder_layers}, memory)
+                                    {"encoder": encoder_layers, **decoder_layers}, memory, target_cut)
 
 
 def is_encoder_decoder_folder(path: str | Path) -> bool:
