@@ -115,8 +115,9 @@ class EncoderDecoderControls(PretrainedControls):
     def _enter_real(self, source, text, model, ptrace, error, forward_ms) -> None:
         self._heads_off = frozenset()  # every head on in a model just opened
         if model.is_encoder_decoder:
+            # a target typed while it loaded (another encoder–decoder was open) wins, as a sentence does
+            self._target = self._target if self.is_encoder_decoder else self._opening_target
             self._part = model.part
-            self._target = ptrace.target if ptrace is not None else self._opening_target
             self._real_view = self._real_view.with_changes(merge_words=False, hide_specials=False, hide_first=False,
                                                            rollout=False)
         super()._enter_real(source, text, model, ptrace, error, forward_ms)
@@ -125,6 +126,8 @@ class EncoderDecoderControls(PretrainedControls):
             self.options_changed.emit(self._options)
             self.target_changed.emit(self._target)
             self.part_changed.emit(self._part)
+            if ptrace is not None and ptrace.text == self._sentence and ptrace.target != self._target:
+                self._run_real()  # (a stale text is run again by the one-text models' half)
 
     def _run_real(self) -> None:
         if not self.is_encoder_decoder:

@@ -264,3 +264,13 @@ def test_the_steps_frame_a_source_word_where_the_source_is(bart_window, qtbot):
     c.set_hovered(3, LOOKING)  # "dog" of the target: its row
     assert window.timeline.panel.results()["weights"].focus_mark() == (3, None)
     np.testing.assert_array_equal(window.row_bars.shown_row(), c.trace.heads[c.head].weights[3])
+
+
+def test_a_target_typed_while_the_model_opens_again_is_the_one_read(bart_window, bart, qtbot):
+    window, c = bart_window, bart_window.controller
+    window.open_model(BART)
+    type_target(qtbot, window, "a dog")  # the box is there: the model open before stays until the new one is in
+    settle(qtbot, c)
+    assert c.target == "a dog" and window.pretrained.target_box.edit.text() == "a dog"
+    assert c.pretrained_trace.target == "a dog" and c.trace.n == 4
+    np.testing.assert_array_equal(c.pretrained_trace.all_weights(), bart.run(SOURCE, "a dog").cross_attention)
