@@ -274,3 +274,20 @@ def test_a_target_typed_while_the_model_opens_again_is_the_one_read(bart_window,
     assert c.target == "a dog" and window.pretrained.target_box.edit.text() == "a dog"
     assert c.pretrained_trace.target == "a dog" and c.trace.n == 4
     np.testing.assert_array_equal(c.pretrained_trace.all_weights(), bart.run(SOURCE, "a dog").cross_attention)
+
+
+def test_every_view_draws_what_a_fresh_one_draws_after_the_texts_and_parts_change(bart_window, qtbot):
+    from view_twins import check_twin  # tests/ is on the path, as for the walk
+
+    window, c = bart_window, bart_window.controller
+    views = (window.heatmap, window.arcs, window.row_bars, window.timeline, window.chips,
+             window.pretrained.model_view, window.pretrained.next_tokens)
+    for target, part in (("a dog", "Cross-attention (target reads source)"), ("a", "Encoder self-attention"),
+                         ("the cat sat on the mat and the dog", "Decoder self-attention (causal)"),
+                         ("a dog sat", "Cross-attention (target reads source)")):
+        type_target(qtbot, window, target)
+        choose_part(qtbot, window, part)
+        c.set_hovered(1, LOOKED_AT)
+        QtWidgets.QApplication.processEvents()
+        for view in views:
+            check_twin(view, f"target {target!r}, {part}")

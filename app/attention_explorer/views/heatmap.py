@@ -36,8 +36,10 @@ COLOUR_SCALES = {"fixed": "0 – 1", "data": "fit to the data", "row": "each row
 
 
 AXIS_TITLES = ("word looking", "word looked at")
-# cross-attention: rows and columns are two texts' tokens, q from the decoder and k from the encoder
-CROSS_AXIS_TITLES = ("target token looking (decoder)", "source token looked at (encoder)")
+# cross-attention: rows and columns are two texts' tokens, q from the decoder and k from the encoder. The
+# rows' title is one word: a few target tokens under eleven source ones make a short, wide matrix, and a
+# longer title ran past its height (drawn otherwise after an update than when built fresh)
+CROSS_AXIS_TITLES = ("target", "source token looked at")
 
 
 def heatmap_title(trace: Trace, matrix: str, head: int) -> str:
