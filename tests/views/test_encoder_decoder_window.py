@@ -291,3 +291,23 @@ def test_every_view_draws_what_a_fresh_one_draws_after_the_texts_and_parts_chang
         QtWidgets.QApplication.processEvents()
         for view in views:
             check_twin(view, f"target {target!r}, {part}")
+
+
+def test_a_focus_set_while_the_attention_changes_waits_for_its_lines(bart_window, qtbot):
+    """A widget rebuilt under the mouse may set the focus while the controller announces another part, before
+    the new trace reaches the arcs (whose lines were of eight heads, the encoder's four now)."""
+    window, c = bart_window, bart_window.controller
+    c.set_head(7)
+
+    def hovered_meanwhile(_model):
+        c.set_hovered(3, LOOKING)
+
+    c.real_model_changed.connect(hovered_meanwhile)
+    try:
+        choose_part(qtbot, window, "Encoder self-attention")
+    finally:
+        c.real_model_changed.disconnect(hovered_meanwhile)
+    assert c.head == 3 and (c.focus, c.focus_role) == (3, LOOKING)
+    drawn = window.arcs.drawn_arcs()
+    assert drawn and {looking for _head, looking, _at, _weight in drawn} == {3}
+    assert {head for head, *_ in drawn} <= set(range(4))

@@ -58,6 +58,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.controller = controller
         self._orders: dict[tuple[int, int], np.ndarray] = {}  # (head, limit) → strongest columns, this trace
         self._selection: list[HeadArcs] = []  # the chosen lines of each head shown
+        self._selection_of = None  # the trace they were chosen from
         self._drawn: list[HeadArcs] = []  # the lines drawn at full strength
         # the words as each end's regular labels show them (long ones shortened): the same words at both
         # ends, but for cross-attention, whose target words look (left) at the source's (right)
@@ -208,7 +209,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         if key == self._lines_key:
             return  # another head chosen while every head is shown: the same lines, nothing to redraw
         self._lines_key = key
-        self._selection = []
+        self._selection, self._selection_of = [], trace
         for head, color in zip(heads, colors, strict=True):
             weights = self._strengths(trace, head)
             key = (head, self.strongest.value())
@@ -224,6 +225,10 @@ class QtArcDiagram(QtWidgets.QWidget):
         """Draw the focused word's lines strongly over the dimmed rest: out of it while it is the
         word looking, into it while it is the word looked at."""
         trace = self.controller.trace
+        if trace is not None and trace is not self._selection_of:
+            # a focus set while the controller announces a new trace (an encoder–decoder's other attention
+            # has fewer heads): the lines are still the old trace's, and the redraw that follows shows it
+            return
         focus = self.controller.focus if trace is not None else None
         selection = self._selection
         if focus is not None:
