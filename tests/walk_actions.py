@@ -287,8 +287,12 @@ class Walk:
 
     def encoder_decoder(self):
         """An encoder–decoder's own controls: its target (odd texts too, typed or pasted) and which of its
-        attentions is shown."""
+        attentions is shown; without one open, now and then tiny-bart is opened (File ▸ Open model folder),
+        so that a walk spends some of its actions on one."""
         if not self.controller.is_encoder_decoder:
+            if self.rng.random() < 0.25:
+                self.answers.directory = str(DATA / "tiny-bart")
+                self.window.pretrained.open_folder_action.trigger()
             return
         self.counts["encoder_decoder, one open"] += 1
         choice = self.rng.random()
