@@ -224,6 +224,13 @@ def test_a_one_text_model_after_it_hides_the_target_box_and_the_part(bart_window
     QtWidgets.QApplication.processEvents()
     assert not c.is_real and not window.pretrained.target_box.isVisible()
     assert c.focus_role == LOOKING and c.trace.n_keys == c.trace.n
+    window.open_model(str(Path(BART).parent / "tiny-bert"))  # a one-text real model: its own controls back
+    qtbot.waitUntil(lambda: c.is_real and not c.busy)
+    bar = window.pretrained.bar
+    assert not c.is_encoder_decoder and not bar.part.isVisible() and not window.pretrained.target_box.isVisible()
+    assert bar.merge.isEnabled() and "encoder–decoder" not in bar.merge.toolTip()
+    assert window.pretrained.census.action.isEnabled()
+    assert window.heatmap.plot.getAxis("left").labelText == "word looking"
 
 
 def test_exports_draw_both_texts_or_say_why_they_cannot(bart_window, qtbot, tmp_path, monkeypatch):
