@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # types only: the modules load once an encoder–decoder is o
 CROSS = "cross"  # the part shown when one opens: the alignment of target and source (as the engine's CROSS)
 TARGET_STOPPED = "Stopped before the model read this target: change a text to run it again"
 EMPTY_TARGET = "The target is empty: type the text the decoder reads in the Target box"
+TARGET_NOTE_CHARS = 60  # of the target, in the line saying what is shown
 
 
 class EncoderDecoderControls(PretrainedControls):
@@ -168,6 +169,7 @@ class EncoderDecoderControls(PretrainedControls):
         self._real_note = ""
         if self._ptrace is None or self._real_error:
             return None, self._real_error or "Running the model…"
+        self._real_note = _part_note(self._ptrace)  # the bar's line and a figure's caption say which texts
         return self._ptrace.layer_trace(self._layer), ""
 
     def _describe_real(self, trace: Trace) -> str:
@@ -213,6 +215,15 @@ class EncoderDecoderControls(PretrainedControls):
 
 def _options_of(model: EncoderDecoderPart) -> Options:
     return Options(scale=True, causal=model.part == "decoder", positional=False, heads=model.n_heads)
+
+
+def _part_note(ptrace: EncoderDecoderTrace) -> str:
+    """Which attention of the two texts is shown, in one line."""
+    target = " ".join(ptrace.target.split())
+    target = target if len(target) <= TARGET_NOTE_CHARS else target[:TARGET_NOTE_CHARS - 1].rstrip() + "…"
+    return {"encoder": "the encoder's self-attention over the source",
+            "decoder": f"the decoder's causal self-attention over the target “{target}”",
+            "cross": f"cross-attention: the target “{target}” reads the source"}[ptrace.part]
 
 
 def _pairs_of(off: frozenset[tuple[str, int, int]], part: str) -> frozenset[tuple[int, int]]:

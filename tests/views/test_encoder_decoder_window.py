@@ -17,6 +17,8 @@ from attention_explorer.app import MainWindow  # noqa: E402
 from attention_explorer.controller import LOOKED_AT, LOOKING, Controller  # noqa: E402
 from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder  # noqa: E402
 from attention_explorer.engine.steps import step_index, step_view  # noqa: E402
+from attention_explorer.figure_controller import figure_facts  # noqa: E402
+from attention_explorer.figure_text import caption  # noqa: E402
 from attention_explorer.views.arc_diagram import LEFT, RIGHT  # noqa: E402
 from attention_explorer.views.heatmap import CROSS_AXIS_TITLES  # noqa: E402
 
@@ -239,6 +241,10 @@ def test_exports_draw_both_texts_or_say_why_they_cannot(bart_window, qtbot, tmp_
     monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda _parent, _title, text: warnings.append(text))
     type_target(qtbot, window, "a dog")
     assert window.export_to("heatmap", str(tmp_path / "cross.png"))
+    facts = figure_facts(c)  # what an exported figure's caption says: both texts, and which attention
+    assert caption(window._exports().state_for("heatmap"), facts).count("“a dog”") == 1
+    assert "cross-attention: the target “a dog” reads the source" in facts.note
+    assert window.pretrained.bar.note.toolTip() == facts.note or facts.note in window.pretrained.bar.note.text()
     assert window.export_to("grid-layers", str(tmp_path / "layers.png"))
     assert window.export_to("csv", str(tmp_path / "cross.csv"))
     header = (tmp_path / "cross.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
