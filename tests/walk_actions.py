@@ -30,7 +30,7 @@ from attention_explorer.views.arc_diagram import LEFT, RIGHT
 from damaged_models import all_cases
 
 DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
-TINY_FOLDERS = [DATA / "tiny-bert", DATA / "tiny-gpt2", DATA / "tiny-llama"]
+TINY_FOLDERS = [DATA / "tiny-bert", DATA / "tiny-gpt2", DATA / "tiny-llama", DATA / "tiny-bart"]
 TINY_GGUF = DATA / "tiny-llama.gguf"
 LOAD_WAIT_MS = 60_000
 PATIENCE_MS, CANCEL_WAIT_MS = 20_000, 10_000  # a long real-model forward is cancelled, and must stop
@@ -141,7 +141,7 @@ class Walk:
             ("open_model_file", 2), ("builtin_model", 3), ("export", 2), ("colormap_menu", 3), ("reset_model", 1),
             ("long_sentence", 0.05), ("gif", 0.1), ("real_model", 3), ("real_bar", 8), ("model_view_mouse", 4),
             ("context_menu", 1), ("dock", 2), ("cancel_load", 0.5), ("switch_during_forward", 0.5),
-            ("heatmap_controls", 2), ("generation", 3),
+            ("heatmap_controls", 2), ("generation", 3), ("encoder_decoder", 4),
         )]
         self._weights = [w for w, _ in self.actions]
 
@@ -284,6 +284,31 @@ class Walk:
             self.rng.choice([bar.merge, bar.hide_specials, bar.hide_first, bar.rollout, bar.ablate]).click()
         elif bar.heads_on.isEnabled():
             bar.heads_on.click()
+
+    def encoder_decoder(self):
+        """An encoder–decoder's own controls: its target (odd texts too, typed or pasted) and which of its
+        attentions is shown; without one open, now and then tiny-bart is opened (File ▸ Open model folder),
+        so that a walk spends some of its actions on one."""
+        if not self.controller.is_encoder_decoder:
+            if self.rng.random() < 0.25:
+                self.answers.directory = str(DATA / "tiny-bart")
+                self.window.pretrained.open_folder_action.trigger()
+            return
+        self.counts["encoder_decoder, one open"] += 1
+        choice = self.rng.random()
+        if choice < 0.4:
+            self._choose(self.window.pretrained.bar.part)
+        elif choice < 0.7:
+            edit = self.window.pretrained.target_box.edit
+            text = self.rng.choice(ODD_TEXTS)
+            edit.setText(text)
+            edit.textEdited.emit(text)  # as a paste: the box says it was edited
+        else:
+            edit = self.window.pretrained.target_box.edit
+            edit.setFocus()
+            for _ in range(self.rng.randint(1, 6)):
+                QTest.keyClick(edit, self.rng.choice([QtCore.Qt.Key.Key_A, QtCore.Qt.Key.Key_Space,
+                                                      QtCore.Qt.Key.Key_Backspace, QtCore.Qt.Key.Key_Z]))
 
     def heatmap_controls(self):
         heatmap = self.window.heatmap

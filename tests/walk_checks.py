@@ -8,6 +8,8 @@ import numpy as np
 from PySide6 import QtWidgets
 
 from attention_explorer import engine
+from attention_explorer.controller import LOOKED_AT
+from attention_explorer.controller_encoder_decoder import EMPTY_TARGET, TARGET_STOPPED
 from attention_explorer.controller_pretrained import FORWARD_STOPPED
 from attention_explorer.engine.pretrained.forward import forward
 from attention_explorer.engine.pretrained.generation_trace import written_in
@@ -19,7 +21,9 @@ from view_twins import check_twin
 
 def check_state(window) -> None:
     c = window.controller
-    if c.is_real:
+    if c.is_encoder_decoder:
+        _check_encoder_decoder(c)
+    elif c.is_real:
         _check_real(c)
     else:
         _check_toy(c)
@@ -29,10 +33,11 @@ def check_state(window) -> None:
     if "\udcff" not in c.sentence:  # Qt cannot hold a lone surrogate: the box shows the text without it
         assert window.sentence_box.toPlainText() == c.sentence
     if c.trace is not None:
-        assert window.heatmap.shown_matrix().shape == (c.trace.n, c.trace.n)
+        assert window.heatmap.shown_matrix().shape == (c.trace.n, c.trace.n_keys)
         assert 0 <= c.head < c.options.heads
-    for index in (c.hovered, c.pinned):
-        assert index is None or 0 <= index < (c.trace.n if c.trace else 0), "a focus past the last word"
+    for index, role in ((c.hovered, c.focus_role), (c.pinned, c.pinned_role)):  # a hover is the focus
+        count = (c.trace.n_keys if role == LOOKED_AT else c.trace.n) if c.trace else 0
+        assert index is None or 0 <= index < count, "a focus past the last word"
     for bar in (window.options_bar, window.pretrained.bar):
         for box in bar.findChildren(QtWidgets.QComboBox):
             assert not box.isVisible() or combo_text_fits(box), f"{box.currentText()!r} is cut in its box"
@@ -82,6 +87,31 @@ def _check_real(c) -> None:
     expected, _note = shown_trace(fresh, c.layer, c.real_view)
     assert c.trace.tokens == expected.tokens
     np.testing.assert_array_equal(c.trace.heads[c.head].weights, expected.heads[c.head].weights)
+
+
+def _check_encoder_decoder(c) -> None:
+    """The run shown is the engine's run of the source and target the window holds, seen through the part
+    chosen (or the window says why there is none)."""
+    if c.sentence.strip() and not c.target.strip():
+        assert c.trace is None and c.error == EMPTY_TARGET, f"an empty target, but: {c.error!r}"
+        return
+    try:
+        fresh = c.real_model.model.run(c.sentence, c.target, c.heads_off)
+    except engine.EngineError as exc:
+        assert c.trace is None and c.error == str(exc), "the window shows a run the model refuses"
+        return
+    ptrace = c.pretrained_trace
+    if ptrace is None:  # a run stopped with Cancel
+        assert c.trace is None and c.error in (FORWARD_STOPPED, TARGET_STOPPED), f"a run is missing: {c.error!r}"
+        return
+    assert (ptrace.text, ptrace.target, ptrace.part, ptrace.off) == (c.sentence, c.target, c.part, c.heads_off), \
+        "another run is shown"
+    assert ptrace.ablated == c.ablated, "the heads off shown are not the run's"
+    expected = {"encoder": fresh.encoder_attention, "decoder": fresh.decoder_attention,
+                "cross": fresh.cross_attention}[c.part]
+    np.testing.assert_array_equal(ptrace.all_weights(), expected)
+    np.testing.assert_array_equal(c.trace.heads[c.head].weights, expected[c.layer, c.head])
+    assert c.options.heads == expected.shape[1] and c.real_model.n_layers == expected.shape[0]
 
 
 def check_screen(window, where: str, twins: bool = True) -> None:

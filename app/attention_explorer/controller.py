@@ -382,19 +382,22 @@ class Controller(GenerationControls):
     def _clear_tokens_out_of_range(self) -> None:
         """After the sentence shrank (or failed), a hovered or pinned index past the last word is dropped
         (quietly: _recompute announces the changes once the new trace is out)."""
-        n = self._token_count()
-        if self._hovered is not None and self._hovered >= n:
+        if self._hovered is not None and self._hovered >= self._token_count(self._hovered_role):
             self._hovered, self._hovered_role = None, LOOKING
-        if self._pinned is not None and self._pinned >= n:
+        if self._pinned is not None and self._pinned >= self._token_count(self._pinned_role):
             self._pinned, self._pinned_role = None, LOOKING
 
-    def _token_count(self) -> int:
-        return self._trace.n if self._trace else 0
+    def _token_count(self, role: str = LOOKING) -> int:
+        """How many words a focus in `role` may point at: the rows', or the columns' (cross-attention's
+        columns are another text's tokens)."""
+        if not self._trace:
+            return 0
+        return self._trace.n_keys if role == LOOKED_AT else self._trace.n
 
     def _checked(self, index: int | None, role: str) -> tuple[int | None, str]:
         if role not in FOCUS_ROLES:
             raise ValueError(f"a focus role is one of {', '.join(FOCUS_ROLES)}, not {role!r}")
-        if index is None or not 0 <= index < self._token_count():
+        if index is None or not 0 <= index < self._token_count(role):
             return None, LOOKING
         return index, role
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from PySide6 import QtCore
 
-from .controller_pretrained import PretrainedControls
+from .controller_encoder_decoder import EncoderDecoderControls
 from .engine.errors import EngineError
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class _Mailbox:
             return made
 
 
-class GenerationControls(PretrainedControls):
+class GenerationControls(EncoderDecoderControls):
     """Generate, Stop and the scrubber, for the Controller (which subclasses this)."""
 
     generation_changed = QtCore.Signal(object)   # the Generation on screen (written or being written), or None

@@ -116,6 +116,20 @@ class PretrainedControls(QtCore.QObject):
         or a cancel keeps it and emits load_failed. Otherwise ModelError is raised at once."""
         text = self._sentence if sentence is None else sentence
         source = str(name_or_path)
+        load = self._loader(source, text)
+        runner = self._worker()
+        if runner is None:
+            self._enter_real(source, text, *load(lambda _f, _t: True))
+            return
+        before = self._sentence
+        # typed while it loaded: the newest sentence wins, and runs once the model is in
+        runner.submit("load", load, lambda result: self._enter_real(
+                                source, text if self._sentence == before else self._sentence, *result),
+                            lambda message: self.load_failed.emit(self._load_message(source, message)))
+
+    def _loader(self, source: str, text: str):
+        """The work of opening `source` and reading `text` with it, for the worker: it touches no state
+        of the controller (what it needs is read now, on the GUI thread)."""
         view = self._real_view
 
         def load(progress) -> tuple[PretrainedModel, PretrainedTrace | None, str, float]:
@@ -129,15 +143,7 @@ class PretrainedControls(QtCore.QObject):
                 shown_trace(ptrace, 0, view)  # what the views will draw first, tried before anything switches
             return model, ptrace, error, forward_ms
 
-        runner = self._worker()
-        if runner is None:
-            self._enter_real(source, text, *load(lambda _f, _t: True))
-            return
-        before = self._sentence
-        # typed while it loaded: the newest sentence wins, and runs once the model is in
-        runner.submit("load", load, lambda result: self._enter_real(
-                                source, text if self._sentence == before else self._sentence, *result),
-                            lambda message: self.load_failed.emit(self._load_message(source, message)))
+        return load
 
     def cancel_load(self) -> None:
         """Forget a load still running, without a word: another model was chosen meanwhile, and the

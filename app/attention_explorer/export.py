@@ -121,6 +121,9 @@ def _trace_fields(trace: Trace) -> dict:
         "concat": trace.concat,
         "w_o": trace.w_o,
         "output": trace.output,
+        # cross-attention: the columns are another text's tokens, its keys and values made from key_x
+        **({} if trace.key_tokens is None else
+           {"key_tokens": list(trace.key_tokens), "key_labels": trace.looked_at_labels, "key_x": trace.key_x}),
     }
 
 

@@ -60,6 +60,7 @@ class FigureController(Controller):
         self._real_model, self._ptrace, self._real_error = source.real_model, source.pretrained_trace, ""
         self._model_source, self._sentence, self._options = source.model_source, source.sentence, source.options
         self._layer, self._ablated, self._real_view = source.layer, source.ablated, source.real_view
+        self._target, self._part, self._heads_off = source.target, source.part, source.heads_off  # encoder–decoders
         self._recompute()
 
 

@@ -30,6 +30,8 @@ from .view_file import state_json
 from .views import theme
 
 MM_PER_PX = 25.4 / SCREEN_DPI
+CROSS_HTML = ("the web page draws one text's words against themselves; cross-attention reads two texts (target × "
+              "source): export its heatmap as PNG, SVG or PDF instead")
 # A PDF embeds its pictures whole: thumbnails are enlarged (viewers sample small pictures unevenly),
 # a 512-word matrix is not (enlarged, it made a 17 MB file; PDF viewers do not smooth it).
 PDF_ENLARGED_SIDE = 1024
@@ -195,6 +197,8 @@ def write_html_figure(controller, state: ViewState, options: FigureOptions, path
 
     facts = figure_facts(controller)
     trace = controller.trace
+    if trace.key_tokens is not None:
+        raise ExportError(CROSS_HTML)
     matrix = trace.matrix(state.matrix, controller.head)
     mask = trace.mask if state.matrix in ("weights", "masked") else None
     weights = state.matrix == "weights"

@@ -45,7 +45,9 @@ def grid_matrices(controller, state: ViewState) -> tuple[list[np.ndarray], list[
     from .pretrained_display import shown_trace
 
     ptrace = controller.pretrained_trace
-    layers = [shown_trace(ptrace, layer, controller.real_view)[0] for layer in range(controller.real_model.n_layers)]
+    layers = [ptrace.layer_trace(layer) if controller.is_encoder_decoder  # read token by token only
+              else shown_trace(ptrace, layer, controller.real_view)[0]
+              for layer in range(controller.real_model.n_layers)]
     return ([layer.matrix(state.matrix, controller.head) for layer in layers],
             [f"layer {index + 1}" for index in range(len(layers))], list(trace.labels),
             [_mask(layer, state) for layer in layers])
@@ -68,7 +70,8 @@ def grid_pieces(controller, state: ViewState, options: FigureOptions, made: list
     matrices, titles, labels, masks = grid_matrices(controller, state)
     columns = math.ceil(math.sqrt(len(matrices)))
     rows = math.ceil(len(matrices) / columns)
-    side = panel_side(len(labels), columns, options)
+    keys = controller.trace.looked_at_labels  # the columns: another text's for cross-attention
+    side = panel_side(max(len(labels), len(keys)), columns, options)
     if side * max(columns, rows) > MAX_GRID_PX:
         raise ExportError(f"a grid of {len(matrices)} panels this large would be over {MAX_GRID_PX:,} pixels wide; "
                           "choose a smaller width")
@@ -83,7 +86,7 @@ def grid_pieces(controller, state: ViewState, options: FigureOptions, made: list
         plot.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
         made.append(plot)
         _drop_colour_bar(plot)
-        plot.show_matrix(values, labels, labels, title=title, mask=mask, levels=levels, by_row=by_row,
+        plot.show_matrix(values, labels, keys, title=title, mask=mask, levels=levels, by_row=by_row,
                          colormap=state.colormap, causal=controller.trace.options.causal)
         plot.resize(side, side)
         plot.show()

@@ -22,6 +22,7 @@ from .pretrained_display import RealView, hidden_indices, shown_trace
 
 if TYPE_CHECKING:  # types only: the modules load once a real model is opened
     from .engine.pretrained import PretrainedTrace
+    from .engine.pretrained.encoder_decoder_view import EncoderDecoderTrace
 
 READING_CELLS_MAX_TOKENS = 1024
 TOKENS_ONLY_NOTE = (f"Above {READING_CELLS_MAX_TOKENS:,} tokens the cells show every token's own weights; the "
@@ -38,10 +39,15 @@ class Cells:
     labels: list[str]         # the tokens or words of the rows and columns
     read: bool                # the reading is drawn (else each token's own weights, with a reading on)
     note: str                 # "" or why the reading is not drawn
+    key_labels: list[str] | None = None  # the columns' when they are another text's (cross-attention)
 
     @property
     def n(self) -> int:
         return len(self.labels)
+
+    @property
+    def column_labels(self) -> list[str]:
+        return self.labels if self.key_labels is None else self.key_labels
 
 
 def model_cells(ptrace: PretrainedTrace, view: RealView, norm: bool = False) -> Cells:
@@ -58,6 +64,12 @@ def model_cells(ptrace: PretrainedTrace, view: RealView, norm: bool = False) -> 
     if key not in ptrace.memo:
         ptrace.memo[key] = _read_cells(ptrace, hidden, merge, norm)
     return ptrace.memo[key]
+
+
+def encoder_decoder_cells(ptrace: EncoderDecoderTrace) -> Cells:
+    """The cells of an encoder–decoder's part shown (read token by token only: no reading to draw);
+    cross-attention's columns are the source's tokens."""
+    return Cells(ptrace.thumbnails, list(ptrace.labels), True, "", ptrace.key_labels)
 
 
 def _read_cells(ptrace: PretrainedTrace, hidden: list[int], merge: bool, norm: bool) -> Cells:

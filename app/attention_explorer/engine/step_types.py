@@ -67,6 +67,17 @@ class StepContext:
         return tuple(self.trace.labels)
 
     @property
+    def key_words(self) -> tuple[str, ...]:
+        """The words looked at: the rows of K and V, the columns of the scores and weights (another
+        text's for cross-attention)."""
+        return tuple(self.trace.looked_at_labels)
+
+    @property
+    def key_x(self) -> np.ndarray:
+        """What W_K and W_V read: X, or for cross-attention the encoder's last hidden states."""
+        return self.trace.x if self.trace.key_x is None else self.trace.key_x
+
+    @property
     def features(self) -> tuple[str, ...]:
         return tuple(self.trace.features)
 

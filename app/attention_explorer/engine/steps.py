@@ -54,6 +54,9 @@ def _embed_cell(c: StepContext, row: int, col: int, result: str | None) -> CellA
 
 
 def _embed_formula(trace: Trace) -> str:
+    if trace.key_x is not None:  # cross-attention: X is what W_Q reads, H what W_K and W_V read
+        return (f"x_w = the decoder's stream in layer {trace.layer + 1}, as its cross-attention's W_Q reads it "
+                f"(W_K and W_V read the encoder's last hidden states)")
     if trace.layer is not None:  # a real model's layer: X is what its W_Q, W_K, W_V read
         return f"x_w = the input of layer {trace.layer + 1}, as its W_Q, W_K and W_V read it"
     if trace.positional is None:
@@ -83,18 +86,41 @@ def _q_tables(c: StepContext) -> Tables:
 
 
 def _kv_tables(c: StepContext) -> Tables:
-    of = c.of_kv_head
+    of, words = c.of_kv_head, c.key_words
     k_parts, k_ops = _projection_parts(c, "k", of)
     v_parts, v_ops = _projection_parts(c, "v", of)
-    return Tables((c.table("x", "X", c.trace.x, cols=c.features), *k_parts, *v_parts),
-                  (c.table("k", "K" + of, projected(c.head, "k")), c.table("v", "V" + of, c.head.v)),
+    source = c.table("x", "X", c.trace.x, cols=c.features) if c.trace.key_x is None else \
+        c.table("key_x", "H (encoder)", c.key_x, rows=words, cols=c.features)
+    return Tables((source, *k_parts, *v_parts),
+                  (c.table("k", "K" + of, projected(c.head, "k"), rows=words),
+                   c.table("v", "V" + of, c.head.v, rows=words)),
                   ops=(*k_ops, ",", *v_ops[1:]))
+
+
+KV_EXPLANATION = ("A word's key says what it can be found by, its value what it hands over when found. W_K is a "
+                  "second matrix, not W_Q again, so that A looking for B need not mean B looking for A; W_V "
+                  "separates what a word passes on from how it is matched.")
+
+
+def _kv_title(trace: Trace) -> str:
+    if trace.key_x is None:
+        return "Keys and values: K = X·W_K, V = X·W_V"
+    return "Keys and values of the source: K = H·W_K, V = H·W_V (H: the encoder's last hidden states)"
+
+
+def _kv_explanation(trace: Trace) -> str:
+    if trace.key_x is None:
+        return KV_EXPLANATION
+    return ("Cross-attention: the target's words ask and the source's words answer. q comes from the decoder's "
+            "stream (X); k and v come from the encoder's last hidden states (H), one row per source word, the "
+            "same H for every decoder layer; W_K and W_V are this layer's own.")
 
 
 def _projection_formula(*names: str) -> Callable[[Trace], str]:
     """The rule of a projection step, with "+ b[j]" when the model has biases (BERT, GPT-2)."""
     def formula(trace: Trace) -> str:
-        return ",   ".join(f"{n}_w[j] = x_w · W_{n.upper()}[:, j]"
+        return ",   ".join(f"{n}_w[j] = {'h' if trace.key_x is not None and n in ('k', 'v') else 'x'}_w · "
+                           f"W_{n.upper()}[:, j]"
                            + ("" if _bias(trace.heads[0], n) is None else f" + b_{n.upper()}[j]")
                            + (", then RMS-normalised" if trace.qk_norm and n in ("q", "k") else "") for n in names)
     return formula
@@ -104,16 +130,19 @@ QK_NORMS = {"head": "RMS-normalised over the head's numbers", "whole": "RMS-norm
 
 
 def _projection_cell(name: str, c: StepContext, row: int, col: int) -> CellArithmetic:
-    a = c.trace.labels[row]
+    keyed = name in ("k", "v")  # made from what the keys read: another text's states for cross-attention
+    a = c.key_words[row] if keyed else c.trace.labels[row]
+    x, x_key, x_name = (c.key_x, "key_x", "H") if keyed and c.trace.key_x is not None else (c.trace.x, "x", "X")
     weights, value = getattr(c.head, f"w_{name}"), projected(c.head, name)[row, col]
-    terms, used = dot(c.trace.x[row], weights[:, col]), (Used("x", row, None), Used(f"w_{name}", None, col))
+    terms, used = dot(x[row], weights[:, col]), (Used(x_key, row, None), Used(f"w_{name}", None, col))
     bias = _bias(c.head, name)
     if bias is not None:
         terms, used = f"{terms} + {factor(bias[col])}", (*used, Used(f"b_{name}", 0, col))
-    what = f"row {a} of X times column {col} of W_{name.upper()}" + ("" if bias is None else f", plus b_{name.upper()}")
+    what = f"row {a} of {x_name} times column {col} of W_{name.upper()}" + \
+        ("" if bias is None else f", plus b_{name.upper()}")
     normed = QK_NORMS.get(c.trace.qk_norm) if name in ("q", "k") else None
     if normed:  # Qwen3, OLMo 2: the table holds q and k after their norm, so the sum is said, then the norm
-        raw = float(np.dot(c.trace.x[row].astype(np.float64), weights[:, col]) + (0.0 if bias is None else bias[col]))
+        raw = float(np.dot(x[row].astype(np.float64), weights[:, col]) + (0.0 if bias is None else bias[col]))
         return CellArithmetic(f"{what}, then {normed} (the model's {name}_norm)",
                               f"{name}_{a}[{col}] = norm({terms} = {fmt(raw)}) = {fmt(value)}", used)
     return CellArithmetic(what, f"{name}_{a}[{col}] = {terms} = {fmt(value)}", used)
@@ -135,14 +164,14 @@ def _scaled_title(trace: Trace) -> str:
 
 
 def _pair(c: StepContext, row: int, col: int) -> tuple[str, str]:
-    """The words of a square cell: the word looking (row) and the word looked at (col)."""
-    return c.trace.labels[row], c.trace.labels[col]
+    """The words of a cell: the word looking (row) and the word looked at (col)."""
+    return c.trace.labels[row], c.key_words[col]
 
 
 def _scores_tables(c: StepContext) -> Tables:
     h, d = c.head, dims(c.head.d_k)
-    return Tables((c.table("q", "Q" + c.of_head, h.q), c.table("kt", "Kᵀ" + c.of_kv_head, h.k.T, d, c.words)),
-                  (c.table("scores", "scores QKᵀ" + c.of_head, h.scores, cols=c.words),), ops=("·",))
+    return Tables((c.table("q", "Q" + c.of_head, h.q), c.table("kt", "Kᵀ" + c.of_kv_head, h.k.T, d, c.key_words)),
+                  (c.table("scores", "scores QKᵀ" + c.of_head, h.scores, cols=c.key_words),), ops=("·",))
 
 
 def _scores_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
@@ -154,8 +183,8 @@ def _scores_cell(c: StepContext, row: int, col: int, result: str | None) -> Cell
 
 def _scaled_tables(c: StepContext) -> Tables:
     h = c.head
-    return Tables((c.table("scores", "scores QKᵀ" + c.of_head, h.scores, cols=c.words),),
-                  (c.table("scaled", "scaled scores" + c.of_head, h.scaled, cols=c.words),), arrow=f"÷ √{h.d_k} =")
+    return Tables((c.table("scores", "scores QKᵀ" + c.of_head, h.scores, cols=c.key_words),),
+                  (c.table("scaled", "scaled scores" + c.of_head, h.scaled, cols=c.key_words),), arrow=f"÷ √{h.d_k} =")
 
 
 def _root_text(trace: Trace, d_k: int) -> str:
@@ -226,9 +255,9 @@ def _masked_formula(trace: Trace) -> str:
 
 def _masked_tables(c: StepContext) -> Tables:
     mask = _mask_values(c.trace.mask)
-    return Tables((c.table("scaled", _scaled_title(c.trace) + c.of_head, c.head.scaled, cols=c.words),
-                   c.table("mask", "mask", mask, cols=c.words)),
-                  (c.table("masked", "masked scores" + c.of_head, c.head.masked, cols=c.words),), ops=("+",))
+    return Tables((c.table("scaled", _scaled_title(c.trace) + c.of_head, c.head.scaled, cols=c.key_words),
+                   c.table("mask", "mask", mask, cols=c.key_words)),
+                  (c.table("masked", "masked scores" + c.of_head, c.head.masked, cols=c.key_words),), ops=("+",))
 
 
 def _masked_cell(c: StepContext, row: int, col: int, result: str | None) -> CellArithmetic:
@@ -244,8 +273,8 @@ def _masked_cell(c: StepContext, row: int, col: int, result: str | None) -> Cell
 # --- 7, 8. softmax and the weighted values ------------------------------------------------------------
 def _softmax_tables(c: StepContext) -> Tables:
     title = "masked scores" if c.trace.mask is not None else _scaled_title(c.trace)
-    return Tables((c.table("masked", title + c.of_head, c.head.masked, cols=c.words),),
-                  (c.table("weights", "weights" + c.of_head, c.head.weights, cols=c.words),),
+    return Tables((c.table("masked", title + c.of_head, c.head.masked, cols=c.key_words),),
+                  (c.table("weights", "weights" + c.of_head, c.head.weights, cols=c.key_words),),
                   arrow="softmax of each row =")
 
 
@@ -260,8 +289,8 @@ def _softmax_cell(c: StepContext, row: int, col: int, result: str | None) -> Cel
 
 def _output_tables(c: StepContext) -> Tables:
     h = c.head
-    return Tables((c.table("weights", "weights" + c.of_head, h.weights, cols=c.words),
-                   c.table("v", "V" + c.of_head, h.v)),
+    return Tables((c.table("weights", "weights" + c.of_head, h.weights, cols=c.key_words),
+                   c.table("v", "V" + c.of_head, h.v, rows=c.key_words)),
                   (c.table("output", "output" + c.of_head, h.output),), ops=("·",))
 
 
@@ -327,11 +356,9 @@ STEPS = (
          "\"I look for an animal\".",
          _projection_formula("q"), _q_tables, lambda c, row, col, result: _projection_cell("q", c, row, col),
          per_head=True),
-    Step("kv", "K, V", "Keys and values: K = X·W_K, V = X·W_V",
-         "A word's key says what it can be found by, its value what it hands over when found. W_K is a second "
-         "matrix, not W_Q again, so that A looking for B need not mean B looking for A; W_V separates what a word "
-         "passes on from how it is matched.",
-         _projection_formula("k", "v"), _kv_tables, _kv_cell, per_head=True, note=shared_kv_note),
+    Step("kv", "K, V", "Keys and values: K = X·W_K, V = X·W_V", KV_EXPLANATION,
+         _projection_formula("k", "v"), _kv_tables, _kv_cell, per_head=True, note=shared_kv_note,
+         title_of=_kv_title, explanation_of=_kv_explanation),
     Step("rope", "RoPE", "Rotary positions: turn q and k by position",
          "Llama-style models add no positions to the embedding. Instead each pair of a query's (and a key's) "
          "numbers is turned by an angle that grows with the word's position, so q·k depends on how far apart "
@@ -347,14 +374,14 @@ STEPS = (
          "one word, where learning stalls. Dividing by √d_k keeps the scores' spread near 1 whatever d_k is.",
          _scaled_formula, _scaled_tables, _scaled_cell, per_head=True, heatmap="scaled",
          skip_reason=lambda trace: "" if trace.options.scale else "skipped: scaling is off",
-         passes_on=lambda c: c.table("scores", "scores, unchanged" + c.of_head, c.head.scores, cols=c.words)),
+         passes_on=lambda c: c.table("scores", "scores, unchanged" + c.of_head, c.head.scores, cols=c.key_words)),
     Step("masked", "mask", "Mask: −∞ where a word may not look",
          CAUSAL_EXPLANATION,
          _masked_formula, _masked_tables, _masked_cell,
          per_head=True, heatmap="masked",
          skip_reason=lambda trace: "" if trace.mask is not None else "skipped: no causal mask",
          title_of=_masked_title, explanation_of=_masked_explanation,
-         passes_on=lambda c: c.table("scaled", "scores, unchanged" + c.of_head, c.head.scaled, cols=c.words)),
+         passes_on=lambda c: c.table("scaled", "scores, unchanged" + c.of_head, c.head.scaled, cols=c.key_words)),
     Step("softmax", "softmax", "Softmax: each row becomes weights",
          "Softmax turns each row of scores into weights that are positive and add up to 1: e to the score, "
          "divided by the row's sum. Larger scores win more than their share, yet every visible word keeps some "

@@ -104,10 +104,26 @@ class Trace:
     score_root: float | None = None
     score_cap: float = 0.0
     qk_norm: str = ""
+    # Cross-attention (an encoder–decoder's target reading its source): the keys and values are another
+    # text's tokens than the queries', so the n × n matrices are n × n_keys, rows the queries' tokens
+    # above and columns these; None where queries and keys are the same tokens.
+    key_tokens: list[str] | None = None
+    key_labels: list[str] | None = None
+    key_x: np.ndarray | None = None  # n_keys × d_model: what W_K and W_V read (the encoder's last hidden states)
 
     @property
     def n(self) -> int:
         return len(self.tokens)
+
+    @property
+    def n_keys(self) -> int:
+        """How many tokens are looked at: the columns of the weights."""
+        return self.n if self.key_tokens is None else len(self.key_tokens)
+
+    @property
+    def looked_at_labels(self) -> list[str]:
+        """The labels of the tokens looked at (the weights' columns): the tokens' own, or the keys' text's."""
+        return list(self.labels if self.key_labels is None else self.key_labels)
 
     def matrix(self, name: str, head: int = 0) -> np.ndarray:
         """A named matrix of one head (see HEAD_MATRICES)."""
@@ -128,7 +144,7 @@ class Trace:
     def column_labels(self, name: str, head: int = 0) -> list[str]:
         """Labels for the columns of `matrix(name, head)`: tokens for n × n matrices, else dimensions."""
         if name in SQUARE_MATRICES:
-            return list(self.labels)
+            return self.looked_at_labels
         prefix = "out" if name == "output" else name
         start = self.heads[head].columns.start
         return [f"{prefix}{start + j + 1}" for j in range(self.heads[head].d_k)]

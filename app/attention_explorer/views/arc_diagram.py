@@ -60,8 +60,11 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.controller = controller
         self._orders: dict[tuple[int, int], np.ndarray] = {}  # (head, limit) → strongest columns, this trace
         self._selection: list[HeadArcs] = []  # the chosen lines of each head shown
+        self._selection_of = None  # the trace they were chosen from
         self._drawn: list[HeadArcs] = []  # the lines drawn at full strength
-        self._texts: list[str] = []  # the words as the regular labels show them (long ones shortened)
+        # the words as each end's regular labels show them (long ones shortened): the same words at both
+        # ends, but for cross-attention, whose target words look (left) at the source's (right)
+        self._texts: dict[str, list[str]] = {LEFT: [], RIGHT: []}
         self._label_px = 0.0  # the widest of them, bold, with its gap to the lines
         self._legend_html: tuple[str, str] | None = None  # (text, colour) the legend shows
 
@@ -168,7 +171,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self._orders = {}
         self._lines_key = None
         if trace is None:
-            self._texts = []
+            self._texts = {LEFT: [], RIGHT: []}
             self._selection = []
             self._drawn = []
             self.lines.set_batches([], 0)
@@ -185,11 +188,13 @@ class QtArcDiagram(QtWidgets.QWidget):
             self.all_heads.setEnabled(few)
             self.all_heads.setToolTip(ALL_HEADS_TIP if few else ONE_HEAD_TIP)
         size = 10 if trace.n <= 20 else 8
-        self._texts = [_shortened(text, size) for text in trace.labels]
-        self._label_px = max(_bold_width(text, size) for text in self._texts) + LABEL_OFFSET_PX
+        self._texts = {LEFT: [_shortened(text, size) for text in trace.labels],
+                       RIGHT: [_shortened(text, size) for text in trace.looked_at_labels]}
+        self._label_px = max(_bold_width(text, size) for texts in self._texts.values() for text in texts) \
+            + LABEL_OFFSET_PX
         for layer in (*self.labels.values(), *self.focus_labels.values()):
             layer.set_point_size(size)
-        self.view.setYRange(-Y_MARGIN[0], trace.n - Y_MARGIN[1], padding=0)
+        self.view.setYRange(-Y_MARGIN[0], _rows(trace) - Y_MARGIN[1], padding=0)
         self._fit_x_range()
         if trace.n > AUTO_LIMIT_ABOVE and self.strongest.value() == 0:
             self.strongest.setValue(AUTO_STRONGEST)  # draws the lines through its signal
@@ -206,7 +211,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         if key == self._lines_key:
             return  # another head chosen while every head is shown: the same lines, nothing to redraw
         self._lines_key = key
-        self._selection = []
+        self._selection, self._selection_of = [], trace
         for head, color in zip(heads, colors, strict=True):
             weights = self._strengths(trace, head)
             key = (head, self.strongest.value())
@@ -214,7 +219,7 @@ class QtArcDiagram(QtWidgets.QWidget):
                 self._orders[key] = strongest_first(weights, key[1])
             chosen = selected_arcs(weights, self._orders[key])
             self._selection.append(HeadArcs(head, color, *chosen))
-        self.lines.set_batches(batches_of(self._selection), trace.n)
+        self.lines.set_batches(batches_of(self._selection), _rows(trace))
         self._update_legend(heads)
         self._show_focus()
 
@@ -222,13 +227,17 @@ class QtArcDiagram(QtWidgets.QWidget):
         """Draw the focused word's lines strongly over the dimmed rest: out of it while it is the
         word looking, into it while it is the word looked at."""
         trace = self.controller.trace
+        if trace is not None and trace is not self._selection_of:
+            # a focus set while the controller announces a new trace (an encoder–decoder's other attention
+            # has fewer heads): the lines are still the old trace's, and the redraw that follows shows it
+            return
         focus = self.controller.focus if trace is not None else None
         selection = self._selection
         if focus is not None:
             looking = self.controller.focus_role == LOOKING
             selection = [HeadArcs(arcs.head, arcs.color, *arcs_of_word(self._strengths(trace, arcs.head), focus,
                                                                         looking)) for arcs in selection]
-        self.focus_lines.set_batches([] if focus is None else batches_of(selection), trace.n if trace else 0)
+        self.focus_lines.set_batches([] if focus is None else batches_of(selection), _rows(trace) if trace else 0)
         self.lines.setOpacity(1.0 if focus is None else DIMMED_OPACITY)
         self._drawn = selection
         self._place_labels()
@@ -280,36 +289,43 @@ class QtArcDiagram(QtWidgets.QWidget):
     def _place_labels(self, *_):
         """Regular labels every `stride` words, as many as fit without touching; the focused word in
         full, bold, in its own layer, with the regular labels it would touch left out."""
-        n, focus = len(self._texts), self.controller.focus
-        if focus is not None and focus >= n:
-            focus = None
+        trace = self.controller.trace
+        rows = max(len(texts) for texts in self._texts.values())
         font = self.labels[LEFT].font
         line_px = QtGui.QFontMetricsF(font).height() + GAP_PX
-        row_px = self.view.height() / (n + sum(Y_MARGIN)) if n else 1.0
+        row_px = self.view.height() / (rows + sum(Y_MARGIN)) if rows else 1.0
         stride = max(1, math.ceil(line_px / max(row_px, 1e-6)))
-        shown = [i for i in range(0, n, stride) if focus is None or abs(i - focus) * row_px >= line_px]
-        full = self.controller.trace.labels if self.controller.trace is not None else []
         ink = theme.foreground()
         for side, x in ((LEFT, 0.0), (RIGHT, 1.0)):
-            _set_labels_if_changed(self.labels[side], [Label(x, i, self._texts[i], ink) for i in shown])
+            n, focus = len(self._texts[side]), self._focus_at(side)
+            if focus is not None and focus >= n:
+                focus = None
+            shown = [i for i in range(0, n, stride) if focus is None or abs(i - focus) * row_px >= line_px]
+            full = (trace.labels if side == LEFT else trace.looked_at_labels) if trace is not None else []
+            _set_labels_if_changed(self.labels[side], [Label(x, i, self._texts[side][i], ink) for i in shown])
             _set_labels_if_changed(self.focus_labels[side],
                                    [] if focus is None else [Label(x, focus, full[focus], theme.highlight(), True)])
+
+    def _focus_at(self, side: str) -> int | None:
+        """The focused word's index at one end: at both while both ends are the same words; for
+        cross-attention only at the end of its text (left: looking, right: looked at)."""
+        trace, focus = self.controller.trace, self.controller.focus
+        if focus is None or trace is None or trace.key_tokens is None:
+            return focus
+        return focus if (self.controller.focus_role == LOOKING) == (side == LEFT) else None
 
     # --- hover and click ------------------------------------------------------------------------
     def _end_at(self, scene_pos: QtCore.QPointF) -> tuple[str, int] | None:
         """The word whose end (left or right) is under the mouse, labelled or thinned out."""
-        n = len(self._texts)
-        if not n:
+        if not any(self._texts.values()):
             return None
         point = self.view.mapSceneToView(scene_pos)
         index = math.floor(point.y() + 0.5)
         left, right = self.view.viewRange()[0]
         px_per_unit = self.view.width() / (right - left)
         reach = (LABEL_OFFSET_PX + MAX_LABEL_PX) / max(px_per_unit, 1e-6)
-        if not 0 <= index < n:
-            return None
         side = LEFT if -reach <= point.x() < 0 else RIGHT if 1 < point.x() <= 1 + reach else None
-        if side is None:
+        if side is None or not 0 <= index < len(self._texts[side]):
             return None
         # A word drawn under the pointer is the word meant: in a long text a label is taller than its
         # row, and the row under the pointer named a neighbour ("all" hovered, "of₇" focused).
@@ -355,6 +371,12 @@ def _bold_width(text: str, point_size: float) -> float:
     font.setPointSizeF(point_size)
     font.setBold(True)
     return QtGui.QFontMetricsF(font).horizontalAdvance(text)
+
+
+def _rows(trace) -> int:
+    """The rows the lines' ends stand on: the longer text's (cross-attention's two texts are each laid
+    from the top, one word a row)."""
+    return max(trace.n, trace.n_keys)
 
 
 def _set_labels_if_changed(layer: TextLayer, labels: list[Label]) -> None:

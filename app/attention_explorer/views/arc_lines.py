@@ -79,7 +79,7 @@ def arcs_of_word(weights: np.ndarray, word: int, looking: bool) -> tuple[np.ndar
     """Every visible line out of `word` (looking) or into it (looked at), whatever the "strongest k"
     limit: one word's lines never crowd the view, and a word outside every row's strongest few
     would otherwise show nothing."""
-    others = np.arange(weights.shape[0])
+    others = np.arange(weights.shape[1] if looking else weights.shape[0])  # a row's columns, a column's rows
     shown = weights[word, :] if looking else weights[:, word]
     kept = shown >= MIN_WEIGHT_DRAWN
     this = np.full(int(kept.sum()), word)

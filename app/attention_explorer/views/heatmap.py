@@ -35,11 +35,20 @@ LONG_SENTENCE_WORDS = 16  # above this, the weights' colours span each row unles
 COLOUR_SCALES = {"fixed": "0 – 1", "data": "fit to the data", "row": "each row"}
 
 
+AXIS_TITLES = ("word looking", "word looked at")
+# cross-attention: rows and columns are two texts' tokens, q from the decoder and k from the encoder. The
+# rows' title is one word: a few target tokens under eleven source ones make a short, wide matrix, and a
+# longer title ran past its height (drawn otherwise after an update than when built fresh)
+CROSS_AXIS_TITLES = ("target", "source token looked at")
+
+
 def heatmap_title(trace: Trace, matrix: str, head: int) -> str:
     """What the heatmap of `matrix` for `head` (0-based) shows, in words: "attention weights
     softmax(QKᵀ/√d_k) — layer 2, head 1 of 12", or what a real model's reading made of them."""
     layer = "" if trace.layer is None else f"layer {trace.layer + 1}, "  # a real model's layer
     where = f"{layer}head {head + 1} of {trace.options.heads}"
+    if trace.key_tokens is not None:  # an encoder–decoder's target reading its source (last: the least cut)
+        where = f"{where}, cross-attention"
     if trace.reading is None:
         return f"{MATRIX_TITLES[matrix]} — {where}"
     if matrix == "weights":
@@ -69,8 +78,8 @@ class QtHeatmap(MatrixPlot):
         self._readout_cell: tuple[int, int] | None = None  # the cell under the mouse, read out below
         self._colour_scale = "fixed"
         self._colour_scale_chosen = False  # until the reader picks one, it follows the sentence's length
-        self.plot.setLabel("left", "word looking")
-        self.plot.setLabel("top", "word looked at")
+        self.plot.setLabel("left", AXIS_TITLES[0])
+        self.plot.setLabel("top", AXIS_TITLES[1])
         self._colour_bar_ticks: list | None = None  # None: pyqtgraph's own ticks
 
         # a long readout (a reading's arithmetic) is cut with … at the pane's edge, whole in its tooltip
@@ -127,7 +136,7 @@ class QtHeatmap(MatrixPlot):
         """The words and numbers of one cell, e.g. "sat → cat 75.3 % (score 1.79)"."""
         trace = self.controller.trace
         head = trace.heads[self.controller.head]
-        looking, looked_at = trace.labels[row], trace.labels[col]
+        looking, looked_at = trace.labels[row], trace.looked_at_labels[col]
         if trace.mask is not None and trace.mask[row, col]:
             why = why_masked(row, col, looking, looked_at, trace.options.causal)
             return f"{looking} → {looked_at}: masked ({why}), weight 0"
@@ -156,7 +165,7 @@ class QtHeatmap(MatrixPlot):
         """Read out `cell` under the heatmap, from the trace shown now: a readout is redrawn with the
         matrix, so it never keeps the numbers of an earlier sentence or setting."""
         trace = self.controller.trace
-        if cell is not None and (trace is None or max(cell) >= trace.n):
+        if cell is not None and (trace is None or cell[0] >= trace.n or cell[1] >= trace.n_keys):
             cell = None
         self._readout_cell = cell
         self.hover_text = "" if cell is None else self.cell_text(*cell)
@@ -204,9 +213,10 @@ class QtHeatmap(MatrixPlot):
         mask = trace.mask if self.controller.matrix in ("weights", "masked") else None
         fixed = weights and self._colour_scale in ("fixed", "row")  # weights on 0–1, or each row over its largest
         title = heatmap_title(trace, self.controller.matrix, self.controller.head)
-        self.show_matrix(matrix, trace.labels, trace.labels, title=title, mask=mask,
+        self.show_matrix(matrix, trace.labels, trace.looked_at_labels, title=title, mask=mask,
                          levels=(0.0, 1.0) if fixed else None, by_row=weights and self._colour_scale == "row",
-                         colormap=self.controller.colormap, causal=trace.options.causal)
+                         colormap=self.controller.colormap, causal=trace.options.causal,
+                         axis_titles=CROSS_AXIS_TITLES if trace.key_tokens is not None else AXIS_TITLES)
         self._label_colour_bar(weights)
         self.show_readout(self._readout_cell)
         self._on_focus_changed(self.controller.focus)
@@ -233,12 +243,13 @@ class QtHeatmap(MatrixPlot):
     def _on_focus_changed(self, index) -> None:
         """The focused word in bold on both axes, and its row (looking) or column (looked at) framed."""
         trace = self.controller.trace
-        if index is None or trace is None or index >= trace.n:
+        role = self.controller.focus_role
+        if index is None or trace is None or index >= (trace.n_keys if role == LOOKED_AT else trace.n):
             self.set_focus(None, None)
-        elif self.controller.focus_role == LOOKED_AT:
-            self.set_focus(None, index, words=(index, index))
+        elif role == LOOKED_AT:  # the word in bold on both axes, but for cross-attention (two texts)
+            self.set_focus(None, index, words=(index if trace.key_tokens is None else None, index))
         else:
-            self.set_focus(index, None, words=(index, index))
+            self.set_focus(index, None, words=(index, index if trace.key_tokens is None else None))
 
     def _on_colormap_changed(self, name: str) -> None:
         with QtCore.QSignalBlocker(self.colormap_box):

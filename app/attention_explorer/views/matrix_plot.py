@@ -288,6 +288,7 @@ class MatrixPlot(QtWidgets.QWidget):
             if axis.labelText != text or axis.label.isVisible() != bool(text):
                 axis.setLabel(text)
                 axis.showLabel(bool(text))
+                axis.resizeEvent()  # centred again: pyqtgraph places a label only when its axis resizes
 
     def _write_values(self, matrix: np.ndarray, colours: np.ndarray, masked: np.ndarray, masked_text: str,
                       value_format: str) -> None:

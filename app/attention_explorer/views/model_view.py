@@ -22,7 +22,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..controller import LOOKED_AT, LOOKING, Controller
 from ..engine.pretrained.thumbnails import thumb_step
 from ..figure_census import CensusChoice
-from ..pretrained_cells import Cells, cell_weight, model_cells
+from ..pretrained_cells import Cells, cell_weight, encoder_decoder_cells, model_cells
 from . import theme
 from .elided_label import FoldingLabel
 from .model_census import CensusCells
@@ -35,24 +35,25 @@ MIN_CELL_PX, MAX_CELL_PX = 20, 120
 
 
 def weights_images(thumbnails: np.ndarray, colors: tuple[int, ...]) -> list[QtGui.QImage]:
-    """Each cell's picture, (cells, m, m) at once: each weight a pixel, coloured from 0 to the cell's
-    largest weight with a 256-colour table (one byte a pixel). The table is set once, on a blank that
-    every picture shares it with, and the bytes written into each picture's own pixels: setting it
-    on every picture cost more than the rest (270 cells of SmolLM2: 16 ms, now 6)."""
-    count, size = thumbnails.shape[0], thumbnails.shape[-1]
+    """Each cell's picture, (cells, m, m) at once (or (cells, m, k): cross-attention): each weight a
+    pixel, coloured from 0 to the cell's largest weight with a 256-colour table (one byte a pixel). The
+    table is set once, on a blank that every picture shares it with, and the bytes written into each
+    picture's own pixels: setting it on every picture cost more than the rest (270 cells of SmolLM2:
+    16 ms, now 6)."""
+    count, (height, size) = thumbnails.shape[0], thumbnails.shape[-2:]
     if count == 0:
         return []
     stride = -(-size // 4) * 4  # QImage keeps each line on a 4-byte boundary
     tops = thumbnails.reshape(count, -1).max(axis=1) if size else np.zeros(count, dtype=thumbnails.dtype)
     scales = np.where(tops > 0, (len(colors) - 1) / np.where(tops > 0, tops, 1), 0).astype(np.float32)
-    blank = QtGui.QImage(size, size, QtGui.QImage.Format.Format_Indexed8)
+    blank = QtGui.QImage(size, height, QtGui.QImage.Format.Format_Indexed8)
     blank.setColorTable(colors)
     blank.fill(0)
     images = []
     for cell in range(count):
         image = QtGui.QImage(blank)  # shares the blank until its pixels are written: bits() copies them
         if size:
-            pixels = np.frombuffer(image.bits(), dtype=np.uint8).reshape(size, stride)
+            pixels = np.frombuffer(image.bits(), dtype=np.uint8).reshape(height, stride)
             pixels[:, :size] = np.minimum(thumbnails[cell] * scales[cell], len(colors) - 1)
         images.append(image)
     return images
@@ -110,7 +111,8 @@ class QtModelView(QtWidgets.QWidget):
         self.cell_px = 64
         self.images: dict[tuple[int, int], QtGui.QImage] = {}
         self.cells: Cells | None = None
-        self.labels: list[str] = []
+        self.labels: list[str] = []          # the rows' tokens
+        self.column_labels: list[str] = []   # the columns': the same, but for cross-attention (the source's)
         self._painted: tuple | None = None  # (thumbnails, colour map) the images were made from
         self._readout_spot: tuple[int, int, int, int] | None = None  # under the mouse: (layer, head, row, col)
         self.grid = _Grid(self)
@@ -227,12 +229,14 @@ class QtModelView(QtWidgets.QWidget):
         ptrace = self.controller.pretrained_trace
         if ptrace is None:
             self.images.clear()
-            self.cells, self.labels, self._painted = None, [], None  # a closed model's thumbnails are not kept
+            self.cells, self.labels, self.column_labels, self._painted = None, [], [], None  # not kept when closed
             self.caption.set_full_text("Open a real model (the model list, or File ▸ Open) to see all its layers "
                                        "and heads here." if not self.controller.is_real else "Running the model…")
         else:
-            self.cells = model_cells(ptrace, self.controller.real_view, self._norm_chosen())
-            self.labels = self.cells.labels
+            pair = self.controller.is_encoder_decoder
+            self.cells = encoder_decoder_cells(ptrace) if pair else \
+                model_cells(ptrace, self.controller.real_view, self._norm_chosen())
+            self.labels, self.column_labels = self.cells.labels, self.cells.column_labels
             self._make_images(self.cells.thumbnails, self.controller.colormap)
             model = self.controller.real_model
             coloured = ("its largest weight × moved norm ‖α·f(x)‖ (norm-based attention)" if self._norm_drawn()
@@ -339,12 +343,12 @@ class QtModelView(QtWidgets.QWidget):
     def token_at(self, point: QtCore.QPointF) -> tuple[int, int, int, int] | None:
         """(layer, head, row, column) of the weight under `point`, if any."""
         cell = self.cell_at(point)
-        n = len(self.labels)
-        if cell is None or n == 0:
+        rows, cols = len(self.labels), len(self.column_labels)
+        if cell is None or rows == 0 or cols == 0:
             return None
         rect = self.cell_rect(*cell)
-        col = min(n - 1, int((point.x() - rect.left()) / rect.width() * n))
-        row = min(n - 1, int((point.y() - rect.top()) / rect.height() * n))
+        col = min(cols - 1, int((point.x() - rect.left()) / rect.width() * cols))
+        row = min(rows - 1, int((point.y() - rect.top()) / rect.height() * rows))
         return (*cell, row, col)
 
     def hover_at(self, point: QtCore.QPointF | None) -> None:
@@ -386,8 +390,9 @@ class QtModelView(QtWidgets.QWidget):
         """Read out the weight at (layer, head, row, column) under the grid, from the weights shown now:
         redrawn with every rebuild, so a new reading or forward never leaves the old number."""
         layers, heads = self.grid_shape()
-        n = len(self.labels)
-        if spot is not None and not (spot[0] < layers and spot[1] < heads and max(spot[2:]) < n and self.images):
+        rows, cols = len(self.labels), len(self.column_labels)
+        if spot is not None and not (spot[0] < layers and spot[1] < heads and spot[2] < rows and spot[3] < cols
+                                     and self.images):
             spot = None
         self._readout_spot = spot
         if spot is None:
@@ -401,7 +406,7 @@ class QtModelView(QtWidgets.QWidget):
         norm = self._norm_drawn()
         value = cell_weight(c.pretrained_trace, c.real_view, self.cells, layer, head, row, col, norm)
         what = "‖α·f(x)‖ " if norm else ""
-        self.readout.setText(f"layer {layer + 1}, head {head + 1}: {self.labels[row]} → {self.labels[col]}  "
+        self.readout.setText(f"layer {layer + 1}, head {head + 1}: {self.labels[row]} → {self.column_labels[col]}  "
                              f"{what}{value:.3f}")
 
     # --- painting -------------------------------------------------------------------------------
@@ -430,22 +435,30 @@ class QtModelView(QtWidgets.QWidget):
             if census is not None:
                 census.paint_cell(painter, rect, layer, head, colors)
             else:
-                shown = len(self.labels) / thumb_step(len(self.labels))  # pixels that cover the tokens
-                painter.drawImage(rect, image, QtCore.QRectF(0, 0, shown, shown))
+                painter.drawImage(rect, image, self._tokens_in_image())
             if (layer, head) in c.ablated:
                 self._paint_off(painter, rect)
         if census is None:
-            self._paint_focus(painter, len(self.labels))
+            self._paint_focus(painter)
         pen = QtGui.QPen(theme.highlight(), 3)
         painter.setPen(pen)
         painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
         painter.drawRect(self.cell_rect(c.layer, c.head).adjusted(-2, -2, 2, 2))
 
-    def _paint_focus(self, painter: QtGui.QPainter, n: int) -> None:
+    def _tokens_in_image(self) -> QtCore.QRectF:
+        """The pixels of a cell's picture that cover the tokens (a pooled picture's last block may
+        reach past them): one step for both sides, the longer side's, as thumbnails.pooled makes it."""
+        rows, cols = len(self.labels), len(self.column_labels)
+        step = thumb_step(max(rows, cols))
+        return QtCore.QRectF(0, 0, cols / step, rows / step)
+
+    def _paint_focus(self, painter: QtGui.QPainter) -> None:
         """The focused word's row (looking) or column (looked at) outlined in every cell."""
         focus = self.controller.focus
         trace = self.controller.trace
-        if focus is None or n == 0 or trace is None or focus >= trace.n:
+        looked_at = self.controller.focus_role == LOOKED_AT
+        n = len(self.column_labels if looked_at else self.labels)
+        if focus is None or n == 0 or trace is None or focus >= (trace.n_keys if looked_at else trace.n):
             return
         first, last = self._cell_span(focus)
         if last > n:
@@ -455,7 +468,7 @@ class QtModelView(QtWidgets.QWidget):
         for layer, head in self.images:
             rect = self.cell_rect(layer, head)
             band = rect.height() / n
-            if self.controller.focus_role == LOOKED_AT:
+            if looked_at:
                 painter.drawRect(QtCore.QRectF(rect.left() + first * band, rect.top(), (last - first) * band,
                                                rect.height()))
             else:

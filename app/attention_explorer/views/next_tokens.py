@@ -64,6 +64,9 @@ class QtNextTokens(QtWidgets.QWidget):
         chosen = self.controller.shown_choice()  # a generation's text so far: (index, token written after it)
         if model is None:
             self.title.setText("The next tokens of a decoder (SmolLM2, GPT-2, Llama, Qwen, Gemma, …) show here.")
+        elif model.is_encoder_decoder:
+            self.title.setText(f"{model.name} is an encoder–decoder: the views show how its target reads its "
+                               f"source; its guess at each target token is not listed here.")
         elif not model.is_decoder:
             self.title.setText(f"{model.name} is an encoder: it reads the whole text and guesses no next token.")
         elif ptrace is None:

@@ -1,5 +1,7 @@
 """The real model's controls: which layer the main views show, how the layer is read (words, without
-special tokens or sinks, rollout), switching heads off, and a line saying what the reading did.
+special tokens or sinks, rollout), switching heads off, and a line saying what the reading did. For an
+encoder–decoder also which of its attentions is shown (the heads switched off are the ones of that
+attention); the readings are then off, their tooltips saying why.
 
 Shown only while a real model is open; every control writes through a controller setter and follows
 its signals with the control's own signals blocked, as the options bar does.
@@ -12,6 +14,15 @@ from PySide6 import QtCore, QtWidgets
 from ..controller import Controller
 from ..pretrained_display import MERGE_RULE
 from .elided_label import ElidedLabel
+
+# the parts of an encoder–decoder, as engine/pretrained/encoder_decoder_view.PARTS names them (that module
+# loads with the real models, not at start)
+PARTS = (("cross", "Cross-attention (target reads source)"), ("encoder", "Encoder self-attention"),
+         ("decoder", "Decoder self-attention (causal)"))
+PART_TIP = ("Which attention of the encoder–decoder the views show: the encoder's over the source, the "
+            "decoder's over the target (each token sees only the ones before it), or cross-attention, where "
+            "each target token reads the source")
+NOT_FOR_ENCODER_DECODER = "Not offered for an encoder–decoder yet: its attention is shown token by token"
 
 
 class QtPretrainedBar(QtWidgets.QWidget):
@@ -41,6 +52,16 @@ class QtPretrainedBar(QtWidgets.QWidget):
         self.ablate = QtWidgets.QCheckBox("Shown head off")
         self.ablate.setToolTip("Switch the shown head of the shown layer off: its output becomes zero and "
                                "the later layers change")
+        self._tips = {w: w.toolTip() for w in (self.merge, self.hide_specials, self.hide_first, self.rollout)}
+        # (their own tips, back when a one-text model opens)
+        self.part = QtWidgets.QComboBox()
+        self.part.setObjectName("attentionPart")
+        self.part.setToolTip(PART_TIP)
+        for key, title in PARTS:
+            self.part.addItem(title, key)
+        self.part.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.part_caption = QtWidgets.QLabel("Attention")
+        self.part_caption.setBuddy(self.part)
         self.note = ElidedLabel()  # one line, whatever the reading: the bar never changes its height
         self.note.setObjectName("readingNote")
 
@@ -48,12 +69,13 @@ class QtPretrainedBar(QtWidgets.QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         caption = QtWidgets.QLabel("Layer")
         caption.setBuddy(self.layer)
-        for widget in (caption, self.layer, self.merge, self.hide_specials, self.hide_first, self.rollout,
-                       self.ablate, self.heads_on):
+        for widget in (self.part_caption, self.part, caption, self.layer, self.merge, self.hide_specials,
+                       self.hide_first, self.rollout, self.ablate, self.heads_on):
             layout.addWidget(widget)
         layout.addWidget(self.note, 1)
 
         self.layer.activated.connect(controller.set_layer)
+        self.part.activated.connect(lambda index: controller.set_part(self.part.itemData(index)))
         self.merge.toggled.connect(lambda on: controller.update_real_view(merge_words=on))
         self.hide_specials.toggled.connect(lambda on: controller.update_real_view(hide_specials=on))
         self.hide_first.toggled.connect(lambda on: controller.update_real_view(hide_first=on))
@@ -61,13 +83,14 @@ class QtPretrainedBar(QtWidgets.QWidget):
         self.ablate.toggled.connect(lambda _on: controller.toggle_ablated(controller.layer, controller.head))
         self.heads_on.clicked.connect(lambda: controller.set_ablated(()))
         for signal in (controller.real_model_changed, controller.layer_changed, controller.head_changed,
-                       controller.ablation_changed, controller.real_view_changed, controller.trace_changed):
+                       controller.ablation_changed, controller.real_view_changed, controller.trace_changed,
+                       controller.part_changed):
             signal.connect(self._sync)
         self._sync()
 
     def _sync(self, *_):
         c = self.controller
-        widgets = (self.layer, self.merge, self.hide_specials, self.hide_first, self.rollout, self.ablate)
+        widgets = (self.part, self.layer, self.merge, self.hide_specials, self.hide_first, self.rollout, self.ablate)
         blockers = [QtCore.QSignalBlocker(w) for w in widgets]
         model = c.real_model
         layers = model.n_layers if model is not None else 0
@@ -83,4 +106,17 @@ class QtPretrainedBar(QtWidgets.QWidget):
         self.ablate.setChecked((c.layer, c.head) in c.ablated)
         self.heads_on.setEnabled(bool(c.ablated))
         self.note.set_full_text(c.display_note)
+        self._sync_encoder_decoder()
         del blockers
+
+    def _sync_encoder_decoder(self) -> None:
+        """The part shown; the readings are off for an encoder–decoder."""
+        c = self.controller
+        pair = c.is_encoder_decoder
+        self.part.setVisible(pair)
+        self.part_caption.setVisible(pair)
+        self.part.setCurrentIndex(max(0, self.part.findData(c.part)))
+        for widget, tip in self._tips.items():
+            widget.setEnabled(not pair)
+            widget.setToolTip(NOT_FOR_ENCODER_DECODER if pair else tip)
+

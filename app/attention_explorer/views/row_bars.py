@@ -123,7 +123,9 @@ class QtRowBars(QtWidgets.QStackedWidget):
 
     def _focused_word(self) -> int | None:
         trace, focus = self.controller.trace, self.controller.focus
-        return None if trace is None or focus is None or focus >= trace.n else focus
+        if trace is None or focus is None:
+            return None
+        return None if focus >= (trace.n_keys if self.controller.focus_role == LOOKED_AT else trace.n) else focus
 
     def values_written(self) -> bool:
         return self.graphics is not None and bool(self.values.labels()) and self.values.isVisible()
@@ -145,30 +147,35 @@ class QtRowBars(QtWidgets.QStackedWidget):
             if self._redraws != redraw:  # the plot, shown under the pointer, was hovered: that redraw is newer
                 return
         trace = self.controller.trace
-        self.axis.set_tokens(trace.labels)
-        self.plot.setXRange(-0.6, trace.n - 0.4, padding=0)
+        looked_at = self.controller.focus_role == LOOKED_AT
+        # the bars stand on the words of the other end: who looks at a word, or where a word looks (for
+        # cross-attention another text's words, where the focused word itself has no bar)
+        labels = trace.labels if looked_at else trace.looked_at_labels
+        own = trace.key_tokens is None  # the focused word is one of the bars' words too
+        count = len(labels)
+        self.axis.set_tokens(labels)
+        self.plot.setXRange(-0.6, count - 0.4, padding=0)
         norms = self.controller.matrix == "norm" and trace.has_matrix("norm")
         head = trace.heads[self.controller.head]
         weights = head.norm if norms else head.weights
         top = max(float(weights.max()), 1e-12) if norms else 1.0  # norms: the head's most moved, on every word
         self._set_scale(top, "‖α·f(x)‖" if norms else "weight")
-        looked_at = self.controller.focus_role == LOOKED_AT
         self._row = weights[:, focus] if looked_at else weights[focus]
-        width = self._bar_width(trace.n)
-        self.bars.setOpts(x=np.arange(trace.n), height=self._row, width=width,
+        width = self._bar_width(count)
+        self.bars.setOpts(x=np.arange(count), height=self._row, width=width,
                           brush=QtGui.QBrush(theme.head_color(self.controller.head)))
-        self.focus_bar.setOpts(x=[focus], height=[self._row[focus]], width=width,
+        self.focus_bar.setOpts(x=[focus] if own else [], height=[self._row[focus]] if own else [], width=width,
                                brush=QtGui.QBrush(theme.highlight()))
         ink = theme.foreground()
         masked = trace.mask[:, focus] if looked_at and trace.mask is not None else (
-            trace.mask[focus] if trace.mask is not None else np.zeros(trace.n, bool))
+            trace.mask[focus] if trace.mask is not None else np.zeros(count, bool))
         # written only where they fit: measuring 512 hidden labels cost more than the bars
         fits = self._values_fit(trace)
         self.values.set_labels([Label(j, float(w) + 0.02 * top, f"{w:.2f}", ink) for j, w in enumerate(self._row)
                                 if not masked[j]] if fits else [])
         self.values.setVisible(fits)
-        self.axis.set_focus(focus)
-        word = trace.labels[focus]
+        self.axis.set_focus(focus if own else None)
+        word = (trace.looked_at_labels if looked_at else trace.labels)[focus]
         title = f"who looks at “{word}”" if looked_at else f"where “{word}” looks"
         self._set_title(f"{title} ({self._which_weights(trace)})", theme.foreground())
 
@@ -225,7 +232,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
         return max(BAR_SHARE, MIN_BAR_PX / place_px) if place_px > 0 else BAR_SHARE
 
     def _values_fit(self, trace) -> bool:
-        return self.plot.getViewBox().width() / max(trace.n, 1) >= MIN_BAR_PX_FOR_VALUES
+        return self.plot.getViewBox().width() / max(trace.n, trace.n_keys, 1) >= MIN_BAR_PX_FOR_VALUES
 
     def _update_value_visibility(self, *_):
         trace = self.controller.trace

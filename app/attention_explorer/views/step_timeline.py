@@ -354,9 +354,12 @@ class QtStepTimeline(QtWidgets.QWidget):
         if self._panel_stale:
             return  # drawn with the tables
         trace = self.controller.step_trace
-        words = tuple(trace.labels) if trace is not None else ()
         focus, span = self._focus_in_steps()
         looked_at = self.controller.focus_role == LOOKED_AT
+        # cross-attention's words looked at are another text's: the focused word is framed only where
+        # its own text's words are (the source's in H, K, V and the columns of the scores and weights)
+        cross = trace is not None and trace.key_tokens is not None
+        words = (tuple(trace.looked_at_labels) if cross and looked_at else tuple(trace.labels)) if trace else ()
         for table in self._tables():
             self._wire_hover(table)
             shown = table.matrix_model.table
@@ -383,8 +386,13 @@ class QtStepTimeline(QtWidgets.QWidget):
             table.row_hovered.connect(lambda row, t=table: self._on_table_row_hovered(t, row))
 
     def _on_table_row_hovered(self, table: MatrixTable, row: int | None) -> None:
-        """A row of a table whose rows are the words focuses that word, as the one looking."""
+        """A row of a table whose rows are the words focuses that word, as the one looking (a row of
+        cross-attention's source, as the one looked at)."""
         trace, shown = self.controller.step_trace, table.matrix_model.table
+        if row is not None and trace is not None and shown is not None and trace.key_tokens is not None \
+                and tuple(shown.rows) == tuple(trace.looked_at_labels):  # H, K or V of cross-attention's source
+            self.controller.set_hovered(row, LOOKED_AT, table)
+            return
         if row is None or trace is None or shown is None or tuple(shown.rows) != tuple(trace.labels):
             self.controller.set_hovered(None, source=table)
             return

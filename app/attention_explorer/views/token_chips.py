@@ -33,6 +33,7 @@ class _Chip(QtWidgets.QLabel):
         self._flags: dict[str, bool] = {}  # the style-sheet properties as last set
         self._shown: tuple | None = None     # what show_token or show_unknown last set
         self.setMouseTracking(True)
+        self.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # a token may read "<s>", which as rich text is empty
 
     def show_token(self, label: str, index: int) -> None:
         shown = ("token", label, index)

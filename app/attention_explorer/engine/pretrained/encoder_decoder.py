@@ -12,15 +12,14 @@ feed-forwards as every other family; the cross-attention is a block whose keys a
 Unlike model.py's forward this one keeps every head's whole matrices (layers × heads × n² numbers),
 which a view of cross-attention reads whole; it is meant for texts of a few hundred tokens.
 
-The window does not open these yet: its single text goes through model.py, which refuses a BART
-folder (families/). What it still needs: a source box and a target box, the encoder's and the
-decoder's layers and heads each selectable, and the cross-attention as a matrix of its own (target
-tokens as rows, source tokens as columns), beside the two self-attentions.
+Each layer's q, k, v and heads' outputs are kept too (layers × n × d_model numbers, small beside the
+weights), so that encoder_decoder_view.py can hand the window one layer of one kind of attention as
+a Trace made of the run's own numbers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +35,21 @@ from .forward import affine, embed, feed_forward, finish_layer, merge_heads, nor
 from .hf_folder import folder_tensors, read_config
 from .model import overflow_error
 from .progress import Progress, report
-from .tokenizing import Encoded, TextTokenizer
+from .tokenizing import Cut, Encoded, TextTokenizer
 from .weights import Architecture, choose_mode
+
+
+@dataclass(frozen=True)
+class PartLayer:
+    """One layer of one kind of attention as the run made it: what its queries read (n × d_model), q
+    before the 1/√d_head scale, k and v ((heads, rows or keys, d_head), float32) and each head's
+    output (heads, n, d_head), before W_O."""
+
+    x: np.ndarray
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    outputs: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -52,52 +64,75 @@ class EncoderDecoderResult:
     decoder_attention: np.ndarray  # (decoder layers, decoder heads, n_target, n_target), zero after each row's token
     cross_attention: np.ndarray   # (decoder layers, decoder heads, n_target, n_source)
     logits: np.ndarray            # (n_target, vocab): the scores of the token after each target token
+    # each layer's PartLayer of "encoder", "decoder" and "cross" (whose x is the decoder's stream; its
+    # k and v were made from `memory`, the encoder's last hidden states)
+    layers: dict[str, tuple[PartLayer, ...]] = field(default_factory=dict, repr=False)
+    memory: np.ndarray | None = field(default=None, repr=False)
+    target_cut: Cut | None = None  # the target was longer than the model reads: what was kept
 
 
 def _attention(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, v: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-    """Every head's weights (heads, queries, keys), causal when `arch` is a decoder's, and the heads'
-    outputs side by side (queries, heads·d_head), before W_O."""
+    """Every head's weights (heads, queries, keys), causal when `arch` is a decoder's, and each head's
+    output (heads, queries, d_head), before W_O."""
     weights = head_weights(arch, q_scaled, k_t)
-    return weights, merge_heads(block_outputs(arch, weights, v))
+    return weights, block_outputs(arch, weights, v)
 
 
-def encode(model: bart.BartWeights, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The encoder's last hidden states (n × d_model) and its attention (layers, heads, n, n)."""
+def _switch_off(outputs: np.ndarray, off: frozenset[tuple[str, int, int]], part: str, layer: int) -> None:
+    """Zero the outputs of `part`'s heads in `layer` that `off` names: a head switched off adds nothing to
+    W_O's input, so every later layer (and the next-token scores) change, as in the one-text models."""
+    for named, at, head in off:
+        if (named, at) == (part, layer):
+            outputs[head] = 0
+
+
+def encode(model: bart.BartWeights, ids: np.ndarray, off: frozenset[tuple[str, int, int]] = frozenset()
+           ) -> tuple[np.ndarray, np.ndarray, tuple[PartLayer, ...]]:
+    """The encoder's last hidden states (n × d_model), its attention (layers, heads, n, n) and each
+    layer's projections; the ("encoder", layer, head) heads in `off` switched off."""
     side = model.encoder
-    arch, h, kept = side.arch, embed(side, ids), []
-    for layer in side.layers:
+    arch, h, kept, layers = side.arch, embed(side, ids), [], []
+    for index, layer in enumerate(side.layers):
         p = project(arch, layer, h, None)
-        weights, merged = _attention(arch, p.q_scaled(), p.k_t, p.v)
+        weights, outputs = _attention(arch, p.q_scaled(), p.k_t, p.v)
+        _switch_off(outputs, off, "encoder", index)
         kept.append(weights)
-        h = finish_layer(arch, layer, h, merged)
-    return h, np.stack(kept)
+        layers.append(PartLayer(h, p.q, p.k, p.v, outputs))
+        h = finish_layer(arch, layer, h, merge_heads(outputs))
+    return h, np.stack(kept), tuple(layers)
 
 
-def decode(model: bart.BartWeights, ids: np.ndarray, memory: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decode(model: bart.BartWeights, ids: np.ndarray, memory: np.ndarray,
+           off: frozenset[tuple[str, int, int]] = frozenset()
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, tuple[PartLayer, ...]]]:
     """The decoder on `ids` reading the encoder's last hidden states `memory`: the next-token scores
-    after each token (n × vocab), its self-attention (layers, heads, n, n) and its cross-attention
-    (layers, heads, n, n_source)."""
+    after each token (n × vocab), its self-attention (layers, heads, n, n), its cross-attention
+    (layers, heads, n, n_source) and each layer's projections of both ("decoder", "cross"); the
+    ("decoder" or "cross", layer, head) heads in `off` switched off."""
     side = model.decoder
     arch = side.arch
     reading = replace(arch, decoder=False)  # the cross-attention masks nothing: every source token is read
     scale = np.float32(1 / arch.score_divisor)
-    h, own, read = embed(side, ids), [], []
-    for layer, cross in zip(side.layers, model.cross, strict=True):
+    h, own, read, own_layers, read_layers = embed(side, ids), [], [], [], []
+    for index, (layer, cross) in enumerate(zip(side.layers, model.cross, strict=True)):
         p = project(arch, layer, h, None)
-        weights, merged = _attention(arch, p.q_scaled(), p.k_t, p.v)
+        weights, outputs = _attention(arch, p.q_scaled(), p.k_t, p.v)
+        _switch_off(outputs, off, "decoder", index)
         own.append(weights)
-        h = norm(arch, h + affine(merged, layer.w_o, layer.b_o), layer.attn_norm, layer.attn_norm_bias)
+        own_layers.append(PartLayer(h, p.q, p.k, p.v, outputs))
+        h = norm(arch, h + affine(merge_heads(outputs), layer.w_o, layer.b_o), layer.attn_norm, layer.attn_norm_bias)
         q = split_heads(affine(h, cross.w_q, cross.b_q), arch.n_heads)
-        q *= scale
-        k_t = np.ascontiguousarray(split_heads(affine(memory, cross.w_k, cross.b_k), arch.n_heads).transpose(0, 2, 1))
+        k = split_heads(affine(memory, cross.w_k, cross.b_k), arch.n_heads)
         v = split_heads(affine(memory, cross.w_v, cross.b_v), arch.n_heads)
-        weights, merged = _attention(reading, q, k_t, v)
+        weights, outputs = _attention(reading, q * scale, np.ascontiguousarray(k.transpose(0, 2, 1)), v)
+        _switch_off(outputs, off, "cross", index)
         read.append(weights)
-        h = norm(arch, h + affine(merged, cross.w_o, cross.b_o), cross.norm, cross.norm_bias)
+        read_layers.append(PartLayer(h, q, k, v, outputs))
+        h = norm(arch, h + affine(merge_heads(outputs), cross.w_o, cross.b_o), cross.norm, cross.norm_bias)
         h = norm(arch, h + feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
-    return output_logits(side, h) + model.final_logits_bias, np.stack(own), np.stack(read)
+    return (output_logits(side, h) + model.final_logits_bias, np.stack(own), np.stack(read),
+            {"decoder": tuple(own_layers), "cross": tuple(read_layers)})
 
 
 @dataclass
@@ -112,25 +147,43 @@ class EncoderDecoderModel:
     def __post_init__(self):
         use_one_blas_thread()  # as model.PretrainedModel: each product runs faster on a thread of its own
 
-    def target_ids(self, target: str) -> np.ndarray:
-        """The decoder's input for `target`: decoder_start_token_id, then the target's tokens but its last."""
-        ids = self.tokenizer.encode(target).ids
-        return np.concatenate([np.array([self.weights.decoder_start], dtype=np.int64), ids[:-1]])
+    def decoder_input(self, target: str) -> tuple[np.ndarray, list[str], Cut | None]:
+        """The decoder's input for `target`: decoder_start_token_id, then the target's tokens but its last;
+        their labels, tidy as the source's (a word's later pieces marked as the encoder's are); and
+        what was kept of a target longer than the model reads."""
+        encoded = self.tokenizer.encode(target)
+        ids = np.concatenate([np.array([self.weights.decoder_start], dtype=np.int64), encoded.ids[:-1]])
+        return ids, [self.tokenizer.token_label(self.weights.decoder_start), *encoded.labels[:-1]], encoded.cut
 
-    def run(self, source: str, target: str) -> EncoderDecoderResult:
-        """Tokenise both texts and run the model; SentenceError for a text with nothing to read,
-        ModelError when the numbers overflow (damaged weights)."""
+    def run(self, source: str, target: str, off: frozenset[tuple[str, int, int]] = frozenset()
+            ) -> EncoderDecoderResult:
+        """Tokenise both texts and run the model with the heads in `off` ((part, layer, head), 0-based;
+        part "encoder", "decoder" or "cross") switched off; SentenceError for a text with nothing to
+        read, ModelError when the numbers overflow (damaged weights)."""
         encoded = self.tokenizer.encode(source)
-        target_ids = self.target_ids(target)
+        target_ids, target_labels, target_cut = self.decoder_input(target)
         with np.errstate(all="ignore"):  # checked just below
-            memory, encoder_attention = encode(self.weights, encoded.ids)
-            logits, decoder_attention, cross_attention = decode(self.weights, target_ids, memory)
+            memory, encoder_attention, encoder_layers = encode(self.weights, encoded.ids, off)
+            logits, decoder_attention, cross_attention, decoder_layers = decode(self.weights, target_ids, memory, off)
             finite = all(np.isfinite(a.sum(dtype=np.float64)) for a in (logits, encoder_attention, decoder_attention,
                                                                          cross_attention))
         if not finite:
             raise overflow_error(self.name, "the encoder, the decoder or the next-token scores")
-        return EncoderDecoderResult(encoded, target_ids, [self.tokenizer.token_label(i) for i in target_ids],
-                                    encoder_attention, decoder_attention, cross_attention, logits)
+        return EncoderDecoderResult(encoded, target_ids, target_labels,
+                                    encoder_attention, decoder_attention, cross_attention, logits,
+                                    {"encoder": encoder_layers, **decoder_layers}, memory, target_cut)
+
+
+def is_encoder_decoder_folder(path: str | Path) -> bool:
+    """Whether `path` is a model folder whose config.json names an encoder–decoder this app opens, so
+    that the window opens it here rather than through the one-text models (which refuse it)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return False
+    try:
+        return read_config(folder).get("model_type") == bart.NAME
+    except ModelError:  # no config.json, or not one: the one-text models' opening says why
+        return False
 
 
 def open_encoder_decoder(path: str | Path, progress: Progress | None = None) -> EncoderDecoderModel:

@@ -40,6 +40,8 @@ class PretrainedModel:
     tokenizer: TextTokenizer
     generation: GenerationInfo = field(default_factory=GenerationInfo)
 
+    is_encoder_decoder = False  # one text in, its attention out (encoder_decoder_view.py: the other kind)
+
     def __post_init__(self):
         use_one_blas_thread()  # every product of a real model is one a thread of its own runs faster
 

@@ -52,9 +52,10 @@ def pool_rows_into(thumb: np.ndarray, rows: np.ndarray, start: int, step: int) -
 
 
 def pooled(weights: np.ndarray) -> np.ndarray:
-    """The thumbnails of whole matrices (…, n, n) at once, as pool_rows_into makes them block by block."""
-    n = weights.shape[-1]
-    size = thumb_size(n)
-    thumb = np.zeros((*weights.shape[:-2], size, size), dtype=weights.dtype)
-    pool_rows_into(thumb, weights, 0, thumb_step(n))
+    """The thumbnails of whole matrices (…, n, n) at once, as pool_rows_into makes them block by block;
+    of (…, n, m) ones too (cross-attention), with the longer side's step on both sides."""
+    rows, keys = weights.shape[-2:]
+    step = thumb_step(max(rows, keys))
+    thumb = np.zeros((*weights.shape[:-2], -(-rows // step), -(-keys // step)), dtype=weights.dtype)
+    pool_rows_into(thumb, weights, 0, step)
     return thumb

@@ -67,9 +67,9 @@ def family_of(config: dict) -> Family:
         raise ModelError(f"config.json: model_type {shown(model_type)} is {PARTS[model_type]}")
     if model_type in ENCODER_DECODERS:
         raise ModelError(f"config.json: model_type {shown(model_type)} is {ENCODER_DECODERS[model_type]}, an "
-                         f"encoder–decoder: it reads a source text and writes a target text, and the window shows one "
-                         f"text at a time, so it does not open one yet (the command line's `trace --sentence "
-                         f"SOURCE --target TARGET` writes its attention as JSON); open an encoder or a decoder")
+                         f"encoder–decoder: it reads a source text and writes a target text, so it opens apart from "
+                         f"the one-text models: in the window (with a Target box), or with the command line's "
+                         f"`trace --sentence SOURCE --target TARGET`, which writes its attention as JSON")
     if model_type is None:
         for name in names:
             if name in _BY_ARCHITECTURE:

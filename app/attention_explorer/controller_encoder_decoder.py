@@ -1,0 +1,247 @@
+"""The controller's half for an encoder–decoder (BART): a source text (the sentence), a target text, and
+which of its three kinds of attention the main views show (engine/pretrained/encoder_decoder_view.py).
+
+An encoder–decoder opens as any real model does (the same worker, progress, Cancel and messages); while
+it is open `real_model` is it seen through the chosen part, whose layers and heads are that part's,
+and `pretrained_trace` the last run seen through it. Switching the part runs nothing: the run holds
+all three. Editing the source or the target, or switching a head off, runs the model again on the
+worker; `ablated` is then the part shown's heads off, `heads_off` those of every part. The readings
+(words, hidden tokens, rollout) are not offered for it (the window says why).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from PySide6 import QtCore
+
+from .controller_pretrained import PretrainedControls
+from .engine import EngineError, Options, Trace
+
+if TYPE_CHECKING:  # types only: the modules load once an encoder–decoder is opened
+    from .engine.pretrained.encoder_decoder_view import EncoderDecoderPart, EncoderDecoderTrace
+
+CROSS = "cross"  # the part shown when one opens: the alignment of target and source (as the engine's CROSS)
+TARGET_STOPPED = "Stopped before the model read this target: change a text to run it again"
+EMPTY_TARGET = "The target is empty: type the text the decoder reads in the Target box"
+TARGET_NOTE_CHARS = 60  # of the target, in the line saying what is shown
+
+
+class EncoderDecoderControls(PretrainedControls):
+    """The target text and the part shown of an encoder–decoder (the Controller subclasses this)."""
+
+    target_changed = QtCore.Signal(str)
+    part_changed = QtCore.Signal(str)   # "encoder", "decoder" or "cross"
+
+    def _init_pretrained(self, background: bool) -> None:
+        super()._init_pretrained(background)
+        self._target = ""
+        self._part = CROSS
+        self._opening_target = ""
+        self._heads_off: frozenset[tuple[str, int, int]] = frozenset()
+
+    @property
+    def is_encoder_decoder(self) -> bool:
+        return self._real_model is not None and self._real_model.is_encoder_decoder
+
+    @property
+    def target(self) -> str:
+        """The text the encoder–decoder's decoder reads ("" until one is opened)."""
+        return self._target
+
+    @property
+    def heads_off(self) -> frozenset[tuple[str, int, int]]:
+        """Every part's heads switched off, as (part, layer, head), 0-based."""
+        return self._heads_off
+
+    @property
+    def part(self) -> str:
+        """Which attention of an encoder–decoder the main views show: "encoder", "decoder" or "cross"."""
+        return self._part
+
+    def open_pretrained(self, name_or_path: str, sentence: str | None = None) -> None:
+        """As for any real model; an encoder–decoder's target stays as it is, or starts as the source
+        (BART is a denoising autoencoder: the target it is trained to write for a text is the text)."""
+        text = self._sentence if sentence is None else sentence
+        self._opening_target = self._target if self.is_encoder_decoder else text
+        super().open_pretrained(name_or_path, sentence)
+
+    def set_target(self, target: str) -> None:
+        """The encoder–decoder's target; the model reads both texts again on the worker."""
+        if target == self._target:
+            return
+        self._target = target
+        self.target_changed.emit(target)
+        if self.is_encoder_decoder:
+            self._run_real()
+
+    def set_part(self, part: str) -> None:
+        """Show the encoder's, the decoder's or the cross-attention (its own layers and heads)."""
+        from .engine.pretrained.encoder_decoder_view import PARTS, EncoderDecoderPart
+
+        if part not in PARTS:
+            raise ValueError(f"the part shown is one of {', '.join(PARTS)}, not {part!r}")
+        if not self.is_encoder_decoder or part == self._part:
+            return
+        self._part = part
+        model = EncoderDecoderPart(self._real_model.model, part)
+        self._real_model = model
+        self._ptrace = self._ptrace.with_part(model) if self._ptrace is not None else None
+        self._layer = min(self._layer, model.n_layers - 1)
+        self._options = _options_of(model)
+        self._ablated = _pairs_of(self._heads_off, part)
+        self._recompute((self.real_model_changed, model), (self.options_changed, self._options),
+                        (self.pretrained_trace_changed, self._ptrace), (self.layer_changed, self._layer),
+                        (self.ablation_changed, self._ablated), (self.part_changed, part))
+
+    # --- the hooks of PretrainedControls ---------------------------------------------------------------
+    def _loader(self, source: str, text: str):
+        """An encoder–decoder folder opens here, reading `text` and the target; any other model as before.
+        Which it is, is found on the worker (it reads config.json)."""
+        plain = super()._loader(source, text)
+        target, part = self._opening_target, self._part
+
+        def load(progress):
+            from .engine.pretrained.encoder_decoder import is_encoder_decoder_folder, open_encoder_decoder
+            from .engine.pretrained.encoder_decoder_view import EncoderDecoderPart
+
+            if not is_encoder_decoder_folder(source):
+                return plain(progress)
+            model = EncoderDecoderPart(open_encoder_decoder(source, lambda f, t: progress(0.8 * f, t)), part)
+            return (model, *_run_pair(model, text, target, frozenset()))
+
+        return load
+
+    def _enter_real(self, source, text, model, ptrace, error, forward_ms) -> None:
+        self._heads_off = frozenset()  # every head on in a model just opened
+        if model.is_encoder_decoder:
+            # a target typed while it loaded (another encoder–decoder was open) wins, as a sentence does
+            self._target = self._target if self.is_encoder_decoder else self._opening_target
+            self._part = model.part
+            self._real_view = self._real_view.with_changes(merge_words=False, hide_specials=False, hide_first=False,
+                                                           rollout=False)
+        super()._enter_real(source, text, model, ptrace, error, forward_ms)
+        if model.is_encoder_decoder:
+            self._options = _options_of(model)
+            self.options_changed.emit(self._options)
+            self.target_changed.emit(self._target)
+            self.part_changed.emit(self._part)
+            if ptrace is not None and ptrace.text == self._sentence and ptrace.target != self._target:
+                self._run_real()  # (a stale text is run again by the one-text models' half)
+
+    def _run_real(self) -> None:
+        if not self.is_encoder_decoder:
+            super()._run_real()
+            return
+        model, source, target, off = self._real_model, self._sentence, self._target, self._heads_off
+        runner = self._worker()
+        if runner is None:
+            self._accept_pair(_run_pair(model, source, target, off))
+            return
+        runner.submit("run", lambda _progress: _run_pair(model, source, target, off), self._accept_pair,
+                      lambda message: self._accept_forward(None, self._failure_message(model.name, message), 0.0)
+                      if message else self._after_cancelled_forward())
+
+    def _accept_pair(self, result: tuple[EncoderDecoderTrace | None, str, float]) -> None:
+        """A run came back: seen through the part chosen now (it may have changed while it ran)."""
+        ptrace, error, forward_ms = result
+        if ptrace is not None and self.is_encoder_decoder:
+            ptrace = ptrace.with_part(self._real_model)
+        self._accept_forward(ptrace, error, forward_ms)
+
+    def _after_cancelled_forward(self) -> None:
+        """As for any real model; a changed target says the model has not read it, and heads switched
+        off or on go back to the shown run's."""
+        ptrace = self._ptrace if self.is_encoder_decoder else None
+        if ptrace is not None and ptrace.target != self._target:
+            self._accept_forward(None, TARGET_STOPPED, 0.0)
+            return
+        if ptrace is not None and ptrace.text == self._sentence and ptrace.off != self._heads_off:
+            self._heads_off, self._ablated = ptrace.off, ptrace.ablated
+            self.ablation_changed.emit(self._ablated)
+            return
+        super()._after_cancelled_forward()
+
+    def _real_trace(self) -> tuple[Trace | None, str]:
+        if not self.is_encoder_decoder:
+            return super()._real_trace()
+        self._real_note = ""
+        if self._ptrace is None or self._real_error:
+            return None, self._real_error or "Running the model…"
+        self._real_note = _part_note(self._ptrace)  # the bar's line and a figure's caption say which texts
+        return self._ptrace.layer_trace(self._layer), ""
+
+    def _describe_real(self, trace: Trace) -> str:
+        if not self.is_encoder_decoder:
+            return super()._describe_real(trace)
+        from .engine.pretrained.encoder_decoder_view import PARTS
+
+        model, ptrace = self._real_model, self._ptrace
+        rows = "source" if model.part == "encoder" else "target"
+        size = f"{trace.n} target × {trace.n_keys} source tokens" if trace.key_tokens is not None else \
+            f"{trace.n} {rows} tokens"
+        parts = [model.name, PARTS[model.part], size, f"layer {self._layer + 1} of {model.n_layers}",
+                 f"{model.n_heads} heads of d_k = {trace.heads[0].d_k}"]
+        if ptrace.off:
+            parts.append(f"{len(ptrace.off)} head{'s' if len(ptrace.off) != 1 else ''} off "
+                         f"({len(ptrace.ablated)} in this attention)")
+        text = " · ".join(parts) + f" — {self._timing_note()}"
+        if ptrace.encoded.cut is not None:
+            text += f". Source cut: {ptrace.encoded.cut.describe()}"
+        if ptrace.result.target_cut is not None:
+            text += f". Target cut: {ptrace.result.target_cut.describe()}"
+        return text
+
+    def set_ablated(self, pairs) -> None:
+        """Switch these (layer, head) pairs of the part shown off (and its others back on); the heads of
+        the other parts stay as they are."""
+        if not self.is_encoder_decoder:
+            super().set_ablated(pairs)
+            return
+        pairs = frozenset((int(lay), int(h)) for lay, h in pairs)
+        if pairs == self._ablated:
+            return
+        part = self._part
+        self._heads_off = frozenset(t for t in self._heads_off if t[0] != part) | {(part, *p) for p in pairs}
+        self._ablated = pairs
+        self.ablation_changed.emit(pairs)
+        self._run_real()
+
+    def set_real_view(self, view) -> None:
+        if not self.is_encoder_decoder:  # read token by token only (the window says so)
+            super().set_real_view(view)
+
+
+def _options_of(model: EncoderDecoderPart) -> Options:
+    return Options(scale=True, causal=model.part == "decoder", positional=False, heads=model.n_heads)
+
+
+def _part_note(ptrace: EncoderDecoderTrace) -> str:
+    """Which attention of the two texts is shown, in one line."""
+    target = " ".join(ptrace.target.split())
+    target = target if len(target) <= TARGET_NOTE_CHARS else target[:TARGET_NOTE_CHARS - 1].rstrip() + "…"
+    return {"encoder": "the encoder's self-attention over the source",
+            "decoder": f"the decoder's causal self-attention over the target “{target}”",
+            "cross": f"cross-attention: the target “{target}” reads the source"}[ptrace.part]
+
+
+def _pairs_of(off: frozenset[tuple[str, int, int]], part: str) -> frozenset[tuple[int, int]]:
+    return frozenset((layer, head) for named, layer, head in off if named == part)
+
+
+def _run_pair(model: EncoderDecoderPart, source: str, target: str, off: frozenset[tuple[str, int, int]]
+              ) -> tuple[EncoderDecoderTrace | None, str, float]:
+    """One run of both texts with the heads `off`, its error and milliseconds: a text the model cannot
+    read is an error to show (on the worker: it touches no state of the controller)."""
+    from .engine.pretrained.encoder_decoder_view import EncoderDecoderTrace
+
+    if source.strip() and not target.strip():  # (an empty source: the engine's own message says so)
+        return None, EMPTY_TARGET, 0.0
+    started = time.perf_counter()
+    try:
+        result = model.model.run(source, target, off)
+    except EngineError as error:
+        return None, str(error), 0.0
+    return (EncoderDecoderTrace(model.name, source, target, result, model, off), "",
+            (time.perf_counter() - started) * 1000)

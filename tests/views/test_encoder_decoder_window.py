@@ -1,0 +1,326 @@
+"""An encoder–decoder (the tiny BART checkpoint) in the window, driven as a user drives it: opened as a
+folder, a target typed into its box, the attention chosen in the bar's combo box. What the heatmap,
+arcs, steps and model view show is checked against the engine's own run of the two texts."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtTest import QTest
+
+pytest.importorskip("tokenizers")
+
+from attention_explorer import engine  # noqa: E402
+from attention_explorer.app import MainWindow  # noqa: E402
+from attention_explorer.controller import LOOKED_AT, LOOKING, Controller  # noqa: E402
+from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder  # noqa: E402
+from attention_explorer.engine.steps import step_index, step_view  # noqa: E402
+from attention_explorer.figure_controller import figure_facts  # noqa: E402
+from attention_explorer.figure_text import caption  # noqa: E402
+from attention_explorer.views.arc_diagram import LEFT, RIGHT  # noqa: E402
+from attention_explorer.views.heatmap import CROSS_AXIS_TITLES  # noqa: E402
+
+BART = str(Path(__file__).parents[1] / "engine" / "pretrained" / "data" / "tiny-bart")
+SOURCE = "the cat sat on the mat"
+
+
+@pytest.fixture(scope="module")
+def bart():
+    return open_encoder_decoder(BART)
+
+
+@pytest.fixture
+def bart_window(qtbot, settings):
+    """The window as the app starts it (a background controller on a toy model), then the BART folder
+    opened as File ▸ Open model folder… opens the folder chosen."""
+    controller = Controller(engine.load_builtin("cat-sat-on-mat"), SOURCE, background=True)
+    window = MainWindow(controller, settings)
+    qtbot.addWidget(window)
+    window.resize(1280, 820)
+    window.show()
+    qtbot.waitExposed(window)
+    window.open_model(BART)
+    qtbot.waitUntil(lambda: controller.is_encoder_decoder and controller.trace is not None and not controller.busy)
+    yield window
+    controller.cancel()
+    controller.wait_idle()
+
+
+def settle(qtbot, controller) -> None:
+    qtbot.waitUntil(lambda: not controller.busy)
+    QtWidgets.QApplication.processEvents()
+
+
+def choose_part(qtbot, window, title: str) -> None:
+    """Pick a part in the bar's combo box with the keyboard, as a user does (it emits `activated`)."""
+    box = window.pretrained.bar.part
+    box.setFocus()
+    wanted = box.findText(title)
+    assert wanted >= 0
+    while box.currentIndex() != wanted:
+        QTest.keyClick(box, QtCore.Qt.Key.Key_Down if box.currentIndex() < wanted else QtCore.Qt.Key.Key_Up)
+    QtWidgets.QApplication.processEvents()
+
+
+def type_target(qtbot, window, text: str) -> None:
+    edit = window.pretrained.target_box.edit
+    edit.setFocus()
+    edit.selectAll()
+    QTest.keyClick(edit, QtCore.Qt.Key.Key_Delete)
+    qtbot.keyClicks(edit, text)
+    settle(qtbot, window.controller)
+
+
+def test_a_bart_folder_opens_on_cross_attention_with_the_source_as_its_target(bart_window, bart):
+    window = bart_window
+    box = window.pretrained.target_box
+    assert box.isVisible() and box.edit.text() == SOURCE  # BART's target for a text is the text
+    bar = window.pretrained.bar
+    assert bar.part.isVisible() and bar.part.currentText().startswith("Cross-attention")
+    expected = bart.run(SOURCE, SOURCE)
+    shown = window.heatmap.shown_matrix()
+    assert shown.shape == (len(expected.target_labels), len(expected.source.labels))
+    assert np.abs(shown - expected.cross_attention[0, 0]).max() < 1e-6
+    assert window.heatmap.row_labels() == engine.tokenizer.token_labels(expected.target_labels)
+    assert window.heatmap.column_labels() == engine.tokenizer.token_labels(expected.source.labels)
+    plot = window.heatmap.plot
+    assert (plot.getAxis("left").labelText, plot.getAxis("top").labelText) == CROSS_AXIS_TITLES
+    assert "cross-attention" in window.heatmap.title()
+    assert window.options_bar.head.count() == 8  # the decoder's heads
+    assert "Cross-attention" in window.status_line.text()
+    chips = [chip.text() for chip in window.chips.chips]  # one chip per row: the target's tokens, shown as typed
+    assert chips == engine.tokenizer.token_labels(expected.target_labels) and chips[1] == "<s>"
+
+
+def test_typing_a_target_runs_the_model_again_and_every_view_follows(bart_window, bart, qtbot):
+    window, c = bart_window, bart_window.controller
+    type_target(qtbot, window, "a dog")
+    assert c.target == "a dog"
+    expected = bart.run(SOURCE, "a dog")
+    c.set_layer(1)
+    c.set_head(5)
+    QtWidgets.QApplication.processEvents()
+    shown = window.heatmap.shown_matrix()
+    assert shown.shape == (4, len(expected.source.labels))  # </s>, <s>, a, dog × the source's tokens
+    assert np.abs(shown - expected.cross_attention[1, 5]).max() < 1e-6
+    assert window.heatmap.row_labels() == ["</s>", "<s>", "a", "dog"]
+    # arcs: target words on the left, source words on the right, each line the weight it stands for
+    arcs = window.arcs
+    assert arcs.label(LEFT, 3).text == "dog" and arcs.label(RIGHT, 2).text == "cat"
+    drawn = arcs.drawn_arcs()  # every head's lines (a short text shows them all)
+    assert 5 in {head for head, *_ in drawn}
+    for head, looking, looked_at, weight in drawn:
+        assert looking < 4 and looked_at < len(expected.source.labels)
+        assert abs(weight - expected.cross_attention[1, head, looking, looked_at]) < 1e-6
+    # the steps: q from the decoder's stream, k and v from the encoder's last hidden states
+    kv = step_view(c.step_trace, "kv", c.head)
+    assert "encoder's last hidden states" in kv.step.title_for(c.step_trace)
+    assert kv.results[0].rows == tuple(engine.tokenizer.token_labels(expected.source.labels))
+    np.testing.assert_array_equal(step_view(c.step_trace, "softmax", c.head).results[0].values, shown)
+    # the model view: one cell per decoder layer and head, each the cross-attention of its head
+    view = window.pretrained.model_view
+    assert sorted(view.images) == [(lay, h) for lay in range(2) for h in range(8)]
+    image = view.images[(1, 5)]
+    assert (image.width(), image.height()) == (len(expected.source.labels), 4)
+    rect = view.cell_rect(1, 5)  # the mouse over the cell's last row, second column: "dog" reading "the₁"
+    QTest.mouseMove(view.grid, QtCore.QPoint(int(rect.left() + 1.5 * rect.width() / 11), int(rect.bottom() - 2)))
+    QtWidgets.QApplication.processEvents()
+    assert view.readout.text().startswith("layer 2, head 6: dog → the₁")
+    assert f"{expected.cross_attention[1, 5, 3, 1]:.3f}" in view.readout.text()
+    assert (c.focus, c.focus_role) == (3, LOOKING)
+
+
+def test_choosing_each_part_sizes_layers_and_heads_to_it(bart_window, bart, qtbot):
+    window, c = bart_window, bart_window.controller
+    expected = bart.run(SOURCE, SOURCE)
+    choose_part(qtbot, window, "Encoder self-attention")
+    assert c.part == "encoder" and window.options_bar.head.count() == 4
+    assert window.pretrained.bar.layer.count() == 2
+    c.set_head(3)
+    QtWidgets.QApplication.processEvents()
+    assert np.abs(window.heatmap.shown_matrix() - expected.encoder_attention[0, 3]).max() < 1e-6
+    assert window.heatmap.column_labels() == window.heatmap.row_labels()
+    assert sorted(window.pretrained.model_view.images) == [(lay, h) for lay in range(2) for h in range(4)]
+    choose_part(qtbot, window, "Decoder self-attention (causal)")
+    assert c.part == "decoder" and window.options_bar.head.count() == 8 and c.trace.options.causal
+    assert np.abs(window.heatmap.shown_matrix() - expected.decoder_attention[0, 3]).max() < 1e-6
+    assert c.trace.mask is not None and c.trace.mask[0, 1]
+    choose_part(qtbot, window, "Cross-attention (target reads source)")
+    assert c.part == "cross" and (c.trace.n, c.trace.n_keys) == expected.cross_attention.shape[2:]
+
+
+def test_hovering_a_source_word_focuses_it_as_the_word_looked_at(bart_window, qtbot):
+    window, c = bart_window, bart_window.controller
+    type_target(qtbot, window, "a dog")
+    c.set_hovered(9, LOOKED_AT)  # "·mat": a source token past the target's four
+    assert (c.focus, c.focus_role) == (9, LOOKED_AT)
+    assert window.arcs.label(RIGHT, 9).bold and window.arcs.label(LEFT, 3).text == "dog"
+    c.set_hovered(9, LOOKING)  # no ninth target token: nothing is focused
+    assert c.focus is None
+    c.set_hovered(2, LOOKING)
+    assert window.arcs.label(LEFT, 2).bold
+
+
+def test_what_an_encoder_decoder_does_not_offer_is_off_and_says_why(bart_window):
+    window = bart_window
+    bar = window.pretrained.bar
+    for box in (bar.merge, bar.hide_specials, bar.hide_first, bar.rollout):
+        assert not box.isEnabled() and "encoder–decoder" in box.toolTip()
+    assert not window.pretrained.generation.isVisible()
+    assert "encoder–decoder" in window.pretrained.next_tokens.title.text()
+
+
+def test_a_right_click_switches_a_head_of_the_attention_shown_off(bart_window, bart, qtbot):
+    window, c = bart_window, bart_window.controller
+    view = window.pretrained.model_view
+    QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(0, 2).center().toPoint())
+    settle(qtbot, c)
+    assert c.heads_off == {("cross", 0, 2)} and c.ablated == {(0, 2)}
+    off = bart.run(SOURCE, SOURCE, frozenset({("cross", 0, 2)}))
+    assert not np.array_equal(off.cross_attention[1], bart.run(SOURCE, SOURCE).cross_attention[1])  # later layers
+    c.set_layer(1)
+    c.set_head(4)
+    QtWidgets.QApplication.processEvents()
+    assert np.abs(window.heatmap.shown_matrix() - off.cross_attention[1, 4]).max() < 1e-6
+    c.set_layer(0)
+    c.set_head(2)
+    QtWidgets.QApplication.processEvents()
+    assert window.pretrained.bar.ablate.isChecked() and not c.trace.heads[2].output.any()
+    assert "1 head off" in window.status_line.text()
+    choose_part(qtbot, window, "Encoder self-attention")  # another attention's heads: all on, the run the same
+    assert c.ablated == frozenset() and c.heads_off == {("cross", 0, 2)}
+    assert not window.pretrained.bar.heads_on.isEnabled()
+    np.testing.assert_array_equal(c.pretrained_trace.all_weights(), off.encoder_attention)
+    choose_part(qtbot, window, "Cross-attention (target reads source)")
+    window.pretrained.bar.heads_on.click()
+    settle(qtbot, c)
+    assert c.heads_off == frozenset() and not window.pretrained.bar.ablate.isChecked()
+
+
+def test_an_empty_or_very_long_target_says_so_and_the_window_goes_on(bart_window, qtbot):
+    window, c = bart_window, bart_window.controller
+    type_target(qtbot, window, "")
+    assert c.trace is None and "target is empty" in c.error
+    type_target(qtbot, window, "a dog")
+    assert c.trace is not None and c.trace.n == 4
+    long_target = " ".join(["the cat sat on the mat"] * 40)  # far past the 64 tokens tiny-bart reads
+    window.pretrained.target_box.edit.setText(long_target)
+    window.pretrained.target_box.edit.textEdited.emit(long_target)
+    settle(qtbot, c)
+    assert c.trace is not None and c.trace.n == 64 and c.error == ""
+    assert "Target cut: kept the first 64 of" in window.status_line.toolTip() + window.status_line.text()
+    assert window.heatmap.shown_matrix().shape == (64, c.trace.n_keys)
+    c.set_sentence("")
+    settle(qtbot, c)
+    assert c.trace is None and c.error
+    c.set_sentence(SOURCE)
+    settle(qtbot, c)
+    assert c.trace is not None
+
+
+def test_a_one_text_model_after_it_hides_the_target_box_and_the_part(bart_window, qtbot):
+    window, c = bart_window, bart_window.controller
+    window.open_model("cat-sat-on-mat")
+    QtWidgets.QApplication.processEvents()
+    assert not c.is_real and not window.pretrained.target_box.isVisible()
+    assert c.focus_role == LOOKING and c.trace.n_keys == c.trace.n
+    window.open_model(str(Path(BART).parent / "tiny-bert"))  # a one-text real model: its own controls back
+    qtbot.waitUntil(lambda: c.is_real and not c.busy)
+    bar = window.pretrained.bar
+    assert not c.is_encoder_decoder and not bar.part.isVisible() and not window.pretrained.target_box.isVisible()
+    assert bar.merge.isEnabled() and "encoder–decoder" not in bar.merge.toolTip()
+    assert window.pretrained.census.action.isEnabled()
+    assert window.heatmap.plot.getAxis("left").labelText == "word looking"
+
+
+def test_exports_draw_both_texts_or_say_why_they_cannot(bart_window, qtbot, tmp_path, monkeypatch):
+    window, c = bart_window, bart_window.controller
+    warnings = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda _parent, _title, text: warnings.append(text))
+    type_target(qtbot, window, "a dog")
+    assert window.export_to("heatmap", str(tmp_path / "cross.png"))
+    facts = figure_facts(c)  # what an exported figure's caption says: both texts, and which attention
+    assert caption(window._exports().state_for("heatmap"), facts).count("“a dog”") == 1
+    assert "cross-attention: the target “a dog” reads the source" in facts.note
+    assert window.pretrained.bar.note.toolTip() == facts.note or facts.note in window.pretrained.bar.note.text()
+    assert window.export_to("grid-layers", str(tmp_path / "layers.png"))
+    assert window.export_to("csv", str(tmp_path / "cross.csv"))
+    header = (tmp_path / "cross.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[1:] == c.trace.looked_at_labels and len(header) - 1 == c.trace.n_keys
+    assert window.export_to("json", str(tmp_path / "cross.json"))
+    written = json.loads((tmp_path / "cross.json").read_text(encoding="utf-8"))
+    assert written["key_labels"] == c.trace.looked_at_labels and written["labels"] == ["</s>", "<s>", "a", "dog"]
+    assert not warnings
+    assert not window.export_to("html", str(tmp_path / "cross.html"))
+    assert "two texts" in warnings[-1] and not (tmp_path / "cross.html").exists()
+    assert not window.files.save_view(str(tmp_path / "cross.aeview"))
+    assert "encoder–decoder" in warnings[-1] and not (tmp_path / "cross.aeview").exists()
+    census = window.pretrained.census.action
+    assert not census.isEnabled() and "encoder–decoder" in census.toolTip()
+
+
+def test_the_steps_frame_a_source_word_where_the_source_is(bart_window, qtbot):
+    window, c = bart_window, bart_window.controller
+    type_target(qtbot, window, "a dog")
+    window.steps_dock.show()
+    window.timeline.go_to(step_index("kv"))
+    QtWidgets.QApplication.processEvents()
+    c.set_hovered(9, LOOKED_AT)  # "·mat" of the source: a row of H, K and V
+    results = window.timeline.panel.results()
+    assert results["k"].focus_mark() == (9, None) and results["v"].focus_mark() == (9, None)
+    window.timeline.go_to(step_index("softmax"))
+    QtWidgets.QApplication.processEvents()
+    c.set_hovered(9, LOOKED_AT)
+    assert window.timeline.panel.results()["weights"].focus_mark() == (None, 9)  # its column
+    c.set_hovered(3, LOOKING)  # "dog" of the target: its row
+    assert window.timeline.panel.results()["weights"].focus_mark() == (3, None)
+    np.testing.assert_array_equal(window.row_bars.shown_row(), c.trace.heads[c.head].weights[3])
+
+
+def test_a_target_typed_while_the_model_opens_again_is_the_one_read(bart_window, bart, qtbot):
+    window, c = bart_window, bart_window.controller
+    window.open_model(BART)
+    type_target(qtbot, window, "a dog")  # the box is there: the model open before stays until the new one is in
+    settle(qtbot, c)
+    assert c.target == "a dog" and window.pretrained.target_box.edit.text() == "a dog"
+    assert c.pretrained_trace.target == "a dog" and c.trace.n == 4
+    np.testing.assert_array_equal(c.pretrained_trace.all_weights(), bart.run(SOURCE, "a dog").cross_attention)
+
+
+def test_every_view_draws_what_a_fresh_one_draws_after_the_texts_and_parts_change(bart_window, qtbot):
+    from view_twins import check_twin  # tests/ is on the path, as for the walk
+
+    window, c = bart_window, bart_window.controller
+    views = (window.heatmap, window.arcs, window.row_bars, window.timeline, window.chips,
+             window.pretrained.model_view, window.pretrained.next_tokens)
+    for target, part in (("a dog", "Cross-attention (target reads source)"), ("a", "Encoder self-attention"),
+                         ("the cat sat on the mat and the dog", "Decoder self-attention (causal)"),
+                         ("a dog sat", "Cross-attention (target reads source)")):
+        type_target(qtbot, window, target)
+        choose_part(qtbot, window, part)
+        c.set_hovered(1, LOOKED_AT)
+        QtWidgets.QApplication.processEvents()
+        for view in views:
+            check_twin(view, f"target {target!r}, {part}")
+
+
+def test_a_focus_set_while_the_attention_changes_waits_for_its_lines(bart_window, qtbot):
+    """A widget rebuilt under the mouse may set the focus while the controller announces another part, before
+    the new trace reaches the arcs (whose lines were of eight heads, the encoder's four now)."""
+    window, c = bart_window, bart_window.controller
+    c.set_head(7)
+
+    def hovered_meanwhile(_model):
+        c.set_hovered(3, LOOKING)
+
+    c.real_model_changed.connect(hovered_meanwhile)
+    try:
+        choose_part(qtbot, window, "Encoder self-attention")
+    finally:
+        c.real_model_changed.disconnect(hovered_meanwhile)
+    assert c.head == 3 and (c.focus, c.focus_role) == (3, LOOKING)
+    drawn = window.arcs.drawn_arcs()
+    assert drawn and {looking for _head, looking, _at, _weight in drawn} == {3}
+    assert {head for head, *_ in drawn} <= set(range(4))
