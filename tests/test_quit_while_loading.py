@@ -30,7 +30,7 @@ SITECUSTOMIZE = textwrap.dedent("""
 
     started = threading.Event()
 
-    def slow_load(folder, progress=None):
+    def slow_load(folder, progress=None, weights="auto"):
         started.set()
         until = time.monotonic() + 60
         while time.monotonic() < until:

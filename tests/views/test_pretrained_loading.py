@@ -126,7 +126,7 @@ class _Panic(BaseException):
 @pytest.mark.parametrize("error", [ValueError("bad shape"), IndexError("99999"), RecursionError(),
                                    ZeroDivisionError("division by zero"), _Panic("index out of bounds")])
 def test_any_error_in_a_load_ends_as_the_cannot_open_message_and_busy_clears(window, qtbot, monkeypatch, error):
-    def broken(folder, progress=None):
+    def broken(folder, progress=None, weights="auto"):
         raise error
 
     monkeypatch.setattr("attention_explorer.engine.pretrained.model.read_hf_folder", broken)
@@ -199,11 +199,11 @@ def test_cancel_answers_at_once_even_when_the_load_is_stuck_and_the_next_load_do
 
     real_read, stuck, release = model_module.read_hf_folder, threading.Event(), threading.Event()
 
-    def slow_read(folder, progress=None):
+    def slow_read(folder, progress=None, weights="auto"):
         if "slow" in str(folder):
             stuck.set()
             release.wait(20)
-        return real_read(folder, progress)
+        return real_read(folder, progress, weights)
 
     monkeypatch.setattr(model_module, "read_hf_folder", slow_read)
     slow = tmp_path / "slow-bert"
