@@ -456,7 +456,9 @@ class MatrixTable(QtWidgets.QTableView):
         vertical = self.verticalHeader()
         vertical.setDefaultSectionSize(row_height)
         label_width = max(self._label_width(label, header_metrics) for label in table.rows) + CELL_PADDING
-        if vertical.width() != label_width:
+        # the width it was fixed to, not its geometry's: a table not laid out yet still has its old width,
+        # and a label width equal to that was taken for set (a walk found a header 1 px off a fresh one)
+        if vertical.minimumWidth() != label_width or vertical.maximumWidth() != label_width:
             vertical.setFixedWidth(label_width)
             changed = True
         self.horizontalHeader().setFixedHeight(header_metrics.height() + ROW_PADDING + 2)
