@@ -24,7 +24,7 @@ from ..trace import Trace
 from .encoder_decoder import EncoderDecoderModel, EncoderDecoderResult
 from .forward import merge_heads
 from .thumbnails import pooled
-from .weights import Architecture
+from .weights import Architecture, ShapeOfArchitecture
 
 ENCODER, DECODER, CROSS = "encoder", "decoder", "cross"
 PARTS = {
@@ -35,7 +35,7 @@ PARTS = {
 
 
 @dataclass(frozen=True)
-class EncoderDecoderPart:
+class EncoderDecoderPart(ShapeOfArchitecture):
     """An encoder–decoder seen through one kind of its attention: its layers and heads are that part's
     (the decoder's for cross-attention)."""
 
@@ -55,22 +55,6 @@ class EncoderDecoderPart:
     def arch(self) -> Architecture:
         side = self.model.weights.encoder if self.part == ENCODER else self.model.weights.decoder
         return side.arch
-
-    @property
-    def n_layers(self) -> int:
-        return self.arch.n_layers
-
-    @property
-    def n_heads(self) -> int:
-        return self.arch.n_heads
-
-    @property
-    def n_kv_heads(self) -> int:
-        return self.arch.n_kv_heads
-
-    @property
-    def d_model(self) -> int:
-        return self.arch.d_model
 
     @property
     def max_tokens(self) -> int:

@@ -23,14 +23,14 @@ from .hf_folder import read_hf_folder
 from .progress import Progress, report
 from .real_trace import NextToken, PretrainedTrace, make_labels
 from .tokenizing import TextTokenizer
-from .weights import Architecture, ModelWeights
+from .weights import Architecture, ModelWeights, ShapeOfArchitecture
 
 TOP_NEXT_TOKENS = 5
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass
-class PretrainedModel:
+class PretrainedModel(ShapeOfArchitecture):
     """A real model ready to run: its weights, its tokenizer, where it came from and (decoders) what
     ends its writing and its chat template."""
 
@@ -60,22 +60,6 @@ class PretrainedModel:
     @property
     def is_decoder(self) -> bool:
         return self.arch.is_decoder
-
-    @property
-    def n_layers(self) -> int:
-        return self.arch.n_layers
-
-    @property
-    def n_heads(self) -> int:
-        return self.arch.n_heads
-
-    @property
-    def n_kv_heads(self) -> int:
-        return self.arch.n_kv_heads
-
-    @property
-    def d_model(self) -> int:
-        return self.arch.d_model
 
     @property
     def max_tokens(self) -> int:

@@ -166,6 +166,29 @@ def _stored_bytes(arch: Architecture) -> int:
     return 4 * (arch.vocab_size * arch.d_model + min(LAYERS_MADE, arch.n_layers) * per_layer)
 
 
+class ShapeOfArchitecture:
+    """The sizes a view asks of a model, read from its `arch` (a real model, or one part of an
+    encoder–decoder)."""
+
+    arch: Architecture
+
+    @property
+    def n_layers(self) -> int:
+        return self.arch.n_layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.arch.n_heads
+
+    @property
+    def n_kv_heads(self) -> int:
+        return self.arch.n_kv_heads
+
+    @property
+    def d_model(self) -> int:
+        return self.arch.d_model
+
+
 @dataclass
 class LayerWeights:
     """One transformer block. Norms (None where the family has none): with a "post" residual (BERT)
