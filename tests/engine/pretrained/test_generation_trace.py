@@ -81,6 +81,30 @@ def test_texts_so_far_make_no_projection_once_the_whole_texts_are_made(data, mon
     assert first.layer_weights(0)[:, :trace.n, :trace.n] == pytest.approx(trace.layer_weights(0), abs=1e-6)
 
 
+@pytest.mark.parametrize("pixels", [4, 5])
+def test_texts_so_far_take_the_whole_text_s_thumbnail_rows_where_both_pool_alike(data, monkeypatch, pixels):
+    """Thumbnails of `pixels` a side, so the texts pool 2, 3 or 4 tokens to a pixel: a text so far pooled
+    like its whole text takes every whole block of rows from it and makes only the rows after them."""
+    from attention_explorer.engine.pretrained import thumbnails
+
+    monkeypatch.setattr(thumbnails, "THUMB_PX", pixels)
+    model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())
+    generation = generate(model, PROMPT, GenerationSettings(tokens=10), keep_reader=True)
+    prompt, projections = len(generation.prompt_ids), SharedProjections(model, generation)
+    taken = set()
+    for written in range(11):
+        trace = trace_so_far(model, generation, written, projections)
+        result = trace.forward_result
+        taken.add(projections.summarised_rows(trace.n, np.zeros_like(result.thumbnails), np.zeros_like(result.sinks)))
+        expected = forward(model.weights, generation.ids[:prompt + written], special=trace.special)
+        assert trace.thumbnails.shape == expected.thumbnails.shape
+        assert np.abs(trace.thumbnails - expected.thumbnails).max() <= TOLERANCE
+        assert np.abs(result.sinks - expected.sinks).max() <= TOLERANCE
+    whole = projections.length
+    assert 0 in taken and whole in taken  # pooled otherwise than the whole text; the whole text itself
+    assert any(0 < rows < whole and rows % thumbnails.thumb_step(whole) == 0 for rows in taken)  # rows made after
+
+
 def test_a_whole_text_too_large_to_share_leaves_each_text_so_far_its_own(data, monkeypatch):
     model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())
     generation = generate(model, PROMPT, GenerationSettings(tokens=4), keep_reader=True)

@@ -27,9 +27,9 @@ import numpy as np
 from .forward import ForwardResult, Projections, project
 from .generate import Generation
 from .model import CheckedTrace, PretrainedModel
-from .real_trace import NextToken, PretrainedTrace, make_labels
+from .real_trace import NextToken, PretrainedTrace, make_labels, summarise_rows
 from .recompute import LayerMaker
-from .thumbnails import thumb_size
+from .thumbnails import thumb_size, thumb_step
 from .tokenizing import CONTINUATION
 
 WRITTEN_MARK = "›"  # before a written token's label (after the "·" of a piece that continues a word)
@@ -76,6 +76,9 @@ class SharedProjections:
         self._made: dict[int, Projections] = {}
         self._too_large = False  # every layer's would not fit in MAX_BYTES
         self._lock = threading.Lock()
+        self._special = model.tokenizer.extended(
+            generation.encoded, [s.token_id for s in generation.steps]).special[:self.length]
+        self._summary: tuple[np.ndarray, np.ndarray] | None = None  # the whole text's thumbnails and sinks
 
     def __call__(self, layer: int, n: int) -> Projections | None:
         """The first n tokens' projections of `layer` (views, no copy); None past the whole text, before
@@ -92,6 +95,44 @@ class SharedProjections:
                     return None
                 self._made[layer] = whole
         return first_rows(whole, n)
+
+
+    def summarised_rows(self, n: int, thumbnails: np.ndarray, sinks: np.ndarray) -> int:
+        """Fill the first rows of the thumbnails (layers, heads, m, m) and sink sums (layers, heads, n, 2)
+        of the text so far of n tokens from the whole text's, made once; return how many rows it filled.
+
+        A decoder's row t reads tokens 0 … t alone, so the rows of a text so far are the whole text's (to
+        the rounding of products of another length) and read nothing past them: the whole text's pooled
+        blocks of those rows hold exactly their maxima. Every row of a whole block of thumbnail rows is
+        taken when both texts pool by the same step (thumbnails.py); 0 when they do not, or the
+        projections are not shared, and the text so far makes its rows itself."""
+        step = thumb_step(n)
+        if thumb_step(self.length) != step or self(0, n) is None:
+            return 0
+        whole = self._whole_summary()
+        if whole is None:
+            return 0
+        rows = n // step * step
+        whole_thumbnails, whole_sinks = whole
+        thumbnails[:, :, :rows // step] = whole_thumbnails[:, :, :rows // step, :thumbnails.shape[-1]]
+        sinks[:, :, :rows] = whole_sinks[:, :, :rows]
+        return rows
+
+    def _whole_summary(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The whole text's thumbnails and sink sums, made the first time a text so far asks (None: its
+        projections are past the budget)."""
+        if self._summary is None:
+            arch, n = self._maker.arch, self.length
+            made = [self(layer, n) for layer in range(arch.n_layers)]
+            if any(p is None for p in made):
+                return None
+            m = thumb_size(n)
+            thumbnails = np.zeros((arch.n_layers, arch.n_heads, m, m), dtype=np.float32)
+            sinks = np.zeros((arch.n_layers, arch.n_heads, n, 2), dtype=np.float32)
+            summarise_rows(arch, made.__getitem__, n, np.flatnonzero(self._special), thumbnails, sinks)
+            with self._lock:
+                self._summary = self._summary or (thumbnails, sinks)
+        return self._summary
 
 
 def first_rows(p: Projections, n: int) -> Projections:
@@ -125,9 +166,11 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int,
         model_name=model.name, text=generation.text + model.tokenizer.decode(ids), encoded=encoded,
         labels=make_labels(encoded), ablated=generation.reader.ablate,
         next_tokens=_next_tokens(model, generation, written), model=model.weights, forward_result=result)
+    first = 0
     if shared is not None:
         trace.take_projections_from(shared)
-    trace.summarise_layers()
+        first = shared.summarised_rows(length, result.thumbnails, result.sinks)
+    trace.summarise_layers(first)
     trace.memo[WRITTEN_KEY] = written
     return trace
 

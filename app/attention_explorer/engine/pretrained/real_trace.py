@@ -120,18 +120,13 @@ class PretrainedTrace:
         (see LayerMaker.take_projections_from); before anything of a layer was made."""
         self._maker.take_projections_from(source)
 
-    def summarise_layers(self) -> None:
+    def summarise_layers(self, first: int = 0) -> None:
         """Work out every head's thumbnail and sink sums from the layers' inputs, block by block as the
         forward does on its way: for a trace whose inputs were kept elsewhere (the text so far of a
-        generation, generation_trace.py), made with them zero."""
-        arch, result, n = self.model.arch, self.forward_result, self.n
-        columns = np.flatnonzero(self.special)
-        for layer in range(arch.n_layers):
-            p = self._maker.projections(layer)
-            q_scaled = p.q_scaled()
-            for start, stop in row_blocks(n):
-                summarise_block(block_weights(arch, q_scaled, p.k_t, start, stop, window=arch.window(layer)),
-                                start, thumb_step(n), result.thumbnails[layer], result.sinks[layer], columns)
+        generation, generation_trace.py), made with them zero. The rows before `first` are there
+        already (a text so far's, taken from its whole text's)."""
+        summarise_rows(self.model.arch, self._maker.projections, self.n, np.flatnonzero(self.special),
+                       self.forward_result.thumbnails, self.forward_result.sinks, first)
 
     # --- layers made again ------------------------------------------------------------------------
     def causal_mask(self, n: int) -> np.ndarray:
@@ -346,3 +341,21 @@ def _part(bias: np.ndarray | None, cols: slice) -> np.ndarray | None:
 def make_labels(encoded: Encoded) -> list[str]:
     """Axis labels: the tidy pieces with repeats told apart."""
     return token_labels(encoded.labels)
+
+
+def summarise_rows(arch, projections, n: int, special_columns: np.ndarray, thumbnails: np.ndarray,
+                   sinks: np.ndarray, first: int = 0) -> None:
+    """Pool query rows first … n − 1 of every layer's weights into `thumbnails` (layers, heads, m, m) and
+    their sink sums into `sinks` (layers, heads, n, 2), as the forward does; `projections(layer)` gives
+    a layer's q, k, v over (at least) the first n tokens, `first` is where a thumbnail's block of rows
+    starts."""
+    blocks = row_blocks(n) if first == 0 else [(first, n)] if first < n else []
+    if not blocks:
+        return
+    step = thumb_step(n)
+    for layer in range(arch.n_layers):
+        p = projections(layer)
+        q_scaled = p.q_scaled()
+        for start, stop in blocks:
+            summarise_block(block_weights(arch, q_scaled, p.k_t, start, stop, window=arch.window(layer)),
+                            start, step, thumbnails[layer], sinks[layer], special_columns)
