@@ -196,6 +196,32 @@ def test_a_damaged_tensor_of_stored_weights_is_refused_when_it_is_read(data, tmp
         stored.run(TEXT)
 
 
+@pytest.mark.parametrize("name", ["tiny-bert", "tiny-roberta", "tiny-distilbert", "tiny-modernbert"])
+def test_an_encoder_with_float32_layers_keeps_its_embedding_in_the_file_and_reads_its_text_s_rows(data, name):
+    """An encoder has no next-token scores, so a text reads only its own rows of its embedding (MiniLM's
+    is half its weights): the rows stay in the file, and the numbers are those of the whole matrix."""
+    model = open_pretrained(data / name, weights="float32")
+    assert isinstance(model.weights.token_embedding, StoredRows) and isinstance(model.weights.layers, list)
+    tensors = read_safetensors(data / name / "model.safetensors")
+    embedding = next(value for key, value in tensors.items() if key.endswith(("word_embeddings.weight",
+                                                                               "tok_embeddings.weight")))
+    ids = model.tokenizer.encode(TEXT).ids
+    assert np.array_equal(model.weights.token_embedding[ids], embedding[ids])
+
+
+def test_an_encoder_s_embedding_kept_in_the_file_is_checked_whole_at_open(data, tmp_path, write_safetensors):
+    """A NaN in a row no text reads is refused at open, as in the weights converted at open."""
+    folder = tmp_path / "tiny-bert"
+    shutil.copytree(data / "tiny-bert", folder)
+    path = folder / "model.safetensors"
+    tensors = read_safetensors(path)
+    name = next(key for key in tensors if key.endswith("word_embeddings.weight"))
+    tensors[name][len(tensors[name]) - 1, 3] = np.nan
+    write_safetensors(path, tensors)
+    with pytest.raises(ModelError, match=r"word_embeddings.weight' holds values that are not numbers \(NaN\)"):
+        open_pretrained(folder, weights="float32")
+
+
 def test_the_command_lines_choices_are_the_engines():
     from attention_explorer.cli_real import WEIGHT_MODES
 

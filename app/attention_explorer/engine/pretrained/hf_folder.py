@@ -67,7 +67,7 @@ def read_hf_folder(folder: Path, progress: Progress | None = None, weights: str 
     family = family_of(config)
     arch = architecture_from_config(config)
     stored = choose_mode(arch, "config.json", weights) == "stored"
-    with folder_tensors(folder, family.tensor_name, progress, stored) as source:
+    with folder_tensors(folder, family.tensor_name, progress, stored, rows_kept=not arch.is_decoder) as source:
         layers_field = Fields(config, "").name_of("num_hidden_layers", "n_layer", "n_layers")
         source.check_layer_count(family.layer_pattern, arch.n_layers, f"config.json ('{layers_field}')")
         model = family.weights(arch, source, progress)
@@ -81,24 +81,24 @@ def read_hf_folder(folder: Path, progress: Progress | None = None, weights: str 
 
 @contextmanager
 def folder_tensors(folder: Path, tensor_name: Callable[[str], str], progress: Progress | None = None,
-                   stored: bool = False) -> Iterator[TensorSource]:
+                   stored: bool = False, rows_kept: bool = False) -> Iterator[TensorSource]:
     """The tensors of every *.safetensors file of `folder`, each under `tensor_name(its name in the file)`,
-    open for the block (`stored`: for as long as the source lives): every
-    header is checked before any tensor is read."""
+    open for the block (`stored` or `rows_kept`: for as long as the source lives; TensorSource says
+    what each keeps in the file): every header is checked before any tensor is read."""
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise ModelError(f"{folder}: no *.safetensors file (only the safetensors format is read)")
     with ExitStack() as stack:
         report(progress, 0.1, f"checking {files[0].name}" if len(files) == 1 else f"checking {len(files)} files")
         shards = [stack.enter_context(open_safetensors(path)) for path in files]
-        if stored:
+        if stored or rows_kept:
             for shard in shards:
                 shard.keep_open()
-        yield _tensor_source(shards, tensor_name, folder, stored)
+        yield _tensor_source(shards, tensor_name, folder, stored, rows_kept)
 
 
 def _tensor_source(shards: list[SafetensorsFile], tensor_name: Callable[[str], str], folder: Path,
-                   stored: bool) -> TensorSource:
+                   stored: bool, rows_kept: bool) -> TensorSource:
     """One index over every shard, under the names the builders use; a tensor in two shards is refused."""
     where: dict[str, tuple[SafetensorsFile, str]] = {}
     for shard in shards:
@@ -111,4 +111,5 @@ def _tensor_source(shards: list[SafetensorsFile], tensor_name: Callable[[str], s
     file_name = shards[0].name if len(shards) == 1 else f"{folder.name}/*.safetensors"
     return TensorSource(file_name, {name: shard.entries[original].shape for name, (shard, original) in where.items()},
                         lambda name: where[name][0].read(where[name][1]), stored=stored,
-                        rows=lambda name, start, stop: where[name][0].read_rows(where[name][1], start, stop))
+                        rows=lambda name, start, stop: where[name][0].read_rows(where[name][1], start, stop),
+                        rows_kept=rows_kept)

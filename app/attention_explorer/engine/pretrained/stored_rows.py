@@ -43,6 +43,11 @@ class StoredRows:
             out[start:start + len(block)] = block @ vector
         return out
 
+    def check_every_row(self) -> None:
+        """Read every row once, a block at a time, so that a damaged one is refused now."""
+        for start in range(0, self.shape[0], ROWS_AT_ONCE):
+            self._rows(start, min(start + ROWS_AT_ONCE, self.shape[0]))
+
     def scores(self, stream: np.ndarray) -> np.ndarray:
         """`stream` (n, columns) · this matrix transposed: (n, rows). Made whole for the product and let
         go after: a product of several rows of the stream by blocks of the matrix rounds some scores

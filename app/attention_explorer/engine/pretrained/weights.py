@@ -304,14 +304,17 @@ class TensorSource:
     `stored`: the tensors stay in the file, readable after the model is open, and the layers are read
     when they are computed (families.shared.read_layers), so their tensors are checked then; and
     with `rows(name, start, stop)` (rows start … stop − 1 of a matrix, float32), the embedding and
-    output matrices too (matrix, stored_rows.py).
+    output matrices too (matrix, stored_rows.py). `rows_kept`: those matrices stay in the file while
+    the layers are float32 (an encoder's embedding: it has no next-token scores, so a text reads
+    only its own rows of the largest matrix it has), checked whole at open all the same.
     """
 
     def __init__(self, file_name: str, shapes: Mapping[str, tuple[int, ...]], load: Callable[[str], np.ndarray],
                  file_name_of: Callable[[str], str] | None = None, stored: bool = False,
-                 rows: Callable[[str, int, int], np.ndarray] | None = None):
+                 rows: Callable[[str, int, int], np.ndarray] | None = None, rows_kept: bool = False):
         self.file_name = file_name
         self.stored = stored
+        self.rows_kept = stored or rows_kept
         self.shapes = shapes
         self._load = load
         self._rows = rows
@@ -355,7 +358,7 @@ class TensorSource:
     def matrix(self, name: str, shape: tuple[int, int]) -> np.ndarray | StoredRows:
         """The matrix `name` (the embedding, an output matrix): float32 as `get` gives it, or kept in
         the file when the weights are stored, its rows checked as they are read."""
-        if not self.stored or self._rows is None:
+        if not self.rows_kept or self._rows is None:
             return self.get(name, shape)
         self.check(name, shape)
 
@@ -363,7 +366,10 @@ class TensorSource:
             with np.errstate(all="ignore"):
                 return self._rows(name, start, stop)
 
-        return StoredRows(shape, read, lambda block: self._check_finite(name, block))
+        rows = StoredRows(shape, read, lambda block: self._check_finite(name, block))
+        if not self.stored:  # float32 layers are checked at open: so is the matrix kept beside them
+            rows.check_every_row()
+        return rows
 
     def optional_matrix(self, name: str, shape: tuple[int, int]) -> np.ndarray | StoredRows | None:
         return self.matrix(name, shape) if name in self.shapes else None
