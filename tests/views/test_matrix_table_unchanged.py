@@ -71,3 +71,30 @@ def test_a_moved_focus_repaints_the_two_bands_it_left_and_entered_and_the_screen
         settle()
         assert damage.areas and sum(damage.areas) < whole / 2, (row, col, damage.areas, whole)
         check_backing_store(table, f"focus moved to row {row}, column {col}")
+
+
+def test_a_table_of_another_shape_is_laid_out_and_painted_once(qtbot):
+    """A generation's scrubber gives the step tables one row and column fewer at each step: the table
+    is laid out as it is given them, so the event loop paints it once, not again after the layout."""
+    scroll = QtWidgets.QScrollArea()  # the steps panel scrolls its tables, each as large as its matrix
+    qtbot.addWidget(scroll)
+    table = MatrixTable()
+    scroll.setWidget(table)
+    scroll.resize(600, 300)
+
+    def table_of(n: int) -> StepTable:
+        labels = tuple(f"w{i}" for i in range(n))
+        return StepTable("weights", "weights", np.full((n, n), 1 / n), labels, labels)
+
+    table.set_table(table_of(40), "viridis")
+    scroll.show()
+    qtbot.waitExposed(scroll)
+    settle()
+    damage = DamageRecorder(table.viewport())
+    for n in (39, 38, 41):
+        damage.areas.clear()
+        table.set_table(table_of(n), "viridis")
+        settle()
+        assert len(damage.areas) == 1, (n, damage.areas)
+        assert table.matrix_model.rowCount() == n and table.horizontalHeader().count() == n
+        check_backing_store(scroll, f"a table of {n} rows")

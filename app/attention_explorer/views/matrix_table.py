@@ -267,6 +267,9 @@ class MatrixTable(QtWidgets.QTableView):
             return  # unchanged: no new texts, no fitting, no repaint
         self.matrix_model.set_table(table, colormap, by_row)
         self._fit(table)
+        # a new shape's layout now, not on the next event pass: its repaint would follow the first one
+        # (every step of a generation's scrubber painted its tables twice)
+        self.executeDelayedItemsLayout()
 
     def set_focus(self, row: int | None = None, col: int | None = None, span: int = 1) -> None:
         """Frame the focused word's row or column (None, None: no frame), or `span` of them from there
@@ -447,10 +450,16 @@ class MatrixTable(QtWidgets.QTableView):
             widths.append(max([self._label_width(label, header_metrics)] + [advances[t] for t in candidates[col]])
                           + CELL_PADDING)
         if widths != self._column_px:
+            # unheard by the view, which would repaint each resized column on a later event pass: the
+            # table is repainted whole once here
+            header = self.horizontalHeader()
+            was_blocked = header.blockSignals(True)
             for col, width in enumerate(widths):
                 if col >= len(self._column_px) or self._column_px[col] != width:
                     self.setColumnWidth(col, width)
+            header.blockSignals(was_blocked)
             self._column_px[:] = widths
+            self.viewport().update()
             changed = True
         row_height = metrics.height() + ROW_PADDING
         vertical = self.verticalHeader()
