@@ -12,6 +12,7 @@ from attention_explorer.engine.cell_arithmetic import fmt
 from attention_explorer.engine.steps import LAST_STEP, STEPS, skip_reason, step_index
 from attention_explorer.image_export import export_gif, export_view_file
 from attention_explorer.views.step_timeline import QtStepTimeline
+from screen_oracle import check_backing_store, settle
 
 Key = QtCore.Qt.Key
 
@@ -392,3 +393,40 @@ def test_folded_tables_are_drawn_when_unfolded_and_show_the_step_then_current(ma
     scores = timeline.controller.trace.heads[timeline.controller.head].scores
     labels_ = timeline.controller.trace.labels
     assert_table_shows(timeline._panel.results()["scores"], scores, labels_, labels_)
+
+
+class _TablePaintsAfterTheFirstPass(QtCore.QObject):
+    """Which parts of the panel's tables (their cells, headers, corner) paint once the event loop's first
+    pass after a change is over."""
+
+    def __init__(self, panel: QtWidgets.QWidget):
+        super().__init__(panel)
+        self.panel, self.late, self.first_pass = panel, [], True
+        QtWidgets.QApplication.instance().installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if not self.first_pass and event.type() == QtCore.QEvent.Type.Paint and isinstance(watched, QtWidgets.QWidget):
+            tables = [t for t in (*self.panel.inputs().values(), *self.panel.results().values())
+                      if t is watched or t.isAncestorOf(watched)]
+            if tables:
+                self.late.append(f"{type(watched).__name__} of {tables[0].matrix_model.table.key}")
+        return False
+
+
+def test_a_shorter_text_s_tables_are_laid_out_and_painted_in_one_pass(make_timeline):
+    """Each word less (as a generation's scrubber steps back) shrinks every table: the panel fits its
+    texts to the tables' new widths as it shows them, not on a later pass that paints the tables again."""
+    timeline = make_timeline("cat-sat-on-mat", "the cat sat on the mat and the cat sat")
+    timeline.controller.set_step(step_index("softmax"))
+    settle()
+    paints = _TablePaintsAfterTheFirstPass(timeline.panel)
+    words = timeline.controller.sentence.split()
+    for count in range(len(words) - 1, 6, -1):
+        paints.first_pass = True
+        timeline.controller.set_sentence(" ".join(words[:count]))
+        QtWidgets.QApplication.processEvents()
+        paints.first_pass = False
+        settle()
+        assert paints.late == [], (count, paints.late)
+        assert [t.matrix_model.rowCount() for t in timeline.panel.results().values()] == [timeline.controller.trace.n]
+    check_backing_store(timeline, "seven words")  # once: its full repaint of the window lays the tables out again

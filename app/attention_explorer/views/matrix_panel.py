@@ -305,11 +305,22 @@ class QtMatrixPanel(QtWidgets.QWidget):
         label.setFont(font)
         self.row_layout.addWidget(label, 0, QtCore.Qt.AlignmentFlag.AlignVCenter)
 
+    def _texts_width(self) -> int:
+        """The width the texts wrap within: the tables' row, at least room for both texts."""
+        for widget in (*self._blocks, self.row):  # around the tables' new sizes first: measured before, the
+            widget.layout().activate()            # row kept the old widths until a later pass fitted again
+        tables = self.row.sizeHint().width() if self.row.isVisibleTo(self) else 0
+        return max(EXPLANATION_WIDTH + 16 + MIN_ARITHMETIC_WIDTH, tables)
+
+    def _refit_texts(self) -> None:
+        """The row laid itself out again after the step was shown: the texts fitted again only when the
+        tables' width changed (fitting them again anyway repainted the panel on one more pass)."""
+        if self._view is not None and self._texts_width() != self.title.width():
+            self._fit_texts()
+
     def _fit_texts(self) -> None:
         """Wrap the texts within the tables' width so the panel's natural size is also a good figure."""
-        self.row.adjustSize()
-        tables = self.row.sizeHint().width() if self.row.isVisibleTo(self) else 0
-        width = max(EXPLANATION_WIDTH + 16 + MIN_ARITHMETIC_WIDTH, tables)
+        width = self._texts_width()
         # set every time (Qt ignores a size that stays): a height kept from the text it was measured for
         # outlived that text and pushed a one-line message down by three lines
         self.title.setFixedWidth(width)
@@ -344,7 +355,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
             if event.type() == QtCore.QEvent.Type.LayoutRequest and self._view is not None:
                 # the tables settled on their sizes after the step was shown: wrap the texts to them
                 # (texts wrapped for the tables of an earlier sentence kept that width)
-                QtCore.QTimer.singleShot(0, self, self._fit_texts)
+                QtCore.QTimer.singleShot(0, self, self._refit_texts)
             return False
         if event.type() == QtCore.QEvent.Type.Leave:
             self.hover_cell(None)
