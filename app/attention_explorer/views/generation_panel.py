@@ -61,6 +61,7 @@ class QtGenerationPanel(QtWidgets.QWidget):
         self.text.setOpenLinks(False)
         self.text.setMinimumHeight(3 * self.fontMetrics().lineSpacing())
         self.text.installEventFilter(self)  # ← and → step the scrubber there too (the text has no caret)
+        self._text_shown = ""  # the HTML the text was last given
         self.setProperty(OWNS_ARROWS, True)   # the step timeline's ← and → leave this panel alone
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
 
@@ -153,7 +154,10 @@ class QtGenerationPanel(QtWidgets.QWidget):
         self.position.setText(self._position_text())
         self.text.setVisible(generation is not None)
         if generation is not None:
-            self.text.setHtml(self._text_html())
+            text = self._text_html()
+            if text != self._text_shown:  # a step emits several of the signals heard: laid out once
+                self._text_shown = text
+                self.text.setHtml(text)
 
     def _position_text(self) -> str:
         c = self.controller
