@@ -433,3 +433,16 @@ def test_an_exported_cross_attention_heatmap_has_square_cells_and_no_empty_band(
             assert drawn.height < 0.5 * drawn.width and image.width() == round(drawn.width)
     finally:
         destroy_now(copy)
+
+
+def test_the_note_under_the_model_view_keeps_its_wrapped_lines_when_squeezed(bart_window, qtbot):
+    """At 1280 × 720 the splitter gave the note (why no next tokens are listed) the height of its least
+    size, which leaves wrapping out: its three lines were cut at their top and bottom."""
+    window = bart_window
+    window.resize(1280, 720)
+    body, note = window.pretrained.body, window.pretrained.next_tokens
+    body.setSizes([10_000, 1, 1])  # the model view's handle pulled down as far as it goes
+    QtWidgets.QApplication.processEvents()
+    title = note.title
+    assert "encoder–decoder" in title.text() and title.isVisible()
+    assert title.height() >= title.heightForWidth(title.width()) > title.fontMetrics().height() * 2
