@@ -117,14 +117,16 @@ def test_layers_and_heads_are_counted_in_the_part_chosen(tmp_path):
     assert done.returncode == 2 and "--layer must be between 1 and 2" in done.stderr and not path.exists()
 
 
-def test_a_cross_attention_heatmap_keeps_its_cells_square(tmp_path):
-    """3 target tokens under 11 source ones: a short, wide picture, not a square frame two thirds empty."""
-    done, path = export(tmp_path, "cross.png", "--target", TARGET)
+@pytest.mark.parametrize("grid, most", [(None, 0.5), ("heads", 0.6), ("layers", 0.4)])
+def test_a_cross_attention_heatmap_keeps_its_cells_square(tmp_path, grid, most):
+    """3 target tokens under 11 source ones: a short, wide picture, not square frames two thirds empty
+    (one heatmap, or small multiples: 8 heads on 3 rows, 2 layers side by side)."""
+    done, path = export(tmp_path, "cross.png", "--target", TARGET, *(("--grid", grid) if grid else ()))
     assert done.returncode == 0 and done.stderr == "", done.stderr
     width, height = png_size(path)
-    assert width >= 560 and height < 0.5 * width, (width, height)
+    assert width >= 560 and height < most * width, (width, height)
     state = read_view(path)  # the figure says what it drew
-    assert (state.sentence, state.target, state.part, state.real) == (SOURCE, TARGET, "cross", True)
+    assert (state.sentence, state.target, state.part, state.real, state.grid) == (SOURCE, TARGET, "cross", True, grid)
 
 
 @pytest.mark.parametrize("part", ["cross", "encoder", "decoder"])
