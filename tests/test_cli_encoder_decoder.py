@@ -191,3 +191,17 @@ def test_the_installed_program_refuses_a_target_for_a_one_text_model(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--target is for an encoder–decoder" in done.stderr
     assert not target.exists()
+
+
+def test_heads_switched_off_are_the_parts_and_change_the_layers_after(capsys, tmp_path, bart):
+    path = tmp_path / "off.csv"
+    code, _, err = run_cli(capsys, "export", "--model", BART, "--sentence", SOURCE, "--target", TARGET,
+                           "--part", "cross", "--ablate", "1:2,1:7", "--layer", 2, "-o", path)
+    assert code == 0 and err == "", err
+    off = bart.run(SOURCE, TARGET, frozenset({("cross", 0, 1), ("cross", 0, 6)}))
+    np.testing.assert_allclose(read_csv(path)[2], off.cross_attention[1, 0], atol=1e-6)
+    assert not np.allclose(off.cross_attention[1, 0], bart.run(SOURCE, TARGET).cross_attention[1, 0], atol=1e-4)
+    code, _, err = run_cli(capsys, "export", "--model", BART, "--sentence", SOURCE, "--part", "encoder",
+                           "--ablate", "1:7", "-o", tmp_path / "bad.csv")
+    assert code == 2 and "the encoder attention of tiny-bart has no head 7 in layer 1" in err
+    assert not (tmp_path / "bad.csv").exists()
