@@ -174,7 +174,7 @@ def test_the_web_page_holds_the_parts_rows_columns_and_weights(tmp_path, result,
     (["--model", "cat-sat-on-mat", "--part", "encoder"], "--part is for an encoder–decoder"),
     (["--model", BERT, "--part", "cross"], "--part is for an encoder–decoder"),
     (["--model", BERT, "--target", "x", "--part", "cross"], "--target and --part are for an encoder–decoder"),
-    (["--model", BART, "--target", "  "], "--target is empty"),
+    (["--model", BART, "--target", "  "], "--target is empty: give the text the decoder reads"),
     (["--model", BART, "--words"], "--words is not offered for an encoder–decoder"),
     (["--model", BART, "--part", "both"], "invalid choice: 'both'"),
 ])

@@ -131,18 +131,17 @@ def check_encoder_decoder_options(args: argparse.Namespace) -> bool:
     """Whether --model is an encoder–decoder (BART); --target and --part are refused for any other model,
     and the readings for it (its attention is read token by token, as in the window)."""
     from .engine.pretrained.encoder_decoder import is_encoder_decoder_folder
+    from .figure_command import READING_FLAGS
 
     pair = is_encoder_decoder_folder(args.model)
     if pair and args.target is not None and not args.target.strip():
-        raise RealUsageError("--target is empty: give the text the decoder reads (without --target it reads "
-                             "the source)")
+        raise RealUsageError("--target is empty: give the text the decoder reads")
     given = [f"--{name}" for name in ("target", "part") if getattr(args, name, None) is not None]
     if given and not pair:
         raise RealUsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for an encoder–decoder "
                              "(BART), which reads a source and a target; this model reads one text: drop "
                              f"{' and '.join(given)}")
-    readings = [f"--{flag.replace('_', '-')}" for flag in ("words", "hide_specials", "hide_first", "rollout")
-                if getattr(args, flag, False)]
+    readings = [f"--{flag}" for key, flag in READING_FLAGS.items() if getattr(args, key, False)]
     if pair and readings:
         raise RealUsageError(f"{readings[0]} is not offered for an encoder–decoder yet: its attention is read "
                              "token by token")
