@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from attention_explorer.figure_state import (
     COLORMAPS,
     GRIDS,
+    PARTS,
     READING_FLAGS,
     SPANS,
     VIEWS,
@@ -38,16 +39,18 @@ states = st.builds(
     colormap=st.sampled_from(COLORMAPS), span=st.none() | st.sampled_from(SPANS),
     step=st.none() | st.sampled_from(["softmax", "scores"]), all_heads=st.booleans(),
     strongest=st.none() | st.integers(0, 512), grid=st.none() | st.sampled_from(GRIDS),
+    target=st.none() | st.text(max_size=100).filter(lambda t: "\0" not in t), part=st.sampled_from(PARTS),
 )
 
 
 @given(states)
 def test_a_state_reads_back_as_it_was_written_through_json(state):
-    if state.real:
-        state = ViewState(**{**state.__dict__, "options": None, "toy_model": None})
+    if state.real:  # an encoder–decoder's target and part come together
+        state = ViewState(**{**state.__dict__, "options": None, "toy_model": None,
+                             "part": None if state.target is None else state.part})
     else:
         state = ViewState(**{**state.__dict__, "options": {"scale": True, "causal": False, "positional": True,
-                                                              "heads": 2}})
+                                                              "heads": 2}, "target": None, "part": None})
     assert state_from_dict(json.loads(json.dumps(state.to_dict()))) == state
 
 
@@ -98,6 +101,18 @@ def test_a_real_models_text_may_be_as_long_as_real_models_take():
     data["sentence"] += "a"
     with pytest.raises(FigureStateError, match="^sentence:"):
         state_from_dict(data)
+
+
+def test_an_encoder_decoders_target_and_part_are_read_strictly():
+    data = ViewState(model="models/bart", sentence="the cat sat", real=True, target="le chat", part="decoder").to_dict()
+    assert (data["target"], data["part"]) == ("le chat", "decoder")
+    assert state_from_dict(data).target == "le chat" and state_from_dict(data).part == "decoder"
+    for key, value in (("part", "both"), ("target", 5), ("target", "x\0y")):
+        with pytest.raises(FigureStateError, match=f"^{key}:"):
+            state_from_dict({**data, key: value})
+    written_before = {key: value for key, value in data.items() if key not in ("target", "part")}
+    assert state_from_dict(written_before).target is None  # a figure made before: the target was the source
+    assert "target" not in ViewState(model="models/bert", sentence="x", real=True).to_dict()
 
 
 @pytest.mark.parametrize("junk", [None, [], "text", 3, {"format": "attention-explorer-view"}])

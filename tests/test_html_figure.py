@@ -2,6 +2,7 @@
 hover works in a real browser: hovering a word frames its row and writes where it looks."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -81,3 +82,45 @@ def test_hovering_a_word_in_chromium_frames_its_row_and_says_where_it_looks(page
         below = pixels.getpixel((round(origin["x"] + other["x"]), round(origin["y"] + other["y"] - cell / 2)))
         assert max(abs(a - b) for a, b in zip(below, HIGHLIGHT, strict=True)) > 60, "another row is framed too"
         assert [url for url in browser.requests() if not url.startswith("file:")] == []
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed")
+def test_a_cross_attention_page_reads_target_rows_against_source_columns_in_chromium(tmp_path, capsys):
+    """BART's cross-attention as a page: hovering a source word's column says which target tokens read it
+    and frames that column; the rows are the target's tokens."""
+    pytest.importorskip("tokenizers")
+    from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder
+    from attention_explorer.engine.tokenizer import token_labels
+
+    bart = Path(__file__).parent / "engine" / "pretrained" / "data" / "tiny-bart"
+    target = tmp_path / "cross.html"
+    assert main(["export", "--model", str(bart), "--sentence", "The cat sat on mat", "--target", "Le", "--no-caption",
+                 "-o", str(target)]) == 0, capsys.readouterr().err
+    result = open_encoder_decoder(bart).run("The cat sat on mat", "Le")
+    rows, columns = token_labels(result.target_labels), token_labels(result.source.labels)
+    weights = result.cross_attention[0, 0]
+    cat = columns.index("cat")
+    with Chromium(tmp_path / "profile") as browser:
+        browser.open(target.as_uri(), 1000, 700)
+        assert browser.evaluate("[attentionFigure.n, attentionFigure.nKeys]") == [len(rows), len(columns)]
+        assert browser.evaluate("attentionFigure.keyLabels") == columns
+        origin = browser.evaluate("attentionFigure.origin()")
+        label = browser.evaluate(f"attentionFigure.columnLabel({cat})")
+        browser.move_mouse(origin["x"] + label["x"], origin["y"] + label["y"])
+        assert browser.evaluate("attentionFigure.focus()") == {"index": cat, "role": "looked_at"}
+        readout = browser.evaluate("document.getElementById('readout').textContent")
+        best = int(np.argmax(weights[:, cat]))
+        assert readout.startswith(f"who looks at “cat”: {rows[best]} {100 * weights[best, cat]:.1f} %"), readout
+        assert browser.evaluate("document.getElementById('axes').textContent") == \
+            "rows: target · columns: source token looked at"
+        shot = tmp_path / "hover.png"
+        shot.write_bytes(browser.screenshot())
+        top = browser.evaluate(f"attentionFigure.cell(0, {cat})")
+        bottom = browser.evaluate(f"attentionFigure.cell({len(rows) - 1}, {cat})")
+        cell = browser.evaluate(f"attentionFigure.cell(0, {cat + 1})")["x"] - top["x"]
+        left_edge = round(origin["x"] + top["x"] - cell / 2)
+        pixels = Image.open(shot).convert("RGB")
+        framed = [pixels.getpixel((left_edge, round(origin["y"] + y)))
+                  for y in range(round(top["y"]), round(bottom["y"]))]
+        near = sum(max(abs(a - b) for a, b in zip(p, HIGHLIGHT, strict=True)) < 40 for p in framed)
+        assert near > 0.8 * len(framed), "the hovered source word's column is not framed in the highlight colour"

@@ -64,6 +64,8 @@ def _assert_the_good_keys_came_back(controller: Controller) -> None:
     ("options/positional", None),
     ("view/colormap", "rainbow"),
     ("view/colormap", {"name": "magma"}),
+    ("model/part", "both"),  # an encoder–decoder's attention shown
+    ("model/target", ["le chat"]),
 ])
 def test_a_damaged_value_is_reset_and_the_rest_comes_back(qtbot, tmp_path, key, value):
     settings = _settings(tmp_path, {**GOOD, key: value})

@@ -30,6 +30,7 @@ from .cli_heads import add_heads_command, cmd_heads
 from .cli_real import (
     RealUsageError,
     add_weights_option,
+    check_encoder_decoder_options,
     check_toy_layer,
     export_real_csv,
     print_real_models,
@@ -48,7 +49,7 @@ from .export import (
     write_trace_json,
 )
 from .figure_command import READING_FLAGS, FigureUsageError, add_figure_arguments, check_figure_args, state_from_args
-from .figure_state import VIEWS
+from .figure_state import PARTS, VIEWS
 
 PROG = "attention-explorer"
 EXIT_FAILURE = 1
@@ -96,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--matrix", choices=MATRIX_CHOICES, default=None,
                         help="the matrix to write as CSV or show in the heatmap (default: weights)")
     export.add_argument("--head", type=int, default=None, metavar="K", help="which head, counting from 1")
+    export.add_argument("--target", default=None, metavar="TEXT",
+                        help="an encoder–decoder (BART): the text its decoder reads, --sentence being the source "
+                             "(default: the source itself)")
+    export.add_argument("--part", choices=PARTS, default=None,
+                        help="an encoder–decoder: the attention shown, as the window's Attention box: cross "
+                             "(default: each target token reads the source), encoder (self-attention over the "
+                             "source) or decoder (causal self-attention over the target)")
     export.add_argument("--step", default=None, metavar="KEY",
                         help="where a PNG or SVG of the steps view stands: embed, q, kv, rope, scores, scaled, masked, "
                              "softmax, output, concat or w_o (default: the last step that runs)")
@@ -188,11 +196,16 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     check_sentence(args.sentence)
+    check_sentence(args.target)
     kind = _export_kind(args)
     real = engine.catalog.is_pretrained_source(args.model)
     check_figure_args(args, kind, real)
     if real:
         return _export_real(args, kind)
+    if args.target is not None or args.part is not None:
+        flag = "--target" if args.target is not None else "--part"
+        raise UsageError(f"{flag} is for an encoder–decoder (BART), which reads a source and a target; a toy "
+                         f"model reads one sentence: drop {flag}")
     check_toy_layer(args)
     if args.view == "model":
         raise UsageError("the model view shows a real model's layers and heads; a toy model has one layer: "
@@ -219,12 +232,16 @@ def _export_real(args: argparse.Namespace, kind: str) -> int:
     """A real model's layer and head: a CSV at once, a figure through the window's own views."""
     from .figure_cli import export_figure, export_read_csv
 
-    if kind == ".csv" and (args.ablate or any(getattr(args, key) for key in READING_FLAGS)):
+    pair = check_encoder_decoder_options(args)
+    if not pair and kind == ".csv" and (args.ablate or any(getattr(args, key) for key in READING_FLAGS)):
         return export_read_csv(args)
-    if export_real_csv(args, kind):
+    if export_real_csv(args, kind, pair):
         return 0
-    state = state_from_args(args, model=args.model, sentence=real_sentence(args), real=True, options=None,
+    sentence = real_sentence(args)
+    state = state_from_args(args, model=args.model, sentence=sentence, real=True, options=None,
                             head=0, layer=0, step=args.step)
+    if pair:  # BART's target is by default its source: the text it is trained to write back
+        state = replace(state, target=sentence if args.target is None else args.target, part=args.part or PARTS[0])
     return export_figure(args, state)  # the layer and head are checked once the model is open
 
 

@@ -127,17 +127,66 @@ def trace_encoder_decoder(args: argparse.Namespace) -> int:
     return 0
 
 
-def export_real_csv(args: argparse.Namespace, kind: str) -> bool:
+def check_encoder_decoder_options(args: argparse.Namespace) -> bool:
+    """Whether --model is an encoder–decoder (BART); --target and --part are refused for any other model,
+    and the readings for it (its attention is read token by token, as in the window)."""
+    from .engine.pretrained.encoder_decoder import is_encoder_decoder_folder
+    from .figure_command import READING_FLAGS
+
+    pair = is_encoder_decoder_folder(args.model)
+    if pair and args.target is not None and not args.target.strip():
+        raise RealUsageError("--target is empty: give the text the decoder reads")
+    given = [f"--{name}" for name in ("target", "part") if getattr(args, name, None) is not None]
+    if given and not pair:
+        raise RealUsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for an encoder–decoder "
+                             "(BART), which reads a source and a target; this model reads one text: drop "
+                             f"{' and '.join(given)}")
+    readings = [f"--{flag}" for key, flag in READING_FLAGS.items() if getattr(args, key, False)]
+    if pair and readings:
+        raise RealUsageError(f"{readings[0]} is not offered for an encoder–decoder yet: its attention is read "
+                             "token by token")
+    return pair
+
+
+def sized_name(model) -> str:
+    """The model whose layers and heads were counted, for a message: an encoder–decoder's part named."""
+    return f"the {model.part} attention of {model.name}" if model.is_encoder_decoder else model.name
+
+
+def encoder_decoder_run(args: argparse.Namespace, ablated: frozenset[tuple[int, int]] = frozenset()):
+    """An encoder–decoder on --sentence (the source) and --target (by default the source: BART is trained
+    to write a text back), seen through --part, with these (layer, head) pairs of that part off."""
+    from .engine.pretrained.encoder_decoder import open_encoder_decoder
+    from .engine.pretrained.encoder_decoder_view import CROSS, EncoderDecoderPart, EncoderDecoderTrace
+
+    model = open_encoder_decoder(args.model)
+    part = EncoderDecoderPart(model, args.part or CROSS)
+    bad = [(lay, h) for lay, h in ablated if lay >= part.n_layers or h >= part.n_heads]
+    if bad:
+        raise RealUsageError(f"{sized_name(part)} has no head {bad[0][1] + 1} in layer {bad[0][0] + 1} to switch off")
+    source = real_sentence(args)
+    target = source if args.target is None else args.target
+    off = frozenset((part.part, lay, h) for lay, h in ablated)
+    return part, EncoderDecoderTrace(model.name, source, target, model.run(source, target, off), part, off)
+
+
+def export_real_csv(args: argparse.Namespace, kind: str, pair: bool = False) -> bool:
     """Check a real model's export, and write it when it is a CSV (one matrix of one layer and head:
-    layer 1 and head 1 by default). False: it is an image, for the caller to render (that needs Qt)."""
+    layer 1 and head 1 by default; an encoder–decoder's of the part chosen, its heads --ablate'd off).
+    False: it is an image, for the caller to render (that needs Qt)."""
+    from .figure_command import ablated_from_text
+
     check_toy_options(args)
     if kind == ".gif":
         raise RealUsageError("a GIF plays a toy model's steps through; write a real model's view as .png or .svg")
     check_target(args.output)
     if kind != ".csv":
         return False
-    model, ptrace = open_and_run(args)
-    layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
+    if pair:
+        model, ptrace = encoder_decoder_run(args, frozenset(ablated_from_text(args.ablate)))
+    else:
+        model, ptrace = open_and_run(args)
+    layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, sized_name(model))
     write_matrix_csv(args.output, ptrace.layer_trace(layer or 0), args.matrix or "weights", head)
     return True
 

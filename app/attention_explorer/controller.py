@@ -181,11 +181,13 @@ class Controller(GenerationControls):
         self._recompute((self.model_changed, model), (self.sentence_changed, self._sentence),
                         (self.options_changed, self._options))
 
-    def open_model(self, name_or_path: str, sentence: str | None = None) -> None:
+    def open_model(self, name_or_path: str, sentence: str | None = None, *, target: str | None = None,
+                   part: str | None = None) -> None:
         """Load a built-in model by name or a model file, or a real model (its list name, an HF folder or a
-        .gguf file: see open_pretrained); ModelError leaves the current model as it was."""
+        .gguf file: see open_pretrained; an encoder–decoder reads `target` and shows `part`, which any
+        other model leaves aside); ModelError leaves the current model as it was."""
         if engine.catalog.is_pretrained_source(name_or_path):
-            self.open_pretrained(name_or_path, sentence)
+            self.open_pretrained(name_or_path, sentence, target=target, part=part)
             return
         if self.loading and not self.is_real and name_or_path == self._model_source and sentence is None:
             self.cancel_load()  # the toy model shown, chosen back while a real one loads: it stays as it is

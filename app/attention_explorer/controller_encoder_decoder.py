@@ -39,6 +39,7 @@ class EncoderDecoderControls(PretrainedControls):
         self._target = ""
         self._part = CROSS
         self._opening_target = ""
+        self._opening_part = CROSS
         self._heads_off: frozenset[tuple[str, int, int]] = frozenset()
 
     @property
@@ -60,11 +61,20 @@ class EncoderDecoderControls(PretrainedControls):
         """Which attention of an encoder–decoder the main views show: "encoder", "decoder" or "cross"."""
         return self._part
 
-    def open_pretrained(self, name_or_path: str, sentence: str | None = None) -> None:
-        """As for any real model; an encoder–decoder's target stays as it is, or starts as the source
-        (BART is a denoising autoencoder: the target it is trained to write for a text is the text)."""
+    def open_pretrained(self, name_or_path: str, sentence: str | None = None, *, target: str | None = None,
+                        part: str | None = None) -> None:
+        """As for any real model. An encoder–decoder reads `target` and shows `part` when they are given
+        (a view file, the last session); else its target stays as it is, or starts as the source (BART
+        is a denoising autoencoder: the target it is trained to write for a text is the text), and the
+        part shown stays."""
+        if part is not None:
+            _check_part(part)
         text = self._sentence if sentence is None else sentence
-        self._opening_target = self._target if self.is_encoder_decoder else text
+        if target is not None and target != self._target and self.is_encoder_decoder:
+            self._target = target  # the box shows it while the model loads (and a target typed meanwhile wins)
+            self.target_changed.emit(target)
+        self._opening_target = target if target is not None else self._target if self.is_encoder_decoder else text
+        self._opening_part = self._part if part is None else part
         super().open_pretrained(name_or_path, sentence)
 
     def set_target(self, target: str) -> None:
@@ -78,10 +88,9 @@ class EncoderDecoderControls(PretrainedControls):
 
     def set_part(self, part: str) -> None:
         """Show the encoder's, the decoder's or the cross-attention (its own layers and heads)."""
-        from .engine.pretrained.encoder_decoder_view import PARTS, EncoderDecoderPart
+        from .engine.pretrained.encoder_decoder_view import EncoderDecoderPart
 
-        if part not in PARTS:
-            raise ValueError(f"the part shown is one of {', '.join(PARTS)}, not {part!r}")
+        _check_part(part)
         if not self.is_encoder_decoder or part == self._part:
             return
         self._part = part
@@ -100,7 +109,7 @@ class EncoderDecoderControls(PretrainedControls):
         """An encoder–decoder folder opens here, reading `text` and the target; any other model as before.
         Which it is, is found on the worker (it reads config.json)."""
         plain = super()._loader(source, text)
-        target, part = self._opening_target, self._part
+        target, part = self._opening_target, self._opening_part
 
         def load(progress):
             from .engine.pretrained.encoder_decoder import is_encoder_decoder_folder, open_encoder_decoder
@@ -211,6 +220,13 @@ class EncoderDecoderControls(PretrainedControls):
     def set_real_view(self, view) -> None:
         if not self.is_encoder_decoder:  # read token by token only (the window says so)
             super().set_real_view(view)
+
+
+def _check_part(part: str) -> None:
+    from .engine.pretrained.encoder_decoder_view import PARTS
+
+    if part not in PARTS:
+        raise ValueError(f"the part shown is one of {', '.join(PARTS)}, not {part!r}")
 
 
 def _options_of(model: EncoderDecoderPart) -> Options:

@@ -212,7 +212,7 @@ def matrix_table(trace: Trace, matrix: str, head: int | None = None) -> tuple[li
     if matrix == "output" and head is None:
         return list(trace.labels), trace.output_column_labels(), trace.output
     head = head or 0
-    return list(trace.labels), trace.column_labels(matrix, head), trace.matrix(matrix, head)
+    return trace.row_labels(matrix), trace.column_labels(matrix, head), trace.matrix(matrix, head)
 
 
 def write_csv_rows(handle: TextIO, trace: Trace, matrix: str, head: int | None = None) -> None:

@@ -33,6 +33,7 @@ MAX_GROWN_PX = 2400
 HEATMAP_CELL_PX = 13           # the heatmap grows so that cells stay at least this wide (labels beside them)
 HEATMAP_FRAME_PX = 260         # its labels, colour bar and title
 MAX_HEATMAP_PX = 4096          # past this the whole matrix is shown with smaller cells
+MIN_HUGGED_PX = 560            # a rectangle's heatmap fitted to its cells keeps this width (its title)
 MARGIN_PX = 10
 TITLE_POINTS, CAPTION_POINTS, HEADER_POINTS = 12.0, 8.5, 9.0
 SETTLE_ROUNDS = 6
@@ -193,7 +194,9 @@ def _fresh_view(controller, state: ViewState, options: FigureOptions, window_par
                 view.strongest.setValue(state.strongest)
         elif state.view == "model" and state.census is not None:
             view.show_census(state.census, census_for_figure(controller, state.census))
-        view.resize(window_part.size if window_part is not None else layout_size(state.view, trace.n, options))
+        # a rectangle (cross-attention) is laid out for its longer side, then fitted to its cells
+        n = max(trace.n, trace.n_keys)
+        view.resize(window_part.size if window_part is not None else layout_size(state.view, n, options))
         view.show()
         if state.view == "bars":  # the bars build their plot when a word is focused: focus it again, as a hover
             index, role = controller.focus, controller.focus_role
@@ -206,10 +209,29 @@ def _fresh_view(controller, state: ViewState, options: FigureOptions, window_par
             elif view.is_zoomable():
                 view.fit()  # a figure holds the whole matrix, its labels thinned to fit
             settle(view)
+            if window_part is None and trace.n != trace.n_keys:
+                _hug_rectangle(view)
     except BaseException:
         destroy_now(view)
         raise
     return view
+
+
+def _hug_rectangle(view) -> None:
+    """A rectangle's heatmap cut to its square cells: laid out in a figure's frame, 3 target tokens
+    under 11 source ones left most of the picture empty below them. Not narrower than MIN_HUGGED_PX,
+    which holds the title."""
+    for _ in range(2):  # the column words may stand up or lie flat in the new height: fit once more then
+        fitted = view.fitted_size()
+        if fitted is None:
+            return
+        size = QtCore.QSize(min(view.width(), max(MIN_HUGGED_PX, fitted.width())), min(view.height(), fitted.height()))
+        if size == view.size():
+            return
+        view.resize(size)
+        settle(view)
+        view.fit()
+        settle(view)
 
 
 def _compose(pieces: list[Piece], size: QtCore.QSizeF, state: ViewState, options: FigureOptions,

@@ -10,7 +10,7 @@ import argparse
 import sys
 from dataclasses import replace
 
-from .cli_real import PROG, check_toy_options, chosen_layer_head, open_and_run
+from .cli_real import PROG, check_toy_options, chosen_layer_head, open_and_run, sized_name
 from .export import check_target, write_matrix_csv
 from .figure_command import FigureUsageError, ablated_from_text, options_from_args
 from .figure_state import ViewState
@@ -27,10 +27,10 @@ def export_figure(args: argparse.Namespace, state: ViewState) -> int:
     check_target(args.output)
     ensure_application()
     if state.real:
-        controller = real_controller(state.model, state.sentence)
+        controller = real_controller(state.model, state.sentence, target=state.target, part=state.part)
         try:
             model = controller.real_model
-            layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
+            layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, sized_name(model))
             state = replace(state, layer=layer or 0, head=head or 0, model_sha256=source_sha256(state.model))
             apply_view(controller, state)
             if controller.pretrained_trace.encoded.truncated:

@@ -18,7 +18,7 @@ from .figure_options import (
     FigureOptions,
     FigureSize,
 )
-from .figure_state import COLORMAPS, COLOURED_VIEWS, GRIDS, ROLES, SPANS, Focus, ViewState
+from .figure_state import COLORMAPS, COLOURED_VIEWS, GRIDS, PARTS, ROLES, SPANS, Focus, ViewState
 
 PROG = "attention-explorer"
 READING_FLAGS = {"words": "words", "hide_specials": "hide-specials", "hide_first": "hide-first",
@@ -195,6 +195,8 @@ def options_from_args(args: argparse.Namespace) -> FigureOptions:
 def command_for(state: ViewState, options: FigureOptions, path: str) -> str:
     """The `attention-explorer export` command that draws `state` with `options` into `path`."""
     words = [PROG, "export", "--model", state.model, "--sentence", state.sentence]
+    if state.target is not None:  # an encoder–decoder: --sentence is its source
+        words += ["--target", state.target, "--part", state.part or PARTS[0]]
     if state.real:
         words += ["--layer", str(state.layer + 1)]
         words += [f"--{flag}" for key, flag in READING_FLAGS.items() if state.reading.get(key)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import engine
-from .controller import Controller
+from .controller import LOOKED_AT, Controller
 from .engine.model import model_from_dict, model_to_dict, model_to_json
 from .engine.steps import STEP_KEYS, step_index
 from .engine.trace import NORM_UNAVAILABLE
@@ -84,8 +84,9 @@ def capture_state(controller: Controller, view: str, *, span: str | None = None,
     trace = controller.trace
     chosen = pinned_focus(controller) if focus is ... else focus
     focus = None
-    if chosen is not None and trace is not None and chosen[0] < trace.n:
-        focus = Focus(chosen[0], chosen[1], trace.labels[chosen[0]])
+    if chosen is not None and trace is not None:
+        labels = trace.looked_at_labels if chosen[1] == LOOKED_AT else trace.labels  # (a source's, cross-attention)
+        focus = Focus(chosen[0], chosen[1], labels[chosen[0]]) if chosen[0] < len(labels) else None
     arcs = view == "arcs"  # each view's own settings only where they draw something
     # the text the drawn trace read: a real model's differs from the box while a forward is on its way,
     # and while a generation's text so far is shown (the box holds all that was written)
@@ -99,10 +100,13 @@ def capture_state(controller: Controller, view: str, *, span: str | None = None,
                   census=census if view == "model" and controller.is_real else None)
     if controller.is_real:
         reading = controller.real_view
+        pair = controller.is_encoder_decoder  # its target as the drawn trace read it, and the attention shown
         return ViewState(model=controller.model_source, real=True, model_sha256=source_sha256(controller.model_source),
                          layer=controller.layer, ablated=tuple(sorted(controller.ablated)),
                          reading={"words": reading.merge_words, "hide_specials": reading.hide_specials,
-                                  "hide_first": reading.hide_first, "rollout": reading.rollout}, **common)
+                                  "hide_first": reading.hide_first, "rollout": reading.rollout},
+                         target=(ptrace.target if ptrace is not None else controller.target) if pair else None,
+                         part=controller.part if pair else None, **common)
     model = controller.model
     text = model_to_json(model)
     builtin = controller.model_source in engine.builtin_model_names()
@@ -136,7 +140,7 @@ def open_state(controller: Controller, state: ViewState, on_ready: Callable[[lis
     if state.real:
         if state.model_sha256 and source_sha256(state.model) not in ("", state.model_sha256):
             notes.append(f"{state.model} has changed since this view was saved: its files give another hash")
-        controller.open_model(state.model, state.sentence)
+        controller.open_model(state.model, state.sentence, target=state.target, part=state.part)
         if not controller.busy:  # loaded in this thread (or refused above): finish now
             apply_view(controller, state)
             if on_ready is not None:
@@ -212,13 +216,15 @@ def apply_view(controller: Controller, state: ViewState) -> None:
 
 def focus_index(controller: Controller, focus: Focus) -> int:
     """The token `focus` names: its index when that token still carries its word, else the word itself
-    (its label such as "the₂", or the first token that reads as it)."""
+    (its label such as "the₂", or the first token that reads as it). A word looked at in cross-attention
+    is one of the source's tokens, the columns."""
     trace = controller.trace
-    labels = list(trace.labels) if trace is not None else []
+    columns = trace is not None and focus.role == LOOKED_AT and trace.key_tokens is not None
+    labels = [] if trace is None else trace.looked_at_labels if columns else list(trace.labels)
     if 0 <= focus.index < len(labels) and (not focus.word or labels[focus.index] == focus.word):
         return focus.index
     if focus.word:
-        found = find_word(labels, trace.tokens if trace is not None else [], focus.word)
+        found = find_word(labels, [] if trace is None else trace.key_tokens if columns else trace.tokens, focus.word)
         if found is not None:
             return found
     shown = ", ".join(labels[:12]) + (", …" if len(labels) > 12 else "")
@@ -248,7 +254,9 @@ def figure_facts(controller: Controller, visible: tuple[range, range] | None = N
     if controller.is_real:
         model = controller.real_model
         unit = "words" if controller.real_view.merge_words else "tokens"
-        return FigureFacts(model.name, trace.n, model.n_heads, d_k, unit, model.n_layers, None,
+        # the text named is an encoder–decoder's source: its own tokens (the note names the target)
+        n = len(controller.pretrained_trace.encoded.labels) if controller.is_encoder_decoder else trace.n
+        return FigureFacts(model.name, n, model.n_heads, d_k, unit, model.n_layers, None,
                            controller.display_note, visible=visible)
     return FigureFacts(controller.model.name, trace.n, trace.options.heads, d_k, "words", None,
                        trace.options.to_dict(), "", tuple(trace.unknown), visible)

@@ -30,8 +30,6 @@ from .view_file import state_json
 from .views import theme
 
 MM_PER_PX = 25.4 / SCREEN_DPI
-CROSS_HTML = ("the web page draws one text's words against themselves; cross-attention reads two texts (target × "
-              "source): export its heatmap as PNG, SVG or PDF instead")
 # A PDF embeds its pictures whole: thumbnails are enlarged (viewers sample small pictures unevenly),
 # a 512-word matrix is not (enlarged, it made a 17 MB file; PDF viewers do not smooth it).
 PDF_ENLARGED_SIDE = 1024
@@ -193,12 +191,10 @@ def write_html_figure(controller, state: ViewState, options: FigureOptions, path
 
     from .html_figure import html_page
     from .views.cell_colours import hidden_cells, value_span
-    from .views.heatmap import LONG_SENTENCE_WORDS, heatmap_title
+    from .views.heatmap import AXIS_TITLES, CROSS_AXIS_TITLES, LONG_SENTENCE_WORDS, heatmap_title
 
     facts = figure_facts(controller)
     trace = controller.trace
-    if trace.key_tokens is not None:
-        raise ExportError(CROSS_HTML)
     matrix = trace.matrix(state.matrix, controller.head)
     mask = trace.mask if state.matrix in ("weights", "masked") else None
     weights = state.matrix == "weights"
@@ -212,5 +208,6 @@ def write_html_figure(controller, state: ViewState, options: FigureOptions, path
     page = html_page(labels=list(trace.labels), matrix=matrix, mask=mask, levels=levels,
                      span=span if weights else "data", colours=lut, title=options.title, caption=text,
                      heading=heading, percent=weights, background=colours.background,
-                     foreground=colours.foreground, dark=colours.dark)
+                     foreground=colours.foreground, dark=colours.dark, key_labels=trace.key_labels,
+                     axis_titles=AXIS_TITLES if trace.key_labels is None else CROSS_AXIS_TITLES)
     write_text(path, page)

@@ -65,7 +65,7 @@ def panel_side(n: int, columns: int, options: FigureOptions) -> int:
 
 def grid_pieces(controller, state: ViewState, options: FigureOptions, made: list) -> tuple[list, QtCore.QSizeF]:
     """The panels and the colour bar, placed; every widget made is appended to `made` (to destroy)."""
-    from .figure import Piece, settle
+    from .figure import Piece
 
     matrices, titles, labels, masks = grid_matrices(controller, state)
     columns = math.ceil(math.sqrt(len(matrices)))
@@ -79,27 +79,48 @@ def grid_pieces(controller, state: ViewState, options: FigureOptions, made: list
     by_row = state.matrix == "weights" and span == "row"
     shown = [np.where(hidden_cells(m, mask), np.nan, m) for m, mask in zip(matrices, masks, strict=True)]
     levels = (0.0, 1.0) if state.matrix == "weights" and span != "data" else shared_levels(*shown)
-    pieces = []
-    for index, (values, title, mask) in enumerate(zip(matrices, titles, masks, strict=True)):
+    plots = []
+    for values, title, mask in zip(matrices, titles, masks, strict=True):
         plot = MatrixPlot(min_size=None, title_size="9pt", colormap=state.colormap, square_cells=True,
                           cell_tips=False)
         plot.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
         made.append(plot)
+        plots.append(plot)
         _drop_colour_bar(plot)
         plot.show_matrix(values, labels, keys, title=title, mask=mask, levels=levels, by_row=by_row,
                          colormap=state.colormap, causal=controller.trace.options.causal)
-        plot.resize(side, side)
-        plot.show()
-        settle(plot)
-        if plot.is_zoomable():
-            plot.fit()
-            settle(plot)
+        _place(plot, side, side)
+    height = _fitted_height(plots, side) if len(labels) != len(keys) else side
+    pieces = []
+    for index, plot in enumerate(plots):
+        if height != side:
+            _place(plot, side, height)
         row, column = divmod(index, columns)
-        pieces.append(Piece(plot.export_widget(), QtCore.QPointF(column * side, row * side)))
-    bar = _colour_bar(state, levels, span, side * min(rows, 2))
+        pieces.append(Piece(plot.export_widget(), QtCore.QPointF(column * side, row * height)))
+    bar = _colour_bar(state, levels, span, height * min(rows, 2))
     made.append(bar)
-    pieces.append(Piece(bar, QtCore.QPointF(columns * side, (rows * side - bar.height()) / 2)))
-    return pieces, QtCore.QSizeF(columns * side + COLOUR_BAR_PX, rows * side)
+    total = max(rows * height, bar.height())
+    pieces.append(Piece(bar, QtCore.QPointF(columns * side, (total - bar.height()) / 2)))
+    return pieces, QtCore.QSizeF(columns * side + COLOUR_BAR_PX, total)
+
+
+def _place(plot: MatrixPlot, width: int, height: int) -> None:
+    """The panel laid out at this size, its whole matrix in sight."""
+    from .figure import settle
+
+    plot.resize(width, height)
+    plot.show()
+    settle(plot)
+    if plot.is_zoomable():
+        plot.fit()
+        settle(plot)
+
+
+def _fitted_height(plots: list[MatrixPlot], side: int) -> int:
+    """The panels' height cut to their square cells: a rectangle (cross-attention: 3 target tokens under
+    11 source ones) left most of a square panel empty below its matrix."""
+    fitted = [plot.fitted_size() for plot in plots]
+    return side if None in fitted else min(side, max(size.height() for size in fitted))
 
 
 def _drop_colour_bar(plot: MatrixPlot) -> None:

@@ -1,8 +1,9 @@
 """What a figure shows, as data: the view state that every exported file carries and a view file holds.
 
-A ViewState names the model (and the hash of its files), the text, the toy model's options or the real
-model's layer, reading and switched-off heads, the head and matrix shown, the pinned word and the
-colours: everything needed to draw the same picture again, in the window or from the command line.
+A ViewState names the model (and the hash of its files), the text (an encoder–decoder's source, with
+its target and the attention shown), the toy model's options or the real model's layer, reading and
+switched-off heads, the head and matrix shown, the pinned word and the colours: everything needed to
+draw the same picture again, in the window or from the command line.
 No Qt here: the command line and the file readers use it without loading a GUI library.
 
 Files that carry a state come from anywhere, so `state_from_dict` reads one as untrusted input: every
@@ -32,6 +33,9 @@ ROLES = ("looking", "looked_at")
 GRIDS = ("heads", "layers")  # small multiples: every head of the layer, or the head across every layer
 READING_FLAGS = ("words", "hide_specials", "hide_first", "rollout")
 TOY_OPTION_FLAGS = ("scale", "causal", "positional")
+# An encoder–decoder's attentions, as engine/pretrained/encoder_decoder_view names them (that module loads
+# with the real models, not with the command line): cross-attention first, the one it opens on
+PARTS = ("cross", "encoder", "decoder")
 
 MAX_SOURCE_CHARS = 4096   # a model's name or path
 MAX_INDEX = 100_000       # layers, heads, tokens: far beyond any model the app opens
@@ -77,6 +81,8 @@ class ViewState:
                                          # the arcs choose for the text's length)
     grid: str | None = None              # small multiples (see GRIDS)
     census: CensusChoice | None = None   # the model view: its cells coloured by this census measure
+    target: str | None = None            # an encoder–decoder: the text its decoder reads (`sentence`: the source)
+    part: str | None = None              # an encoder–decoder: the attention shown (see PARTS)
 
     def to_dict(self) -> dict:
         data = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "view": self.view,
@@ -93,6 +99,8 @@ class ViewState:
                     grid=self.grid)
         if self.census is not None:
             data["census"] = asdict(self.census)
+        if self.target is not None:
+            data.update(target=self.target, part=self.part or PARTS[0])
         return data
 
 
@@ -137,6 +145,8 @@ def state_from_dict(data: object) -> ViewState:
         else _number(_object(data, "arcs", {}), "strongest", 0, 512, None, "arcs."),
         grid=_choice(data, "grid", GRIDS, default=None),
         census=None if data.get("census") is None else _census(data["census"]),
+        target=_optional_text(data, "target", max_text_chars(True)) if real else None,
+        part=_choice(data, "part", PARTS, default=PARTS[0]) if real and data.get("target") is not None else None,
     )
 
 

@@ -78,16 +78,17 @@ def offscreen_view(model: ToyModel, sentence: str, options: Options, *, view: st
         destroy_now(*(obj for obj in (widget, controller) if obj is not None))
 
 
-def real_controller(source: str, sentence: str):
-    """A controller on a real model (its list name, an HF folder or a .gguf file) that has run `sentence`,
-    loaded at once (no worker thread). Raises EngineError when the model or the text cannot be used."""
+def real_controller(source: str, sentence: str, *, target: str | None = None, part: str | None = None):
+    """A controller on a real model (its list name, an HF folder or a .gguf file) that has run `sentence`
+    (an encoder–decoder: as its source, with `target`, showing `part`), loaded at once (no worker
+    thread). Raises EngineError when the model or the text cannot be used."""
     from .controller import Controller
     from .engine import SentenceError
 
     ensure_application()
     controller = Controller()
     try:
-        controller.open_model(source, sentence)
+        controller.open_model(source, sentence, target=target, part=part)
         if controller.trace is None:
             raise SentenceError(controller.error or f"{source} gave nothing to show for this text")
     except BaseException:

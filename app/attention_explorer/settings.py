@@ -1,4 +1,5 @@
-"""What the app remembers between runs: window geometry, model, sentence, options, colours.
+"""What the app remembers between runs: window geometry, model, sentence (and an encoder–decoder's target and
+attention shown), options, colours.
 
 Saved settings come from a file anyone (or a crash, or an older version) may have changed, so each
 key is read on its own: a value that cannot be used falls back to its default, the key is dropped
@@ -21,6 +22,7 @@ from .engine import EngineError, ModelError, catalog
 from .engine.atomic_write import write_bytes_atomically
 from .engine.limits import max_text_chars
 from .engine.safe_read import read_user_text
+from .figure_state import PARTS
 from .legacy_settings import unusable_qt_ini
 from .settings_store import DAMAGED_MARK, MAX_SETTINGS_BYTES, SettingsStore, move_aside, say_not_saved, shown_path
 from .views import theme
@@ -152,6 +154,11 @@ def save_settings(settings: SettingsStore, controller: Controller, window: QtWid
     settings.setValue("window/state", window.saveState().data())
     settings.setValue("model/source", controller.model_source)
     settings.setValue("model/sentence", controller.sentence)
+    for key, value in (("model/target", controller.target), ("model/part", controller.part)):
+        if controller.is_encoder_decoder:
+            settings.setValue(key, value)
+        else:  # (a one-text model's session has none: an old one must not come back with it)
+            settings.remove(key)
     for name, value in controller.options.to_dict().items():
         if controller.is_real:  # a real model's options are its own and its head may not exist in a toy model
             settings.remove(f"options/{name}")
@@ -171,11 +178,15 @@ def save_settings(settings: SettingsStore, controller: Controller, window: QtWid
 def restore_settings(settings: SettingsStore, controller: Controller, window: QtWidgets.QMainWindow) -> list[str]:
     """Bring back the last session, key by key; return the keys that were reset (also noted in the
     window's status bar, with what happened to a settings file that could not be used). The model
-    comes first: the sentence, options and head are read against it."""
+    comes first: the sentence, options and head are read against it; an encoder–decoder's target and
+    the attention shown are read before it, to open it with them."""
+    pair: dict[str, str] = {}
     readers: list[tuple[str, Callable[[object], None]]] = [
         ("window/geometry", lambda v: _restore_bytes(window.restoreGeometry, v)),
         ("window/state", lambda v: _restore_bytes(window.restoreState, v)),
-        ("model/source", lambda v: controller.open_model(_text(v))),
+        ("model/target", lambda v: pair.update(target=_sentence(v, True))),
+        ("model/part", lambda v: pair.update(part=_part(v))),
+        ("model/source", lambda v: controller.open_model(_text(v), **pair)),
         ("model/sentence", lambda v: controller.set_sentence(_sentence(v, _remembers_a_real_model(settings)))),
     ]
     readers += [(f"options/{name}", lambda v, n=name: controller.update_options(**{n: _bool(v)}))
@@ -226,6 +237,12 @@ def _sentence(value: object, real: bool) -> str:
         raise BadSetting(f"expected a text, found {type(value).__name__}")
     if len(value) > max_text_chars(real):  # longer than the model computes: not restored
         raise BadSetting(f"{len(value):,} characters, more than {max_text_chars(real):,}")
+    return value
+
+
+def _part(value: object) -> str:
+    if value not in PARTS:
+        raise BadSetting(f"not one of an encoder–decoder's attentions ({', '.join(PARTS)}): {value!r}")
     return value
 
 

@@ -20,10 +20,6 @@ MAX_RECENT = 10
 OPEN_FILTER = ("Views, figures and models (*.aeview *.png *.svg *.pdf *.json *.gguf);;"
                "Attention Explorer view (*.aeview);;Exported figure (*.png *.svg *.pdf);;Model (*.json *.gguf)")
 
-ENCODER_DECODER_VIEW = ("A view file records a model, one text and what is shown; an encoder–decoder's target and "
-                        "the attention chosen are not recorded yet, so its views are not saved. Export the figure "
-                        "instead")
-
 class WindowFiles(QtCore.QObject):
     """What attach_window_files added to the window: its drop target, its menu entries and recent list."""
 
@@ -152,9 +148,6 @@ class WindowFiles(QtCore.QObject):
         from .view_file import write_view_file
 
         window = self.window
-        if window.controller.is_encoder_decoder:  # a view records one text, not a source, a target and a part
-            QtWidgets.QMessageBox.warning(window, "Save failed", f"{ENCODER_DECODER_VIEW}\n\nNothing was written.")
-            return False
         try:
             write_view_file(path, window._exports().state_for("heatmap"))
         except ExportError as exc:

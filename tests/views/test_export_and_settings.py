@@ -25,6 +25,7 @@ from gui_helpers import hover_cell
 from test_entry_point import run
 
 BERT = str(Path("tests/engine/pretrained/data/tiny-bert").resolve())
+BART = str(Path("tests/engine/pretrained/data/tiny-bart").resolve())
 
 
 def png_size(path) -> tuple[int, int]:
@@ -224,6 +225,27 @@ def test_a_real_models_figure_and_its_twin_are_the_same_picture(make_window, sav
     c.set_pinned(2)
     mine, twin, command = _twin(window, save_as, tmp_path, "heatmap")
     assert read_view(mine) == read_view(twin), command
+    assert np.array_equal(pixels(mine), pixels(twin)), f"{command} drew another picture"
+
+
+@pytest.mark.parametrize("part, kind", [("cross", "heatmap"), ("encoder", "arcs"), ("decoder", "grid-heads")])
+def test_an_encoder_decoders_figure_and_its_twin_are_the_same_picture(make_window, save_as, tmp_path, part, kind):
+    """The command the dialog shows names BART's target and the attention shown (--target, --part), and
+    draws the same picture: a cross-attention heatmap cut to its cells, a source word pinned as looked at."""
+    pytest.importorskip("tokenizers")
+    window = make_window()
+    c = window.controller
+    c.open_model(BART, "The cat sat on mat")
+    c.set_target("Le chat")
+    c.set_part(part)
+    c.set_layer(1)
+    c.set_head(3)
+    c.set_ablated({(0, 1)})
+    c.set_pinned(3, LOOKED_AT)  # "cat" of the source, or of the target's tokens for the decoder
+    mine, twin, command = _twin(window, save_as, tmp_path, kind)
+    assert f"--target 'Le chat' --part {part}" in command
+    state = read_view(twin)
+    assert state == read_view(mine) and (state.target, state.part, state.layer, state.head) == ("Le chat", part, 1, 3)
     assert np.array_equal(pixels(mine), pixels(twin)), f"{command} drew another picture"
 
 

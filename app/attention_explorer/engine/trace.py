@@ -141,6 +141,11 @@ class Trace:
             return self.heads[0].moved_norm is not None
         return getattr(self.heads[0], name, None) is not None
 
+    def row_labels(self, name: str) -> list[str]:
+        """Labels for the rows of `matrix(name)`: k and v hold a row per token looked at (the source's in
+        cross-attention), every other matrix a row per token looking."""
+        return self.looked_at_labels if name in ("k", "v") else list(self.labels)
+
     def column_labels(self, name: str, head: int = 0) -> list[str]:
         """Labels for the columns of `matrix(name, head)`: tokens for n × n matrices, else dimensions."""
         if name in SQUARE_MATRICES:

@@ -103,6 +103,10 @@ class ColourBar(pg.GraphicsWidget):
     def label(self) -> str:
         return self.axis.labelText if self.axis.label.isVisible() else ""
 
+    def label_length(self) -> float:
+        """How long the label runs along the bar, in pixels (0 without one): a shorter bar cuts it."""
+        return self.axis.label.boundingRect().width() if self.label() else 0.0
+
     def insert_into(self, plot: pg.PlotItem) -> None:
         plot.layout.addItem(self, 2, 5)  # the view box's row, after the right-hand axis
         plot.layout.setColumnFixedWidth(4, 5)  # a gap between the matrix and the bar

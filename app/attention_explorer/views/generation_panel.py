@@ -18,6 +18,7 @@ from ..controller import Controller
 from ..engine.errors import EngineError
 from .sampling_controls import QtSamplingControls
 from .step_timeline import OWNS_ARROWS
+from .wrapped_height import with_wrapped_label
 
 DEFAULT_TOKENS, MOST_TOKENS = 32, 2048
 WRITTEN_TINT = "rgba(255, 170, 0, 0.22)"   # behind the tokens written, in light and dark themes alike
@@ -96,11 +97,7 @@ class QtGenerationPanel(QtWidgets.QWidget):
         """At least the height its rows take at this width. The line under the scrubber wraps, and a
         splitter reads only the minimum (which leaves the wrapping out): squeezed to it beside the model
         view at 1280 × 720, every row lost a pixel or more and the sampling boxes cut their text."""
-        hint = super().minimumSizeHint()
-        if self.position.isVisible() and self.position.width() > 0:
-            wrapped = self.position.heightForWidth(self.position.width())
-            hint.setHeight(hint.height() + max(0, wrapped - self.position.minimumSizeHint().height()))
-        return hint
+        return with_wrapped_label(super().minimumSizeHint(), self.position)
 
     def _generate(self) -> None:
         try:

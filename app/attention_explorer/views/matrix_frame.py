@@ -107,6 +107,19 @@ class MatrixFrame:
         if abs(current.width() - size.width()) > 0.5 or abs(current.height() - size.height()) > 0.5:
             self.plot.setMaximumSize(size)
 
+    def fitted_area(self) -> QtCore.QSizeF | None:
+        """The size of pane that holds the whole matrix at its present square cells, with its title,
+        labels and colour bar and nothing more; None while it is zoomed (or its cells stretch)."""
+        if self.zoomable or not self.square or not all(self.shape):
+            return None
+        plot = self.plot.maximumSize()
+        if plot.width() >= UNLIMITED_PX:
+            return None
+        layout = self.graphics.ci.layout
+        left, top, right, bottom = layout.getContentsMargins()
+        title_h = self.title.size().height() + layout.verticalSpacing()
+        return QtCore.QSizeF(plot.width() + left + right + 2, plot.height() + top + bottom + title_h + 2)
+
     def _frame(self, focus: int | None) -> None:
         """Show the whole matrix, or open zoomed in at the top left (or on the focused word). Cells
         that are not kept square zoom only along the side too crowded to read (a tall, narrow matrix

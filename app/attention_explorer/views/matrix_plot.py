@@ -457,6 +457,18 @@ class MatrixPlot(QtWidgets.QWidget):
         """What an image export renders: the plot with its labels and colour bar."""
         return self.graphics
 
+    def fitted_size(self) -> QtCore.QSize | None:
+        """This widget's size once its plot holds the whole matrix at the present cells and no more (a
+        figure of a short, wide matrix: no band of empty pane under it), yet as tall as the colour bar's
+        label; None while it is zoomed."""
+        area = self.frame.fitted_area()
+        if area is None:
+            return None
+        pane = self.graphics.viewport().size()
+        short = max(0.0, self.colorbar.label_length() - self.view.height())
+        return QtCore.QSize(self.width() - pane.width() + math.ceil(area.width()),
+                            self.height() - pane.height() + math.ceil(area.height() + short))
+
     def set_export_background(self, color: QtGui.QColor | None) -> None:
         theme.set_graphics_background(self.graphics, color)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from ..controller import Controller
+from .wrapped_height import with_wrapped_label
 
 SHOWN = 5
 
@@ -42,6 +43,16 @@ class QtNextTokens(QtWidgets.QWidget):
         controller.error_changed.connect(self._sync)  # said after the trace's signals: a stopped forward
         controller.written_shown_changed.connect(self._sync)
         self._sync()
+
+    def minimumSizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt's name
+        """At least the height its title takes wrapped at this width: an encoder–decoder's three lines
+        were cut at their top and bottom beside the model view at 1280 × 720."""
+        return with_wrapped_label(super().minimumSizeHint(), self.title)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # the title wraps anew: its least height changes
 
     def shown(self) -> list[tuple[str, float]]:
         """What the rows say: (token, probability), best first."""
