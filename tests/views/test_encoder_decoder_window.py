@@ -207,8 +207,6 @@ def test_exports_draw_both_texts_or_say_why_they_cannot(bart_window, qtbot, tmp_
     assert "two texts" in warnings[-1] and not (tmp_path / "cross.html").exists()
     assert not window.files.save_view(str(tmp_path / "cross.aeview"))
     assert "encoder–decoder" in warnings[-1] and not (tmp_path / "cross.aeview").exists()
-    census = window.pretrained.census.action
-    assert not census.isEnabled() and "encoder–decoder" in census.toolTip()
 
 
 def test_the_steps_frame_a_source_word_where_the_source_is(bart_window, qtbot):
