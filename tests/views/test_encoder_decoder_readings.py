@@ -131,6 +131,7 @@ def test_hiding_specials_or_the_first_token_hides_them_on_both_texts(on_target, 
     weights = shown(window, 0, 3)
     np.testing.assert_allclose(weights, hidden(run.cross_attention[0, 3], rows, cols), atol=1e-6)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-6)
+    assert "&lt;/s&gt;, &lt;s&gt; hidden" in window.heatmap.title_item.text  # shown as written, not as markup
     share = np.mean([[1 - run.cross_attention[0, h, i, cols].sum() for i in rows] for h in range(8)])
     assert f"hidden: </s>, <s> — they had {share:.0%} of the weight on average" in bar.note.toolTip() + \
         bar.note.text()
