@@ -180,9 +180,9 @@ class EncoderDecoderControls(PretrainedControls):
         from .engine.pretrained.encoder_decoder_view import PARTS
 
         model, ptrace = self._real_model, self._ptrace
-        rows = "source" if model.part == "encoder" else "target"
-        size = f"{trace.n} target × {trace.n_keys} source tokens" if trace.key_tokens is not None else \
-            f"{trace.n} {rows} tokens"
+        rows = "source" if model.part == "encoder" else "target"  # the run's own tokens, whatever the reading shows
+        size = f"{ptrace.n} target × {len(ptrace.key_tokens)} source tokens" if ptrace.key_tokens is not None else \
+            f"{ptrace.n} {rows} tokens"
         parts = [model.name, PARTS[model.part], size, f"layer {self._layer + 1} of {model.n_layers}",
                  f"{model.n_heads} heads of d_k = {trace.heads[0].d_k}"]
         if ptrace.off:

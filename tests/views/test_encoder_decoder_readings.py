@@ -110,6 +110,7 @@ def test_words_merge_cross_attention_s_target_rows_and_source_columns(on_target,
     np.testing.assert_allclose(weights, expected, atol=1e-6)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-6)  # a word's row still sums to 1
     assert [chip.text() for chip in window.chips.chips] == window.heatmap.row_labels()
+    assert f"{len(target)} target × {len(source)} source tokens" in window.status_line.text()  # the run's own
     assert "words: a word looks with the mean of its pieces" in window.pretrained.bar.note.toolTip() + \
         window.pretrained.bar.note.text()
     # the readout writes the weight out from the pieces: "unbelievably" (12 pieces) reading "sat" (2)
