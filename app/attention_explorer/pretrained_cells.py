@@ -89,17 +89,18 @@ def _read_cells(ptrace: PretrainedTrace | EncoderDecoderTrace, hidden: list[int]
     whose words are merged by the source's own; None: the columns are the rows' tokens."""
     tokens, words = list(ptrace.tokens), ptrace.words
     cross = hidden_keys is not None
-    key_tokens, key_words = (list(ptrace.key_tokens), ptrace.key_words) if cross else (tokens, words)
     kept = np.setdiff1d(np.arange(ptrace.n), hidden)
-    kept_keys = np.setdiff1d(np.arange(len(key_tokens)), hidden_keys) if cross else None
     if hidden:
         words = pretrained.words_after_hiding(words, kept)
         tokens = [tokens[i] for i in kept]
-    if cross and hidden_keys:
-        key_words = pretrained.words_after_hiding(key_words, kept_keys)
-        key_tokens = [key_tokens[i] for i in kept_keys]
-    elif not cross:
-        key_tokens, key_words = tokens, words
+    if cross:
+        key_tokens, key_words = list(ptrace.key_tokens), ptrace.key_words
+        kept_keys = np.setdiff1d(np.arange(len(key_tokens)), hidden_keys)
+        if hidden_keys:
+            key_words = pretrained.words_after_hiding(key_words, kept_keys)
+            key_tokens = [key_tokens[i] for i in kept_keys]
+    else:  # the columns are the rows' tokens
+        key_tokens, key_words, kept_keys = tokens, words, None
     runs = pretrained.word_runs(words, len(tokens)) if merge else None
     key_runs = pretrained.word_runs(key_words, len(key_tokens)) if merge else None
     hiding = bool(hidden) or bool(hidden_keys)
