@@ -84,7 +84,12 @@ def shown_trace(ptrace: PretrainedTrace | EncoderDecoderTrace, layer: int, view:
     Cross-attention (an encoder–decoder's target reading its source) is read per axis: its rows are
     the target's tokens or words, its columns the source's, each hidden and merged by its own text's
     specials and words with the same rules as a square matrix's. Rollout is not offered for it
-    (CROSS_ROLLOUT says why): the layer's own heads are shown and the note says so."""
+    (CROSS_ROLLOUT says why): the layer's own heads are shown and the note says so. Abnar & Zuidema
+    define rollout for one stack, whose residual stream carries each token on; a target token takes in
+    the source at every decoder layer, through that layer's cross-attention beside its own residual,
+    so a product such as (decoder rollout) · (one layer's cross-attention) · (encoder rollout) would
+    drop the other layers' reading of the source and weigh each part by a choice of ours. Rather than
+    a number that looks exact and is not, the encoder's and the decoder's stacks are rolled out each."""
     source = trace = ptrace.layer_trace(layer)
     cross = source.key_tokens is not None
     # a reading of a decoder's layer keeps the shared causal mask of its length; a layer with a sliding
