@@ -187,3 +187,37 @@ def test_the_installed_program_draws_offscreen_by_itself(tmp_path):
                              "-o", str(target)], capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0 and result.stderr == "", result.stderr
     assert target.read_bytes().startswith(b"GIF89a")
+
+
+BART = DATA / "tiny-bart"
+
+
+def test_an_encoder_decoder_writes_a_target_for_its_source_as_json(capsys, tmp_path):
+    from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder
+    from attention_explorer.engine.pretrained.encoder_decoder_write import write_target
+
+    code, _, err = run_cli(capsys, "generate", "--model", BART, "--prompt", PROMPT, "--tokens", "6", "-o",
+                           tmp_path / "bart.json")
+    assert code == 0, err
+    written = json.loads((tmp_path / "bart.json").read_text(encoding="utf-8"))
+    model = open_encoder_decoder(BART)
+    expected = write_target(model, PROMPT, 6)
+    assert written["source_tokens"] == expected.source_ids.tolist() and written["decoder_start"] == 2
+    assert [t["token_id"] for t in written["tokens"]] == expected.ids.tolist()
+    assert written["tokens"][0]["label"] == model.tokenizer.token_label(int(expected.ids[0]))
+    assert written["written"] == expected.text and written["stopped"] in ("stop token", "length")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--temperature", "0.7"], "writes greedily here, every head on: drop --temperature"),
+    (["--ablate", "1:1", "--layer", "1"], "drop --ablate, --layer"),
+    (["-o", "gen.csv"], "an encoder–decoder's writing is written as JSON"),
+    (["--tokens", "64"], "tiny-bart's decoder writes from 1 to 63 tokens, not 64"),
+])
+def test_an_encoder_decoder_s_mistakes_are_one_line_and_exit_2(capsys, tmp_path, args, message):
+    argv = ["generate", "--model", BART, "--prompt", PROMPT, "-o", tmp_path / "gen.json"] + args
+    if "-o" in args:
+        argv = argv[:5] + [tmp_path / a if a.startswith("gen.") else a for a in args]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
+    assert not any(tmp_path.iterdir())

@@ -15,9 +15,9 @@ import pytest
 from cli_runner import run_cli
 
 pytest.importorskip("tokenizers")
-from attention_explorer.engine.census import builtin_battery, run_census, subject_for  # noqa: E402
+from attention_explorer.engine.census import BY_KEY, builtin_battery, run_census, subject_for  # noqa: E402
 from attention_explorer.engine.pretrained import open_pretrained  # noqa: E402
-from test_cli_pretrained import BERT, GPT2, LLAMA  # noqa: E402
+from test_cli_pretrained import BART, BERT, GPT2, LLAMA  # noqa: E402
 
 RUNS = int(os.environ.get("ENTRY_POINT_RUNS") or (20 if os.environ.get("CI") == "true" else 2))
 
@@ -118,6 +118,7 @@ def fifo(tmp_path):
     (lambda p: ["--format", "json", "-o", p / "h.csv"], 2, "does not match"),
     (lambda p: ["-o", p / "heads.txt"], 2, "end it in .csv or .json"),
     (lambda p: ["-o", (p / "dir.csv", (p / "dir.csv").mkdir())[0]], 1, "folder"),
+    (lambda p: ["--part", "cross"], 2, "drop --part"),
 ])
 def test_a_mistake_is_one_line_and_a_nonzero_exit(capsys, tmp_path, make_args, code, message):
     args = make_args(tmp_path)
@@ -128,6 +129,31 @@ def test_a_mistake_is_one_line_and_a_nonzero_exit(capsys, tmp_path, make_args, c
     assert len(err.strip().splitlines()) == 1 and message in err, err
     assert "Traceback" not in err
     assert not (tmp_path / "heads.csv").exists()
+
+
+def test_an_encoder_decoder_is_measured_one_attention_at_a_time(capsys, tmp_path):
+    from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder
+    from attention_explorer.engine.pretrained.encoder_decoder_view import EncoderDecoderPart
+
+    model = open_encoder_decoder(BART)
+    for part, args in (("cross", []), ("encoder", ["--part", "encoder"]), ("decoder", ["--part", "decoder"])):
+        out_file = tmp_path / f"{part}.csv"
+        code, _, err = run_cli(capsys, "heads", "--model", BART, *args, "-o", out_file)
+        assert code == 0, err
+        subject = subject_for(EncoderDecoderPart(model, part))
+        expected = run_census(subject, builtin_battery(subject))
+        rows = list(csv.DictReader(out_file.open(encoding="utf-8")))
+        assert list(rows[0])[2:] == list(expected.measures) and len(rows) == subject.n_layers * subject.n_heads
+        for row in rows:
+            layer, head = int(row["layer"]) - 1, int(row["head"]) - 1
+            for measure in expected.measures:
+                assert float(row[measure]) == pytest.approx(expected.grid(measure)[layer, head], nan_ok=True)
+        assert f"tiny-bart ({subject.PART_NAMES[part]})" in err
+        key = "previous" if part == "cross" else "cross_next"  # said on stderr, no column
+        assert f"{BY_KEY[key].title}: does not apply" in err and key not in rows[0]
+    code, _, err = run_cli(capsys, "heads", "--model", BART, "--measure", "previous", "-o", tmp_path / "none.csv")
+    assert code == 1 and "none of the measures asked for applies to tiny-bart (cross-attention)" in err
+    assert not (tmp_path / "none.csv").exists()
 
 
 def test_an_unknown_model_is_one_line(capsys, tmp_path):

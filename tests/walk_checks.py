@@ -11,6 +11,7 @@ from attention_explorer import engine
 from attention_explorer.controller import LOOKED_AT
 from attention_explorer.controller_encoder_decoder import EMPTY_TARGET, TARGET_STOPPED
 from attention_explorer.controller_pretrained import FORWARD_STOPPED
+from attention_explorer.engine.pretrained.encoder_decoder_view import EncoderDecoderTrace
 from attention_explorer.engine.pretrained.forward import forward
 from attention_explorer.engine.pretrained.generation_trace import written_in
 from attention_explorer.engine.pretrained.recompute import LayerMaker
@@ -110,7 +111,10 @@ def _check_encoder_decoder(c) -> None:
     expected = {"encoder": fresh.encoder_attention, "decoder": fresh.decoder_attention,
                 "cross": fresh.cross_attention}[c.part]
     np.testing.assert_array_equal(ptrace.all_weights(), expected)
-    np.testing.assert_array_equal(c.trace.heads[c.head].weights, expected[c.layer, c.head])
+    seen = EncoderDecoderTrace(c.real_model.name, c.sentence, c.target, fresh, c.real_model, c.heads_off)
+    read, _note = shown_trace(seen, c.layer, c.real_view)  # under the reading the window shows
+    assert c.trace.tokens == read.tokens and c.trace.key_tokens == read.key_tokens
+    np.testing.assert_array_equal(c.trace.heads[c.head].weights, read.heads[c.head].weights)
     assert c.options.heads == expected.shape[1] and c.real_model.n_layers == expected.shape[0]
 
 

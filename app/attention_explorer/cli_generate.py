@@ -11,6 +11,10 @@ head 1 unless --layer and --head say otherwise). Layers and heads count from 1, 
 settings are checked before the model is opened, so a mistake costs no wait; each is one line on
 stderr and exit status 2. A picture too large at its --image-scale for the tokens asked is refused once
 the prompt is read, before the model writes. Progress goes to stderr only when it is a terminal.
+
+An encoder–decoder (a BART folder) writes a target for the prompt as its source: greedily, as JSON
+(the source's tokens, each token written and the text); the other settings, CSV and pictures are
+refused in one line each (its steps' attention is not recorded yet).
 """
 
 from __future__ import annotations
@@ -145,6 +149,7 @@ def cmd_generate(args: argparse.Namespace, pictures: Callable[[], ModuleType]) -
     from .cli_heads import StderrProgress
     from .engine.errors import OptionsError
     from .engine.pretrained import open_pretrained
+    from .engine.pretrained.encoder_decoder import is_encoder_decoder_folder
     from .engine.pretrained.generate import STOP_TOKEN, generate
     from .export import check_target
     from .export_generation import write_generation_csv, write_generation_json
@@ -153,6 +158,8 @@ def cmd_generate(args: argparse.Namespace, pictures: Callable[[], ModuleType]) -
     _check_output_options(args, kind)
     settings = _settings(args)
     _check_model_name(args.model)
+    if is_encoder_decoder_folder(args.model):
+        return _write_target(args, kind, settings)
     check_target(args.output)  # a bad path fails before the model is opened
     model = open_pretrained(args.model, weights=args.weights)
     if not model.is_decoder:
@@ -181,6 +188,39 @@ def cmd_generate(args: argparse.Namespace, pictures: Callable[[], ModuleType]) -
         layers = range(model.n_layers) if layer is None else (layer,)
         heads = range(model.n_heads) if head is None else (head,)
         write_generation_json(args.output, model, generation, layers, heads)
+    return 0
+
+
+def _write_target(args: argparse.Namespace, kind: str, settings) -> int:
+    """An encoder–decoder writes a target for the prompt (its source), greedily, into a JSON file."""
+    import json
+
+    from .engine.errors import OptionsError
+    from .engine.pretrained.encoder_decoder import open_encoder_decoder
+    from .engine.pretrained.encoder_decoder_write import write_target
+    from .export import check_target, write_text
+
+    if kind != ".json":
+        raise GenerateUsageError("an encoder–decoder's writing is written as JSON (-o gen.json or -o -); CSV and "
+                                 "pictures of its steps are not made yet")
+    refused = [flag for flag, used in (("--temperature", settings.sampling.temperature != 0), ("--chat", settings.chat),
+                                       ("--ablate", bool(settings.ablate)), ("--layer", args.layer is not None),
+                                       ("--head", args.head is not None)) if used]
+    if refused:
+        raise GenerateUsageError(f"an encoder–decoder writes greedily here, every head on: drop {', '.join(refused)}")
+    check_target(args.output)
+    model = open_encoder_decoder(args.model)
+    try:
+        written = write_target(model, args.prompt, settings.tokens)
+    except OptionsError as exc:
+        raise GenerateUsageError(str(exc)) from None
+    tokenizer = model.tokenizer
+    data = {"model": model.name, "source": args.prompt, "source_tokens": [int(i) for i in written.source_ids],
+            "decoder_start": model.weights.decoder_start,
+            "tokens": [{"token_id": int(i), "label": tokenizer.token_label(int(i)),
+                        "text": tokenizer.token_text(int(i))} for i in written.ids],
+            "written": written.text, "stopped": "stop token" if written.stopped else "length"}
+    write_text(args.output, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     return 0
 
 

@@ -1,7 +1,8 @@
 """`attention-explorer heads`: the head census on the command line.
 
-    attention-explorer heads --model M [--texts FILE] [--measure induction|previous|duplicate|sink|
-                             clark|entropy|all] [--seed S] [--ablate-top K] -o heads.csv|heads.json|-
+    attention-explorer heads --model M [--part encoder|decoder|cross] [--texts FILE] [--measure induction|
+                             previous|duplicate|sink|clark|entropy|cross|all] [--seed S] [--ablate-top K]
+                             -o heads.csv|heads.json|-
 
 Every head of the model (a real one or a toy one) is measured over the built-in battery or the
 user's texts, and written one row per head (CSV) or in full with the ranked lists and each head's
@@ -10,6 +11,12 @@ top heads go to stderr. `--ablate-top K` switches off the K top heads of a measu
 says what that does to the next-token loss. Results are kept in the app's data folder, keyed by the
 model's files, the texts and the settings, so a second run answers at once (--no-cache: neither
 read nor write it). Layers and heads count from 1 here, as on screen.
+
+An encoder–decoder (a BART folder) is measured one attention at a time, as the window shows one:
+`--part cross` (the default, as the window opens it) its cross-attention, `--part encoder` or
+`--part decoder` its encoder's or decoder's self-attention; each text is read as both source and
+target. A measure that does not apply to the part's heads (those within one text, on cross-attention;
+cross-attention's own, on self-attention) is not measured and stderr says why.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from .cli_real import RealUsageError, add_weights_option
 
 PROG = "attention-explorer"
 FORMATS = ("csv", "json")
-MEASURE_GROUPS = ("induction", "previous", "duplicate", "sink", "clark", "entropy")
+MEASURE_GROUPS = ("induction", "previous", "duplicate", "sink", "clark", "entropy", "cross")
+PARTS = ("encoder", "decoder", "cross")
 
 
 class HeadsUsageError(RealUsageError):
@@ -35,6 +43,9 @@ def add_heads_command(commands) -> None:
     heads.add_argument("--model", required=True, metavar="NAME_OR_FILE",
                        help="a real model (its name in `models`, an HF folder, a .gguf file) or a toy model")
     add_weights_option(heads)
+    heads.add_argument("--part", choices=PARTS, default=None,
+                       help="an encoder–decoder's attention to measure: its encoder's or decoder's self-attention, "
+                            "or cross-attention (the default)")
     heads.add_argument("--texts", default=None, metavar="FILE",
                        help="a UTF-8 text file, one text per line or paragraphs (default: the built-in battery)")
     heads.add_argument("--split", choices=("auto", "lines", "paragraphs"), default="auto",
@@ -87,11 +98,23 @@ def _output_format(args: argparse.Namespace) -> str:
     return suffix
 
 
-def _subject(model_name: str, weights: str):
+def _subject(model_name: str, weights: str, part: str | None):
+    """The census subject of `model_name`: one part of an encoder–decoder (cross-attention unless
+    `part` says otherwise), a real model or a toy one; `part` for any but an encoder–decoder is an error."""
     from . import engine
     from .engine.census import subject_for
 
-    if engine.catalog.is_pretrained_source(model_name):
+    real = engine.catalog.is_pretrained_source(model_name)
+    if real:
+        from .engine.pretrained.encoder_decoder import is_encoder_decoder_folder, open_encoder_decoder
+
+        if is_encoder_decoder_folder(model_name):
+            from .engine.pretrained.encoder_decoder_view import CROSS, EncoderDecoderPart
+
+            return subject_for(EncoderDecoderPart(open_encoder_decoder(model_name), part or CROSS))
+    if part is not None:
+        raise HeadsUsageError(f"--part chooses an encoder–decoder's attention; {model_name} has one kind: drop --part")
+    if real:
         from .engine.pretrained import open_pretrained
 
         return subject_for(open_pretrained(model_name, weights=weights))
@@ -137,7 +160,7 @@ def cmd_heads(args: argparse.Namespace) -> int:
                               args.sink_epsilon, args.seed)
     check_target(args.output)                       # a bad path fails before any forward
     source_file = None if args.texts is None else read_texts_file(args.texts, args.split)  # and a bad file
-    subject = _subject(args.model, args.weights)
+    subject = _subject(args.model, args.weights, args.part)
     if args.ablate_top is not None and not subject.has_loss:
         raise HeadsUsageError(f"--ablate-top reads the next-token loss, which only decoders have; "
                               f"{subject.name} has none")

@@ -5,6 +5,10 @@ The census window's views draw from here and call its setters, as the main views
 Controller. It follows the main controller's model: a census belongs to the model it measured, so
 opening another model (or editing a toy one) drops the result and stops a running census. Opening a
 head puts its best example in the main window's sentence and shows that layer and head there.
+
+An encoder–decoder's census measures the attention the main window shows (its encoder's, its decoder's
+or cross-attention): choosing another there is another census, and a head opened shows its best
+example as both source and target, as the census read it.
 """
 
 from __future__ import annotations
@@ -102,8 +106,9 @@ class CensusControls(QtCore.QObject):
         return self._runner is not None and self._runner.busy
 
     def model_name(self) -> str:
+        """The model, and for an encoder–decoder which of its attentions (the census subject's name)."""
         c = self.controller
-        return c.real_model.name if c.real_model is not None else c.model.name
+        return subject_for(c.real_model).name if c.real_model is not None else c.model.name
 
     def has_loss(self) -> bool:
         """Whether switching heads off can be read on a next-token loss (a real decoder is open)."""
@@ -174,6 +179,8 @@ class CensusControls(QtCore.QObject):
         example = self._result.best_example(self._measure, layer, head) if self._result is not None else None
         if example is not None:
             self.controller.set_sentence(example[0])
+            if self.controller.is_encoder_decoder:  # the census read each text as source and target
+                self.controller.set_target(example[0])
         self.controller.show_layer_head(layer, head)
 
     def switch_off_in_window(self) -> None:
@@ -198,6 +205,8 @@ class CensusControls(QtCore.QObject):
                           f"{' ' + when if when else ''}{note}")
         if census.result.skipped:
             self._set_message(self._message + f"; {census.result.skipped} texts gave no tokens and were skipped")
+        if self._measure in result.not_applicable and result.measures:  # (cross-attention: no induction)
+            self.set_measure(result.measures[0])
         self.result_changed.emit(self._result)
         self.effect_changed.emit(None)
 

@@ -6,7 +6,8 @@ it is open `real_model` is it seen through the chosen part, whose layers and hea
 and `pretrained_trace` the last run seen through it. Switching the part runs nothing: the run holds
 all three. Editing the source or the target, or switching a head off, runs the model again on the
 worker; `ablated` is then the part shown's heads off, `heads_off` those of every part. The readings
-(words, hidden tokens, rollout) are not offered for it (the window says why).
+(words, hidden tokens, rollout) read the part shown as any real model's layer is read
+(pretrained_display.shown_trace: cross-attention per axis, and no rollout for it).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from PySide6 import QtCore
 
 from .controller_pretrained import PretrainedControls
 from .engine import EngineError, Options, Trace
+from .pretrained_display import shown_trace
 
 if TYPE_CHECKING:  # types only: the modules load once an encoder–decoder is opened
     from .engine.pretrained.encoder_decoder_view import EncoderDecoderPart, EncoderDecoderTrace
@@ -128,8 +130,6 @@ class EncoderDecoderControls(PretrainedControls):
             # a target typed while it loaded (another encoder–decoder was open) wins, as a sentence does
             self._target = self._target if self.is_encoder_decoder else self._opening_target
             self._part = model.part
-            self._real_view = self._real_view.with_changes(merge_words=False, hide_specials=False, hide_first=False,
-                                                           rollout=False)
         super()._enter_real(source, text, model, ptrace, error, forward_ms)
         if model.is_encoder_decoder:
             self._options = _options_of(model)
@@ -178,8 +178,10 @@ class EncoderDecoderControls(PretrainedControls):
         self._real_note = ""
         if self._ptrace is None or self._real_error:
             return None, self._real_error or "Running the model…"
-        self._real_note = _part_note(self._ptrace)  # the bar's line and a figure's caption say which texts
-        return self._ptrace.layer_trace(self._layer), ""
+        trace, reading = shown_trace(self._ptrace, self._layer, self._real_view)
+        # the bar's line and a figure's caption say which texts, then what the reading did
+        self._real_note = "; ".join(filter(None, (_part_note(self._ptrace), reading)))
+        return trace, ""
 
     def _describe_real(self, trace: Trace) -> str:
         if not self.is_encoder_decoder:
@@ -187,9 +189,9 @@ class EncoderDecoderControls(PretrainedControls):
         from .engine.pretrained.encoder_decoder_view import PARTS
 
         model, ptrace = self._real_model, self._ptrace
-        rows = "source" if model.part == "encoder" else "target"
-        size = f"{trace.n} target × {trace.n_keys} source tokens" if trace.key_tokens is not None else \
-            f"{trace.n} {rows} tokens"
+        rows = "source" if model.part == "encoder" else "target"  # the run's own tokens, whatever the reading shows
+        size = f"{ptrace.n} target × {len(ptrace.key_tokens)} source tokens" if ptrace.key_tokens is not None else \
+            f"{ptrace.n} {rows} tokens"
         parts = [model.name, PARTS[model.part], size, f"layer {self._layer + 1} of {model.n_layers}",
                  f"{model.n_heads} heads of d_k = {trace.heads[0].d_k}"]
         if ptrace.off:
@@ -216,10 +218,6 @@ class EncoderDecoderControls(PretrainedControls):
         self._ablated = pairs
         self.ablation_changed.emit(pairs)
         self._run_real()
-
-    def set_real_view(self, view) -> None:
-        if not self.is_encoder_decoder:  # read token by token only (the window says so)
-            super().set_real_view(view)
 
 
 def _check_part(part: str) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from .engine import census, pretrained
 from .engine.pretrained.thumbnails import pooled
 from .engine.tokenizer import token_labels
-from .pretrained_display import RealView, hidden_indices, shown_trace
+from .pretrained_display import RealView, hidden_indices, hidden_key_indices, shown_trace
 
 if TYPE_CHECKING:  # types only: the modules load once a real model is opened
     from .engine.pretrained import PretrainedTrace
@@ -66,42 +66,67 @@ def model_cells(ptrace: PretrainedTrace, view: RealView, norm: bool = False) -> 
     return ptrace.memo[key]
 
 
-def encoder_decoder_cells(ptrace: EncoderDecoderTrace) -> Cells:
-    """The cells of an encoder–decoder's part shown (read token by token only: no reading to draw);
-    cross-attention's columns are the source's tokens."""
-    return Cells(ptrace.thumbnails, list(ptrace.labels), True, "", ptrace.key_labels)
+def encoder_decoder_cells(ptrace: EncoderDecoderTrace, view: RealView) -> Cells:
+    """The cells of an encoder–decoder's part shown under `view` (rollout is one matrix per layer: the
+    cells show heads); cross-attention's columns are the source's tokens, hidden and merged by the
+    source's own specials and words. The run holds every weight, so a reading is made at any length."""
+    hidden = hidden_indices(ptrace, view)
+    hidden_keys = hidden_key_indices(ptrace, view) if ptrace.key_tokens is not None else None
+    if not hidden and not hidden_keys and not view.merge_words:
+        return Cells(ptrace.thumbnails, list(ptrace.labels), True, "", ptrace.key_labels)
+    key = ("cells", tuple(hidden), tuple(hidden_keys or ()), view.merge_words)
+    if key not in ptrace.memo:
+        ptrace.memo[key] = _read_cells(ptrace, hidden, view.merge_words, False, hidden_keys)
+    return ptrace.memo[key]
 
 
-def _read_cells(ptrace: PretrainedTrace, hidden: list[int], merge: bool, norm: bool) -> Cells:
+def _read_cells(ptrace: PretrainedTrace | EncoderDecoderTrace, hidden: list[int], merge: bool, norm: bool,
+                hidden_keys: list[int] | None = None) -> Cells:
     """Every head's weights under the reading, pooled: the same arithmetic as hide_tokens and
     merge_words, on a layer's heads at once, in the weights' own float32. Norm-based attention is a
     length, not a share of a row: hidden tokens' rows and columns are dropped and the rest kept as is
-    (as the main views do)."""
+    (as the main views do). `hidden_keys` (cross-attention): the columns hidden, the source's tokens,
+    whose words are merged by the source's own; None: the columns are the rows' tokens."""
     tokens, words = list(ptrace.tokens), ptrace.words
+    cross = hidden_keys is not None
     kept = np.setdiff1d(np.arange(ptrace.n), hidden)
     if hidden:
         words = pretrained.words_after_hiding(words, kept)
         tokens = [tokens[i] for i in kept]
+    if cross:
+        key_tokens, key_words = list(ptrace.key_tokens), ptrace.key_words
+        kept_keys = np.setdiff1d(np.arange(len(key_tokens)), hidden_keys)
+        if hidden_keys:
+            key_words = pretrained.words_after_hiding(key_words, kept_keys)
+            key_tokens = [key_tokens[i] for i in kept_keys]
+    else:  # the columns are the rows' tokens
+        key_tokens, key_words, kept_keys = tokens, words, None
     runs = pretrained.word_runs(words, len(tokens)) if merge else None
+    key_runs = pretrained.word_runs(key_words, len(key_tokens)) if merge else None
+    hiding = bool(hidden) or bool(hidden_keys)
     layers = []
     for layer in range(ptrace.n_layers):
         weights = ptrace.layer_weights(layer, keep=False)
         if norm:
             weights = weights * moved_lengths(ptrace, layer)[:, None, :]
-        if hidden:
-            weights = weights[(slice(None), *pretrained.kept_block(kept))]
-        if hidden and not norm:
+        if hiding:
+            weights = weights[(slice(None), *pretrained.kept_block(kept, kept_keys))]
+        if hiding and not norm:
             remaining = weights.sum(axis=-1, keepdims=True)
             weights = np.divide(weights, remaining, out=np.zeros_like(weights), where=remaining > 0)
         if runs is not None:
-            starts, sizes = runs
-            weights = np.stack([pretrained.sum_runs(pretrained.sum_runs(head, starts, sizes, axis=1), starts, sizes,
-                                                    axis=0) for head in weights])
+            (starts, sizes), (key_starts, key_sizes) = runs, key_runs
+            weights = np.stack([pretrained.sum_runs(pretrained.sum_runs(head, key_starts, key_sizes, axis=1), starts,
+                                                    sizes, axis=0) for head in weights])
             weights /= sizes.astype(np.float32)[:, None]
         layers.append(pooled(weights))
     if runs is not None:
-        tokens = ["".join(tokens[i].removeprefix(pretrained.CONTINUATION) for i in word) for word in words]
-    return Cells(np.stack(layers), token_labels(tokens), True, "")
+        tokens, key_tokens = _word_texts(tokens, words), _word_texts(key_tokens, key_words)
+    return Cells(np.stack(layers), token_labels(tokens), True, "", token_labels(key_tokens) if cross else None)
+
+
+def _word_texts(tokens: list[str], words: tuple[tuple[int, ...], ...]) -> list[str]:
+    return ["".join(tokens[i].removeprefix(pretrained.CONTINUATION) for i in word) for word in words]
 
 
 def cell_weight(ptrace: PretrainedTrace, view: RealView, cells: Cells, layer: int, head: int, row: int,

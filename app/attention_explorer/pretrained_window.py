@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from .views.census_menu import CENSUS_HINT, CensusLauncher
+from .views.census_menu import CensusLauncher
 from .views.generation_panel import QtGenerationPanel
 from .views.model_view import QtModelView
 from .views.next_tokens import QtNextTokens
@@ -21,8 +21,6 @@ from .window_generation import export_generation
 REAL_MODEL_NOTE = "A real model's weights are its own: open a toy model to change this"
 DOCK_MIN_PX, DOCK_SHARE = 340, 0.27   # the model view's first width: a share of the window's
 LESSONS_NOTE = "The lessons use the toy models: open one to start a lesson"
-CENSUS_NOTE = ("The head census measures models that read one text; an encoder–decoder reads two, so it is not "
-               "offered for one yet")
 FOLDER_HINT = "Open a real model's folder (config.json, *.safetensors and tokenizer.json)"
 
 
@@ -132,12 +130,6 @@ class PretrainedParts(QtCore.QObject):
             action.setToolTip(LESSONS_NOTE if real else action.text())
         if real and window.lessons_window is not None:
             window.lessons_window.hide()
-        pair = real and model.is_encoder_decoder
-        self.census.action.setEnabled(not pair)
-        self.census.action.setToolTip(CENSUS_NOTE if pair else CENSUS_HINT)
-        self.census.action.setStatusTip(CENSUS_NOTE if pair else CENSUS_HINT)
-        if pair and self.census.window is not None:
-            self.census.window.hide()
 
 
     def _put_editor_away(self, real: bool) -> None:

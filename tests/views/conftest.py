@@ -98,3 +98,31 @@ def census_window(qtbot, settings):
         census.census.wait_idle()
         window.controller.cancel()
         window.controller.wait_idle()
+
+
+@pytest.fixture(scope="module")
+def bart():
+    """The tiny BART checkpoint, opened once per module (its runs are the tests' expectations)."""
+    from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder
+    from bart_window import BART
+
+    return open_encoder_decoder(BART)
+
+
+@pytest.fixture
+def bart_window(qtbot, settings):
+    """The window as the app starts it (a background controller on a toy model), then the BART folder
+    opened as File ▸ Open model folder… opens the folder chosen."""
+    from bart_window import BART, SOURCE
+
+    controller = Controller(engine.load_builtin("cat-sat-on-mat"), SOURCE, background=True)
+    window = MainWindow(controller, settings)
+    qtbot.addWidget(window)
+    window.resize(1280, 820)
+    window.show()
+    qtbot.waitExposed(window)
+    window.open_model(BART)
+    qtbot.waitUntil(lambda: controller.is_encoder_decoder and controller.trace is not None and not controller.busy)
+    yield window
+    controller.cancel()
+    controller.wait_idle()

@@ -13,9 +13,7 @@ from PySide6.QtTest import QTest
 pytest.importorskip("tokenizers")
 
 from attention_explorer import engine  # noqa: E402
-from attention_explorer.app import MainWindow  # noqa: E402
-from attention_explorer.controller import LOOKED_AT, LOOKING, Controller  # noqa: E402
-from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder  # noqa: E402
+from attention_explorer.controller import LOOKED_AT, LOOKING  # noqa: E402
 from attention_explorer.engine.steps import step_index, step_view  # noqa: E402
 from attention_explorer.figure import built_figure  # noqa: E402
 from attention_explorer.figure_controller import figure_facts  # noqa: E402
@@ -25,57 +23,8 @@ from attention_explorer.headless import destroy_now  # noqa: E402
 from attention_explorer.view_file import read_view  # noqa: E402
 from attention_explorer.views.arc_diagram import LEFT, RIGHT  # noqa: E402
 from attention_explorer.views.heatmap import CROSS_AXIS_TITLES  # noqa: E402
+from bart_window import BART, SOURCE, choose_part, settle, type_target  # noqa: E402
 from html_page import page_data  # noqa: E402
-
-BART = str(Path(__file__).parents[1] / "engine" / "pretrained" / "data" / "tiny-bart")
-SOURCE = "the cat sat on the mat"
-
-
-@pytest.fixture(scope="module")
-def bart():
-    return open_encoder_decoder(BART)
-
-
-@pytest.fixture
-def bart_window(qtbot, settings):
-    """The window as the app starts it (a background controller on a toy model), then the BART folder
-    opened as File ▸ Open model folder… opens the folder chosen."""
-    controller = Controller(engine.load_builtin("cat-sat-on-mat"), SOURCE, background=True)
-    window = MainWindow(controller, settings)
-    qtbot.addWidget(window)
-    window.resize(1280, 820)
-    window.show()
-    qtbot.waitExposed(window)
-    window.open_model(BART)
-    qtbot.waitUntil(lambda: controller.is_encoder_decoder and controller.trace is not None and not controller.busy)
-    yield window
-    controller.cancel()
-    controller.wait_idle()
-
-
-def settle(qtbot, controller) -> None:
-    qtbot.waitUntil(lambda: not controller.busy)
-    QtWidgets.QApplication.processEvents()
-
-
-def choose_part(qtbot, window, title: str) -> None:
-    """Pick a part in the bar's combo box with the keyboard, as a user does (it emits `activated`)."""
-    box = window.pretrained.bar.part
-    box.setFocus()
-    wanted = box.findText(title)
-    assert wanted >= 0
-    while box.currentIndex() != wanted:
-        QTest.keyClick(box, QtCore.Qt.Key.Key_Down if box.currentIndex() < wanted else QtCore.Qt.Key.Key_Up)
-    QtWidgets.QApplication.processEvents()
-
-
-def type_target(qtbot, window, text: str) -> None:
-    edit = window.pretrained.target_box.edit
-    edit.setFocus()
-    edit.selectAll()
-    QTest.keyClick(edit, QtCore.Qt.Key.Key_Delete)
-    qtbot.keyClicks(edit, text)
-    settle(qtbot, window.controller)
 
 
 def test_a_bart_folder_opens_on_cross_attention_with_the_source_as_its_target(bart_window, bart):
@@ -171,8 +120,9 @@ def test_hovering_a_source_word_focuses_it_as_the_word_looked_at(bart_window, qt
 def test_what_an_encoder_decoder_does_not_offer_is_off_and_says_why(bart_window):
     window = bart_window
     bar = window.pretrained.bar
-    for box in (bar.merge, bar.hide_specials, bar.hide_first, bar.rollout):
-        assert not box.isEnabled() and "encoder–decoder" in box.toolTip()
+    for box in (bar.merge, bar.hide_specials, bar.hide_first):  # (tests/views/test_encoder_decoder_readings.py)
+        assert box.isEnabled()
+    assert not bar.rollout.isEnabled() and "cross-attention mixes two texts" in bar.rollout.toolTip()
     assert not window.pretrained.generation.isVisible()
     assert "encoder–decoder" in window.pretrained.next_tokens.title.text()
 
@@ -262,8 +212,6 @@ def test_exports_draw_both_texts(bart_window, qtbot, tmp_path, monkeypatch):
     assert page["labels"] == c.trace.labels and page["keyLabels"] == c.trace.looked_at_labels
     np.testing.assert_allclose(page["matrix"], c.trace.heads[0].weights, atol=page["step"])
     assert not warnings
-    census = window.pretrained.census.action
-    assert not census.isEnabled() and "encoder–decoder" in census.toolTip()
 
 
 def test_the_steps_frame_a_source_word_where_the_source_is(bart_window, qtbot):

@@ -79,6 +79,7 @@ class HiddenStage(_Stage):
     before: tuple[np.ndarray, ...]  # per head, the weights over every token before hiding (n × n)
     kept: np.ndarray                # the tokens left, by their index before hiding
     names: str                      # the hidden tokens, for the text: "[CLS], [SEP]"
+    kept_keys: np.ndarray | None = None  # the columns left when they are another text's (cross-attention)
 
     name = "hidden"
 
@@ -87,8 +88,9 @@ class HiddenStage(_Stage):
 
     def explain(self, head: int, row: int, col: int, a: str, b: str, value: float) -> str:
         matrix, source_row = self.before[head], int(self.kept[row])
-        kept_weight = float(matrix[source_row, self.kept].sum())
-        return (f"{weight(matrix[source_row, self.kept[col]])} ÷ {weight(kept_weight)} = {weight(value)} "
+        columns = self.kept if self.kept_keys is None else self.kept_keys
+        kept_weight = float(matrix[source_row, columns].sum())
+        return (f"{weight(matrix[source_row, columns[col]])} ÷ {weight(kept_weight)} = {weight(value)} "
                 f"({weight(kept_weight)} of {a}'s weight is on the shown tokens; the rest was on {self.names})")
 
 
@@ -99,6 +101,7 @@ class WordsStage(_Stage):
 
     before: tuple[np.ndarray, ...]          # per head, the pieces' weights (pieces × pieces)
     groups: tuple[tuple[int, ...], ...]     # each word's pieces, by their index in `before`
+    key_groups: tuple[tuple[int, ...], ...] | None = None  # the columns' words when another text's (cross)
 
     name = "words"
 
@@ -107,11 +110,11 @@ class WordsStage(_Stage):
 
     def passes_through(self, row: int, col: int) -> tuple[int, int] | None:
         """A word of one piece looking at a word of one piece: the weight is the pieces' own."""
-        looking, looked_at = self.groups[row], self.groups[col]
+        looking, looked_at = self.groups[row], self._columns()[col]
         return (looking[0], looked_at[0]) if len(looking) == len(looked_at) == 1 else None
 
     def explain(self, head: int, row: int, col: int, a: str, b: str, value: float) -> str:
-        matrix, looking, looked_at = self.before[head], self.groups[row], self.groups[col]
+        matrix, looking, looked_at = self.before[head], self.groups[row], self._columns()[col]
         if len(looking) == len(looked_at) == 1:
             return f"one piece each, the pieces' own weight: {weight(value)}"
         per_piece = [sum_of([weight(matrix[a, b]) for b in looked_at]) for a in looking]
@@ -122,6 +125,9 @@ class WordsStage(_Stage):
         return (f"({sum_of(per_piece)}) ÷ {len(looking)}"
                 f" = {weight(value)} (each of {a}'s {len(looking)} pieces summed over {b}'s, "
                 f"then averaged)")
+
+    def _columns(self) -> tuple[tuple[int, ...], ...]:
+        return self.groups if self.key_groups is None else self.key_groups
 
 
 Stage = RolloutStage | HiddenStage | WordsStage
@@ -136,16 +142,20 @@ class Reading:
     stages: tuple[Stage, ...]              # in the order they were applied
     groups: tuple[tuple[int, ...], ...]    # shown token → the source tokens it stands for
     rule: str                              # one line on what was done, for the screen
+    key_groups: tuple[tuple[int, ...], ...] | None = None  # the same for the columns, when they are another
+                                                            # text's tokens (cross-attention); None: `groups`
 
     @property
     def short(self) -> str:
         """A few words for titles: "rollout", "hidden, words"."""
         return ", ".join(stage.name for stage in self.stages)
 
-    def weight_arithmetic(self, head: int, row: int, col: int, labels: Sequence[str], value: float) -> str:
+    def weight_arithmetic(self, head: int, row: int, col: int, labels: Sequence[str], value: float,
+                          key_labels: Sequence[str] | None = None) -> str:
         """The shown weight (row, col) of `head`, written out from the numbers of the stage that made
-        it (a stage that left this weight as it was, a word of one piece, is passed over)."""
-        a, b = labels[row], labels[col]
+        it (a stage that left this weight as it was, a word of one piece, is passed over); `key_labels`
+        name the columns when they are another text's tokens."""
+        a, b = labels[row], (labels if key_labels is None else key_labels)[col]
         stages = list(self.stages)
         while len(stages) > 1 and (through := stages[-1].passes_through(row, col)) is not None:
             row, col = through
@@ -169,9 +179,15 @@ class Reading:
         """What the reading did to the scores of the shown tokens ("" when they are the head's own)."""
         return "each word's pieces averaged" if any(isinstance(s, WordsStage) for s in self.stages) else ""
 
-    def shown_index(self, source_index: int) -> int | None:
-        """The shown token that source token `source_index` belongs to, or None when it is hidden."""
-        for shown, group in enumerate(self.groups):
+    def group(self, shown: int, looked_at: bool = False) -> tuple[int, ...]:
+        """The source tokens that shown token `shown` stands for: a row's, or with `looked_at` a column's."""
+        return (self.key_groups if looked_at and self.key_groups is not None else self.groups)[shown]
+
+    def shown_index(self, source_index: int, looked_at: bool = False) -> int | None:
+        """The shown token (a row's, or with `looked_at` a column's) that source token `source_index`
+        belongs to, or None when it is hidden."""
+        groups = self.key_groups if looked_at and self.key_groups is not None else self.groups
+        for shown, group in enumerate(groups):
             if source_index in group:
                 return shown
         return None

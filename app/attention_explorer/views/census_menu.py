@@ -8,7 +8,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 PREBUILD_AFTER_MS = 2000  # after the main window first shows: its own first paint and the bars' plot come first
 CENSUS_HINT = ("What every head does, measured over many texts: induction, previous-token, duplicate, sinks, "
-               "Clark et al.'s averages and entropy")
+               "Clark et al.'s averages and entropy (an encoder–decoder: the attention shown)")
 
 
 class CensusLauncher(QtCore.QObject):

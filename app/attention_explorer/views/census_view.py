@@ -104,8 +104,15 @@ class QtCensusView(QtWidgets.QWidget):
             self.readout.setText(" ")
             self._on_selected_changed(self.census.selected)
             return
-        grid = result.grid(measure)
         title = BY_KEY[measure].title
+        if measure in result.not_applicable:
+            self.plot.show_message(f"{title} does not apply to {result.model_name}: "
+                                   f"{result.not_applicable[measure]}. Choose another measure above.")
+            self.ranked_title.set_full_text("")
+            self.readout.setText(" ")
+            self._on_selected_changed(self.census.selected)
+            return
+        grid = result.grid(measure)
         self.plot.show_matrix(grid, [f"L{i + 1}" for i in range(result.n_layers)],
                               [f"H{i + 1}" for i in range(result.n_heads)],
                               title=f"{title} — {result.model_name}, {result.texts} texts",

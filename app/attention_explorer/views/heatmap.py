@@ -144,7 +144,8 @@ class QtHeatmap(MatrixPlot):
         if self.controller.matrix == "norm":
             return norm_text(head, looking, looked_at, row, col)
         if trace.reading is not None:  # not a softmax of these scores: written out from what it was made of
-            arithmetic = trace.reading.weight_arithmetic(self.controller.head, row, col, trace.labels, weight)
+            arithmetic = trace.reading.weight_arithmetic(self.controller.head, row, col, trace.labels, weight,
+                                                          trace.key_labels)
             return f"{looking} → {looked_at} {weight * 100:.1f} % — {arithmetic}"
         text = f"{looking} → {looked_at} {weight * 100:.1f} % (score {head.scores[row, col]:.2f}"
         if trace.options.scale:

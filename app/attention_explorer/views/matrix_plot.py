@@ -16,6 +16,7 @@ shows weights, scores, differences, rectangular cross-attention and positional e
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
 
@@ -424,7 +425,9 @@ class MatrixPlot(QtWidgets.QWidget):
         left, _top, right, _bottom = self.graphics.ci.layout.getContentsMargins()
         width = max(40, int(self.graphics.viewport().width() - left - right - TITLE_SLACK_PX))
         metrics = QtGui.QFontMetrics(font)
-        shown = "<br>".join(metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, width)
+        # each line's text escaped: a token's label ("<s>", BART's) is not markup (it struck the title through)
+        elide = QtCore.Qt.TextElideMode.ElideRight
+        shown = "<br>".join(html.escape(metrics.elidedText(line, elide, width), quote=False)
                             for line in self._title.split("<br>"))
         if shown != self.title_item.text:  # a new text re-lays out the scene
             self.title_item.setText(shown, color=theme.foreground(), size=self._title_size)

@@ -51,6 +51,9 @@ class CensusCells:
     def readout(self, layer: int, head: int) -> str:
         """What hovering a cell says: the head, its mean score and how many texts it is the mean of."""
         value = self.grid[layer, head]
+        why = self.result.not_applicable.get(self.choice.measure)
+        if why is not None:
+            return f"{head_name(layer, head)}: {self.choice.title} does not apply ({why})"
         if not np.isfinite(value):
             return f"{head_name(layer, head)}: no text could measure {self.choice.title} here"
         count = int(self.result.counts[self.choice.measure][layer, head])

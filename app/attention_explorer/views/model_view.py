@@ -234,7 +234,7 @@ class QtModelView(QtWidgets.QWidget):
                                        "and heads here." if not self.controller.is_real else "Running the model…")
         else:
             pair = self.controller.is_encoder_decoder
-            self.cells = encoder_decoder_cells(ptrace) if pair else \
+            self.cells = encoder_decoder_cells(ptrace, self.controller.real_view) if pair else \
                 model_cells(ptrace, self.controller.real_view, self._norm_chosen())
             self.labels, self.column_labels = self.cells.labels, self.cells.column_labels
             self._make_images(self.cells.thumbnails, self.controller.colormap)

@@ -1,7 +1,7 @@
 """The real model's controls: which layer the main views show, how the layer is read (words, without
 special tokens or sinks, rollout), switching heads off, and a line saying what the reading did. For an
 encoder–decoder also which of its attentions is shown (the heads switched off are the ones of that
-attention); the readings are then off, their tooltips saying why.
+attention); the readings read it too, but for Rollout on cross-attention, off with its tooltip saying why.
 
 Shown only while a real model is open; every control writes through a controller setter and follows
 its signals with the control's own signals blocked, as the options bar does.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from ..controller import Controller
-from ..pretrained_display import MERGE_RULE
+from ..pretrained_display import CROSS_ROLLOUT_WHY, MERGE_RULE
 from .elided_label import ElidedLabel
 
 # the parts of an encoder–decoder, as engine/pretrained/encoder_decoder_view.PARTS names them (that module
@@ -22,7 +22,8 @@ PARTS = (("cross", "Cross-attention (target reads source)"), ("encoder", "Encode
 PART_TIP = ("Which attention of the encoder–decoder the views show: the encoder's over the source, the "
             "decoder's over the target (each token sees only the ones before it), or cross-attention, where "
             "each target token reads the source")
-NOT_FOR_ENCODER_DECODER = "Not offered for an encoder–decoder yet: its attention is shown token by token"
+NO_CROSS_ROLLOUT = (f"Not for cross-attention: {CROSS_ROLLOUT_WHY}. Choose Encoder or Decoder self-attention "
+                    f"to roll one of them out")
 
 
 class QtPretrainedBar(QtWidgets.QWidget):
@@ -52,8 +53,7 @@ class QtPretrainedBar(QtWidgets.QWidget):
         self.ablate = QtWidgets.QCheckBox("Shown head off")
         self.ablate.setToolTip("Switch the shown head of the shown layer off: its output becomes zero and "
                                "the later layers change")
-        self._tips = {w: w.toolTip() for w in (self.merge, self.hide_specials, self.hide_first, self.rollout)}
-        # (their own tips, back when a one-text model opens)
+        self._rollout_tip = self.rollout.toolTip()  # back when another attention or model is shown
         self.part = QtWidgets.QComboBox()
         self.part.setObjectName("attentionPart")
         self.part.setToolTip(PART_TIP)
@@ -110,13 +110,13 @@ class QtPretrainedBar(QtWidgets.QWidget):
         del blockers
 
     def _sync_encoder_decoder(self) -> None:
-        """The part shown; the readings are off for an encoder–decoder."""
+        """The part shown; Rollout is off for cross-attention (its box keeps the choice for the other parts)."""
         c = self.controller
         pair = c.is_encoder_decoder
         self.part.setVisible(pair)
         self.part_caption.setVisible(pair)
         self.part.setCurrentIndex(max(0, self.part.findData(c.part)))
-        for widget, tip in self._tips.items():
-            widget.setEnabled(not pair)
-            widget.setToolTip(NOT_FOR_ENCODER_DECODER if pair else tip)
+        cross = pair and c.part == "cross"
+        self.rollout.setEnabled(not cross)
+        self.rollout.setToolTip(NO_CROSS_ROLLOUT if cross else self._rollout_tip)
 

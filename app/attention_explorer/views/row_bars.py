@@ -3,6 +3,8 @@ looks (its row of the weights) or who looks at it (its column), for the selected
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -212,7 +214,8 @@ class QtRowBars(QtWidgets.QStackedWidget):
         shown = QtGui.QFontMetrics(font).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, width)
         if (shown, color.rgba()) != self._title:
             self._title = (shown, color.rgba())
-            self.plot.setTitle(shown, color=color, size=f"{TITLE_POINT_SIZE:g}pt")
+            # escaped: a token's label ("<s>") is not markup
+            self.plot.setTitle(html.escape(shown, quote=False), color=color, size=f"{TITLE_POINT_SIZE:g}pt")
 
     def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)

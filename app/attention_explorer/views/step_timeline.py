@@ -377,7 +377,7 @@ class QtStepTimeline(QtWidgets.QWidget):
         trace, focus = self.controller.trace, self.controller.focus
         if focus is None or trace is None or trace.reading is None:
             return focus, 1
-        group = trace.reading.groups[focus]
+        group = trace.reading.group(focus, looked_at=self.controller.focus_role == LOOKED_AT)
         return min(group), max(group) - min(group) + 1
 
     def _wire_hover(self, table: MatrixTable) -> None:

@@ -34,6 +34,7 @@ class FixedSubject:
     on "prev" texts and uniform otherwise, head 2 always on the first token."""
 
     name, n_layers, n_heads, causal, has_loss = "fixed", 1, 2, False, False
+    not_applicable = {"cross_own": "cross-attention only", "cross_next": "cross-attention only"}
 
     def run(self, text, ablate=frozenset(), progress=None):
         if text == "nothing":

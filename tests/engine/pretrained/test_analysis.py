@@ -116,3 +116,28 @@ def test_hiding_the_ends_or_a_middle_token_gives_the_same_rule():
     np.testing.assert_allclose(ends.weights, kept / kept.sum(axis=1, keepdims=True), atol=1e-15)
     kept = weights[np.ix_([0, 2, 3], [0, 2, 3])]
     np.testing.assert_allclose(middle.weights, kept / kept.sum(axis=1, keepdims=True), atol=1e-15)
+
+
+# Cross-attention: 3 target tokens (rows) reading 4 source tokens (columns).
+C = np.array([[0.1, 0.2, 0.3, 0.4],
+              [0.5, 0.0, 0.25, 0.25],
+              [0.4, 0.4, 0.1, 0.1]])
+
+
+def test_a_rectangle_merges_its_rows_by_the_target_s_words_and_its_columns_by_the_source_s():
+    # Target words {0}, {1, 2}; source words {0}, {1, 2, 3}.
+    merged = merge_words(C, [(0,), (1, 2)], [(0,), (1, 2, 3)])
+    # Row 0: (0.1, 0.9). Rows 1 and 2: (0.5, 0.5) and (0.4, 0.6), averaged: (0.45, 0.55).
+    np.testing.assert_allclose(merged, [[0.1, 0.9], [0.45, 0.55]], atol=1e-15)
+    # the same rule when the words are not runs in order (the loop, not the slices)
+    shuffled = merge_words(C, [(1, 2), (0,)], [(1, 2, 3), (0,)])
+    np.testing.assert_allclose(shuffled, [[0.55, 0.45], [0.9, 0.1]], atol=1e-15)
+
+
+def test_a_rectangle_hides_its_rows_and_its_columns_each_by_its_own_text():
+    hidden = hide_tokens(C, [1], [0, 3])  # target token 1; source tokens 0 and 3
+    np.testing.assert_array_equal(hidden.kept, [0, 2])
+    # Row 0 keeps (0.2, 0.3) of 1.0 → (0.4, 0.6); row 2 keeps (0.4, 0.1) → (0.8, 0.2).
+    np.testing.assert_allclose(hidden.weights, [[0.4, 0.6], [0.8, 0.2]], atol=1e-15)
+    np.testing.assert_allclose(hidden.removed, [0.5, 0.5], atol=1e-15)
+    np.testing.assert_allclose(hide_tokens(C, [], [1, 2]).weights[1], [2 / 3, 1 / 3], atol=1e-15)  # no row hidden

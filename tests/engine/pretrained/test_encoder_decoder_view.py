@@ -59,6 +59,17 @@ def test_rows_and_columns_are_each_texts_tokens(run):
     assert EncoderDecoderPart(model, ENCODER).n_heads == 4 and EncoderDecoderPart(model, CROSS).n_heads == 8
 
 
+def test_the_decoder_s_input_keeps_the_target_s_specials_and_words_one_place_on(run):
+    model, _result = run
+    target = model.tokenizer.encode("unbelievably, a dog")
+    read = model.decoder_input("unbelievably, a dog")
+    assert read.labels[0] == "</s>" and read.labels[1:] == target.labels[:-1]  # the start token, then all but </s>
+    assert read.special.tolist() == [True, *target.special[:-1].tolist()] and read.special[:2].all()
+    assert read.words[0] == (0,) and read.words[2] == tuple(range(2, 14))  # "unbelievably": 12 pieces, one on
+    assert [i for word in read.words for i in word] == list(range(len(read.ids)))  # every token once, in order
+    assert read.cut is None and model.decoder_input(" ".join(["a dog"] * 60)).cut is not None
+
+
 @pytest.mark.parametrize("part", list(PARTS))
 def test_a_head_switched_off_outputs_zero_and_changes_what_follows(run, part):
     model, result = run

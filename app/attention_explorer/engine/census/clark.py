@@ -26,11 +26,12 @@ PUNCTUATION = frozenset({".", ","})
 
 def clark_averages(weights: np.ndarray, labels: Sequence[str], special: np.ndarray,
                    column_totals: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """The six averages of every head in `weights` (…, n, n); `labels` are the tidy tokens ("." for a
-    full stop, with any word-boundary marker dropped) and `special` flags the special tokens.
+    """The six averages of every head in `weights` (…, n, n); `labels` are the tidy tokens looked at ("."
+    for a full stop, with any word-boundary marker dropped) and `special` flags the special tokens among
+    them (cross-attention's, (…, n, n_source), are the source's: only first, sep and punct mean anything).
     `column_totals` (…, n), the weight each token receives, may be handed in if already summed."""
     weights = np.asarray(weights)
-    n = weights.shape[-1]
+    n = weights.shape[-2]  # the tokens looking (cross-attention's columns are another text's)
     special = np.asarray(special, dtype=bool)
     later_special = special.copy()
     later_special[:1] = False

@@ -7,7 +7,8 @@ baseline is the entropy of uniform attention, ln n. Low entropy: the head looks 
 the baseline: it spreads its attention over all of them.
 
 In a decoder row i can see only its first i + 1 tokens, so the smoothing spreads over those and the
-row's uniform baseline is ln(i + 1) (for an encoder this is the paper's formula exactly).
+row's uniform baseline is ln(i + 1) (for an encoder this is the paper's formula exactly). In
+cross-attention every target row sees all of the source's tokens: its baseline is ln n_source.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def visible_keys(n: int, causal: bool) -> np.ndarray:
 
 
 def attention_entropy(weights: np.ndarray, causal: bool = False) -> np.ndarray:
-    """The mean row entropy (nats) of every head in `weights` (…, n, n), smoothed as the paper does.
+    """The mean row entropy (nats) of every head in `weights` (…, n, n), smoothed as the paper does;
+    (…, n, n_keys) for cross-attention, whose rows see every one of the other text's n_keys tokens.
 
     Worked in float32 in place (it runs on every layer of every text of a census), and summed over
     the whole head at once: the mean of the rows' sums is the head's sum over n. Under the causal
@@ -31,13 +33,13 @@ def attention_entropy(weights: np.ndarray, causal: bool = False) -> np.ndarray:
     adds s·ln s to the sum: that is taken away again instead of masking n² cells.
     """
     weights = np.asarray(weights)
-    n = weights.shape[-1]
-    share = SMOOTHING / visible_keys(n, causal)                       # (n,): what each visible cell gets
-    smoothed = np.multiply(weights, np.float32(1 - SMOOTHING), dtype=np.float32)
+    n, keys = weights.shape[-2:]
+    share = SMOOTHING / visible_keys(n, causal) if causal else np.full(n, SMOOTHING / keys)  # what each visible
+    smoothed = np.multiply(weights, np.float32(1 - SMOOTHING), dtype=np.float32)            # cell gets, per row
     smoothed += share.astype(np.float32)[:, None]
     logs = np.log(smoothed)
-    flat = smoothed.reshape(*smoothed.shape[:-2], 1, n * n)
-    total = np.matmul(flat, logs.reshape(*logs.shape[:-2], n * n, 1))[..., 0, 0].astype(np.float64)
+    flat = smoothed.reshape(*smoothed.shape[:-2], 1, n * keys)
+    total = np.matmul(flat, logs.reshape(*logs.shape[:-2], n * keys, 1))[..., 0, 0].astype(np.float64)
     if causal:
         hidden = n - np.arange(1, n + 1)                              # forbidden cells of each row
         total -= float((hidden * (share * np.log(share))).sum())

@@ -4,7 +4,9 @@ Each measure is one module of this package with its definition and its source; t
 names them, says in a line what each finds (shown in the window and the CLI's help), and applies them
 together so that a text's facts (its patterns, its punctuation) are worked out once for all layers.
 A measure that a text cannot inform (a duplicate-token score on a text that repeats no token) is left
-out for that text, and the census averages each measure over the texts that inform it.
+out for that text, and the census averages each measure over the texts that inform it. A measure that
+does not apply to a subject's heads at all (cross-attention's on one text's self-attention, those
+within one text on cross-attention) is not measured, and the result says why (subjects.py).
 """
 
 from __future__ import annotations
@@ -48,8 +50,16 @@ MEASURES = (
     Measure("clark_next", "clark", "to the next token", "share on the token after it"),
     Measure("clark_prev", "clark", "to the previous token", "share on the token before it"),
     Measure("entropy", "entropy", "entropy (nats)", "how spread out each row is; uniform attention is ln n"),
+    Measure("cross_own", "cross", "to its own token in the source",
+            "cross-attention: a target token reads the source's copies of itself (mul score)"),
+    Measure("cross_next", "cross", "to the source token it writes next",
+            "cross-attention: a target token reads the source's copies of the token the decoder writes next "
+            "(mul score)"),
 )
 MEASURE_KEYS = tuple(m.key for m in MEASURES)
+CROSS_KEYS = ("cross_own", "cross_next")   # cross-attention's own: a target reading its source
+# within one text only: each compares a token with others of its own text, by position or by id
+WITHIN_ONE_TEXT = ("induction", "induction_stripe", "previous", "duplicate", "clark_self", "clark_next", "clark_prev")
 BY_KEY = {m.key: m for m in MEASURES}
 GROUPS = tuple(dict.fromkeys(m.group for m in MEASURES))   # induction, previous, duplicate, sink, clark, entropy
 
@@ -109,25 +119,32 @@ class TextFacts:
     patterns: dict[str, Pattern] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, ids, labels, special, causal: bool, period: int = 0, repeat_start: int | None = None) -> TextFacts:
+    def of(cls, ids, labels, special, causal: bool, period: int = 0, repeat_start: int | None = None,
+           more: dict[str, Pattern] | None = None) -> TextFacts:
+        """The facts of a text of tokens `ids` looking at tokens `labels` / `special` (the same text but
+        in cross-attention); `more` are patterns the subject worked out itself (cross-attention's)."""
         ids = np.asarray(ids)
         patterns = {"previous": previous_token_pattern(len(ids)), "duplicate": duplicate_token_pattern(ids),
-                    "induction": induction_pattern(ids)}
+                    "induction": induction_pattern(ids), **(more or {})}
         return cls(ids, list(labels), np.asarray(special, dtype=bool), causal, repeat_start, period,
                    {key: p for key, p in patterns.items() if not p.empty})
 
 
 def layer_scores(weights: np.ndarray, facts: TextFacts, settings: CensusSettings) -> dict[str, np.ndarray]:
-    """Every measure of `settings` that this text informs, for every head of one layer (heads, n, n):
-    key → (heads,) float64. The weight each token receives is summed once and shared by the pattern
-    scores' denominator, the sink importance (α₁ is the first column's mean) and Clark's averages."""
+    """Every measure of `settings` that this text informs, for every head of one layer (heads, n, n), or
+    (heads, n, n_source) for cross-attention: key → (heads,) float64. The weight each token receives is
+    summed once and shared by the pattern scores' denominator, the sink importance (α₁ is the first
+    column's mean) and Clark's averages. Cross-attention has no diagonal (a target token is not a source
+    token): its patterns leave out the first token's weight when asked, never a diagonal's."""
     wanted = set(settings.measures)
     out: dict[str, np.ndarray] = {}
-    n = weights.shape[-1]
+    n = weights.shape[-2]  # the tokens looking
     column_totals = weights.sum(axis=-2).astype(np.float64)               # (heads, n); float32 sums: n ≤ 512 terms
-    patterns = [key for key in ("previous", "duplicate", "induction") if key in wanted and key in facts.patterns]
-    if patterns:
-        exclusions = {"exclude_first": settings.exclude_first, "exclude_diagonal": settings.exclude_diagonal}
+    for keys, diagonal in ((("previous", "duplicate", "induction"), settings.exclude_diagonal), (CROSS_KEYS, False)):
+        patterns = [key for key in keys if key in wanted and key in facts.patterns]
+        if not patterns:
+            continue
+        exclusions = {"exclude_first": settings.exclude_first, "exclude_diagonal": diagonal}
         total = attention_total(weights, column_totals=column_totals, **exclusions)
         for key in patterns:
             score = mul_score(weights, facts.patterns[key], total=total, **exclusions)

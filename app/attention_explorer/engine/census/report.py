@@ -34,8 +34,10 @@ def census_json(result: CensusResult, ablation: dict | None = None, top: int = 1
 
 
 def summary_lines(result: CensusResult, top: int = 3) -> list[str]:
-    """'induction: L5 H1 0.62, L4 H7 0.55, …' for each measure, then the texts and the time."""
+    """'induction: L5 H1 0.62, L4 H7 0.55, …' for each measure, why each measure asked for that does
+    not apply to these heads does not, then the texts and the time."""
     lines = [f"{BY_KEY[m].title}: " + _leaders(result, m, top) for m in result.measures]
+    lines += [f"{BY_KEY[m].title}: does not apply ({why})" for m, why in result.not_applicable.items()]
     lines.append(f"{result.texts} texts, {result.tokens:,} tokens, {result.seconds:.1f} s ({result.source})")
     return lines
 

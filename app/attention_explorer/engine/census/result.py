@@ -2,12 +2,13 @@
 and heads that behave alike.
 
 Scores are means over the texts that inform each measure (see measures.py); NaN marks a head no
-text informed. Entropy ranks lowest first (a focused head), every other measure highest first.
+text informed. A measure that does not apply to the model's heads is not measured: `not_applicable`
+says why, and its grid is all NaN. Entropy ranks lowest first (a focused head), every other measure highest first.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -46,18 +47,24 @@ class CensusResult:
     uniform_entropy: float | None     # the mean over texts of uniform attention's entropy (nats)
     seconds: float = 0.0
     fingerprint: str = ""             # of the model's weights
+    not_applicable: dict[str, str] = field(default_factory=dict)  # measures asked for that do not apply to
+                                                                  # these heads, not measured → why
 
     @property
     def measures(self) -> tuple[str, ...]:
         return tuple(self.scores)
 
     def grid(self, measure: str) -> np.ndarray:
-        """The layers × heads scores of `measure` (a copy), as the census grid and a model view show it."""
+        """The layers × heads scores of `measure` (a copy), as the census grid and a model view show it;
+        NaN for a measure that does not apply to these heads."""
+        if measure in self.not_applicable:
+            return np.full((self.n_layers, self.n_heads), np.nan)
         return self.scores[measure].copy()
 
     def ranked(self, measure: str, top: int | None = None) -> list[HeadScore]:
-        """Heads from the strongest to the weakest on `measure` (heads no text informed left out)."""
-        grid = self.scores[measure]
+        """Heads from the strongest to the weakest on `measure` (heads no text informed left out; none for
+        a measure that does not apply)."""
+        grid = self.grid(measure)
         flat = [(layer, head) for layer, head in np.ndindex(grid.shape) if np.isfinite(grid[layer, head])]
         sign = 1.0 if measure in ASCENDING else -1.0
         flat.sort(key=lambda lh: (sign * grid[lh], lh))
@@ -108,6 +115,7 @@ class CensusResult:
             "settings": self.settings.to_dict(), "texts": self.texts, "skipped": self.skipped,
             "truncated": self.truncated, "tokens": self.tokens, "uniform_entropy": self.uniform_entropy,
             "seconds": self.seconds, "fingerprint": self.fingerprint, "examples": list(self.examples),
+            "not_applicable": dict(self.not_applicable),
             "measures": {key: {"title": BY_KEY[key].title, "scores": _rows(self.scores[key]),
                                "texts": self.counts[key].astype(int).tolist(), "best": _rows(self.best[key]),
                                "best_text": self.best_text[key].astype(int).tolist()} for key in self.measures},
@@ -126,7 +134,8 @@ class CensusResult:
                    int(data["truncated"]), int(data["tokens"]), grids("scores"), grids("texts", np.int64),
                    grids("best"), grids("best_text", np.int64), [str(t) for t in data["examples"]],
                    None if data["uniform_entropy"] is None else float(data["uniform_entropy"]),
-                   float(data["seconds"]), str(data["fingerprint"]))
+                   float(data["seconds"]), str(data["fingerprint"]),
+                   {str(k): str(v) for k, v in data.get("not_applicable", {}).items()})
 
 
 def _rows(grid: np.ndarray) -> list[list[float | None]]:

@@ -14,16 +14,16 @@ measure.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import SentenceError
+from ..errors import OptionsError, SentenceError
 from ..pretrained.progress import Progress, report
 from .cache import CensusCache, cache_key
 from .entropy import uniform_entropy
 from .induction import repeated_span
-from .measures import CensusSettings, TextFacts, layer_scores
+from .measures import BY_KEY, CensusSettings, TextFacts, layer_scores
 from .result import CensusResult
 from .texts import CensusText, TextSource
 
@@ -77,9 +77,18 @@ class _Tally:
 
 def run_census(subject, source: TextSource, settings: CensusSettings | None = None,
                progress: Progress | None = None) -> CensusResult:
+    """Every measure of `settings` of every head of `subject` over `source`'s texts. A measure that does
+    not apply to the subject's heads (subject.not_applicable) is not measured and the result says why;
+    OptionsError when none of those asked for applies."""
     settings = settings or CensusSettings()
     started = time.perf_counter()
-    tally = _Tally(subject.n_layers, subject.n_heads, settings.measures)
+    not_applicable = {key: why for key, why in subject.not_applicable.items() if key in settings.measures}
+    measured = tuple(key for key in settings.measures if key not in not_applicable)
+    if not measured:
+        raise OptionsError(f"none of the measures asked for applies to {subject.name}: "
+                           + "; ".join(f"{BY_KEY[key].title}, {why}" for key, why in not_applicable.items()))
+    tally = _Tally(subject.n_layers, subject.n_heads, measured)
+    reading = replace(settings, measures=measured)
     texts = skipped = truncated = tokens = 0
     uniform_total = 0.0
     for index, item in enumerate(source.texts()):
@@ -99,24 +108,24 @@ def run_census(subject, source: TextSource, settings: CensusSettings | None = No
         facts = _facts(run, item, subject.causal)
         scores = tally.blank()
         for layer in range(subject.n_layers):
-            for measure, values in layer_scores(run.layer(layer), facts, settings).items():
+            for measure, values in layer_scores(run.layer(layer), facts, reading).items():
                 scores[tally.row[measure], layer] = values
         tally.add(scores, index, item.text)
         texts += 1
         truncated += run.truncated
         tokens += run.n
-        uniform_total += uniform_entropy(run.n, subject.causal)
+        uniform_total += uniform_entropy(run.n_keys or run.n, subject.causal)
     report(progress, 1.0, "done")
     examples, best_text = tally.renumbered_examples()
     return CensusResult(
         subject.name, subject.n_layers, subject.n_heads, source.label, settings, texts, skipped, truncated,
         tokens, tally.means(), tally.grids(tally.counts), tally.grids(tally.best), best_text, examples,
-        uniform_total / texts if texts else None, time.perf_counter() - started)
+        uniform_total / texts if texts else None, time.perf_counter() - started, not_applicable=not_applicable)
 
 
 def _facts(run, item: CensusText, causal: bool) -> TextFacts:
     start = repeated_span(run.ids, item.period) if item.kind == "repeat" else None
-    return TextFacts.of(run.ids, run.labels, run.special, causal, item.period, start)
+    return TextFacts.of(run.ids, run.labels, run.special, causal, item.period, start, run.patterns)
 
 
 @dataclass(frozen=True)

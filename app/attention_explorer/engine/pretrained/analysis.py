@@ -40,27 +40,32 @@ def rollout_mix(layer_weights: np.ndarray) -> np.ndarray:
     return mixed
 
 
-def merge_words(weights: np.ndarray, words: Sequence[Sequence[int]]) -> np.ndarray:
-    """Word-level weights from piece-level ones: (words, words).
+def merge_words(weights: np.ndarray, words: Sequence[Sequence[int]],
+                key_words: Sequence[Sequence[int]] | None = None) -> np.ndarray:
+    """Word-level weights from piece-level ones: (words, key words).
 
     The rule: a word looks at another with the SUM of the weights its pieces give to the other
     word's pieces (attention to a word is everything that lands on it), averaged over its own
-    pieces (each piece looks once). Rows still sum to 1.
+    pieces (each piece looks once). Rows still sum to 1. `key_words` are the columns' words when
+    they are another text's (cross-attention: the rows are the target, the columns the source);
+    None: the rows' own.
     """
     weights = _floats(weights)
-    runs = word_runs(words, weights.shape[0])
-    if runs is not None:  # the usual case, pieces in order: sums over slices, 512 tokens in a millisecond
-        starts, sizes = runs
-        merged = np.empty((len(starts), len(starts)), dtype=weights.dtype)
+    key_words = words if key_words is None else key_words
+    runs, key_runs = word_runs(words, weights.shape[0]), word_runs(key_words, weights.shape[1])
+    if runs is not None and key_runs is not None:  # the usual case, pieces in order: sums over slices, 512 tokens
+        starts, sizes = runs                           # in a millisecond
+        key_starts, key_sizes = key_runs
+        merged = np.empty((len(starts), len(key_starts)), dtype=weights.dtype)
         for first in range(0, len(starts), MERGED_ROWS):  # a few hundred words' rows at a time: no n × words copy
             chunk = slice(first, first + MERGED_ROWS)
             rows = slice(starts[first], starts[first] + int(sizes[chunk].sum()))
-            looked_at = sum_runs(weights[rows], starts, sizes, axis=1)
+            looked_at = sum_runs(weights[rows], key_starts, key_sizes, axis=1)
             merged[chunk] = sum_runs(looked_at, starts[chunk] - starts[first], sizes[chunk], axis=0)
         merged /= sizes.astype(merged.dtype)[:, None]
         return merged
-    looked_at = np.stack([weights[:, list(word)].sum(axis=1) for word in words], axis=1)   # (n, words)
-    return np.stack([looked_at[list(word)].mean(axis=0) for word in words], axis=0)       # (words, words)
+    looked_at = np.stack([weights[:, list(word)].sum(axis=1) for word in key_words], axis=1)   # (n, key words)
+    return np.stack([looked_at[list(word)].mean(axis=0) for word in words], axis=0)           # (words, key words)
 
 
 def sum_runs(values: np.ndarray, starts: np.ndarray, sizes: np.ndarray, axis: int) -> np.ndarray:
@@ -102,14 +107,18 @@ class HiddenTokens:
     removed: np.ndarray   # per kept row: the share of its weight that went to hidden tokens (0–1)
 
 
-def hide_tokens(weights: np.ndarray, hidden: Sequence[int]) -> HiddenTokens:
+def hide_tokens(weights: np.ndarray, hidden: Sequence[int], hidden_keys: Sequence[int] | None = None
+                ) -> HiddenTokens:
     """Drop the rows and columns of `hidden` (e.g. [CLS], [SEP] or a first-token sink) and renormalise.
+    `hidden_keys` are the columns to drop when they are another text's tokens (cross-attention);
+    None: the columns of `hidden`.
 
     A row whose whole weight went to hidden tokens has nothing left to share: it stays all zeros.
     """
     weights = _floats(weights)
-    keep = np.setdiff1d(np.arange(weights.shape[0]), np.asarray(hidden, dtype=int))
-    shown = weights[kept_block(keep)]
+    keep = _kept(weights.shape[0], hidden)
+    keep_keys = None if hidden_keys is None else _kept(weights.shape[1], hidden_keys)
+    shown = weights[kept_block(keep, keep_keys)]
     remaining = shown.sum(axis=1, keepdims=True)
     renormalised = np.divide(shown, remaining, out=np.zeros_like(shown), where=remaining > 0)
     totals = weights.sum(axis=1)[keep]
@@ -117,13 +126,26 @@ def hide_tokens(weights: np.ndarray, hidden: Sequence[int]) -> HiddenTokens:
     return HiddenTokens(renormalised, keep, removed)
 
 
-def kept_block(keep: np.ndarray) -> tuple:
-    """The index that takes rows and columns `keep` (sorted) of a square matrix: a slice, so no copy,
-    when they are one run (specials at the ends, a first-token sink), else np.ix_."""
+def _kept(n: int, hidden: Sequence[int]) -> np.ndarray:
+    return np.setdiff1d(np.arange(n), np.asarray(hidden, dtype=int))
+
+
+def kept_block(keep: np.ndarray, keep_keys: np.ndarray | None = None) -> tuple:
+    """The index that takes rows `keep` and columns `keep_keys` (both sorted; None: columns `keep`, of a
+    square matrix): slices, so no copy, when each is one run (specials at the ends, a first-token
+    sink), else np.ix_."""
+    keep_keys = keep if keep_keys is None else keep_keys
+    rows, cols = _run(keep), _run(keep_keys)
+    if isinstance(rows, slice) and isinstance(cols, slice):
+        return rows, cols
+    return np.ix_(keep, keep_keys)
+
+
+def _run(keep: np.ndarray) -> slice | None:
+    """`keep` as a slice when it is one run of neighbouring indices, else None."""
     if len(keep) and keep[-1] - keep[0] == len(keep) - 1:
-        run = slice(int(keep[0]), int(keep[-1]) + 1)
-        return run, run
-    return np.ix_(keep, keep)
+        return slice(int(keep[0]), int(keep[-1]) + 1)
+    return None
 
 
 def words_after_hiding(words: Sequence[Sequence[int]], kept: Sequence[int]) -> tuple[tuple[int, ...], ...]:

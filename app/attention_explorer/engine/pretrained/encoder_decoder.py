@@ -58,8 +58,7 @@ class EncoderDecoderResult:
     layer and head (float32, rows sum to 1) and the next-token scores."""
 
     source: Encoded               # the source's tokens as the tokenizer gives them
-    target_ids: np.ndarray        # what the decoder read: decoder_start_token_id, then the target's tokens but its last
-    target_labels: list[str]      # tidy, as the source's labels
+    target: Encoded               # what the decoder read: decoder_start_token_id, then the target's tokens but its last
     encoder_attention: np.ndarray  # (encoder layers, encoder heads, n_source, n_source)
     decoder_attention: np.ndarray  # (decoder layers, decoder heads, n_target, n_target), zero after each row's token
     cross_attention: np.ndarray   # (decoder layers, decoder heads, n_target, n_source)
@@ -68,7 +67,20 @@ class EncoderDecoderResult:
     # k and v were made from `memory`, the encoder's last hidden states)
     layers: dict[str, tuple[PartLayer, ...]] = field(default_factory=dict, repr=False)
     memory: np.ndarray | None = field(default=None, repr=False)
-    target_cut: Cut | None = None  # the target was longer than the model reads: what was kept
+
+    @property
+    def target_ids(self) -> np.ndarray:
+        return self.target.ids
+
+    @property
+    def target_labels(self) -> list[str]:
+        """Tidy, as the source's labels."""
+        return self.target.labels
+
+    @property
+    def target_cut(self) -> Cut | None:
+        """The target was longer than the model reads: what was kept."""
+        return self.target.cut
 
 
 def _attention(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, v: np.ndarray
@@ -147,13 +159,19 @@ class EncoderDecoderModel:
     def __post_init__(self):
         use_one_blas_thread()  # as model.PretrainedModel: each product runs faster on a thread of its own
 
-    def decoder_input(self, target: str) -> tuple[np.ndarray, list[str], Cut | None]:
-        """The decoder's input for `target`: decoder_start_token_id, then the target's tokens but its last;
-        their labels, tidy as the source's (a word's later pieces marked as the encoder's are); and
-        what was kept of a target longer than the model reads."""
+    def decoder_input(self, target: str) -> Encoded:
+        """The decoder's input for `target`: decoder_start_token_id, then the target's tokens but its last,
+        labelled as the source is (tidy, a word's later pieces marked), its specials flagged, its words
+        the target's own one place on (the start token a word of its own, the last token's word without
+        it), and what was kept of a target longer than the model reads."""
         encoded = self.tokenizer.encode(target)
-        ids = np.concatenate([np.array([self.weights.decoder_start], dtype=np.int64), encoded.ids[:-1]])
-        return ids, [self.tokenizer.token_label(self.weights.decoder_start), *encoded.labels[:-1]], encoded.cut
+        start, n = self.weights.decoder_start, len(encoded.ids)
+        words = ((0,), *(tuple(i + 1 for i in word if i + 1 < n) for word in encoded.words))
+        return Encoded(np.concatenate([np.array([start], dtype=np.int64), encoded.ids[:-1]]),
+                       [self.tokenizer.tokenizer.id_to_token(start), *encoded.pieces[:-1]],
+                       [self.tokenizer.token_label(start), *encoded.labels[:-1]],
+                       np.concatenate([[start in self.tokenizer.special_ids], encoded.special[:-1]]).astype(bool),
+                       tuple(word for word in words if word), encoded.cut)
 
     def run(self, source: str, target: str, off: frozenset[tuple[str, int, int]] = frozenset()
             ) -> EncoderDecoderResult:
@@ -161,17 +179,16 @@ class EncoderDecoderModel:
         part "encoder", "decoder" or "cross") switched off; SentenceError for a text with nothing to
         read, ModelError when the numbers overflow (damaged weights)."""
         encoded = self.tokenizer.encode(source)
-        target_ids, target_labels, target_cut = self.decoder_input(target)
+        decoded = self.decoder_input(target)
         with np.errstate(all="ignore"):  # checked just below
             memory, encoder_attention, encoder_layers = encode(self.weights, encoded.ids, off)
-            logits, decoder_attention, cross_attention, decoder_layers = decode(self.weights, target_ids, memory, off)
+            logits, decoder_attention, cross_attention, decoder_layers = decode(self.weights, decoded.ids, memory, off)
             finite = all(np.isfinite(a.sum(dtype=np.float64)) for a in (logits, encoder_attention, decoder_attention,
                                                                          cross_attention))
         if not finite:
             raise overflow_error(self.name, "the encoder, the decoder or the next-token scores")
-        return EncoderDecoderResult(encoded, target_ids, target_labels,
-                                    encoder_attention, decoder_attention, cross_attention, logits,
-                                    {"encoder": encoder_layers, **decoder_layers}, memory, target_cut)
+        return EncoderDecoderResult(encoded, decoded, encoder_attention, decoder_attention, cross_attention, logits,
+                                    {"encoder": encoder_layers, **decoder_layers}, memory)
 
 
 def is_encoder_decoder_folder(path: str | Path) -> bool:

@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..lazy_trace import LazyHeadTrace
+from ..lazy_trace import LazyHeadTrace, LazyTrace
 from ..options import Options
 from ..tokenizer import token_labels
 from ..trace import Trace
+from .analysis import attention_rollout
 from .encoder_decoder import EncoderDecoderModel, EncoderDecoderResult
 from .forward import merge_heads
 from .thumbnails import pooled
+from .tokenizing import Encoded
 from .weights import Architecture, ShapeOfArchitecture
 
 ENCODER, DECODER, CROSS = "encoder", "decoder", "cross"
@@ -124,6 +126,58 @@ class EncoderDecoderTrace:
         """The source's tokens as the tokenizer gave them (with `cut` when it was too long)."""
         return self.result.source
 
+    @property
+    def arch(self) -> Architecture:
+        return self.part_of.arch
+
+    @property
+    def rows_text(self) -> Encoded:
+        """The tokens of the rows: the source's for the encoder, the decoder's input otherwise."""
+        return self.result.source if self.part == ENCODER else self.result.target
+
+    @property
+    def special(self) -> np.ndarray:
+        """The rows' special tokens (the readings hide them)."""
+        return self.rows_text.special
+
+    @property
+    def words(self) -> tuple[tuple[int, ...], ...]:
+        """The rows' words, as runs of their tokens (the readings merge them)."""
+        return self.rows_text.words
+
+    @property
+    def key_special(self) -> np.ndarray | None:
+        """The columns' special tokens when they are the source's (cross-attention), else None."""
+        return self.result.source.special if self.part == CROSS else None
+
+    @property
+    def key_words(self) -> tuple[tuple[int, ...], ...] | None:
+        """The columns' words when they are the source's (cross-attention), else None."""
+        return self.result.source.words if self.part == CROSS else None
+
+    def causal_mask(self, n: int) -> np.ndarray:
+        """n × n, True where a key comes after its query: the decoder's mask, and that of a reading of it."""
+        return np.triu(np.ones((n, n), dtype=bool), 1)
+
+    def hidden_share(self, layer: int, hidden: list[int], hidden_keys: list[int] | None = None) -> float:
+        """The mean share of weight the rows left shown give to the columns hidden, over the heads of
+        `layer`: the columns of `hidden`, or `hidden_keys` when they are the source's (cross-attention)."""
+        weights = self.layer_weights(layer).astype(np.float64)
+        rows = np.setdiff1d(np.arange(weights.shape[1]), hidden)
+        columns = np.asarray(hidden if hidden_keys is None else hidden_keys, dtype=int)
+        kept = weights[:, rows]
+        return float((kept[..., columns].sum(axis=-1) / kept.sum(axis=-1)).mean()) if len(columns) else 0.0
+
+    def rollout(self, layer: int) -> np.ndarray:
+        """Attention rollout of this part's stack after layer `layer` (analysis.attention_rollout), n × n
+        float64: the encoder's over the source or the decoder's over the target (its causal weights
+        give a causal rollout). Not for cross-attention, whose rows and columns are two texts."""
+        if self.part == CROSS:
+            raise ValueError("rollout is of one stack's self-attention, not of cross-attention")
+        if "rollout" not in self.memo:
+            self.memo["rollout"] = attention_rollout(self.all_weights())
+        return self.memo["rollout"][layer]
+
     def all_weights(self) -> np.ndarray:
         """(layers, heads, rows, keys) float32: every head's weights of this part, as the run made them."""
         return part_weights(self.part, self.result)
@@ -141,7 +195,9 @@ class EncoderDecoderTrace:
             self.memo["thumbnails"] = pooled(self.all_weights())
         return self.memo["thumbnails"]
 
-    def layer_weights(self, layer: int) -> np.ndarray:
+    def layer_weights(self, layer: int, keep: bool = True) -> np.ndarray:
+        """(heads, rows, keys) float32. The run holds every layer's weights, so `keep` (a one-text
+        model's choice not to cache a layer made again) changes nothing."""
         return self.all_weights()[layer]
 
     def weight_row(self, layer: int, head: int, row: int) -> np.ndarray:
@@ -182,8 +238,8 @@ def part_trace(part: EncoderDecoderPart, result: EncoderDecoderResult, source: s
     source_tokens = list(result.source.labels)
     tokens = source_tokens if part.part == ENCODER else list(result.target_labels)
     cross = part.part == CROSS
-    return Trace(
-        model_name=part.name, sentence=source, tokens=tokens, labels=token_labels(tokens), unknown=[],
+    return LazyTrace(  # every part given, nothing to make: lazy only so that a reading's `replaced` copies it
+        {}, model_name=part.name, sentence=source, tokens=tokens, labels=token_labels(tokens), unknown=[],
         features=[f"d{i + 1}" for i in range(arch.d_model)],
         options=Options(scale=True, causal=part.part == DECODER, positional=False, heads=arch.n_heads),
         embedding=made.x, positional=None, x=made.x, mask=mask, heads=tuple(heads), concat=concat,

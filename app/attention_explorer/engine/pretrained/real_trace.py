@@ -77,6 +77,11 @@ class PretrainedTrace:
             self._rolled.clear()
 
     @property
+    def arch(self):
+        """The model's architecture (its layers' masks, for the readings)."""
+        return self.model.arch
+
+    @property
     def n_layers(self) -> int:
         return self.model.arch.n_layers
 
