@@ -17,6 +17,7 @@ import pytest
 
 from cli_runner import run_cli
 from html_page import page_data
+from reading_oracle import hidden, merged, merged_labels, not_special, rollout, words_of
 
 pytest.importorskip("tokenizers")
 from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder  # noqa: E402
@@ -169,13 +170,43 @@ def test_the_web_page_holds_the_parts_rows_columns_and_weights(tmp_path, result,
     assert "cross-attention" in data["heading"] if part == "cross" else "cross" not in data["heading"]
 
 
+WORDY = "unbelievably, a cat sat"  # the tiny tokenizer cuts "unbelievably" into many pieces
+
+
+@pytest.mark.parametrize("part, flags", [("cross", ["--words"]), ("cross", ["--hide-specials", "--head", "3"]),
+                                         ("encoder", ["--rollout", "--layer", "2"])])
+def test_a_part_read_as_the_window_reads_it_is_written_as_csv(capsys, tmp_path, bart, part, flags):
+    """Words, hidden specials and rollout, worked out here with plain loops from the engine's run."""
+    path = tmp_path / "read.csv"
+    code, _, err = run_cli(capsys, "export", "--model", BART, "--sentence", WORDY, "--target", WORDY,
+                           "--part", part, *flags, "-o", path)
+    assert code == 0 and err == "", err
+    rows, cols, values = read_csv(path)
+    run = bart.run(WORDY, WORDY)
+    target, source = list(run.target_labels), list(run.source.labels)
+    if "--words" in flags:
+        by_row, by_col = words_of(target), words_of(source)
+        expected = merged(run.cross_attention[0, 0], by_row, by_col)
+        assert (rows, cols) == (merged_labels(target, by_row), merged_labels(source, by_col))
+        assert len(by_row) < len(target)  # pieces were merged
+    elif "--hide-specials" in flags:
+        keep_rows, keep_cols = not_special(target), not_special(source)
+        expected = hidden(run.cross_attention[0, 2], keep_rows, keep_cols)
+        assert rows == token_labels([target[i] for i in keep_rows])
+        assert cols == token_labels([source[i] for i in keep_cols])
+    else:
+        expected = rollout(run.encoder_attention, 1)
+        assert rows == cols == token_labels(source)
+    np.testing.assert_allclose(values, expected, atol=1e-6)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--model", "cat-sat-on-mat", "--target", "a dog"], "--target is for an encoder–decoder"),
     (["--model", "cat-sat-on-mat", "--part", "encoder"], "--part is for an encoder–decoder"),
     (["--model", BERT, "--part", "cross"], "--part is for an encoder–decoder"),
     (["--model", BERT, "--target", "x", "--part", "cross"], "--target and --part are for an encoder–decoder"),
     (["--model", BART, "--target", "  "], "--target is empty: give the text the decoder reads"),
-    (["--model", BART, "--words"], "--words is not offered for an encoder–decoder"),
+    (["--model", BART, "--rollout"], "choose --part encoder or decoder to roll one of them out"),
     (["--model", BART, "--part", "both"], "invalid choice: 'both'"),
 ])
 def test_options_that_do_not_fit_the_model_are_one_line_and_status_2(capsys, tmp_path, argv, message):

@@ -233,8 +233,8 @@ def _export_real(args: argparse.Namespace, kind: str) -> int:
     from .figure_cli import export_figure, export_read_csv
 
     pair = check_encoder_decoder_options(args)
-    if not pair and kind == ".csv" and (args.ablate or any(getattr(args, key) for key in READING_FLAGS)):
-        return export_read_csv(args)
+    if kind == ".csv" and (args.ablate or any(getattr(args, key) for key in READING_FLAGS)):
+        return export_read_csv(args, pair)
     if export_real_csv(args, kind, pair):
         return 0
     sentence = real_sentence(args)

@@ -129,9 +129,9 @@ def trace_encoder_decoder(args: argparse.Namespace) -> int:
 
 def check_encoder_decoder_options(args: argparse.Namespace) -> bool:
     """Whether --model is an encoder–decoder (BART); --target and --part are refused for any other model,
-    and the readings for it (its attention is read token by token, as in the window)."""
+    and --rollout for its cross-attention (as the window offers it: one stack's rollout, not two texts')."""
     from .engine.pretrained.encoder_decoder import is_encoder_decoder_folder
-    from .figure_command import READING_FLAGS
+    from .engine.pretrained.encoder_decoder_view import CROSS
 
     pair = is_encoder_decoder_folder(args.model)
     if pair and args.target is not None and not args.target.strip():
@@ -141,10 +141,9 @@ def check_encoder_decoder_options(args: argparse.Namespace) -> bool:
         raise RealUsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for an encoder–decoder "
                              "(BART), which reads a source and a target; this model reads one text: drop "
                              f"{' and '.join(given)}")
-    readings = [f"--{flag}" for key, flag in READING_FLAGS.items() if getattr(args, key, False)]
-    if pair and readings:
-        raise RealUsageError(f"{readings[0]} is not offered for an encoder–decoder yet: its attention is read "
-                             "token by token")
+    if pair and args.rollout and (args.part or CROSS) == CROSS:
+        raise RealUsageError("--rollout multiplies one stack's mixes layer by layer, and cross-attention mixes two "
+                             "texts: choose --part encoder or decoder to roll one of them out")
     return pair
 
 

@@ -10,7 +10,7 @@ import argparse
 import sys
 from dataclasses import replace
 
-from .cli_real import PROG, check_toy_options, chosen_layer_head, open_and_run, sized_name
+from .cli_real import PROG, check_toy_options, chosen_layer_head, encoder_decoder_run, open_and_run, sized_name
 from .export import check_target, write_matrix_csv
 from .figure_command import FigureUsageError, ablated_from_text, options_from_args
 from .figure_state import ViewState
@@ -51,21 +51,24 @@ def export_figure(args: argparse.Namespace, state: ViewState) -> int:
     return 0
 
 
-def export_read_csv(args: argparse.Namespace) -> int:
+def export_read_csv(args: argparse.Namespace, pair: bool = False) -> int:
     """A real model's matrix as CSV read as the window reads it (words, hidden tokens, rollout) and with
-    heads switched off: the same numbers the heatmap shows."""
+    heads switched off: the same numbers the heatmap shows; `pair`: an encoder–decoder's part (--part)."""
     from .pretrained_display import RealView, shown_trace
 
     check_toy_options(args)
     check_target(args.output)
-    model, ptrace = open_and_run(args)
-    layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, model.name)
     ablated = frozenset(ablated_from_text(args.ablate))
-    bad = [(lay, h) for lay, h in ablated if lay >= model.n_layers or h >= model.n_heads]
-    if bad:
-        raise FigureUsageError(f"{model.name} has no head {bad[0][1] + 1} in layer {bad[0][0] + 1} to switch off")
-    if ablated:
-        ptrace = model.run(ptrace.text, ablated)
+    if pair:  # its heads are switched off as it runs
+        model, ptrace = encoder_decoder_run(args, ablated)
+    else:
+        model, ptrace = open_and_run(args)
+        bad = [(lay, h) for lay, h in ablated if lay >= model.n_layers or h >= model.n_heads]
+        if bad:
+            raise FigureUsageError(f"{model.name} has no head {bad[0][1] + 1} in layer {bad[0][0] + 1} to switch off")
+        if ablated:
+            ptrace = model.run(ptrace.text, ablated)
+    layer, head = chosen_layer_head(args, model.n_layers, model.n_heads, sized_name(model))
     reading = RealView(merge_words=args.words, hide_specials=args.hide_specials, hide_first=args.hide_first,
                        rollout=args.rollout)
     trace, _note_text = shown_trace(ptrace, layer or 0, reading)

@@ -20,11 +20,11 @@ from attention_explorer.controller import LOOKED_AT  # noqa: E402
 from attention_explorer.engine.tokenizer import token_labels  # noqa: E402
 from bart_window import SOURCE, choose_part, type_target  # noqa: E402
 from gui_helpers import hover_cell  # noqa: E402
+from reading_oracle import hidden, merged, merged_labels, not_special, rollout, words_of  # noqa: E402
 
 TARGET = "unbelievably, a dog sat"  # the tiny tokenizer cuts "unbelievably" into twelve pieces
 CROSS, ENCODER, DECODER = ("Cross-attention (target reads source)", "Encoder self-attention",
                            "Decoder self-attention (causal)")
-SPECIALS = ("<s>", "</s>")
 
 
 def toggle(qtbot, window, box) -> None:
@@ -32,53 +32,6 @@ def toggle(qtbot, window, box) -> None:
     box.click()
     qtbot.waitUntil(lambda: not window.controller.busy)
     QtWidgets.QApplication.processEvents()
-
-
-def words_of(labels: list[str]) -> list[list[int]]:
-    """Words from the tidy labels alone: a piece marked "·" continues the word before it."""
-    words: list[list[int]] = []
-    for i, label in enumerate(labels):
-        if label.startswith("·") and words:
-            words[-1].append(i)
-        else:
-            words.append([i])
-    return words
-
-
-def merged_labels(labels: list[str], words: list[list[int]]) -> list[str]:
-    return token_labels(["".join(labels[i].removeprefix("·") for i in word) for word in words])
-
-
-def merged(weights: np.ndarray, rows: list[list[int]], cols: list[list[int]]) -> np.ndarray:
-    out = np.zeros((len(rows), len(cols)))
-    for a, looking in enumerate(rows):
-        for b, looked_at in enumerate(cols):
-            out[a, b] = sum(float(weights[i, j]) for i in looking for j in looked_at) / len(looking)
-    return out
-
-
-def hidden(weights: np.ndarray, keep_rows: list[int], keep_cols: list[int]) -> np.ndarray:
-    out = np.zeros((len(keep_rows), len(keep_cols)))
-    for a, i in enumerate(keep_rows):
-        total = sum(float(weights[i, j]) for j in keep_cols)
-        for b, j in enumerate(keep_cols):
-            out[a, b] = float(weights[i, j]) / total
-    return out
-
-
-def rollout(attention: np.ndarray, layer: int) -> np.ndarray:
-    n = attention.shape[-1]
-    rolled = np.eye(n)
-    for lay in range(layer + 1):
-        mixed = attention[lay].astype(np.float64).mean(axis=0) + np.eye(n)
-        for i in range(n):
-            mixed[i] /= mixed[i].sum()
-        rolled = mixed @ rolled
-    return rolled
-
-
-def not_special(labels: list[str]) -> list[int]:
-    return [i for i, label in enumerate(labels) if label not in SPECIALS]
 
 
 def shown(window, layer: int, head: int) -> np.ndarray:

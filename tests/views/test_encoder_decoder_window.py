@@ -13,7 +13,8 @@ from PySide6.QtTest import QTest
 pytest.importorskip("tokenizers")
 
 from attention_explorer import engine  # noqa: E402
-from attention_explorer.controller import LOOKED_AT, LOOKING  # noqa: E402
+from attention_explorer.app import MainWindow  # noqa: E402
+from attention_explorer.controller import LOOKED_AT, LOOKING, Controller  # noqa: E402
 from attention_explorer.engine.steps import step_index, step_view  # noqa: E402
 from attention_explorer.figure import built_figure  # noqa: E402
 from attention_explorer.figure_controller import figure_facts  # noqa: E402
