@@ -193,26 +193,36 @@ BART = DATA / "tiny-bart"
 
 
 def test_an_encoder_decoder_writes_a_target_for_its_source_as_json(capsys, tmp_path):
+    """Drawn with a seed, its steps' candidates and the rows of layer 2, head 3: the engine's own."""
     from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder
     from attention_explorer.engine.pretrained.encoder_decoder_write import write_target
+    from attention_explorer.engine.pretrained.generate import GenerationSettings
+    from attention_explorer.engine.pretrained.sampling import Sampling
 
-    code, _, err = run_cli(capsys, "generate", "--model", BART, "--prompt", PROMPT, "--tokens", "6", "-o",
-                           tmp_path / "bart.json")
+    code, _, err = run_cli(capsys, "generate", "--model", BART, "--prompt", PROMPT, "--tokens", "6", "--temperature",
+                           "1.2", "--seed", "5", "--layer", "2", "--head", "3", "-o", tmp_path / "bart.json")
     assert code == 0, err
     written = json.loads((tmp_path / "bart.json").read_text(encoding="utf-8"))
     model = open_encoder_decoder(BART)
-    expected = write_target(model, PROMPT, 6)
-    assert written["source_tokens"] == expected.source_ids.tolist() and written["decoder_start"] == 2
-    assert [t["token_id"] for t in written["tokens"]] == expected.ids.tolist()
-    assert written["tokens"][0]["label"] == model.tokenizer.token_label(int(expected.ids[0]))
-    assert written["written"] == expected.text and written["stopped"] in ("stop token", "length")
+    expected = write_target(model, PROMPT, GenerationSettings(tokens=6, sampling=Sampling(temperature=1.2, seed=5)))
+    assert [t["token_id"] for t in written["source_tokens"]] == expected.source.ids.tolist()
+    assert written["decoder_start"]["token_id"] == 2 and written["source"] == PROMPT
+    assert [s["token_id"] for s in written["steps"]] == expected.ids.tolist()
+    assert written["written"] == expected.written and written["stopped"] == expected.stopped
+    assert (written["attention_layers"], written["attention_heads"]) == ([2], [3])
+    for ours, step in zip(written["steps"], expected.steps, strict=True):
+        assert [c["token_id"] for c in ours["candidates"]] == [c.token_id for c in step.choice.candidates]
+        assert ours["forced"] == step.forced
+        np.testing.assert_allclose(ours["cross_attention"][0][0], step.cross_attention[1, 2], atol=1e-7)
+        np.testing.assert_allclose(ours["self_attention"][0][0], step.self_attention[1, 2], atol=1e-7)
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--temperature", "0.7"], "writes greedily here, every head on: drop --temperature"),
-    (["--ablate", "1:1", "--layer", "1"], "drop --ablate, --layer"),
+    (["--ablate", "1:1", "--layer", "1"], "every head on and no chat template: drop --ablate"),
+    (["--chat"], "drop --chat"),
     (["-o", "gen.csv"], "an encoder–decoder's writing is written as JSON"),
-    (["--tokens", "64"], "tiny-bart's decoder writes from 1 to 63 tokens, not 64"),
+    (["--tokens", "65"], "tiny-bart's decoder writes from 1 to 64 tokens, not 65"),
+    (["--head", "9"], "--head must be between 1 and 8"),
 ])
 def test_an_encoder_decoder_s_mistakes_are_one_line_and_exit_2(capsys, tmp_path, args, message):
     argv = ["generate", "--model", BART, "--prompt", PROMPT, "-o", tmp_path / "gen.json"] + args

@@ -192,35 +192,32 @@ def cmd_generate(args: argparse.Namespace, pictures: Callable[[], ModuleType]) -
 
 
 def _write_target(args: argparse.Namespace, kind: str, settings) -> int:
-    """An encoder–decoder writes a target for the prompt (its source), greedily, into a JSON file."""
-    import json
-
+    """An encoder–decoder writes a target for the prompt (its source) into a JSON file: greedy or drawn as
+    asked, every head on (--ablate names no part of it)."""
+    from .cli_heads import StderrProgress
     from .engine.errors import OptionsError
     from .engine.pretrained.encoder_decoder import open_encoder_decoder
     from .engine.pretrained.encoder_decoder_write import write_target
-    from .export import check_target, write_text
+    from .export import check_target
+    from .export_encoder_decoder import write_target_generation_json
 
     if kind != ".json":
         raise GenerateUsageError("an encoder–decoder's writing is written as JSON (-o gen.json or -o -); CSV and "
                                  "pictures of its steps are not made yet")
-    refused = [flag for flag, used in (("--temperature", settings.sampling.temperature != 0), ("--chat", settings.chat),
-                                       ("--ablate", bool(settings.ablate)), ("--layer", args.layer is not None),
-                                       ("--head", args.head is not None)) if used]
+    refused = [flag for flag, used in (("--chat", settings.chat), ("--ablate", bool(settings.ablate))) if used]
     if refused:
-        raise GenerateUsageError(f"an encoder–decoder writes greedily here, every head on: drop {', '.join(refused)}")
+        raise GenerateUsageError(f"an encoder–decoder writes here with every head on and no chat template: drop "
+                                 f"{', '.join(refused)}")
     check_target(args.output)
     model = open_encoder_decoder(args.model)
+    layer, head = chosen_layer_head(args, model.weights.decoder.arch.n_layers, model.weights.decoder.arch.n_heads,
+                                    f"{model.name}'s decoder")
+    progress = StderrProgress("writing") if sys.stderr.isatty() else None
     try:
-        written = write_target(model, args.prompt, settings.tokens)
+        generation = write_target(model, args.prompt, settings, progress=progress)
     except OptionsError as exc:
         raise GenerateUsageError(str(exc)) from None
-    tokenizer = model.tokenizer
-    data = {"model": model.name, "source": args.prompt, "source_tokens": [int(i) for i in written.source_ids],
-            "decoder_start": model.weights.decoder_start,
-            "tokens": [{"token_id": int(i), "label": tokenizer.token_label(int(i)),
-                        "text": tokenizer.token_text(int(i))} for i in written.ids],
-            "written": written.text, "stopped": "stop token" if written.stopped else "length"}
-    write_text(args.output, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    write_target_generation_json(args.output, model, generation, layer, head)
     return 0
 
 

@@ -1,7 +1,9 @@
 """An encoder–decoder's run (engine/pretrained/encoder_decoder.py) as JSON: both texts' tokens, the model's
 two shapes, and for the chosen layers and heads the encoder's self-attention, the decoder's causal
 self-attention and its cross-attention (target tokens as rows, source tokens as columns: which source
-token each target token reads), with the five likeliest next tokens after the target. No Qt.
+token each target token reads), with the five likeliest next tokens after the target. And a target it
+wrote (encoder_decoder_write.py): every step's token, its candidates, whether the files forced it, and
+the rows of self- and cross-attention of the token read last in the chosen layers and heads. No Qt.
 
 Written as every export is (export.text_output: safely, or to standard output for "-"), each matrix one
 row per line (export.json_pieces). Layers and heads are counted from 1, as on the command line.
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 
 from .engine.pretrained.encoder_decoder import EncoderDecoderModel, EncoderDecoderResult
+from .engine.pretrained.encoder_decoder_write import TargetGeneration
 from .engine.pretrained.sampling import likeliest, softmax
 from .engine.pretrained.weights import Architecture
 from .export import json_pieces, text_output
@@ -58,5 +61,51 @@ def write_encoder_decoder_json(path: str | os.PathLike, model: EncoderDecoderMod
                                result: EncoderDecoderResult, layer: int | None = None, head: int | None = None) -> None:
     with text_output(path) as handle:
         for piece in json_pieces(encoder_decoder_fields(model, source, target, result, layer, head), 0):
+            handle.write(piece)
+        handle.write("\n")
+
+
+def _token(model: EncoderDecoderModel, token_id: int) -> dict:
+    return {"token_id": int(token_id), "text": model.tokenizer.token_text(int(token_id)),
+            "label": model.tokenizer.token_label(int(token_id))}
+
+
+def target_generation_fields(model: EncoderDecoderModel, generation: TargetGeneration, layer: int | None = None,
+                             head: int | None = None) -> dict:
+    """The JSON layout of a target written (rows still NumPy); `layer` and `head` 0-based, None for all."""
+    settings, sampling = generation.settings, generation.settings.sampling
+    decoder = model.weights.decoder.arch
+    layers, heads = list(_chosen(decoder.n_layers, layer)), list(_chosen(decoder.n_heads, head))
+    steps = [{"step": index + 1, **_token(model, step.token_id), "probability": step.choice.probability,
+              "forced": step.forced,
+              "candidates": [{**_token(model, c.token_id), "probability": c.probability, "drawn_from": c.drawn_from}
+                             for c in step.choice.candidates],
+              # per chosen layer, a row per chosen head: the token read last, on the target read so far and on
+              # the source
+              "self_attention": list(step.self_attention[layers][:, heads]),
+              "cross_attention": list(step.cross_attention[layers][:, heads])}
+             for index, step in enumerate(generation.steps)]
+    return {
+        "model": model.name,
+        "shape": {"family": "bart", "kind": "encoder–decoder", "encoder": _shape(model.weights.encoder.arch),
+                  "decoder": _shape(decoder)},
+        "source": generation.source_text,
+        "source_tokens": [_token(model, i) for i in generation.source.ids],
+        "decoder_start": _token(model, generation.decoder_start),
+        "settings": {"tokens": settings.tokens, "sampling": sampling.describe(), "temperature": sampling.temperature,
+                     "top_k": sampling.top_k, "top_p": sampling.top_p, "seed": sampling.seed,
+                     "stop_token_ids": list(generation.stop_ids)},
+        "written": generation.written,
+        "stopped": generation.stopped,
+        "attention_layers": [lay + 1 for lay in layers],
+        "attention_heads": [h + 1 for h in heads],
+        "steps": steps,
+    }
+
+
+def write_target_generation_json(path: str | os.PathLike, model: EncoderDecoderModel, generation: TargetGeneration,
+                                 layer: int | None = None, head: int | None = None) -> None:
+    with text_output(path) as handle:
+        for piece in json_pieces(target_generation_fields(model, generation, layer, head), 0):
             handle.write(piece)
         handle.write("\n")

@@ -32,6 +32,7 @@ from .dependencies import require
 from .families import bart
 from .fields import Fields, shown
 from .forward import affine, embed, feed_forward, finish_layer, merge_heads, norm, output_logits, project, split_heads
+from .generation_info import GenerationInfo, folder_generation_info
 from .hf_folder import folder_tensors, read_config
 from .model import overflow_error
 from .progress import Progress, report
@@ -91,7 +92,7 @@ def _attention(arch: Architecture, q_scaled: np.ndarray, k_t: np.ndarray, v: np.
     return weights, block_outputs(arch, weights, v)
 
 
-def _switch_off(outputs: np.ndarray, off: frozenset[tuple[str, int, int]], part: str, layer: int) -> None:
+def switch_off(outputs: np.ndarray, off: frozenset[tuple[str, int, int]], part: str, layer: int) -> None:
     """Zero the outputs of `part`'s heads in `layer` that `off` names: a head switched off adds nothing to
     W_O's input, so every later layer (and the next-token scores) change, as in the one-text models."""
     for named, at, head in off:
@@ -108,7 +109,7 @@ def encode(model: bart.BartWeights, ids: np.ndarray, off: frozenset[tuple[str, i
     for index, layer in enumerate(side.layers):
         p = project(arch, layer, h, None)
         weights, outputs = _attention(arch, p.q_scaled(), p.k_t, p.v)
-        _switch_off(outputs, off, "encoder", index)
+        switch_off(outputs, off, "encoder", index)
         kept.append(weights)
         layers.append(PartLayer(h, p.q, p.k, p.v, outputs))
         h = finish_layer(arch, layer, h, merge_heads(outputs))
@@ -124,37 +125,59 @@ def decode(model: bart.BartWeights, ids: np.ndarray, memory: np.ndarray,
     ("decoder" or "cross", layer, head) heads in `off` switched off."""
     side = model.decoder
     arch = side.arch
-    reading = replace(arch, decoder=False)  # the cross-attention masks nothing: every source token is read
-    scale = np.float32(1 / arch.score_divisor)
     h, own, read, own_layers, read_layers = embed(side, ids), [], [], [], []
-    for index, (layer, cross) in enumerate(zip(side.layers, model.cross, strict=True)):
+    for index, layer in enumerate(side.layers):
         p = project(arch, layer, h, None)
         weights, outputs = _attention(arch, p.q_scaled(), p.k_t, p.v)
-        _switch_off(outputs, off, "decoder", index)
+        switch_off(outputs, off, "decoder", index)
         own.append(weights)
         own_layers.append(PartLayer(h, p.q, p.k, p.v, outputs))
-        h = norm(arch, h + affine(merge_heads(outputs), layer.w_o, layer.b_o), layer.attn_norm, layer.attn_norm_bias)
-        q = split_heads(affine(h, cross.w_q, cross.b_q), arch.n_heads)
-        k = split_heads(affine(memory, cross.w_k, cross.b_k), arch.n_heads)
-        v = split_heads(affine(memory, cross.w_v, cross.b_v), arch.n_heads)
-        weights, outputs = _attention(reading, q * scale, np.ascontiguousarray(k.transpose(0, 2, 1)), v)
-        _switch_off(outputs, off, "cross", index)
+        h, weights, read_layer = decoder_layer_after_self(model, index, h, outputs, source_keys(model, index, memory),
+                                                          off)
         read.append(weights)
-        read_layers.append(PartLayer(h, q, k, v, outputs))
-        h = norm(arch, h + affine(merge_heads(outputs), cross.w_o, cross.b_o), cross.norm, cross.norm_bias)
-        h = norm(arch, h + feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
+        read_layers.append(read_layer)
     return (output_logits(side, h) + model.final_logits_bias, np.stack(own), np.stack(read),
             {"decoder": tuple(own_layers), "cross": tuple(read_layers)})
 
 
+def source_keys(model: bart.BartWeights, layer: int, memory: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Decoder layer `layer`'s keys and values of the source, (heads, n_source, d_head) each, made from the
+    encoder's last hidden states `memory`: the same for every target token (a generation makes them once)."""
+    cross, heads = model.cross[layer], model.decoder.arch.n_heads
+    return (split_heads(affine(memory, cross.w_k, cross.b_k), heads),
+            split_heads(affine(memory, cross.w_v, cross.b_v), heads))
+
+
+def decoder_layer_after_self(model: bart.BartWeights, index: int, h: np.ndarray, outputs: np.ndarray,
+                             keys: tuple[np.ndarray, np.ndarray], off: frozenset[tuple[str, int, int]]
+                             ) -> tuple[np.ndarray, np.ndarray, PartLayer]:
+    """The rest of decoder layer `index` once its self-attention's heads gave `outputs` on the stream `h`
+    (rows × d_model): W_O and the norm, the cross-attention to the source's `keys` (source_keys), its norm,
+    the feed-forward and its norm. The stream after the layer, the cross-attention's weights (heads,
+    rows, n_source) and its PartLayer."""
+    arch, layer, cross = model.decoder.arch, model.decoder.layers[index], model.cross[index]
+    reading = replace(arch, decoder=False)  # the cross-attention masks nothing: every source token is read
+    h = norm(arch, h + affine(merge_heads(outputs), layer.w_o, layer.b_o), layer.attn_norm, layer.attn_norm_bias)
+    q = split_heads(affine(h, cross.w_q, cross.b_q), arch.n_heads)
+    k, v = keys
+    weights, outputs = _attention(reading, q * np.float32(1 / arch.score_divisor),
+                                  np.ascontiguousarray(k.transpose(0, 2, 1)), v)
+    switch_off(outputs, off, "cross", index)
+    read_layer = PartLayer(h, q, k, v, outputs)
+    h = norm(arch, h + affine(merge_heads(outputs), cross.w_o, cross.b_o), cross.norm, cross.norm_bias)
+    return norm(arch, h + feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias), weights, read_layer
+
+
 @dataclass
 class EncoderDecoderModel:
-    """A BART folder ready to run on a source and a target text."""
+    """A BART folder ready to run on a source and a target text, or to write a target
+    (encoder_decoder_write.py)."""
 
     name: str
     path: Path
     weights: bart.BartWeights
     tokenizer: TextTokenizer
+    generation: GenerationInfo = field(default_factory=GenerationInfo)  # its stop and forced tokens
 
     def __post_init__(self):
         use_one_blas_thread()  # as model.PretrainedModel: each product runs faster on a thread of its own
@@ -224,5 +247,6 @@ def open_encoder_decoder(path: str | Path, progress: Progress | None = None) -> 
         weights = bart.weights(fields, encoder, decoder, source, progress)
     tokenizer = TextTokenizer.from_file(folder / "tokenizer.json", min(encoder.max_positions, MAX_REAL_TOKENS),
                                         encoder.vocab_size, keep_end=False)
+    generation = folder_generation_info(folder, decoder.vocab_size, tokenizer.token_id)
     report(progress, 1.0, "ready")
-    return EncoderDecoderModel(folder.name, folder, weights, tokenizer)
+    return EncoderDecoderModel(folder.name, folder, weights, tokenizer, generation)

@@ -28,6 +28,8 @@ class GenerationInfo:
     bos_token: str = ""              # the texts a template may write for them
     eos_token: str = ""
     source: str = ""                 # the file the template came from, for messages
+    forced_bos: int | None = None    # an encoder–decoder's first token written (forced_bos_token_id), if any
+    forced_eos: int | None = None    # and the last one a count allows (forced_eos_token_id)
 
 
 def gguf_generation_info(metadata: dict, file_name: str, tokens: list[str]) -> GenerationInfo:
@@ -46,17 +48,21 @@ def folder_generation_info(folder: Path, vocab_size: int, token_id) -> Generatio
     by its text (tokenizer_config.json names its specials so)."""
     generation = _optional_json(folder / "generation_config.json")
     config = _optional_json(folder / "config.json")
-    if generation is not None and generation.get("eos_token_id") is not None:
-        stop = _token_ids(Fields(generation, "generation_config.json"), "eos_token_id", vocab_size)
-    else:
-        stop = _token_ids(Fields(config or {}, "config.json"), "eos_token_id", vocab_size)
+
+    def ids(name: str) -> tuple[int, ...]:  # generation_config.json's when it says, else config.json's
+        if generation is not None and generation.get(name) is not None:
+            return _token_ids(Fields(generation, "generation_config.json"), name, vocab_size)
+        return _token_ids(Fields(config or {}, "config.json"), name, vocab_size)
+
+    stop = ids("eos_token_id")
     tokenizer_config = _optional_json(folder / "tokenizer_config.json") or {}
     fields = Fields(tokenizer_config, "tokenizer_config.json")
     bos, eos = (_token_text(fields, name) for name in ("bos_token", "eos_token"))
     if not stop and eos and (found := token_id(eos)) is not None:
         stop = (found,)
     template, source = _template(folder, fields)
-    return GenerationInfo(stop, template, bos, eos, source)
+    forced_bos, forced_eos = (next(iter(ids(name)), None) for name in ("forced_bos_token_id", "forced_eos_token_id"))
+    return GenerationInfo(stop, template, bos, eos, source, forced_bos, forced_eos)
 
 
 def _token_ids(fields: Fields, name: str, vocab_size: int) -> tuple[int, ...]:
