@@ -38,3 +38,25 @@ def test_an_encoder_s_local_layer_alone_is_masked_in_the_grid(qapp):
     i, j = np.indices(masks[1].shape)
     np.testing.assert_array_equal(masks[1], np.abs(i - j) > 2)
     assert (matrices[1][masks[1]] == 0).all()
+
+
+def test_an_encoder_decoder_s_grid_reads_every_layer_as_the_window_reads_the_one_shown(qapp):
+    """BART's cross-attention with Words and Hide specials on: every layer's panel merges the target's and
+    the source's words and leaves out their specials, worked out with plain loops from the engine's run."""
+    pytest.importorskip("tokenizers")
+    from attention_explorer.engine.pretrained.encoder_decoder import open_encoder_decoder
+    from reading_oracle import hidden, merged, not_special, words_of
+
+    target = "unbelievably, the cats were tired"
+    controller = Controller()
+    controller.open_model(DATA + "tiny-bart", TEXT, target=target, part="cross")
+    controller.update_real_view(merge_words=True, hide_specials=True)
+    matrices, _titles, _labels, _masks = grid_matrices(controller, capture_state(controller, "heatmap", grid="layers"))
+    destroy_now(controller)
+    run = open_encoder_decoder(DATA + "tiny-bart").run(TEXT, target)
+    rows, cols = list(run.target_labels), list(run.source.labels)
+    keep_rows, keep_cols = not_special(rows), not_special(cols)
+    for layer, matrix in enumerate(matrices):
+        kept = hidden(run.cross_attention[layer, 0], keep_rows, keep_cols)
+        expected = merged(kept, words_of([rows[i] for i in keep_rows]), words_of([cols[i] for i in keep_cols]))
+        np.testing.assert_allclose(matrix, expected, atol=1e-6)

@@ -45,9 +45,7 @@ def grid_matrices(controller, state: ViewState) -> tuple[list[np.ndarray], list[
     from .pretrained_display import shown_trace
 
     ptrace = controller.pretrained_trace
-    layers = [ptrace.layer_trace(layer) if controller.is_encoder_decoder  # read token by token only
-              else shown_trace(ptrace, layer, controller.real_view)[0]
-              for layer in range(controller.real_model.n_layers)]
+    layers = [shown_trace(ptrace, layer, controller.real_view)[0] for layer in range(controller.real_model.n_layers)]
     return ([layer.matrix(state.matrix, controller.head) for layer in layers],
             [f"layer {index + 1}" for index in range(len(layers))], list(trace.labels),
             [_mask(layer, state) for layer in layers])
