@@ -43,6 +43,8 @@ class EncoderDecoderControls(PretrainedControls):
         self._opening_target = ""
         self._opening_part = CROSS
         self._heads_off: frozenset[tuple[str, int, int]] = frozenset()
+        # (source, the target's tokens) when the model wrote the target for that source (write_target)
+        self._written_target: tuple[str, tuple[int, ...]] | None = None
 
     @property
     def is_encoder_decoder(self) -> bool:
@@ -79,14 +81,56 @@ class EncoderDecoderControls(PretrainedControls):
         self._opening_part = self._part if part is None else part
         super().open_pretrained(name_or_path, sentence)
 
+    @property
+    def target_written(self) -> bool:
+        """Whether the target is the one the model wrote for the source (read as it wrote it), not one typed."""
+        return self._target_ids_written() is not None
+
+    def _target_ids_written(self) -> tuple[int, ...] | None:
+        """The target's tokens as the model wrote them for the source shown; None for a target typed, or one
+        written for another source (then read as its text is tokenised)."""
+        written = self._written_target
+        return written[1] if written is not None and written[0] == self._sentence else None
+
     def set_target(self, target: str) -> None:
         """The encoder–decoder's target; the model reads both texts again on the worker."""
         if target == self._target:
             return
-        self._target = target
+        self._target, self._written_target = target, None
         self.target_changed.emit(target)
         if self.is_encoder_decoder:
             self._run_real()
+
+    def write_target(self, tokens: int) -> None:
+        """The model writes a target for the source (encoder_decoder_write.py: greedy, the files' forced
+        tokens applied, the heads switched off staying off), at most `tokens` of them, on the worker;
+        the Target box then holds it and the views show the decoder reading it as it wrote it."""
+        if not self.is_encoder_decoder:
+            return
+        model, source, off = self._real_model, self._sentence, self._heads_off
+
+        def write(_progress):
+            from .engine.pretrained.encoder_decoder_write import write_target
+            from .engine.pretrained.generate import GenerationSettings
+
+            return write_target(model.model, source, GenerationSettings(tokens=tokens), off)
+
+        runner = self._worker()
+        if runner is None:
+            self._take_target_written(write(None))
+            return
+        runner.submit("run", write, self._take_target_written,
+                      lambda message: self._accept_forward(None, message, 0.0) if message
+                      else self._after_cancelled_forward())
+
+    def _take_target_written(self, generation) -> None:
+        """A target written came back: kept when the source and heads are still the ones it was written for."""
+        if not self.is_encoder_decoder or generation.source_text != self._sentence or generation.off != self._heads_off:
+            return
+        self._target = generation.written
+        self._written_target = (generation.source_text, tuple(int(i) for i in generation.ids))
+        self.target_changed.emit(self._target)
+        self._run_real()
 
     def set_part(self, part: str) -> None:
         """Show the encoder's, the decoder's or the cross-attention (its own layers and heads)."""
@@ -126,6 +170,7 @@ class EncoderDecoderControls(PretrainedControls):
 
     def _enter_real(self, source, text, model, ptrace, error, forward_ms) -> None:
         self._heads_off = frozenset()  # every head on in a model just opened
+        self._written_target = None
         if model.is_encoder_decoder:
             # a target typed while it loaded (another encoder–decoder was open) wins, as a sentence does
             self._target = self._target if self.is_encoder_decoder else self._opening_target
@@ -143,12 +188,13 @@ class EncoderDecoderControls(PretrainedControls):
         if not self.is_encoder_decoder:
             super()._run_real()
             return
-        model, source, target, off = self._real_model, self._sentence, self._target, self._heads_off
+        model, source, target, off, written = self._real_model, self._sentence, self._target, self._heads_off, \
+            self._target_ids_written()
         runner = self._worker()
         if runner is None:
-            self._accept_pair(_run_pair(model, source, target, off))
+            self._accept_pair(_run_pair(model, source, target, off, written))
             return
-        runner.submit("run", lambda _progress: _run_pair(model, source, target, off), self._accept_pair,
+        runner.submit("run", lambda _progress: _run_pair(model, source, target, off, written), self._accept_pair,
                       lambda message: self._accept_forward(None, self._failure_message(model.name, message), 0.0)
                       if message else self._after_cancelled_forward())
 
@@ -244,17 +290,18 @@ def _pairs_of(off: frozenset[tuple[str, int, int]], part: str) -> frozenset[tupl
     return frozenset((layer, head) for named, layer, head in off if named == part)
 
 
-def _run_pair(model: EncoderDecoderPart, source: str, target: str, off: frozenset[tuple[str, int, int]]
-              ) -> tuple[EncoderDecoderTrace | None, str, float]:
-    """One run of both texts with the heads `off`, its error and milliseconds: a text the model cannot
-    read is an error to show (on the worker: it touches no state of the controller)."""
+def _run_pair(model: EncoderDecoderPart, source: str, target: str, off: frozenset[tuple[str, int, int]],
+              written: tuple[int, ...] | None = None) -> tuple[EncoderDecoderTrace | None, str, float]:
+    """One run of both texts with the heads `off` (`written`: the target's tokens as the model wrote them),
+    its error and milliseconds: a text the model cannot read is an error to show (on the worker: it
+    touches no state of the controller)."""
     from .engine.pretrained.encoder_decoder_view import EncoderDecoderTrace
 
-    if source.strip() and not target.strip():  # (an empty source: the engine's own message says so)
+    if source.strip() and not target.strip() and written is None:  # (an empty source: the engine's message)
         return None, EMPTY_TARGET, 0.0
     started = time.perf_counter()
     try:
-        result = model.model.run(source, target, off)
+        result = model.model.run(source, target, off, written)
     except EngineError as error:
         return None, str(error), 0.0
     return (EncoderDecoderTrace(model.name, source, target, result, model, off), "",

@@ -395,3 +395,30 @@ def test_the_note_under_the_model_view_keeps_its_wrapped_lines_when_squeezed(bar
     title = note.title
     assert "encoder–decoder" in title.text() and title.isVisible()
     assert title.height() >= title.heightForWidth(title.width()) > title.fontMetrics().height() * 2
+
+
+def test_write_lets_the_model_write_the_target_and_the_views_show_it_read_as_written(bart_window, bart, qtbot):
+    """Write (clicked, with 6 tokens asked for): the Target box holds what the model wrote, and the views
+    show the decoder reading those tokens, marked as written, each row the step's own cross-attention;
+    a target typed afterwards is read as typed again."""
+    from attention_explorer.engine.pretrained.encoder_decoder_write import write_target
+    from attention_explorer.engine.pretrained.generate import GenerationSettings
+    from attention_explorer.engine.pretrained.tokenizing import WRITTEN_MARK
+
+    window, c = bart_window, bart_window.controller
+    box = window.pretrained.target_box
+    assert box.write_button.isEnabled() and box.tokens.maximum() == 64  # tiny-bart's decoder reads 64 tokens
+    box.tokens.setValue(6)
+    box.write_button.click()
+    qtbot.waitUntil(lambda: c.target_written and not c.busy)
+    QtWidgets.QApplication.processEvents()
+    expected = write_target(bart, SOURCE, GenerationSettings(tokens=6))
+    assert box.edit.text() == expected.written == c.target
+    assert list(c.pretrained_trace.result.target_ids) == expected.read_ids.tolist()
+    rows = window.heatmap.row_labels()
+    assert len(rows) == len(expected.steps) and not rows[0].startswith(WRITTEN_MARK)
+    assert all(label.lstrip("·").startswith(WRITTEN_MARK) for label in rows[1:])
+    shown = window.heatmap.shown_matrix()
+    np.testing.assert_allclose(shown, np.stack([s.cross_attention[0, 0] for s in expected.steps]), atol=1e-5)
+    type_target(qtbot, window, "a dog")
+    assert not c.target_written and not any(WRITTEN_MARK in label for label in window.heatmap.row_labels())

@@ -18,7 +18,7 @@ from attention_explorer.engine.pretrained.generate import (  # noqa: E402
     GenerationSettings,
     generate,
 )
-from attention_explorer.engine.pretrained.generation_trace import WRITTEN_MARK  # noqa: E402
+from attention_explorer.engine.pretrained.tokenizing import WRITTEN_MARK  # noqa: E402
 from screen_oracle import check_backing_store  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"

@@ -15,14 +15,13 @@ from attention_explorer.engine.pretrained.forward import forward
 from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
 from attention_explorer.engine.pretrained.generation_info import GenerationInfo
 from attention_explorer.engine.pretrained.generation_trace import (
-    WRITTEN_MARK,
     SharedProjections,
     step_rows,
     trace_so_far,
     written_so_far,
 )
 from attention_explorer.engine.pretrained.recompute import LayerMaker
-from attention_explorer.engine.pretrained.tokenizing import CONTINUATION
+from attention_explorer.engine.pretrained.tokenizing import CONTINUATION, WRITTEN_MARK
 from tiny_checkpoints import DECODERS
 
 pytest.importorskip("tokenizers")

@@ -19,6 +19,7 @@ a Trace made of the run's own numbers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -36,7 +37,7 @@ from .generation_info import GenerationInfo, folder_generation_info
 from .hf_folder import folder_tensors, read_config
 from .model import overflow_error
 from .progress import Progress, report
-from .tokenizing import Cut, Encoded, TextTokenizer
+from .tokenizing import Cut, Encoded, TextTokenizer, marked_written
 from .weights import Architecture, choose_mode
 
 
@@ -196,13 +197,23 @@ class EncoderDecoderModel:
                        np.concatenate([[start in self.tokenizer.special_ids], encoded.special[:-1]]).astype(bool),
                        tuple(word for word in words if word), encoded.cut)
 
-    def run(self, source: str, target: str, off: frozenset[tuple[str, int, int]] = frozenset()
-            ) -> EncoderDecoderResult:
+    def written_input(self, written: Sequence[int]) -> Encoded:
+        """The decoder's input when it wrote the target itself (encoder_decoder_write.py): its start token,
+        then every token written but the last, as it read them (not the written text tokenised again,
+        which may cut it otherwise), labelled as a decoder's written tokens are and marked as written."""
+        start = self.weights.decoder_start
+        first = Encoded(np.array([start], dtype=np.int64), [self.tokenizer.tokenizer.id_to_token(start)],
+                        [self.tokenizer.token_label(start)], np.array([start in self.tokenizer.special_ids]), ((0,),))
+        return marked_written(self.tokenizer.extended(first, list(written)[:-1]), 1)
+
+    def run(self, source: str, target: str, off: frozenset[tuple[str, int, int]] = frozenset(),
+            written: Sequence[int] | None = None) -> EncoderDecoderResult:
         """Tokenise both texts and run the model with the heads in `off` ((part, layer, head), 0-based;
-        part "encoder", "decoder" or "cross") switched off; SentenceError for a text with nothing to
-        read, ModelError when the numbers overflow (damaged weights)."""
+        part "encoder", "decoder" or "cross") switched off; `written`: the tokens the model wrote as
+        `target`, read as it wrote them (written_input). SentenceError for a text with nothing to read,
+        ModelError when the numbers overflow (damaged weights)."""
         encoded = self.tokenizer.encode(source)
-        decoded = self.decoder_input(target)
+        decoded = self.decoder_input(target) if written is None else self.written_input(written)
         with np.errstate(all="ignore"):  # checked just below
             memory, encoder_attention, encoder_layers = encode(self.weights, encoded.ids, off)
             logits, decoder_attention, cross_attention, decoder_layers = decode(self.weights, decoded.ids, memory, off)

@@ -11,7 +11,7 @@ the prompt are each turned by the frequencies of the text up to them (ForwardRes
 
 Its next tokens are the five candidates the next token was chosen from, with the model's own
 probabilities, or after the last token written, the model's guess for the token after it. The
-tokens written carry WRITTEN_MARK before their label, so every view and every file that names
+tokens written carry tokenizing.WRITTEN_MARK before their label, so every view and every file that names
 tokens tells them from the prompt's.
 """
 
@@ -30,9 +30,8 @@ from .model import CheckedTrace, PretrainedModel
 from .real_trace import NextToken, PretrainedTrace, make_labels, summarise_rows
 from .recompute import LayerMaker
 from .thumbnails import thumb_size, thumb_step
-from .tokenizing import CONTINUATION
+from .tokenizing import marked_written
 
-WRITTEN_MARK = "›"  # before a written token's label (after the "·" of a piece that continues a word)
 WRITTEN_KEY = "tokens written"  # in a text so far's memo: how many of its tokens were written
 
 
@@ -156,7 +155,7 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int,
     prompt = len(generation.prompt_ids)
     length = prompt + written
     ids = [step.token_id for step in generation.steps[:written]]
-    encoded = _marked(model.tokenizer.extended(generation.encoded, ids), prompt)
+    encoded = marked_written(model.tokenizer.extended(generation.encoded, ids), prompt)
     n_layers, n_heads, m = model.n_layers, model.n_heads, thumb_size(length)
     reader = generation.reader
     result = ForwardResult(reader.layer_inputs(length), np.zeros((n_layers, n_heads, m, m), dtype=np.float32),
@@ -196,16 +195,6 @@ def step_rows(model: PretrainedModel, generation: Generation, layers: Sequence[i
             for i in range(start, stop):
                 rows[i][at] = weights[:, prompt + i - 1, :prompt + i]
     return rows
-
-
-def _marked(encoded, prompt: int):
-    """The written tokens' labels with WRITTEN_MARK in front (after a continuation's "·")."""
-    labels = list(encoded.labels)
-    for i in range(prompt, len(labels)):
-        label = labels[i]
-        labels[i] = (CONTINUATION + WRITTEN_MARK + label[len(CONTINUATION):] if label.startswith(CONTINUATION)
-                     else WRITTEN_MARK + label)
-    return replace(encoded, labels=labels)
 
 
 def _next_tokens(model: PretrainedModel, generation: Generation, written: int) -> tuple[NextToken, ...]:

@@ -14,7 +14,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +28,7 @@ from .fields import shown
 from .gguf_tokenizer import gguf_tokenizer_builder
 
 CONTINUATION = "·"  # marks a piece that continues the word before it: "play", "·ing"
+WRITTEN_MARK = "›"  # before a token a model wrote (after the "·" of a piece that continues a word)
 _WORD_START = ("Ġ", "▁")
 _SHOWN_WHITESPACE = {"\n": "↵", "\t": "⇥", "\r": "↵"}
 _DETAIL_CHARS = 160  # of the library's own message, quoted in ours
@@ -72,6 +73,17 @@ class Encoded:
     @property
     def truncated(self) -> bool:
         return self.cut is not None
+
+
+def marked_written(encoded: Encoded, first: int) -> Encoded:
+    """`encoded` with WRITTEN_MARK before the labels of its tokens from `first` on, which a model wrote: every
+    view and every file that names tokens tells them from the ones it was given."""
+    labels = list(encoded.labels)
+    for i in range(first, len(labels)):
+        label = labels[i]
+        labels[i] = (CONTINUATION + WRITTEN_MARK + label[len(CONTINUATION):] if label.startswith(CONTINUATION)
+                     else WRITTEN_MARK + label)
+    return replace(encoded, labels=labels)
 
 
 def _byte_decoder() -> dict[str, int]:
