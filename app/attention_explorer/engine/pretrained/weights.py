@@ -166,6 +166,16 @@ def _stored_bytes(arch: Architecture) -> int:
     return 4 * (arch.vocab_size * arch.d_model + min(LAYERS_MADE, arch.n_layers) * per_layer)
 
 
+def all_finite(array: np.ndarray) -> bool:
+    """Whether every number of `array` (any layout, a column slice too) is finite: its largest and its
+    smallest are, as a NaN anywhere makes both NaN, +∞ the largest and −∞ the smallest. Two passes
+    that make nothing, a third of the time of a float64 sum (which cannot overflow either, but widens
+    every number on the way) over a layer of a billion-weight model."""
+    if array.size == 0:
+        return True
+    return bool(np.isfinite(array.max()) and np.isfinite(array.min()))
+
+
 class ShapeOfArchitecture:
     """The sizes a view asks of a model, read from its `arch` (a real model, or one part of an
     encoder–decoder)."""
@@ -345,10 +355,7 @@ class TensorSource:
         return array
 
     def _check_finite(self, name: str, array: np.ndarray) -> None:
-        # a float64 sum of float32 values cannot overflow, and a NaN or infinity anywhere carries through
-        with np.errstate(all="ignore"):
-            finite = np.isfinite(array.sum(dtype=np.float64))
-        if not finite:
+        if not all_finite(array):
             raise ModelError(f"{self.file_name}: tensor {self._file_name_of(name)!r} holds values that are not "
                              f"numbers (NaN) or infinite; the file is damaged, download it again")
 
