@@ -5,7 +5,9 @@ each tensor straight into its own array takes 0.04–0.14 s. Own arrays rather t
 memory map: the loaders replace many tensors by re-laid-out copies, and an array of its own is
 freed when its copy is made, while a mapped file stays counted in resident memory. A tensor stored
 in bf16 or fp16 is converted to float32 a few MiB at a time as it is read, so opening a checkpoint
-takes about its weights' float32 size, not that plus the file's bytes or a wider copy of them.
+takes about its weights' float32 size, not that plus the file's bytes or a wider copy of them; a
+layer's matrix is read transposed straight into its place in the array the layer multiplies by
+(read_transposed), not converted in the file's layout and copied again.
 A model that keeps its weights stored reads its layers again and again in the same way, after the
 file is closed (keep_open): read rather than mapped, the file's bytes stay in the system's cache and
 never count in the process's memory, and a file not yet cached is read in large pieces.
