@@ -93,6 +93,40 @@ def test_a_tensor_larger_than_one_chunk_is_converted_whole(tmp_path, write_safet
     np.testing.assert_array_equal(read_safetensors(tmp_path / "h.safetensors")["w"], halves.astype(np.float32))
 
 
+def _every_kind_of_number(dtype: str, count: int) -> np.ndarray:
+    """`count` 16-bit numbers of `dtype` (BF16 as uint16 bits): zeros of both signs, subnormals, the
+    largest, infinities, NaN and random normal numbers."""
+    special = {"BF16": [0x0000, 0x8000, 0x0001, 0x807F, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC1],
+               "F16": [0x0000, 0x8000, 0x0001, 0x83FF, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E01]}[dtype]
+    bits = np.random.default_rng(2).integers(0, 1 << 16, count).astype(np.uint16)
+    bits[:len(special)] = special
+    return bits if dtype == "BF16" else bits.view(np.float16)
+
+
+@pytest.mark.parametrize("dtype", ["BF16", "F16", "F32"])
+def test_a_matrix_read_transposed_into_columns_is_the_one_read_then_transposed_bit_for_bit(
+        tmp_path, write_safetensors, monkeypatch, dtype):
+    """Straight into a column slice of a wider array (a layer's laid-out q | k | v), a few rows of the
+    file at a time (chunks and blocks that do not divide the rows): the numbers `read` gives, every bit
+    of them (subnormals, infinities and NaN's payload too: refusing them is the caller's)."""
+    monkeypatch.setattr(reader, "_CHUNK_BYTES", 5 * 11 * 2)  # 5 rows of 16 bits at a time: 3 reads, the last short
+    monkeypatch.setattr(reader, "_ROWS_TRANSPOSED", 2)
+    values = (_every_kind_of_number(dtype, 13 * 11) if dtype != "F32" else
+              np.random.default_rng(3).standard_normal(13 * 11).astype(np.float32)).reshape(13, 11)
+    write_safetensors(tmp_path / "m.safetensors", {"w": values}, dtype=dtype)
+    wide = np.full((11, 20), 7.0, dtype=np.float32)
+    with reader.open_safetensors(tmp_path / "m.safetensors") as file:
+        file.read_transposed("w", wide[:, 4:17])
+        expected = file.read("w")
+    np.testing.assert_array_equal(wide[:, 4:17].view(np.uint32), expected.T.view(np.uint32))
+    assert (wide[:, :4] == 7).all() and (wide[:, 17:] == 7).all()
+    if dtype == "BF16":
+        np.testing.assert_array_equal(wide[:, 4:17].view(np.uint32).T, values.astype(np.uint32) << 16)
+    elif dtype == "F16":
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(wide[:, 4:17].T, values.astype(np.float32))
+
+
 @pytest.mark.parametrize("dtype, stored", [("BF16", np.uint16), ("F16", np.float16)])
 def test_a_converted_tensor_takes_its_float32_size_and_a_chunk(tmp_path, write_safetensors, dtype, stored):
     """No copy of the raw bytes whole, no uint32 or float64 copy: the peak while reading a 16 MiB

@@ -176,16 +176,19 @@ def test_the_form_follows_the_memory_free_unless_asked(data, monkeypatch):
         open_pretrained(data / "tiny-llama", weights="bf16")
 
 
-@pytest.mark.parametrize(("tensor", "where"), [("layers.1.mlp.down_proj", (0, 0)), ("embed_tokens", (300, 5))])
+@pytest.mark.parametrize(("tensor", "where", "value"), [
+    ("layers.1.mlp.down_proj", (0, 0), np.nan), ("layers.1.self_attn.k_proj", (5, 3), -np.inf),
+    ("layers.0.mlp.up_proj", (7, 2), np.inf), ("embed_tokens", (300, 5), np.nan)])
 def test_a_damaged_tensor_of_stored_weights_is_refused_when_it_is_read(data, tmp_path, write_safetensors, tensor,
-                                                                       where):
-    """A NaN in a layer, or in the embedding's rows of tokens no text reads but which every next-token
-    score multiplies."""
+                                                                       where, value):
+    """A NaN or an infinity (−∞ too: the smallest number, not the largest) in a layer, in a matrix laid
+    out beside others (k beside q and v, up beside the gate), or in the embedding's rows of tokens no
+    text reads but which every next-token score multiplies."""
     folder = sixteen_bit_copy(data, tmp_path, "tiny-llama", "BF16", write_safetensors)
     path = folder / "model.safetensors"
     tensors = read_safetensors(path)
     name = next(key for key in tensors if tensor in key)
-    tensors[name][where] = np.nan
+    tensors[name][where] = value
     write_safetensors(path, {key: _to_bf16(value) for key, value in tensors.items()}, dtype="BF16")
     message = (rf"model.safetensors: tensor '[a-z.]*{tensor}.weight' holds values that are not numbers \(NaN\) or "
                rf"infinite; the file is damaged")

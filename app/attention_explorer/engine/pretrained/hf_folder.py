@@ -112,4 +112,5 @@ def _tensor_source(shards: list[SafetensorsFile], tensor_name: Callable[[str], s
     return TensorSource(file_name, {name: shard.entries[original].shape for name, (shard, original) in where.items()},
                         lambda name: where[name][0].read(where[name][1]), stored=stored,
                         rows=lambda name, start, stop: where[name][0].read_rows(where[name][1], start, stop),
-                        rows_kept=rows_kept)
+                        rows_kept=rows_kept,
+                        transposed_into=lambda name, target: where[name][0].read_transposed(where[name][1], target))

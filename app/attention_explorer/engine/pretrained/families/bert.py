@@ -19,7 +19,7 @@ from ...errors import ModelError
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, activation, even_heads, linear, read_layers
+from .shared import Family, activation, even_heads, projection, read_layers
 
 
 def architecture(fields: Fields, family: str = "bert", **switches) -> Architecture:
@@ -39,15 +39,17 @@ def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
     d, f = arch.d_model, arch.d_ff
     p = f"encoder.layer.{i}."
     return LayerWeights(
-        w_q=linear(src, p + "attention.self.query.weight", d, d), b_q=src.get(p + "attention.self.query.bias", (d,)),
-        w_k=linear(src, p + "attention.self.key.weight", d, d), b_k=src.get(p + "attention.self.key.bias", (d,)),
-        w_v=linear(src, p + "attention.self.value.weight", d, d), b_v=src.get(p + "attention.self.value.bias", (d,)),
-        w_o=linear(src, p + "attention.output.dense.weight", d, d),
+        w_q=projection(src, p + "attention.self.query.weight", d, d),
+        b_q=src.get(p + "attention.self.query.bias", (d,)),
+        w_k=projection(src, p + "attention.self.key.weight", d, d), b_k=src.get(p + "attention.self.key.bias", (d,)),
+        w_v=projection(src, p + "attention.self.value.weight", d, d),
+        b_v=src.get(p + "attention.self.value.bias", (d,)),
+        w_o=projection(src, p + "attention.output.dense.weight", d, d),
         b_o=src.get(p + "attention.output.dense.bias", (d,)),
         attn_norm=src.get(p + "attention.output.LayerNorm.weight", (d,)),
         attn_norm_bias=src.get(p + "attention.output.LayerNorm.bias", (d,)),
-        w_up=linear(src, p + "intermediate.dense.weight", f, d), b_up=src.get(p + "intermediate.dense.bias", (f,)),
-        w_down=linear(src, p + "output.dense.weight", d, f), b_down=src.get(p + "output.dense.bias", (d,)),
+        w_up=projection(src, p + "intermediate.dense.weight", f, d), b_up=src.get(p + "intermediate.dense.bias", (f,)),
+        w_down=projection(src, p + "output.dense.weight", d, f), b_down=src.get(p + "output.dense.bias", (d,)),
         mlp_norm=src.get(p + "output.LayerNorm.weight", (d,)), mlp_norm_bias=src.get(p + "output.LayerNorm.bias", (d,)),
     )
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, activation, even_heads, linear, read_layers
+from .shared import Family, activation, even_heads, projection, read_layers
 
 EPS = 1e-12
 
@@ -34,13 +34,13 @@ def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
     d, f, p = arch.d_model, arch.d_ff, f"transformer.layer.{i}."
     a = p + "attention."
     return LayerWeights(
-        w_q=linear(src, a + "q_lin.weight", d, d), b_q=src.get(a + "q_lin.bias", (d,)),
-        w_k=linear(src, a + "k_lin.weight", d, d), b_k=src.get(a + "k_lin.bias", (d,)),
-        w_v=linear(src, a + "v_lin.weight", d, d), b_v=src.get(a + "v_lin.bias", (d,)),
-        w_o=linear(src, a + "out_lin.weight", d, d), b_o=src.get(a + "out_lin.bias", (d,)),
+        w_q=projection(src, a + "q_lin.weight", d, d), b_q=src.get(a + "q_lin.bias", (d,)),
+        w_k=projection(src, a + "k_lin.weight", d, d), b_k=src.get(a + "k_lin.bias", (d,)),
+        w_v=projection(src, a + "v_lin.weight", d, d), b_v=src.get(a + "v_lin.bias", (d,)),
+        w_o=projection(src, a + "out_lin.weight", d, d), b_o=src.get(a + "out_lin.bias", (d,)),
         attn_norm=src.get(p + "sa_layer_norm.weight", (d,)), attn_norm_bias=src.get(p + "sa_layer_norm.bias", (d,)),
-        w_up=linear(src, p + "ffn.lin1.weight", f, d), b_up=src.get(p + "ffn.lin1.bias", (f,)),
-        w_down=linear(src, p + "ffn.lin2.weight", d, f), b_down=src.get(p + "ffn.lin2.bias", (d,)),
+        w_up=projection(src, p + "ffn.lin1.weight", f, d), b_up=src.get(p + "ffn.lin1.bias", (f,)),
+        w_down=projection(src, p + "ffn.lin2.weight", d, f), b_down=src.get(p + "ffn.lin2.bias", (d,)),
         mlp_norm=src.get(p + "output_layer_norm.weight", (d,)),
         mlp_norm_bias=src.get(p + "output_layer_norm.bias", (d,)))
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, activation, even_heads, linear, read_layers, rotary
+from .shared import Family, activation, even_heads, projection, read_layers, rotary
 
 
 def architecture(fields: Fields) -> Architecture:
@@ -47,12 +47,13 @@ def layer(arch: Architecture, src: TensorSource, i: int) -> LayerWeights:
     b_q, b_k, b_v = (None, None, None) if bias is None else (bias[:, part].reshape(d) for part in range(3))
     return LayerWeights(
         w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v,
-        w_o=linear(src, p + "attention.dense.weight", d, d), b_o=src.optional(p + "attention.dense.bias", (d,)),
+        w_o=projection(src, p + "attention.dense.weight", d, d), b_o=src.optional(p + "attention.dense.bias", (d,)),
         attn_norm=src.get(p + "input_layernorm.weight", (d,)), attn_norm_bias=src.get(p + "input_layernorm.bias", (d,)),
         mlp_norm=src.get(p + "post_attention_layernorm.weight", (d,)),
         mlp_norm_bias=src.get(p + "post_attention_layernorm.bias", (d,)),
-        w_up=linear(src, p + "mlp.dense_h_to_4h.weight", f, d), b_up=src.get(p + "mlp.dense_h_to_4h.bias", (f,)),
-        w_down=linear(src, p + "mlp.dense_4h_to_h.weight", d, f), b_down=src.get(p + "mlp.dense_4h_to_h.bias", (d,)))
+        w_up=projection(src, p + "mlp.dense_h_to_4h.weight", f, d), b_up=src.get(p + "mlp.dense_h_to_4h.bias", (f,)),
+        w_down=projection(src, p + "mlp.dense_4h_to_h.weight", d, f),
+        b_down=src.get(p + "mlp.dense_4h_to_h.bias", (d,)))
 
 
 def weights(arch: Architecture, src: TensorSource, progress: Progress | None) -> ModelWeights:

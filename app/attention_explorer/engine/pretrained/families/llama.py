@@ -27,7 +27,7 @@ from collections.abc import Callable
 from ..fields import Fields
 from ..progress import Progress
 from ..weights import Architecture, LayerWeights, ModelWeights, TensorSource
-from .shared import Family, Rotary, activation, attention_heads, linear, read_layers, rotary
+from .shared import Family, Rotary, activation, attention_heads, projection, read_layers, rotary
 
 LAYERS = r"layers\.(\d+)\."
 
@@ -52,8 +52,8 @@ def attention(arch: Architecture, src: TensorSource, p: str, biases: str = "opti
     Qwen2), "all" or "none"."""
     d, dq, dkv = arch.d_model, arch.n_heads * arch.d_head, arch.n_kv_heads * arch.d_head
     a = p + "self_attn."
-    weights = {"w_q": linear(src, a + "q_proj.weight", dq, d), "w_k": linear(src, a + "k_proj.weight", dkv, d),
-               "w_v": linear(src, a + "v_proj.weight", dkv, d), "w_o": linear(src, a + "o_proj.weight", d, dq)}
+    weights = {"w_q": projection(src, a + "q_proj.weight", dq, d), "w_k": projection(src, a + "k_proj.weight", dkv, d),
+               "w_v": projection(src, a + "v_proj.weight", dkv, d), "w_o": projection(src, a + "o_proj.weight", d, dq)}
     for name, size in (("q", dq), ("k", dkv), ("v", dkv), ("o", d)):
         tensor = f"{a}{name}_proj.bias"
         if biases == "optional":
@@ -66,9 +66,9 @@ def attention(arch: Architecture, src: TensorSource, p: str, biases: str = "opti
 def feed_forward(arch: Architecture, src: TensorSource, p: str) -> dict:
     """W_gate, W_up, W_down of layer prefix `p` (…mlp.{gate,up,down}_proj)."""
     d, f = arch.d_model, arch.d_ff
-    return {"w_gate": linear(src, p + "mlp.gate_proj.weight", f, d),
-            "w_up": linear(src, p + "mlp.up_proj.weight", f, d),
-            "w_down": linear(src, p + "mlp.down_proj.weight", d, f)}
+    return {"w_gate": projection(src, p + "mlp.gate_proj.weight", f, d),
+            "w_up": projection(src, p + "mlp.up_proj.weight", f, d),
+            "w_down": projection(src, p + "mlp.down_proj.weight", d, f)}
 
 
 def layer(arch: Architecture, src: TensorSource, i: int, biases: str = "optional", **extra) -> LayerWeights:

@@ -295,3 +295,10 @@ def read_layers(arch: Architecture, src: TensorSource, progress: Progress | None
 def linear(src: TensorSource, name: str, out: int, into: int):
     """A Linear weight stored (out, in), as the forward multiplies by it: (in, out), a transposed view."""
     return src.get(name, (out, into)).T
+
+
+def projection(src: TensorSource, name: str, out: int, into: int):
+    """A layer's Linear weight stored (out, in), for LayerWeights, which lays it out (in, out) once: read
+    straight into that array where the source can (TensorSource.transposed), else `linear`'s view. Only
+    for LayerWeights: what multiplies by a weight as it comes (BART's cross-attention) takes `linear`."""
+    return src.transposed(name, (out, into))
