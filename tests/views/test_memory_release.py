@@ -17,7 +17,10 @@ TINY_BERT = Path(__file__).parents[1] / "engine" / "pretrained" / "data" / "tiny
 
 
 @pytest.fixture
-def releases(monkeypatch):
+def releases(monkeypatch, qtbot):
+    # an earlier test's controller may still have its release pending: let it go off first, or it would
+    # be counted here
+    qtbot.wait(controller_pretrained.RELEASE_AFTER_MS + 100)
     calls = []
     monkeypatch.setattr(controller_pretrained, "release_free_memory", lambda: calls.append("trim"))
     # the release's own collection, not the gc module's: pyqtgraph's collector timer (gc_policy) also
