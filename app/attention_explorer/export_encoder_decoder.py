@@ -18,6 +18,7 @@ from .engine.pretrained.encoder_decoder_write import TargetGeneration
 from .engine.pretrained.sampling import likeliest, softmax
 from .engine.pretrained.weights import Architecture
 from .export import json_pieces, text_output
+from .export_generation import candidates_fields, settings_fields, token_fields
 
 NEXT_TOKENS = 5
 
@@ -65,21 +66,13 @@ def write_encoder_decoder_json(path: str | os.PathLike, model: EncoderDecoderMod
         handle.write("\n")
 
 
-def _token(model: EncoderDecoderModel, token_id: int) -> dict:
-    return {"token_id": int(token_id), "text": model.tokenizer.token_text(int(token_id)),
-            "label": model.tokenizer.token_label(int(token_id))}
-
-
 def target_generation_fields(model: EncoderDecoderModel, generation: TargetGeneration, layer: int | None = None,
                              head: int | None = None) -> dict:
     """The JSON layout of a target written (rows still NumPy); `layer` and `head` 0-based, None for all."""
-    settings, sampling = generation.settings, generation.settings.sampling
     decoder = model.weights.decoder.arch
     layers, heads = list(_chosen(decoder.n_layers, layer)), list(_chosen(decoder.n_heads, head))
-    steps = [{"step": index + 1, **_token(model, step.token_id), "probability": step.choice.probability,
-              "forced": step.forced,
-              "candidates": [{**_token(model, c.token_id), "probability": c.probability, "drawn_from": c.drawn_from}
-                             for c in step.choice.candidates],
+    steps = [{"step": index + 1, **token_fields(model, step.token_id), "probability": step.choice.probability,
+              "forced": step.forced, "candidates": candidates_fields(model, step.choice),
               # per chosen layer, a row per chosen head: the token read last, on the target read so far and on
               # the source
               "self_attention": list(step.self_attention[layers][:, heads]),
@@ -90,11 +83,9 @@ def target_generation_fields(model: EncoderDecoderModel, generation: TargetGener
         "shape": {"family": "bart", "kind": "encoder–decoder", "encoder": _shape(model.weights.encoder.arch),
                   "decoder": _shape(decoder)},
         "source": generation.source_text,
-        "source_tokens": [_token(model, i) for i in generation.source.ids],
-        "decoder_start": _token(model, generation.decoder_start),
-        "settings": {"tokens": settings.tokens, "sampling": sampling.describe(), "temperature": sampling.temperature,
-                     "top_k": sampling.top_k, "top_p": sampling.top_p, "seed": sampling.seed,
-                     "stop_token_ids": list(generation.stop_ids)},
+        "source_tokens": [token_fields(model, i) for i in generation.source.ids],
+        "decoder_start": token_fields(model, generation.decoder_start),
+        "settings": settings_fields(generation.settings, generation.stop_ids),
         "written": generation.written,
         "stopped": generation.stopped,
         "attention_layers": [lay + 1 for lay in layers],

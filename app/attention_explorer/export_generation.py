@@ -20,22 +20,37 @@ from .export import json_pieces, text_output
 from .export_pretrained import model_shape
 
 
-def _token(model: PretrainedModel, token_id: int) -> dict:
+def token_fields(model, token_id: int) -> dict:
+    """A token of `model` (any model with a tokenizer: a decoder, an encoder–decoder) as the JSON names it."""
+    token_id = int(token_id)
     return {"token_id": token_id, "text": model.tokenizer.token_text(token_id),
             "label": model.tokenizer.token_label(token_id)}
+
+
+def candidates_fields(model, choice) -> list[dict]:
+    """The candidates a token was chosen from, likeliest first."""
+    return [{**token_fields(model, c.token_id), "probability": c.probability, "drawn_from": c.drawn_from}
+            for c in choice.candidates]
+
+
+def settings_fields(settings, stop_ids: Sequence[int], **more) -> dict:
+    """How a generation was asked for: the count, the sampling, then `more`, then the stop tokens."""
+    sampling = settings.sampling
+    return {"tokens": settings.tokens, "sampling": sampling.describe(), "temperature": sampling.temperature,
+            "top_k": sampling.top_k, "top_p": sampling.top_p, "seed": sampling.seed, **more,
+            "stop_token_ids": list(stop_ids)}
 
 
 def generation_fields(model: PretrainedModel, generation: Generation, layers: Sequence[int],
                       heads: Sequence[int]) -> dict:
     """The JSON layout (rows still NumPy); `layers` and `heads` 0-based, the ones whose rows are kept."""
-    settings, sampling = generation.settings, generation.settings.sampling
+    settings = generation.settings
     steps = []
     for index, (step, rows) in enumerate(zip(generation.steps, step_rows(model, generation, layers, heads),
                                              strict=True)):
         steps.append({
-            "step": index + 1, **_token(model, step.token_id), "probability": step.choice.probability,
-            "candidates": [{**_token(model, c.token_id), "probability": c.probability, "drawn_from": c.drawn_from}
-                           for c in step.choice.candidates],
+            "step": index + 1, **token_fields(model, step.token_id), "probability": step.choice.probability,
+            "candidates": candidates_fields(model, step.choice),
             "attention": list(rows),  # per layer: a row per head over the prompt's tokens and those written before
         })
     return {
@@ -44,11 +59,9 @@ def generation_fields(model: PretrainedModel, generation: Generation, layers: Se
         "prompt": generation.prompt,
         "chat": settings.chat,
         "text": generation.text,
-        "settings": {"tokens": settings.tokens, "sampling": sampling.describe(), "temperature": sampling.temperature,
-                     "top_k": sampling.top_k, "top_p": sampling.top_p, "seed": sampling.seed,
-                     "ablated": [[layer + 1, head + 1] for layer, head in sorted(settings.ablate)],
-                     "stop_token_ids": list(generation.stop_ids)},
-        "prompt_tokens": [_token(model, int(i)) for i in generation.prompt_ids],
+        "settings": settings_fields(settings, generation.stop_ids,
+                                    ablated=[[layer + 1, head + 1] for layer, head in sorted(settings.ablate)]),
+        "prompt_tokens": [token_fields(model, i) for i in generation.prompt_ids],
         "cut": None if generation.cut is None else generation.cut.to_dict(),
         "written": generation.written,
         "stopped": generation.stopped,
