@@ -69,6 +69,8 @@ class EncoderDecoderResult:
     # k and v were made from `memory`, the encoder's last hidden states)
     layers: dict[str, tuple[PartLayer, ...]] = field(default_factory=dict, repr=False)
     memory: np.ndarray | None = field(default=None, repr=False)
+    # the token the last row's scores were for: the target's last token (its end, mostly), not read
+    scored: int | None = None
 
     @property
     def target_ids(self) -> np.ndarray:
@@ -188,7 +190,10 @@ class EncoderDecoderModel:
         labelled as the source is (tidy, a word's later pieces marked), its specials flagged, its words
         the target's own one place on (the start token a word of its own, the last token's word without
         it), and what was kept of a target longer than the model reads."""
-        encoded = self.tokenizer.encode(target)
+        return self._reading(self.tokenizer.encode(target))
+
+    def _reading(self, encoded: Encoded) -> Encoded:
+        """The decoder's input for a target tokenised as `encoded` (decoder_input)."""
         start, n = self.weights.decoder_start, len(encoded.ids)
         words = ((0,), *(tuple(i + 1 for i in word if i + 1 < n) for word in encoded.words))
         return Encoded(np.concatenate([np.array([start], dtype=np.int64), encoded.ids[:-1]]),
@@ -213,7 +218,11 @@ class EncoderDecoderModel:
         `target`, read as it wrote them (written_input). SentenceError for a text with nothing to read,
         ModelError when the numbers overflow (damaged weights)."""
         encoded = self.tokenizer.encode(source)
-        decoded = self.decoder_input(target) if written is None else self.written_input(written)
+        if written is None:
+            tokens = self.tokenizer.encode(target)
+            decoded, scored = self._reading(tokens), int(tokens.ids[-1])
+        else:
+            decoded, scored = self.written_input(written), int(written[-1]) if len(written) else None
         with np.errstate(all="ignore"):  # checked just below
             memory, encoder_attention, encoder_layers = encode(self.weights, encoded.ids, off)
             logits, decoder_attention, cross_attention, decoder_layers = decode(self.weights, decoded.ids, memory, off)
@@ -222,7 +231,7 @@ class EncoderDecoderModel:
         if not finite:
             raise overflow_error(self.name, "the encoder, the decoder or the next-token scores")
         return EncoderDecoderResult(encoded, decoded, encoder_attention, decoder_attention, cross_attention, logits,
-                                    {"encoder": encoder_layers, **decoder_layers}, memory)
+                                    {"encoder": encoder_layers, **decoder_layers}, memory, scored)
 
 
 def is_encoder_decoder_folder(path: str | Path) -> bool:

@@ -24,6 +24,7 @@ from ..trace import Trace
 from .analysis import attention_rollout
 from .encoder_decoder import EncoderDecoderModel, EncoderDecoderResult
 from .forward import merge_heads
+from .real_trace import NextToken, likeliest_tokens
 from .thumbnails import pooled
 from .tokenizing import Encoded
 from .weights import Architecture, ShapeOfArchitecture
@@ -82,7 +83,21 @@ class EncoderDecoderTrace:
     off: frozenset[tuple[str, int, int]] = frozenset()  # the heads the run had off: (part, layer, head)
     memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    next_tokens = ()
+    @property
+    def next_tokens(self) -> tuple[NextToken, ...]:
+        """The five likeliest tokens for the target's last token, by the last row's scores: what the decoder
+        would write after the tokens it read (whichever part is shown: the run is one)."""
+        if "next tokens" not in self.memo:
+            self.memo["next tokens"] = likeliest_tokens(self.part_of.tokenizer, self.result.logits[-1])
+        return self.memo["next tokens"]
+
+    def scored_probability(self) -> float | None:
+        """The probability the last row's scores gave the token that came next (result.scored)."""
+        token = self.result.scored
+        if token is None:
+            return None
+        logits = self.result.logits[-1].astype(np.float64)
+        return float(1 / np.exp(logits - logits[token]).sum())
 
     @property
     def part(self) -> str:

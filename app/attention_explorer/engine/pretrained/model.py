@@ -21,11 +21,10 @@ from .gguf_model import architecture_from_gguf, read_gguf_weights
 from .gguf_reader import GGUFFile
 from .hf_folder import read_hf_folder
 from .progress import Progress, report
-from .real_trace import NextToken, PretrainedTrace, make_labels
+from .real_trace import NextToken, PretrainedTrace, likeliest_tokens, make_labels
 from .tokenizing import TextTokenizer
 from .weights import Architecture, ModelWeights, ShapeOfArchitecture
 
-TOP_NEXT_TOKENS = 5
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -101,14 +100,7 @@ class PretrainedModel(ShapeOfArchitecture):
         return ablate
 
     def likeliest_next(self, logits: np.ndarray | None) -> tuple[NextToken, ...]:
-        if logits is None:
-            return ()
-        logits = logits.astype(np.float64)
-        probabilities = np.exp(logits - logits.max())
-        probabilities /= probabilities.sum()
-        best = np.argsort(probabilities)[::-1][:TOP_NEXT_TOKENS]
-        return tuple(NextToken(int(i), self.tokenizer.token_text(i), self.tokenizer.token_label(i),
-                               float(probabilities[i])) for i in best)
+        return () if logits is None else likeliest_tokens(self.tokenizer, logits)
 
 
 def open_pretrained(path_or_name: str | Path, progress: Progress | None = None,

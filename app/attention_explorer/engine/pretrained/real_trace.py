@@ -28,6 +28,7 @@ from .thumbnails import thumb_step
 from .tokenizing import Encoded
 from .weights import ModelWeights
 
+TOP_NEXT_TOKENS = 5  # the candidates listed for a next token
 ROLLOUT_KEPT = 3  # rollout matrices kept (each n × n float64): the layer shown and the ones around it
 
 
@@ -39,6 +40,17 @@ class NextToken:
     text: str          # what it writes, e.g. " mat"
     label: str         # tidy, as the token labels
     probability: float
+
+
+def likeliest_tokens(tokenizer, logits: np.ndarray, count: int = TOP_NEXT_TOKENS) -> tuple[NextToken, ...]:
+    """The `count` likeliest tokens of one row of scores (vocab), best first, with their softmax
+    probabilities (in float64: a float32 sum over 50,000 scores loses the small ones)."""
+    logits = logits.astype(np.float64)
+    probabilities = np.exp(logits - logits.max())
+    probabilities /= probabilities.sum()
+    best = np.argsort(probabilities)[::-1][:count]
+    return tuple(NextToken(int(i), tokenizer.token_text(i), tokenizer.token_label(i), float(probabilities[i]))
+                 for i in best)
 
 
 @dataclass(frozen=True)
