@@ -13,6 +13,7 @@ worker; `ablated` is then the part shown's heads off, `heads_off` those of every
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6 import QtCore
@@ -28,6 +29,18 @@ CROSS = "cross"  # the part shown when one opens: the alignment of target and so
 TARGET_STOPPED = "Stopped before the model read this target: change a text to run it again"
 EMPTY_TARGET = "The target is empty: type the text the decoder reads in the Target box"
 TARGET_NOTE_CHARS = 60  # of the target, in the line saying what is shown
+WRITE_TARGET_LANE = "write target"
+
+
+@dataclass(frozen=True)
+class WrittenTarget:
+    """A target the model wrote: for which source, its tokens as written, with which heads off, and the
+    indices of the tokens its files forced."""
+
+    source: str
+    ids: tuple[int, ...]
+    off: frozenset[tuple[str, int, int]]
+    forced: frozenset[int]
 
 
 class EncoderDecoderControls(PretrainedControls):
@@ -35,6 +48,7 @@ class EncoderDecoderControls(PretrainedControls):
 
     target_changed = QtCore.Signal(str)
     part_changed = QtCore.Signal(str)   # "encoder", "decoder" or "cross"
+    target_written_changed = QtCore.Signal()  # a target written, the count of it the views read, or Write's error
 
     def _init_pretrained(self, background: bool) -> None:
         super()._init_pretrained(background)
@@ -43,8 +57,9 @@ class EncoderDecoderControls(PretrainedControls):
         self._opening_target = ""
         self._opening_part = CROSS
         self._heads_off: frozenset[tuple[str, int, int]] = frozenset()
-        # (source, the target's tokens) when the model wrote the target for that source (write_target)
-        self._written_target: tuple[str, tuple[int, ...]] | None = None
+        self._written_target: WrittenTarget | None = None  # when the model wrote the target (write_target)
+        self._target_shown: int | None = None  # how many of its tokens the views read (None: all of them)
+        self._write_error = ""
 
     @property
     def is_encoder_decoder(self) -> bool:
@@ -82,24 +97,72 @@ class EncoderDecoderControls(PretrainedControls):
         super().open_pretrained(name_or_path, sentence)
 
     @property
-    def target_written(self) -> bool:
-        """Whether the target is the one the model wrote for the source (read as it wrote it), not one typed."""
-        return self._target_ids_written() is not None
-
-    def _target_ids_written(self) -> tuple[int, ...] | None:
-        """The target's tokens as the model wrote them for the source shown; None for a target typed, or one
-        written for another source (then read as its text is tokenised)."""
+    def target_written(self) -> WrittenTarget | None:
+        """The target as the model wrote it for the source shown (read as it wrote it); None for a target
+        typed, or one written for another source (then read as its text is tokenised)."""
         written = self._written_target
-        return written[1] if written is not None and written[0] == self._sentence else None
+        return written if written is not None and written.source == self._sentence else None
+
+    @property
+    def target_shown(self) -> int:
+        """How many tokens of a written target the views read up to and score (1 … all): the last row
+        is the one that chose token `target_shown`. 0 with no target written."""
+        written = self.target_written
+        return 0 if written is None else self._target_shown or len(written.ids)
+
+    @property
+    def write_error(self) -> str:
+        """Why the last Write wrote nothing ("" when it did, or none was asked)."""
+        return self._write_error
+
+    def target_choice(self) -> tuple[int, int, bool] | None:
+        """(index, token id, written?) of the target token the views' last row scored: the token it chose
+        with a target written, the typed target's last token otherwise; None before a run."""
+        ptrace = self._ptrace if self.is_encoder_decoder else None
+        if ptrace is None or ptrace.result.scored is None:
+            return None
+        written = self.target_written
+        if written is not None and ptrace.result.target.ids[1:].tolist() == list(written.ids[:self.target_shown - 1]):
+            return self.target_shown - 1, ptrace.result.scored, True
+        return ptrace.n - 1, ptrace.result.scored, False
+
+    def _target_read(self) -> str:
+        """The target the views read: the text written before the token shown, or the whole target."""
+        written = self.target_written
+        if written is None or self._target_shown is None:
+            return self._target
+        tokenizer = self._real_model.tokenizer
+        return tokenizer.decode([i for i in written.ids[:self._target_shown - 1] if i not in tokenizer.special_ids])
+
+    def _target_ids_read(self) -> tuple[int, ...] | None:
+        written = self.target_written
+        return None if written is None else written.ids[:self.target_shown]
 
     def set_target(self, target: str) -> None:
-        """The encoder–decoder's target; the model reads both texts again on the worker."""
+        """The encoder–decoder's target; the model reads both texts again on the worker (a Write still
+        going is dropped: what was typed wins)."""
         if target == self._target:
             return
-        self._target, self._written_target = target, None
+        self._target, self._written_target, self._target_shown, self._write_error = target, None, None, ""
         self.target_changed.emit(target)
+        self.target_written_changed.emit()
         if self.is_encoder_decoder:
+            if self._runner is not None:
+                self._runner.drop(WRITE_TARGET_LANE)
             self._run_real()
+
+    def show_target_written(self, count: int) -> None:
+        """The views read a written target up to its token `count` (clamped to 1 … all), whose choice
+        their last row made, and list the candidates it was chosen from; the model reads it on the worker."""
+        written = self.target_written
+        if written is None:
+            return
+        count = max(1, min(int(count), len(written.ids)))
+        if count == self.target_shown:
+            return
+        self._target_shown = None if count == len(written.ids) else count
+        self.target_written_changed.emit()
+        self._run_real()
 
     def write_target(self, tokens: int) -> None:
         """The model writes a target for the source (encoder_decoder_write.py: greedy, the files' forced
@@ -107,30 +170,49 @@ class EncoderDecoderControls(PretrainedControls):
         the Target box then holds it and the views show the decoder reading it as it wrote it."""
         if not self.is_encoder_decoder:
             return
-        model, source, off = self._real_model, self._sentence, self._heads_off
+        model, source, off, before = self._real_model, self._sentence, self._heads_off, self._target
+        self._write_error = ""
+        self.target_written_changed.emit()
 
-        def write(_progress):
+        def write(progress):
             from .engine.pretrained.encoder_decoder_write import write_target
             from .engine.pretrained.generate import GenerationSettings
 
-            return write_target(model.model, source, GenerationSettings(tokens=tokens), off)
+            return write_target(model.model, source, GenerationSettings(tokens=tokens), off, progress)
 
         runner = self._worker()
         if runner is None:
-            self._take_target_written(write(None))
+            try:
+                self._take_target_written(write(None), before)
+            except EngineError as error:
+                self._target_write_failed(model.name, str(error))
             return
-        runner.submit("run", write, self._take_target_written,
-                      lambda message: self._accept_forward(None, message, 0.0) if message
-                      else self._after_cancelled_forward())
+        # a lane of its own: a run of an edit still going ends first, and its views stay if this fails
+        runner.submit(WRITE_TARGET_LANE, write, lambda generation: self._take_target_written(generation, before),
+                      lambda message: self._target_write_failed(model.name, message))
 
-    def _take_target_written(self, generation) -> None:
-        """A target written came back: kept when the source and heads are still the ones it was written for."""
-        if not self.is_encoder_decoder or generation.source_text != self._sentence or generation.off != self._heads_off:
+    def _take_target_written(self, generation, before: str) -> None:
+        """A target written came back: kept when the source, the heads and the target are still the ones it
+        was written from (a target typed meanwhile wins)."""
+        if (not self.is_encoder_decoder or generation.source_text != self._sentence
+                or generation.off != self._heads_off or self._target != before):
             return
         self._target = generation.written
-        self._written_target = (generation.source_text, tuple(int(i) for i in generation.ids))
+        self._written_target = WrittenTarget(generation.source_text, tuple(int(i) for i in generation.ids),
+                                             generation.off, frozenset(i for i, s in enumerate(generation.steps)
+                                                                       if s.forced))
+        self._target_shown = None
         self.target_changed.emit(self._target)
+        self.target_written_changed.emit()
         self._run_real()
+
+    def _target_write_failed(self, name: str, message: str) -> None:
+        """Write wrote nothing: why, in the target box and the status line ("" after Cancel: nothing to say);
+        the target and the views stay as they were."""
+        self._write_error = self._failure_message(name, message) if message else ""
+        if self._write_error:
+            self._set_status(self._write_error)
+        self.target_written_changed.emit()
 
     def set_part(self, part: str) -> None:
         """Show the encoder's, the decoder's or the cross-attention (its own layers and heads)."""
@@ -170,7 +252,7 @@ class EncoderDecoderControls(PretrainedControls):
 
     def _enter_real(self, source, text, model, ptrace, error, forward_ms) -> None:
         self._heads_off = frozenset()  # every head on in a model just opened
-        self._written_target = None
+        self._written_target, self._target_shown, self._write_error = None, None, ""
         if model.is_encoder_decoder:
             # a target typed while it loaded (another encoder–decoder was open) wins, as a sentence does
             self._target = self._target if self.is_encoder_decoder else self._opening_target
@@ -181,15 +263,15 @@ class EncoderDecoderControls(PretrainedControls):
             self.options_changed.emit(self._options)
             self.target_changed.emit(self._target)
             self.part_changed.emit(self._part)
-            if ptrace is not None and ptrace.text == self._sentence and ptrace.target != self._target:
+            if ptrace is not None and ptrace.text == self._sentence and ptrace.target != self._target_read():
                 self._run_real()  # (a stale text is run again by the one-text models' half)
 
     def _run_real(self) -> None:
         if not self.is_encoder_decoder:
             super()._run_real()
             return
-        model, source, target, off, written = self._real_model, self._sentence, self._target, self._heads_off, \
-            self._target_ids_written()
+        model, source, target, off, written = self._real_model, self._sentence, self._target_read(), \
+            self._heads_off, self._target_ids_read()
         runner = self._worker()
         if runner is None:
             self._accept_pair(_run_pair(model, source, target, off, written))
@@ -209,7 +291,7 @@ class EncoderDecoderControls(PretrainedControls):
         """As for any real model; a changed target says the model has not read it, and heads switched
         off or on go back to the shown run's."""
         ptrace = self._ptrace if self.is_encoder_decoder else None
-        if ptrace is not None and ptrace.target != self._target:
+        if ptrace is not None and ptrace.target != self._target_read():
             self._accept_forward(None, TARGET_STOPPED, 0.0)
             return
         if ptrace is not None and ptrace.text == self._sentence and ptrace.off != self._heads_off:

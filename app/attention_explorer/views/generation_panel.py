@@ -18,9 +18,10 @@ from ..controller import Controller
 from ..engine.errors import EngineError
 from .sampling_controls import QtSamplingControls
 from .step_timeline import OWNS_ARROWS
+from .token_count import token_count_box
 from .wrapped_height import with_wrapped_label
 
-DEFAULT_TOKENS, MOST_TOKENS = 32, 2048
+MOST_TOKENS = 2048
 WRITTEN_TINT = "rgba(255, 170, 0, 0.22)"   # behind the tokens written, in light and dark themes alike
 PARTED_TINT = "rgba(230, 60, 60, 0.35)"    # the first token where two continuations part
 
@@ -31,11 +32,8 @@ class QtGenerationPanel(QtWidgets.QWidget):
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
-        self.tokens = QtWidgets.QSpinBox()
-        self.tokens.setRange(1, MOST_TOKENS)
-        self.tokens.setValue(DEFAULT_TOKENS)
-        self.tokens.setSuffix(" tokens")
-        self.tokens.setToolTip("Write at most this many tokens (it stops sooner at the model's stop token)")
+        self.tokens = token_count_box(MOST_TOKENS, "Write at most this many tokens (it stops sooner at the "
+                                                   "model's stop token)")
         self.generate_button = QtWidgets.QPushButton("Generate")
         self.generate_button.setToolTip("The model writes after the text, one token at a time, picked as set "
                                         "below; with a generation shown, it writes again after the same prompt "

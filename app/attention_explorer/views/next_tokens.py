@@ -1,4 +1,6 @@
-"""A decoder's five likeliest next tokens after the text, with their probabilities, from the last forward.
+"""A decoder's five likeliest next tokens after the text, with their probabilities, from the last forward;
+an encoder–decoder's five likeliest for its target's last token (the one its last row chose, when it
+wrote the target), by the decoder's last row.
 
 They change live when a head is switched off, which is the quickest way to see what a head does.
 """
@@ -42,6 +44,7 @@ class QtNextTokens(QtWidgets.QWidget):
         controller.real_model_changed.connect(self._sync)
         controller.error_changed.connect(self._sync)  # said after the trace's signals: a stopped forward
         controller.written_shown_changed.connect(self._sync)
+        controller.target_written_changed.connect(self._sync)
         self._sync()
 
     def minimumSizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt's name
@@ -69,6 +72,19 @@ class QtNextTokens(QtWidgets.QWidget):
         finally:
             self.setUpdatesEnabled(True)
 
+    def _target_title(self, model, ptrace, chosen: tuple[int, int, bool] | None) -> str:
+        """What an encoder–decoder's rows are: the scores its decoder's last row gave the target's token."""
+        if ptrace is None or chosen is None:
+            return self.controller.error or "Running the model…"
+        index, token, written = chosen
+        label = repr(model.tokenizer.token_label(token))
+        if not written:
+            return f"Its guess at the target's last token, {label}, after the ones before it:"
+        was = self.controller.target_written
+        if was is not None and ptrace.off != was.off:
+            return f"Token {index + 1} written was {label}; with the heads now off, the scores are:"
+        return f"Token {index + 1} written, {label}, was chosen from:"
+
     def _show_rows(self) -> None:
         model, ptrace = self.controller.real_model, self.controller.pretrained_trace
         rows = self.shown()
@@ -76,8 +92,8 @@ class QtNextTokens(QtWidgets.QWidget):
         if model is None:
             self.title.setText("The next tokens of a decoder (SmolLM2, GPT-2, Llama, Qwen, Gemma, …) show here.")
         elif model.is_encoder_decoder:
-            self.title.setText(f"{model.name} is an encoder–decoder: the views show how its target reads its "
-                               f"source; its guess at each target token is not listed here.")
+            chosen = self.controller.target_choice()
+            self.title.setText(self._target_title(model, ptrace, chosen))
         elif not model.is_decoder:
             self.title.setText(f"{model.name} is an encoder: it reads the whole text and guesses no next token.")
         elif ptrace is None:
