@@ -99,8 +99,10 @@ def _config_cases() -> list[Case]:
     config = json.loads(original(f"{SOURCE}/config.json"))
     changed = {
         "eos_token_id 320": ("eos_token_id", 320), "eos_token_id -1": ("eos_token_id", -1),
-        "forced_eos_token_id 320": ("forced_eos_token_id", 320), "forced_eos_token_id 10^12": ("forced_eos_token_id", 10 ** 12),
-        "forced_bos_token_id 99999": ("forced_bos_token_id", 99_999), "forced_bos_token_id a list": ("forced_bos_token_id", [0, 1]),
+        "forced_eos_token_id 320": ("forced_eos_token_id", 320),
+        "forced_eos_token_id 10^12": ("forced_eos_token_id", 10 ** 12),
+        "forced_bos_token_id 99999": ("forced_bos_token_id", 99_999),
+        "forced_bos_token_id a list": ("forced_bos_token_id", [0, 1]),
         "decoder_start_token_id 320": ("decoder_start_token_id", 320),
         "decoder_start_token_id -1": ("decoder_start_token_id", -1),
         "decoder_start_token_id NaN": ("decoder_start_token_id", math.nan),
@@ -115,7 +117,8 @@ def _config_cases() -> list[Case]:
     }
     cases = [_case(f"config.json: {kind}", {"config.json": _json({**config, name: value})})
              for kind, (name, value) in changed.items()]
-    cases += [_case(f"config.json: {name} missing", {"config.json": _json({k: v for k, v in config.items() if k != name})})
+    cases += [_case(f"config.json: {name} missing",
+                    {"config.json": _json({k: v for k, v in config.items() if k != name})})
               for name in ("eos_token_id", "forced_eos_token_id", "decoder_start_token_id")]
     text = original(f"{SOURCE}/config.json")
     cases += [_case(f"config.json cut at byte {point}", {"config.json": text[:point]}) for point in (0, len(text) // 2)]
