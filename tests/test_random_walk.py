@@ -10,9 +10,10 @@ always, MiniLM and SmolLM2 where installed) opened from the model list, File ▸
 File ▸ Open, damaged copies of them from tests/damaged_models (a few per walk, some with FIFO weights;
 each must end un-busy with one message or opened), their layers, heads, readings and ablations, a
 cancelled load, a toy model chosen during a forward; tiny-bart's target, the part shown and its Write
-button clicked with the mouse (after a count typed, during a run, or followed by an edit or a head off). Checks (walk_checks.py): no exception reached the
-crash handler (after every action); the trace equals a fresh engine run of the controller's state and
-the views show what the controller holds (every CHECK_EVERY actions); the screen oracles — backing
+button clicked with the mouse (after a count typed, during a run, or followed by an edit or a head off).
+Checks (walk_checks.py): no exception reached the crash handler (after every action); the trace equals a
+fresh engine run of the controller's state and the views show what the controller holds (every
+CHECK_EVERY actions); the screen oracles — backing
 store against a full repaint after every ORACLE_EVERY actions, every view against its fresh twin after
 every TWIN_EVERY (a fresh twin of seven views takes twice as long as the backing store, and both
 together were two thirds of a walk's time); memory stays bounded.
