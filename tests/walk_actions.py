@@ -141,7 +141,7 @@ class Walk:
             ("open_model_file", 2), ("builtin_model", 3), ("export", 2), ("colormap_menu", 3), ("reset_model", 1),
             ("long_sentence", 0.05), ("gif", 0.1), ("real_model", 3), ("real_bar", 8), ("model_view_mouse", 4),
             ("context_menu", 1), ("dock", 2), ("cancel_load", 0.5), ("switch_during_forward", 0.5),
-            ("heatmap_controls", 2), ("generation", 3), ("encoder_decoder", 4),
+            ("heatmap_controls", 2), ("generation", 3), ("encoder_decoder", 4), ("write_target", 4),
         )]
         self._weights = [w for w, _ in self.actions]
 
@@ -309,6 +309,61 @@ class Walk:
             for _ in range(self.rng.randint(1, 6)):
                 QTest.keyClick(edit, self.rng.choice([QtCore.Qt.Key.Key_A, QtCore.Qt.Key.Key_Space,
                                                       QtCore.Qt.Key.Key_Backspace, QtCore.Qt.Key.Key_Z]))
+
+    def write_target(self):
+        """An encoder–decoder's Write, pressed with the mouse: now and then after typing a count into its
+        spin box (junk too), or while a run is going (the button is then off and the click does nothing),
+        or followed at once by an edit of the source or the target, or the shown head switched off, before
+        the target written comes back (it must not land over them). Without one open, tiny-bart is opened
+        first (File ▸ Open model folder), so that the walk's seeds reach the button."""
+        c = self.controller
+        if not c.is_encoder_decoder:
+            self.answers.directory = str(DATA / "tiny-bart")
+            self.window.pretrained.open_folder_action.trigger()
+            wait_idle(c)
+            if not c.is_encoder_decoder:
+                return
+        box = self.window.pretrained.target_box
+        if self.rng.random() < 0.4:  # typed, as into any spin box: a value out of range is clamped or refused
+            box.tokens.setFocus()
+            box.tokens.selectAll()
+            QTest.keyClicks(box.tokens, self.rng.choice(["1", "3", "8", "64", "0", "99", "abc", ""]))
+            QTest.keyClick(box.tokens, QtCore.Qt.Key.Key_Return)
+        if self.rng.random() < 0.2:  # a run going: a new target pasted, then Write at once
+            self._paste_target()
+        enabled, before = box.write_button.isEnabled(), c.target
+        self.counts["write_target, pressed" if enabled else "write_target, pressed while off"] += 1
+        QTest.mouseClick(box.write_button, QtCore.Qt.MouseButton.LeftButton)
+        then = self.rng.random()
+        if then < 0.15:  # (the box hands every change to the controller at once: the write is superseded)
+            text = self.rng.choice(ODD_TEXTS[:8])
+            changed = text != c.sentence
+            self.window.sentence_box.setPlainText(text)
+            wait_idle(c)
+            assert not changed or c.target == before, "a target written for the old source landed"
+        elif then < 0.3:
+            text = self._paste_target()
+            wait_idle(c)
+            assert text == before or c.target == text, "a target written landed over the one typed since"
+        elif then < 0.4 and self.window.pretrained.bar.ablate.isEnabled():
+            self.window.pretrained.bar.ablate.click()
+            wait_idle(c)
+            assert c.target == before, "a target written with other heads landed"
+        else:
+            wait_idle(c)
+            if enabled and c.sentence.strip():
+                self.counts["write_target, written"] += c.target_written
+                assert c.target_written or c.error, "Write came back with neither a target nor a message"
+            elif not enabled:
+                assert c.target == before and not c.target_written, "Write did something while it was off"
+        assert box.edit.text() == c.target, "the Target box does not hold the target the views read"
+
+    def _paste_target(self) -> str:
+        edit = self.window.pretrained.target_box.edit
+        text = self.rng.choice(ODD_TEXTS[:8])
+        edit.setText(text)
+        edit.textEdited.emit(text)  # as a paste: the box says it was edited
+        return text
 
     def heatmap_controls(self):
         heatmap = self.window.heatmap

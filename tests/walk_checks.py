@@ -92,12 +92,14 @@ def _check_real(c) -> None:
 
 def _check_encoder_decoder(c) -> None:
     """The run shown is the engine's run of the source and target the window holds, seen through the part
-    chosen (or the window says why there is none)."""
-    if c.sentence.strip() and not c.target.strip():
+    chosen (or the window says why there is none); a target the model wrote (Write) is read as it wrote it,
+    its own tokens, as the window reads it (its text read again could split otherwise, or be empty)."""
+    written = c._target_ids_written()
+    if c.sentence.strip() and not c.target.strip() and written is None:
         assert c.trace is None and c.error == EMPTY_TARGET, f"an empty target, but: {c.error!r}"
         return
     try:
-        fresh = c.real_model.model.run(c.sentence, c.target, c.heads_off)
+        fresh = c.real_model.model.run(c.sentence, c.target, c.heads_off, written)
     except engine.EngineError as exc:
         assert c.trace is None and c.error == str(exc), "the window shows a run the model refuses"
         return

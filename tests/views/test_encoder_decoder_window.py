@@ -396,6 +396,25 @@ def test_the_note_under_the_model_view_keeps_its_wrapped_lines_when_squeezed(bar
     assert title.height() >= title.heightForWidth(title.width()) > title.fontMetrics().height()
 
 
+@pytest.mark.parametrize(("tokens", "hide_specials"), [(2, False), (1, True)])
+def test_after_write_the_heatmap_draws_what_a_fresh_one_draws(bart_window, qtbot, tokens, hide_specials):
+    """Found by the random walk: a written token's label (its ›) widened the row labels by a pixel, and
+    the plot kept its old size (changes under half a pixel were let go), so its cells and colour bar
+    stood 0.1 px taller than a heatmap built fresh on the same state, and the bar was drawn otherwise."""
+    from view_twins import check_twin
+
+    window, c = bart_window, bart_window.controller
+    if hide_specials:
+        window.pretrained.bar.hide_specials.click()
+        settle(qtbot, c)
+    box = window.pretrained.target_box
+    box.tokens.setValue(tokens)
+    QTest.mouseClick(box.write_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: c.target_written and not c.busy)
+    QtWidgets.QApplication.processEvents()
+    check_twin(window.heatmap, f"Write of {tokens} tokens")
+
+
 def test_write_lets_the_model_write_the_target_and_the_views_show_it_read_as_written(bart_window, bart, qtbot):
     """Write (clicked, with 6 tokens asked for): the Target box holds what the model wrote, and the views
     show the decoder reading those tokens, marked as written, each row the step's own cross-attention;

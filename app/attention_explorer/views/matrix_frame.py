@@ -103,8 +103,9 @@ class MatrixFrame:
             size = QtCore.QSizeF(UNLIMITED_PX, UNLIMITED_PX)
         else:  # on a steady grid: the same pane must give the same layout whatever history led to it
             size = QtCore.QSizeF(steady(over_w + cell * n_cols), steady(over_h + cell * n_rows))
-        current = self.plot.maximumSize()
-        if abs(current.width() - size.width()) > 0.5 or abs(current.height() - size.height()) > 0.5:
+        # set whenever it differs at all: with a tolerance, a label axis 1 px wider (a written token's ›)
+        # left the cells 0.1 px taller than a fresh view's, and the colour bar drawn otherwise
+        if self.plot.maximumSize() != size:
             self.plot.setMaximumSize(size)
 
     def fitted_area(self) -> QtCore.QSizeF | None:
