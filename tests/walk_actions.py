@@ -352,17 +352,39 @@ class Walk:
         else:
             wait_idle(c)
             if enabled and c.sentence.strip():
-                self.counts["write_target, written"] += c.target_written
-                assert c.target_written or c.error, "Write came back with neither a target nor a message"
+                self.counts["write_target, written"] += c.target_written is not None
+                assert c.target_written is not None or c.error or c.write_error, \
+                    "Write came back with neither a target nor a message"
+                if c.target_written is not None:
+                    self._scrub_target(box)
             elif not enabled:
-                assert c.target == before and not c.target_written, "Write did something while it was off"
+                assert c.target == before and c.target_written is None, "Write did something while it was off"
         assert box.edit.text() == c.target, "the Target box does not hold the target the views read"
+
+    def _scrub_target(self, box) -> None:
+        """The scrubber under the Target box, as a user steps it: its buttons, or ← / → on its slider."""
+        c = self.window.controller
+        for _ in range(self.rng.randint(0, 4)):
+            if not box.scrubber.isVisible():
+                return
+            self.counts["write_target, scrubbed"] += 1
+            if self.rng.random() < 0.5:
+                button = self.rng.choice([box.back, box.forth])
+                if button.isEnabled():
+                    QTest.mouseClick(button, QtCore.Qt.MouseButton.LeftButton)
+            else:
+                box.slider.setFocus()
+                QTest.keyClick(box.slider, self.rng.choice([QtCore.Qt.Key.Key_Left, QtCore.Qt.Key.Key_Right]))
+            if self.rng.random() < 0.7:
+                wait_idle(c)
+        wait_idle(c)
+        assert 1 <= c.target_shown == box.slider.value() <= len(c.target_written.ids), "the slider is not the step shown"
 
     def _paste_target(self) -> str:
         edit = self.window.pretrained.target_box.edit
         text = self.rng.choice(ODD_TEXTS[:8])
         edit.setText(text)
-        edit.textEdited.emit(text)  # as a paste: the box says it was edited
+        edit.textEdited.emit(edit.text())  # as a paste: the box says it was edited, with what it holds
         return text
 
     def heatmap_controls(self):

@@ -93,13 +93,14 @@ def _check_real(c) -> None:
 def _check_encoder_decoder(c) -> None:
     """The run shown is the engine's run of the source and target the window holds, seen through the part
     chosen (or the window says why there is none); a target the model wrote (Write) is read as it wrote it,
-    its own tokens, as the window reads it (its text read again could split otherwise, or be empty)."""
-    written = c._target_ids_written()
-    if c.sentence.strip() and not c.target.strip() and written is None:
+    its own tokens, as the window reads it (its text read again could split otherwise, or be empty), up to
+    the token its scrubber shows."""
+    written, target = c.target_ids_read, c.target_read
+    if c.sentence.strip() and not target.strip() and written is None:
         assert c.trace is None and c.error == EMPTY_TARGET, f"an empty target, but: {c.error!r}"
         return
     try:
-        fresh = c.real_model.model.run(c.sentence, c.target, c.heads_off, written)
+        fresh = c.real_model.model.run(c.sentence, target, c.heads_off, written)
     except engine.EngineError as exc:
         assert c.trace is None and c.error == str(exc), "the window shows a run the model refuses"
         return
@@ -107,7 +108,7 @@ def _check_encoder_decoder(c) -> None:
     if ptrace is None:  # a run stopped with Cancel
         assert c.trace is None and c.error in (FORWARD_STOPPED, TARGET_STOPPED), f"a run is missing: {c.error!r}"
         return
-    assert (ptrace.text, ptrace.target, ptrace.part, ptrace.off) == (c.sentence, c.target, c.part, c.heads_off), \
+    assert (ptrace.text, ptrace.target, ptrace.part, ptrace.off) == (c.sentence, target, c.part, c.heads_off), \
         "another run is shown"
     assert ptrace.ablated == c.ablated, "the heads off shown are not the run's"
     expected = {"encoder": fresh.encoder_attention, "decoder": fresh.decoder_attention,

@@ -126,7 +126,8 @@ class EncoderDecoderControls(PretrainedControls):
             return self.target_shown - 1, ptrace.result.scored, True
         return ptrace.n - 1, ptrace.result.scored, False
 
-    def _target_read(self) -> str:
+    @property
+    def target_read(self) -> str:
         """The target the views read: the text written before the token shown, or the whole target."""
         written = self.target_written
         if written is None or self._target_shown is None:
@@ -134,7 +135,9 @@ class EncoderDecoderControls(PretrainedControls):
         tokenizer = self._real_model.tokenizer
         return tokenizer.decode([i for i in written.ids[:self._target_shown - 1] if i not in tokenizer.special_ids])
 
-    def _target_ids_read(self) -> tuple[int, ...] | None:
+    @property
+    def target_ids_read(self) -> tuple[int, ...] | None:
+        """A written target's tokens up to the one shown (run as written); None for a target typed."""
         written = self.target_written
         return None if written is None else written.ids[:self.target_shown]
 
@@ -263,15 +266,15 @@ class EncoderDecoderControls(PretrainedControls):
             self.options_changed.emit(self._options)
             self.target_changed.emit(self._target)
             self.part_changed.emit(self._part)
-            if ptrace is not None and ptrace.text == self._sentence and ptrace.target != self._target_read():
+            if ptrace is not None and ptrace.text == self._sentence and ptrace.target != self.target_read:
                 self._run_real()  # (a stale text is run again by the one-text models' half)
 
     def _run_real(self) -> None:
         if not self.is_encoder_decoder:
             super()._run_real()
             return
-        model, source, target, off, written = self._real_model, self._sentence, self._target_read(), \
-            self._heads_off, self._target_ids_read()
+        model, source, target, off, written = self._real_model, self._sentence, self.target_read, \
+            self._heads_off, self.target_ids_read
         runner = self._worker()
         if runner is None:
             self._accept_pair(_run_pair(model, source, target, off, written))
@@ -291,7 +294,7 @@ class EncoderDecoderControls(PretrainedControls):
         """As for any real model; a changed target says the model has not read it, and heads switched
         off or on go back to the shown run's."""
         ptrace = self._ptrace if self.is_encoder_decoder else None
-        if ptrace is not None and ptrace.target != self._target_read():
+        if ptrace is not None and ptrace.target != self.target_read:
             self._accept_forward(None, TARGET_STOPPED, 0.0)
             return
         if ptrace is not None and ptrace.text == self._sentence and ptrace.off != self._heads_off:

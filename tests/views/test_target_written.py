@@ -150,3 +150,12 @@ def test_a_target_typed_while_the_model_writes_wins(bart_window, qtbot, monkeypa
     QtWidgets.QApplication.processEvents()
     assert c.target == "a dog" == edit.text() and c.target_written is None
     assert c.pretrained_trace.target == "a dog"
+
+
+def test_the_box_holds_a_target_as_long_as_a_source(bart_window, qtbot):
+    """A target starts as the source, and a source may be 40,000 characters: a line edit keeps 32,767
+    by default, and the box then showed less than the model read."""
+    window, c = bart_window, bart_window.controller
+    c.set_target("x" * 40_000)
+    settle(qtbot, c)
+    assert window.pretrained.target_box.edit.text() == c.target == c.pretrained_trace.target

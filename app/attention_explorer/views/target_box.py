@@ -34,6 +34,7 @@ class QtTargetBox(QtWidgets.QWidget):
         self.edit.setObjectName("targetBox")
         self.edit.setPlaceholderText("Type the target, e.g. the source itself")
         self.edit.setToolTip(TARGET_TIP)
+        self.edit.setMaxLength(2**31 - 1)  # as long as the source may be (the target starts as it): Qt's 32,767 cut it
         caption = QtWidgets.QLabel("&Target")
         caption.setBuddy(self.edit)
         caption.setToolTip(TARGET_TIP)
