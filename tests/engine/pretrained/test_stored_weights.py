@@ -276,3 +276,33 @@ def test_two_threads_reading_stored_weights_at_once_read_the_float32_numbers(dat
             failures.append("forward")
     scorer.join()
     assert failures == []
+
+
+@pytest.mark.parametrize("name", ["tiny-llama.gguf", "tiny-qwen2.gguf", "tiny-gpt2.gguf", "tiny-phi3.gguf",
+                                  "tiny-gpt-neox.gguf", "tiny-gemma2.gguf"])
+def test_a_gguf_matrix_read_into_its_layer_s_columns_is_the_dequantised_matrix_transposed(data, name, monkeypatch):
+    """A GGUF layer's matrices are dequantised a few rows at a time straight into the layer's columns, in
+    the family's row order (Llama's q/k rows, GPT-NeoX's fused qkv) or as stored (GPT-2's transposed
+    weights): each the same numbers as the whole matrix dequantised, reordered and transposed. Three rows
+    at a time, so every matrix takes several blocks and the reordering crosses them."""
+    from attention_explorer.engine.pretrained import gguf_model
+    from attention_explorer.engine.pretrained.gguf_reader import GGUFFile
+    from attention_explorer.engine.pretrained.weights import FileMatrix
+
+    monkeypatch.setattr(gguf_model, "GGUF_ROWS_AT_ONCE", 3)
+    gguf = GGUFFile(data / name)
+    _family, spec = gguf_model._spec(gguf)
+    arch = gguf_model.architecture_from_gguf(gguf)
+    source = gguf_model._tensors(gguf, spec, arch)
+    checked = 0
+    for tensor in source.shapes:
+        shape = source.shapes[tensor]
+        if len(shape) != 2 or not tensor.endswith(".weight") or not any(part.isdigit() for part in tensor.split(".")):
+            continue
+        matrix = source.transposed(tensor, shape)
+        assert isinstance(matrix, FileMatrix)
+        into = np.full(matrix.shape, np.nan, dtype=np.float32)
+        matrix.read(into)
+        np.testing.assert_array_equal(into, source.get(tensor, shape).T)
+        checked += 1
+    assert checked >= 4

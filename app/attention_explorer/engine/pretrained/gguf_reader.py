@@ -267,11 +267,17 @@ class GGUFFile:
         info = self._info(name)
         return self._values(info, 0, info.shape[0] if info.shape else 1).reshape(info.shape)
 
+    def rows_apart(self, name: str) -> bool:
+        """Whether each row of tensor `name` is whole blocks, so that rows can be read alone (as
+        llama.cpp writes matrices)."""
+        info = self._info(name)
+        return math.prod(info.shape[1:]) % TENSOR_TYPES[info.type_id][1] == 0
+
     def tensor_rows(self, name: str, start: int, stop: int) -> np.ndarray:
         """Rows start … stop − 1 of matrix `name` (along its first axis, as `tensor` gives it): read alone
-        when a row is whole blocks, as llama.cpp writes them; else from the whole tensor."""
+        when a row is whole blocks (rows_apart); else from the whole tensor."""
         info = self._info(name)
-        if math.prod(info.shape[1:]) % TENSOR_TYPES[info.type_id][1]:
+        if not self.rows_apart(name):
             return self.tensor(name)[start:stop]
         return self._values(info, start, stop).reshape(stop - start, *info.shape[1:])
 

@@ -289,14 +289,20 @@ def laid_out(parts: Sequence[np.ndarray | FileMatrix]) -> np.ndarray:
         width = part.shape[1]
         if isinstance(part, FileMatrix):
             part.read(out[:, start:start + width])
-            start += width
-            continue
-        step = _COLUMNS_AT_ONCE if part.strides[0] < part.strides[1] else width  # a transposed view, or rows
-        for column in range(0, width, max(step, 1)):
-            end = min(column + step, width)
-            out[:, start + column:start + end] = part[:, column:end]
+        else:
+            copy_columns(part, out[:, start:start + width])
         start += width
     return out
+
+
+def copy_columns(part: np.ndarray, out: np.ndarray) -> None:
+    """`part` copied into `out` of its shape, a block of columns at a time when `part` is a transposed
+    view (see laid_out)."""
+    width = part.shape[1]
+    step = _COLUMNS_AT_ONCE if part.strides[0] < part.strides[1] else width  # a transposed view, or rows
+    for column in range(0, width, max(step, 1)):
+        end = min(column + step, width)
+        out[:, column:end] = part[:, column:end]
 
 
 @dataclass
@@ -381,7 +387,7 @@ class TensorSource:
     def transposed(self, name: str, shape: tuple[int, int]) -> np.ndarray | FileMatrix:
         """The matrix `name` of `shape` (out, in) as (in, out), for a layer to lay out (LayerWeights):
         `get`'s array transposed, or, where the source reads a matrix straight into another array's
-        columns (`transposed_into(name, target)`: a safetensors file), a FileMatrix that does so when
+        columns (`transposed_into(name, target)`: a safetensors or GGUF file), a FileMatrix that does so when
         the layer is laid out and checks the numbers there."""
         if self._transposed_into is None:
             return self.get(name, shape).T
