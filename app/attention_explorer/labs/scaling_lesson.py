@@ -17,6 +17,7 @@ from ..controller import Controller
 from ..engine import SCALING_MODES, ScalingExperiment, scaling_experiment
 from ..engine.lesson_scaling import MAX_DK, MAX_KEYS, MAX_TRIALS, MIN_DK
 from ..views import theme
+from ..views.bars import BarGraphItem
 from ..views.plot_style import make_static
 from .lesson_panel import LessonPanel, number_box
 from .number_table import QtNumberTable
@@ -85,7 +86,7 @@ class QtScalingLesson(LessonPanel):
         self.bars_plot.addLegend(offset=(-10, 10))  # lists every item added with a name
         self.bars = {}
         for i, mode in enumerate(SCALING_MODES):
-            self.bars[mode] = pg.BarGraphItem(x=[], height=[], width=0.27, brush=theme.head_color(i), pen=None,
+            self.bars[mode] = BarGraphItem(x=[], height=[], width=0.27, brush=theme.head_color(i), pen=None,
                                               name=MODE_NAMES[mode])
             self.bars_plot.addItem(self.bars[mode])
         self.graphics.ci.layout.setColumnStretchFactor(0, 3)

@@ -28,5 +28,23 @@ def draw_line_array(painter: QtGui.QPainter, lines: np.ndarray) -> None:
     """Draw every row (x1, y1, x2, y2) of `lines` with the painter's pen."""
     if not len(lines):
         return
-    lines = np.ascontiguousarray(lines, dtype=np.float64)  # kept alive by this frame while Qt reads it
-    painter.drawLines(shiboken6.wrapInstance(lines.ctypes.data, QtCore.QLineF), len(lines))
+    first, _memory = first_of(np.ascontiguousarray(lines, dtype=np.float64), QtCore.QLineF)
+    painter.drawLines(first, len(lines))
+
+
+def first_of(array: np.ndarray, kind: type) -> tuple[object, np.ndarray]:
+    """The first row of C-ordered float64 `array` as a `kind` (QLineF, QRectF) standing on the array's
+    memory, and the array it stands on, to keep while Qt reads it.
+
+    Shiboken keeps one wrapper per address: where a wrapper of another type is still registered (its
+    C++ object freed, and its memory since handed to NumPy: a QMetaObject, once, in a test run) it
+    hands that one back. drawLines then raised TypeError inside a paint, and PySide crashed printing
+    it. The numbers are then copied elsewhere in memory, the arrays before held until a copy lands
+    where no other wrapper is, so that the allocator cannot hand the same address back."""
+    held = []
+    first = shiboken6.wrapInstance(array.ctypes.data, kind)
+    while type(first) is not kind:
+        held.append((array, first))
+        array = array.copy()
+        first = shiboken6.wrapInstance(array.ctypes.data, kind)
+    return first, array

@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, Controller
 from . import theme
+from .bars import BarGraphItem
 from .plot_style import make_static, refit_scene_after_layout
 from .resting_pointer import RestingPointer
 from .text_layer import Label, TextLayer
@@ -89,8 +90,8 @@ class QtRowBars(QtWidgets.QStackedWidget):
         # every bar in one brush, the focused word's bar laid over them in its own: with a brush per bar
         # pyqtgraph records and plays a rectangle at a time (9 ms a hover at 512 words), with one it
         # draws them all in one call
-        self.bars = pg.BarGraphItem(x=[], height=[], width=BAR_SHARE, pen=None)
-        self.focus_bar = pg.BarGraphItem(x=[], height=[], width=BAR_SHARE, pen=None)
+        self.bars = BarGraphItem(x=[], height=[], width=BAR_SHARE, pen=None)
+        self.focus_bar = BarGraphItem(x=[], height=[], width=BAR_SHARE, pen=None)
         self.plot.addItem(self.bars)
         self.plot.addItem(self.focus_bar)
         self.values = TextLayer(anchor=(0.5, 1.0), point_size=8)
