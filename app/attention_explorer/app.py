@@ -62,7 +62,9 @@ STEPS_DOCK_SHARE = 0.4  # ... but never more of the window's height than this
 class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, controller: Controller, settings: QtCore.QSettings | None = None):
         super().__init__()
-        pg.setConfigOptions(antialias=True)  # smooth curves and bars in every plot of the app
+        # smooth curves and bars in every plot of the app; a curve drawn as one path, never as segments
+        # from an array's memory (views/line_array.first_of says why that can crash)
+        pg.setConfigOptions(antialias=True, segmentedLineMode="off")
         self.controller = controller
         self.settings = settings
         self.setWindowTitle(APP_NAME)
