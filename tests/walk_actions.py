@@ -378,7 +378,8 @@ class Walk:
             if self.rng.random() < 0.7:
                 wait_idle(c)
         wait_idle(c)
-        assert 1 <= c.target_shown == box.slider.value() <= len(c.target_written.ids), "the slider is not the step shown"
+        shown = c.target_shown
+        assert 1 <= shown == box.slider.value() <= len(c.target_written.ids), "the slider is not the step shown"
 
     def _paste_target(self) -> str:
         edit = self.window.pretrained.target_box.edit
