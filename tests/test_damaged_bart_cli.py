@@ -12,11 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import shutil
 import subprocess
-import sys
-import threading
-import traceback
 from pathlib import Path
 
 import pytest
@@ -27,6 +23,7 @@ pytest.importorskip("tokenizers")
 
 from attention_explorer.cli import main  # noqa: E402
 from attention_explorer.pretrained_worker import UNFORESEEN  # noqa: E402
+from cli_runner import installed_command, run_cli_bounded  # noqa: E402
 
 CASES = bart_cases()
 PROMPT = "the cat sat on the mat"
@@ -75,30 +72,11 @@ def _problems(case, code: int, stdout: str, stderr: str, out: Path) -> list[str]
 def test_generate_on_a_damaged_bart_writes_or_says_one_line(case, tmp_path):
     """In-process, every kind: the promise of one line or a good file, whatever the damage."""
     path = case.build(tmp_path / "copy")
-    out, err, result = tmp_path / "gen.json", io.StringIO(), {}
-
-    def attempt():
-        try:
-            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as stdout:
-                result["code"] = main(["generate", "--model", str(path), "--prompt", PROMPT, "-o", str(out)])
-            result["stdout"] = stdout.getvalue()
-        except BaseException:  # noqa: BLE001 - anything escaping main is the finding
-            result["traceback"] = traceback.format_exc()
-
-    worker = threading.Thread(target=attempt, daemon=True)
-    worker.start()
-    worker.join(LIMIT_S)
-    assert not worker.is_alive(), f"{case.kind}: generate hung"
+    out = tmp_path / "gen.json"
+    result = run_cli_bounded(["generate", "--model", str(path), "--prompt", PROMPT, "-o", str(out)], LIMIT_S)
+    assert not result["hung"], f"{case.kind}: generate hung"
     assert "traceback" not in result, f"{case.kind}: {result['traceback'][-600:]}"
-    assert _problems(case, result["code"], result["stdout"], err.getvalue(), out) == []
-
-
-def _installed_command() -> str:
-    found = shutil.which("attention-explorer", path=str(Path(sys.executable).parent)) or shutil.which(
-        "attention-explorer")
-    if found is None:
-        pytest.skip("the attention-explorer command is not installed")
-    return found
+    assert _problems(case, result["code"], result["stdout"], result["stderr"], out) == []
 
 
 SAMPLED = [c for c in CASES if c.kind.removeprefix("tiny-bart: ") in SAMPLE]
@@ -114,7 +92,7 @@ def test_the_installed_command_on_a_damaged_bart(case, tmp_path):
     """The installed entry point, as a user runs it: exit 0 and a JSON file, or a nonzero exit and one line."""
     path = case.build(tmp_path / "copy")
     out = tmp_path / "gen.json"
-    result = subprocess.run([_installed_command(), "generate", "--model", str(path), "--prompt", PROMPT,
+    result = subprocess.run([installed_command(), "generate", "--model", str(path), "--prompt", PROMPT,
                              "--tokens", "32", "-o", str(out)], capture_output=True, text=True, timeout=120)
     assert _problems(case, result.returncode, result.stdout, result.stderr, out) == []
 

@@ -10,15 +10,10 @@ are printed (`pytest tests/test_damaged_models.py -q -s`). A sample also goes th
 from __future__ import annotations
 
 import collections
-import contextlib
-import io
 import json
 import shutil
 import subprocess
-import sys
-import threading
 import time
-import traceback
 from pathlib import Path
 
 import numpy as np
@@ -30,9 +25,9 @@ from damaged_models import all_cases
 pytest.importorskip("tokenizers")
 
 from attention_explorer import engine  # noqa: E402
-from attention_explorer.cli import main  # noqa: E402
 from attention_explorer.controller import Controller  # noqa: E402
 from attention_explorer.pretrained_worker import UNFORESEEN  # noqa: E402
+from cli_runner import installed_command, run_cli_bounded  # noqa: E402
 
 CASES = all_cases()
 SENTENCE = "the cat sat on the mat 2017"
@@ -60,22 +55,11 @@ def _strict_json(text: str) -> object:
 
 def through_the_cli(case, path: Path, where: Path) -> tuple[str, str | None]:
     """("accepted" | "refused", problem or None) of `trace` on the copy, in-process."""
-    out, err, result = where / "trace.json", io.StringIO(), {}
-
-    def attempt():
-        try:
-            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as stdout:
-                result["code"] = main(["trace", "--model", str(path), "--sentence", SENTENCE, "--layer", "2",
-                                       "-o", str(out)])
-            result["stdout"] = stdout.getvalue()
-        except BaseException:  # noqa: BLE001 - anything escaping main is the finding
-            result["traceback"] = traceback.format_exc()
-
-    worker = threading.Thread(target=attempt, daemon=True)
-    worker.start()
-    worker.join(LIMIT_S)
-    text = err.getvalue()
-    if worker.is_alive():
+    out = where / "trace.json"
+    result = run_cli_bounded(["trace", "--model", str(path), "--sentence", SENTENCE, "--layer", "2", "-o", str(out)],
+                             LIMIT_S)
+    text = result["stderr"]
+    if result["hung"]:
         return "hung", "a hang"
     if "traceback" in result:
         return "crashed", "a traceback: " + result["traceback"][-300:]
@@ -159,20 +143,12 @@ def test_every_damaged_copy_through_the_cli_and_the_window_loader(tmp_path, qtbo
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:40])
 
 
-def _installed_command() -> str:
-    found = shutil.which("attention-explorer", path=str(Path(sys.executable).parent)) or shutil.which(
-        "attention-explorer")
-    if found is None:
-        pytest.skip("the attention-explorer command is not installed")
-    return found
-
-
 def test_a_sample_through_the_installed_command(tmp_path):
     """Every len/20-th kind, and the ones where a library writes to stderr itself (a panic), in a
     subprocess: exit 0 with finite JSON, or exit 1 with one line naming the file."""
     step = max(1, len(CASES) // SUBPROCESS_SAMPLE)
     sample = CASES[::step][:SUBPROCESS_SAMPLE] + [c for c in CASES if "panics" in c.kind or "is a FIFO" in c.kind][:4]
-    program, problems = _installed_command(), []
+    program, problems = installed_command(), []
     for index, case in enumerate(sample):
         where = tmp_path / str(index)
         path = case.build(where)

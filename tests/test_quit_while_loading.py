@@ -8,14 +8,14 @@ wait for the load: Qt's thread pool used to wait for its thread when it was dest
 """
 
 import os
-import shutil
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
+
+from cli_runner import installed_command
 
 pytest.importorskip("tokenizers")
 
@@ -70,14 +70,6 @@ SITECUSTOMIZE = textwrap.dedent("""
 """)
 
 
-def _program() -> str:
-    found = shutil.which("attention-explorer", path=str(Path(sys.executable).parent)) or shutil.which(
-        "attention-explorer")
-    if found is None:
-        pytest.skip("the attention-explorer command is not installed")
-    return found
-
-
 @pytest.mark.parametrize("sleeping", [True, False], ids=["asleep in the load", "computing in the load"])
 def test_quitting_during_a_load_exits_0_without_waiting_for_it(tmp_path, sleeping):
     hook = tmp_path / "hook"
@@ -86,7 +78,7 @@ def test_quitting_during_a_load_exits_0_without_waiting_for_it(tmp_path, sleepin
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path), "PYTHONPATH": str(hook),
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
     for run in range(REPEATS):
-        child = subprocess.Popen([_program(), "--model", str(BERT)], env=env, stdout=subprocess.PIPE,
+        child = subprocess.Popen([installed_command(), "--model", str(BERT)], env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
         try:
             out, err = child.communicate(timeout=45)

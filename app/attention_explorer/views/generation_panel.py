@@ -17,6 +17,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..controller import Controller
 from ..engine.errors import EngineError
 from .sampling_controls import QtSamplingControls
+from .scrub_controls import scrub_controls
 from .step_timeline import OWNS_ARROWS
 from .token_count import token_count_box
 from .wrapped_height import with_wrapped_label
@@ -44,15 +45,9 @@ class QtGenerationPanel(QtWidgets.QWidget):
         self.export_button = QtWidgets.QPushButton("Export…")
         self.export_button.setToolTip("Write the generation: every token, its candidates and its attention "
                                       "(JSON or CSV), or its attention rows as a figure (PNG, SVG, GIF)")
-        self.back = QtWidgets.QToolButton()
-        self.back.setArrowType(QtCore.Qt.ArrowType.LeftArrow)
-        self.back.setToolTip("One token back (←)")
-        self.forth = QtWidgets.QToolButton()
-        self.forth.setArrowType(QtCore.Qt.ArrowType.RightArrow)
-        self.forth.setToolTip("One token on (→)")
-        self.slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
-        self.slider.setToolTip("The text so far: how many written tokens the views show (← and → step)")
-        self.slider.setPageStep(1)
+        self.back, self.slider, self.forth = scrub_controls(
+            "One token back (←)", "One token on (→)",
+            "The text so far: how many written tokens the views show (← and → step)")
         self.position = QtWidgets.QLabel()
         self.position.setWordWrap(True)
         self.position.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # a token may read "<|im_end|>"

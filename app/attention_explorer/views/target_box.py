@@ -13,6 +13,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from ..controller import Controller
+from .scrub_controls import scrub_controls
 from .step_timeline import OWNS_ARROWS
 from .token_count import DEFAULT_TOKENS, token_count_box
 from .wrapped_height import with_wrapped_label
@@ -41,15 +42,8 @@ class QtTargetBox(QtWidgets.QWidget):
         self.tokens = token_count_box(DEFAULT_TOKENS, "At most this many tokens written")  # its model raises it
         self.write_button = QtWidgets.QPushButton("Write")
         self.write_button.setToolTip(WRITE_TIP)
-        self.back = QtWidgets.QToolButton()
-        self.back.setArrowType(QtCore.Qt.ArrowType.LeftArrow)
-        self.back.setToolTip("One token back (← on the slider)")
-        self.forth = QtWidgets.QToolButton()
-        self.forth.setArrowType(QtCore.Qt.ArrowType.RightArrow)
-        self.forth.setToolTip("One token on (→ on the slider)")
-        self.slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
-        self.slider.setToolTip(SCRUB_TIP)
-        self.slider.setPageStep(1)
+        self.back, self.slider, self.forth = scrub_controls("One token back (← on the slider)",
+                                                            "One token on (→ on the slider)", SCRUB_TIP)
         self.position = QtWidgets.QLabel()  # which token the views read up to, or why Write wrote nothing
         self.position.setWordWrap(True)
         self.position.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # a token may read "</s>"
