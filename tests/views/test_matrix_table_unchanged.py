@@ -98,3 +98,31 @@ def test_a_table_of_another_shape_is_laid_out_and_painted_once(qtbot):
         assert len(damage.areas) == 1, (n, damage.areas)
         assert table.matrix_model.rowCount() == n and table.horizontalHeader().count() == n
         check_backing_store(scroll, f"a table of {n} rows")
+
+
+def test_a_table_of_another_shape_asks_its_model_for_no_header_sizes(qtbot, monkeypatch):
+    """The headers are given their height and width: measuring every section's label through the
+    model on each new shape (Qt's size hint: 4 questions a section, ~1,400 a table at 77 tokens) cost
+    a step of the scrubber 2–3 ms a table for a size that was then overridden."""
+    from attention_explorer.views.matrix_table import MatrixModel
+
+    asked = []
+    answer = MatrixModel.headerData
+
+    def counted(self, section, orientation, role=QtCore.Qt.ItemDataRole.DisplayRole):
+        asked.append(int(role.value if hasattr(role, "value") else role))
+        return answer(self, section, orientation, role)
+
+    monkeypatch.setattr(MatrixModel, "headerData", counted)
+    table = MatrixTable()
+    qtbot.addWidget(table)
+    for n in (60, 59, 61):
+        labels = tuple(f"w{i}" for i in range(n))
+        asked.clear()
+        table.set_table(StepTable("scores", "scores", np.ones((n, n)), labels, labels), "viridis")
+        assert int(QtCore.Qt.ItemDataRole.SizeHintRole.value) not in asked, n
+        assert table.horizontalHeader().height() == table.horizontalHeader().minimumHeight()
+    table.show()
+    qtbot.waitExposed(table)
+    settle()
+    check_backing_store(table, "a table given three shapes")

@@ -245,6 +245,15 @@ class MatrixModel(QtCore.QAbstractTableModel):
         return labels[section]
 
 
+class _FixedHeader(QtWidgets.QHeaderView):
+    """A header the table gives a fixed height (columns) or width (rows): its size hint is that size.
+    Qt's own measures the labels of up to 200 sections through the model, four questions each, on
+    every new shape: about 1,400 calls into Python a table at 77 tokens, for a size then overridden."""
+
+    def sizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt API
+        return self.minimumSize()
+
+
 class MatrixTable(QtWidgets.QTableView):
     """A table exactly as large as its matrix (the panel scrolls, not each table).
 
@@ -255,6 +264,8 @@ class MatrixTable(QtWidgets.QTableView):
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
+        self.setHorizontalHeader(_FixedHeader(QtCore.Qt.Orientation.Horizontal, self))
+        self.setVerticalHeader(_FixedHeader(QtCore.Qt.Orientation.Vertical, self))
         self._label_px: dict[str, int] = {}  # a label's width: 512 words measured once, not on each edit
         self._column_px: list[int] = []  # the widths given to the columns (asking Qt costs 4 µs a column)
         self._focus: Mark = (None, None)
