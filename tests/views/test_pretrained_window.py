@@ -62,6 +62,24 @@ def test_the_model_view_has_a_cell_per_layer_and_head_and_a_click_opens_it(real_
     assert image.pixelColor(int(brightest[1]), int(brightest[0])) != image.pixelColor(0, 0) or weights[0, 0] == 1
 
 
+def test_a_head_switched_off_remakes_the_pictures_of_the_layers_after_it_only(real_window, qtbot):
+    """The cells are compared all at once: a head switched off in layer 1 leaves that layer's weights
+    (and the layers' before it) as they were, so their pictures are kept; the later layers' show the
+    new weights."""
+    window = real_window(BERT)
+    c, view = window.controller, window.pretrained.model_view
+    before = dict(view.images)
+    c.toggle_ablated(0, 0)
+    settle(qtbot, c)
+    heads = c.real_model.n_heads
+    assert all(view.images[(0, h)] is before[(0, h)] for h in range(heads))
+    assert all(view.images[(1, h)] is not before[(1, h)] for h in range(heads))
+    weights = c.pretrained_trace.head_weights(1, 1)
+    brightest = np.unravel_index(np.argmax(weights), weights.shape)
+    image = view.images[(1, 1)]
+    assert image.pixelIndex(int(brightest[1]), int(brightest[0])) == 255
+
+
 def test_the_model_view_s_caption_folds_to_one_line_when_the_view_is_short(real_window, qtbot):
     """At 1280 × 720 with the Steps dock, the caption's wrapped lines left the grid a row: short of height,
     the caption is one line cut with … and whole in its tooltip; given the height back, whole again."""

@@ -257,12 +257,18 @@ class QtModelView(QtWidgets.QWidget):
             return
         if not same_map:  # another model's grid may have had more cells
             self.images.clear()
-        changed = [(layer, head) for layer, head in np.ndindex(*thumbnails.shape[:2])
-                   if not (same_map and (layer, head) in self.images
-                           and np.array_equal(old[0][layer, head], thumbnails[layer, head]))]
-        if changed:
-            cells = thumbnails[tuple(np.array(changed).T)]
-            self.images.update(zip(changed, weights_images(cells, color_table(colormap)), strict=True))
+        layers, heads = thumbnails.shape[:2]
+        if same_map:  # compared all at once: a comparison a cell cost more than making its picture
+            differs = (old[0] != thumbnails).reshape(layers, heads, -1).any(axis=2)
+            differs |= np.array([[(layer, head) not in self.images for head in range(heads)]
+                                 for layer in range(layers)], dtype=bool).reshape(layers, heads)
+        else:
+            differs = np.ones((layers, heads), dtype=bool)
+        changed = np.argwhere(differs)
+        if len(changed):  # every cell (a new text) read in place: a copy of them all cost a page fault a page
+            cells = thumbnails.reshape(-1, *thumbnails.shape[2:]) if differs.all() else thumbnails[differs]
+            made = weights_images(cells, color_table(colormap))
+            self.images.update(zip(map(tuple, changed.tolist()), made, strict=True))
         self._painted = (thumbnails, colormap)
 
     def _norm_chosen(self) -> bool:
