@@ -104,6 +104,25 @@ def test_texts_so_far_take_the_whole_text_s_thumbnail_rows_where_both_pool_alike
     assert any(0 < rows < whole and rows % thumbnails.thumb_step(whole) == 0 for rows in taken)  # rows made after
 
 
+def test_texts_so_far_of_whole_blocks_read_the_whole_text_s_summary_in_place(data):
+    """Up to THUMB_PX tokens (a pixel a token) every text so far's thumbnails and sink sums are read-only
+    views into the whole text's: nothing copied, nothing to write into what every text so far shares;
+    and they are what a forward over the text so far makes."""
+    model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())
+    generation = generate(model, PROMPT, GenerationSettings(tokens=6), keep_reader=True)
+    prompt, projections = len(generation.prompt_ids), SharedProjections(model, generation)
+    whole = trace_so_far(model, generation, 6, projections)
+    for written in (6, 3, 0):
+        trace = trace_so_far(model, generation, written, projections)
+        result = trace.forward_result
+        for made, own in ((result.thumbnails, whole.forward_result.thumbnails),
+                          (result.sinks, whole.forward_result.sinks)):
+            assert np.shares_memory(made, own) and not made.flags.writeable
+        expected = forward(model.weights, generation.ids[:prompt + written], special=trace.special)
+        assert np.abs(trace.thumbnails - expected.thumbnails).max() <= TOLERANCE
+        assert np.abs(result.sinks - expected.sinks).max() <= TOLERANCE
+
+
 def test_a_whole_text_too_large_to_share_leaves_each_text_so_far_its_own(data, monkeypatch):
     model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())
     generation = generate(model, PROMPT, GenerationSettings(tokens=4), keep_reader=True)
