@@ -436,12 +436,13 @@ class QtModelView(QtWidgets.QWidget):
         c = self.controller
         census = self.census_cells
         colors = color_table(c.colormap) if census is not None else None
+        tokens = self._tokens_in_image()  # the same part of every cell's picture
         for (layer, head), image in self.images.items():
             rect = self.cell_rect(layer, head)
             if census is not None:
                 census.paint_cell(painter, rect, layer, head, colors)
             else:
-                painter.drawImage(rect, image, self._tokens_in_image())
+                painter.drawImage(rect, image, tokens)
             if (layer, head) in c.ablated:
                 self._paint_off(painter, rect)
         if census is None:
@@ -471,15 +472,14 @@ class QtModelView(QtWidgets.QWidget):
             return
         painter.setPen(QtGui.QPen(theme.highlight(), 1.5))
         painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        band = self.cell_px / n
+        start, length = first * band, (last - first) * band
+        bands = []
         for layer, head in self.images:
             rect = self.cell_rect(layer, head)
-            band = rect.height() / n
-            if looked_at:
-                painter.drawRect(QtCore.QRectF(rect.left() + first * band, rect.top(), (last - first) * band,
-                                               rect.height()))
-            else:
-                painter.drawRect(QtCore.QRectF(rect.left(), rect.top() + first * band, rect.width(),
-                                               (last - first) * band))
+            bands.append(QtCore.QRectF(rect.left() + start, rect.top(), length, rect.height()) if looked_at
+                         else QtCore.QRectF(rect.left(), rect.top() + start, rect.width(), length))
+        painter.drawRects(bands)  # one call for every cell's band
 
     @staticmethod
     def _paint_off(painter: QtGui.QPainter, rect: QtCore.QRectF) -> None:
