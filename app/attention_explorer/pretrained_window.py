@@ -100,8 +100,12 @@ class PretrainedParts(QtCore.QObject):
             self.progress.setValue(0)
 
     def _show_progress(self, fraction: float, text: str) -> None:
+        """Drawn with the rest of the window on the next paint: QProgressBar.setValue repaints at once,
+        outside it (a decoder writing moved it at every token: 1 ms each, among the hovers)."""
+        self.progress.setUpdatesEnabled(False)
         self.progress.setValue(round(fraction * 1000))
         self.progress.setFormat(f"{text} %p%")
+        self.progress.setUpdatesEnabled(True)  # asks for one ordinary repaint
 
     def _on_load_failed(self, message: str) -> None:
         QtWidgets.QMessageBox.warning(self.window, "Cannot open model",

@@ -290,3 +290,21 @@ def test_the_census_window_is_built_while_the_app_is_idle_so_it_opens_at_once(qt
     assert not launcher.window.isVisible()
     launcher.action.trigger()
     assert launcher.window.isVisible()
+
+
+def test_the_census_window_waits_to_be_built_until_the_controller_has_nothing_to_do(qtbot, settings, monkeypatch):
+    """Its build holds the window about 100 ms: while a model opens, runs or writes, it waits."""
+    from attention_explorer.views import census_menu
+
+    monkeypatch.setattr(census_menu, "PREBUILD_AFTER_MS", 20)
+    working = [True]
+    monkeypatch.setattr(Controller, "busy", property(lambda _self: working[0]))
+    window = MainWindow(Controller(engine.load_builtin("cat-sat-on-mat")), settings)
+    qtbot.addWidget(window)
+    window.show()
+    launcher = window.pretrained.census
+    qtbot.wait(300)
+    assert launcher.window is None
+    working[0] = False
+    qtbot.waitUntil(lambda: launcher.window is not None, timeout=5000)
+    assert not launcher.window.isVisible()

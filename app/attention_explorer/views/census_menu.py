@@ -35,10 +35,17 @@ class CensusLauncher(QtCore.QObject):
 
     def _prebuild(self) -> None:
         """Build the window and draw it once off screen (fonts, style, plots), so opening only shows it.
-        Not once the main window is closing: a Quit must not wait for a window nobody will open."""
-        if self.window is None and self.main_window.isVisible():
-            self._build()
-            self.window.grab()
+        Not once the main window is closing: a Quit must not wait for a window nobody will open. Not
+        while the controller works (a model opening, a forward, a decoder writing): the build holds the
+        window for about 100 ms, which then fell among the hovers and tokens of a generation; it waits
+        for a moment with nothing to do."""
+        if self.window is not None or not self.main_window.isVisible():
+            return
+        if self.main_window.controller.busy:
+            QtCore.QTimer.singleShot(PREBUILD_AFTER_MS, self, self._prebuild)
+            return
+        self._build()
+        self.window.grab()
 
     def _build(self) -> None:
         from .census_window import QtCensusWindow
