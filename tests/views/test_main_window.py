@@ -9,6 +9,7 @@ from PySide6.QtTest import QTest
 from attention_explorer.views import theme
 from attention_explorer.views.arc_diagram import LEFT, RIGHT
 from gui_helpers import hover_arc_end, hover_cell, hover_widget
+from screen_oracle import settle
 
 
 def type_sentence(qtbot, window, text):
@@ -171,6 +172,39 @@ def test_switching_model_and_matrix_from_the_toolbar(qtbot, make_window):
     window.matrix_actions["scores"].trigger()
     np.testing.assert_array_equal(window.heatmap.image.image, window.controller.trace.heads[0].scores)
     assert window.options_bar.matrix.currentData() == "scores"
+
+
+def test_another_head_leaves_the_toolbar_s_boxes_and_layout_as_they_were(qtbot, make_window):
+    """The boxes were cleared and filled again on every change: the toolbar then laid out again, and
+    the window after it (a head changed took five event-loop passes to settle). Their items stay;
+    only the current one moves. Another model still refills them."""
+    window = make_window()
+    bar = window.options_bar
+    window.controller.update_options(heads=2)
+    settle()
+    layouts = []
+
+    class Layouts(QtCore.QObject):
+        def eventFilter(self, _watched, event):  # noqa: N802 - Qt API
+            if event.type() == QtCore.QEvent.Type.LayoutRequest:
+                layouts.append(event)
+            return False
+
+    watcher = Layouts()
+    bar.installEventFilter(watcher)
+    items = [bar.model_box.itemText(i) for i in range(bar.model_box.count())]
+    bar.head.setCurrentIndex(1)
+    bar.head.activated.emit(1)  # as a user picks it
+    settle()
+    assert window.controller.head == 1 and bar.head.currentText() == "head 2"
+    assert layouts == [] and [bar.model_box.itemText(i) for i in range(bar.model_box.count())] == items
+    bar.removeEventFilter(watcher)
+    box = bar.model_box
+    box.setCurrentIndex(box.findData("it-was-tired"))
+    box.activated.emit(box.currentIndex())
+    heads = window.controller.options.heads
+    assert [bar.head.itemText(i) for i in range(bar.head.count())] == [f"head {i + 1}" for i in range(heads)]
+    assert bar.heads.currentData() == heads and box.currentData() == "it-was-tired"
 
 
 def test_opening_a_damaged_model_keeps_the_current_one(qtbot, make_window, tmp_path, monkeypatch):

@@ -25,6 +25,28 @@ NORM_TIP = ("Norm-based attention (Kobayashi et al. 2020): each weight times the
 
 
 OPENED_NAME_PX = 260  # an opened model's name longer than this is cut in the middle (its path in the tooltip)
+SEPARATOR = None  # in a box's list of items: a separator line
+
+# A box's item: (text, data, tooltip or None)
+Item = tuple[str, object, str | None]
+
+
+def fill_box(box: QtWidgets.QComboBox, items: list[Item | None], held: dict) -> None:
+    """Give `box` these items (SEPARATOR: a line), unless `held[box]` says it holds them already.
+    Cleared and filled again, a box sized to its contents asks the bar and then the window to lay out
+    again: a head changed took five event-loop passes to settle, for boxes holding what they held."""
+    if held.get(box) == items:
+        return
+    held[box] = items
+    box.clear()
+    for item in items:
+        if item is SEPARATOR:
+            box.insertSeparator(box.count())
+            continue
+        text, data, tip = item
+        box.addItem(text, data)
+        if tip is not None:
+            box.setItemData(box.count() - 1, tip, QtCore.Qt.ItemDataRole.ToolTipRole)
 
 
 class QtOptionsBar(QtWidgets.QWidget):
@@ -90,6 +112,7 @@ class QtOptionsBar(QtWidgets.QWidget):
         controller.real_model_changed.connect(self._sync)
         controller.real_view_changed.connect(self._sync)  # words or rollout take the norms away
         self._toy_tips = {w: w.toolTip() for w in (self.scale, self.causal, self.positional, self.heads)}
+        self._held: dict[QtWidgets.QComboBox, list] = {}  # the items each box was last given (fill_box)
         self._sync()
 
     def refresh_real_models(self) -> None:
@@ -107,34 +130,31 @@ class QtOptionsBar(QtWidgets.QWidget):
         c = self.controller
         widgets = (self.model_box, self.scale, self.causal, self.positional, self.heads, self.head, self.matrix)
         blockers = [QtCore.QSignalBlocker(w) for w in widgets]
-        self.model_box.clear()
-        for name in engine.builtin_model_names():
-            self.model_box.addItem(name, name)
-        self.model_box.insertSeparator(self.model_box.count())
+        models: list[Item | None] = [(name, name, None) for name in engine.builtin_model_names()]
+        models.append(SEPARATOR)
         for known in KNOWN_MODELS:
             installed = known.name in self._installed
-            self.model_box.addItem(known.name if installed else f"{known.name} — not installed", known.name)
-            tip = "A real pretrained model" if installed else not_found_tip(known)
-            self.model_box.setItemData(self.model_box.count() - 1, tip, QtCore.Qt.ItemDataRole.ToolTipRole)
-        if self.model_box.findData(c.model_source) < 0:  # an opened file or folder: its name, the path on hover
+            models.append((known.name if installed else f"{known.name} — not installed", known.name,
+                           "A real pretrained model" if installed else not_found_tip(known)))
+        # an opened file or folder: its name, the path on hover
+        if all(item is SEPARATOR or item[1] != c.model_source for item in models):
             name, file = c.real_model.name if c.is_real else c.model.name, Path(c.model_source).name
             text = name if name == file else f"{name} ({file})"
-            self.model_box.addItem(self.model_box.fontMetrics().elidedText(
-                text, QtCore.Qt.TextElideMode.ElideMiddle, OPENED_NAME_PX), c.model_source)
-            self.model_box.setItemData(self.model_box.count() - 1, c.model_source, QtCore.Qt.ItemDataRole.ToolTipRole)
+            models.append((self.model_box.fontMetrics().elidedText(text, QtCore.Qt.TextElideMode.ElideMiddle,
+                                                                   OPENED_NAME_PX), c.model_source, c.model_source))
+        fill_box(self.model_box, models, self._held)
         self.model_box.setCurrentIndex(self.model_box.findData(c.model_source))
         self.scale.setChecked(c.options.scale)
         self.causal.setChecked(c.options.causal)
         self.positional.setChecked(c.options.positional)
-        self.heads.clear()
         if c.is_real:  # the model's own heads, shown but not changeable
             d_k = c.trace.heads[0].d_k if c.trace else c.real_model.d_model // c.options.heads
-            self.heads.addItem(f"{c.options.heads} (d_k = {d_k})", c.options.heads)
-        for h in () if c.is_real else c.model.allowed_heads():
-            self.heads.addItem(f"{h} (d_k = {c.model.d_proj // h})", h)
+            heads = [(f"{c.options.heads} (d_k = {d_k})", c.options.heads, None)]
+        else:
+            heads = [(f"{h} (d_k = {c.model.d_proj // h})", h, None) for h in c.model.allowed_heads()]
+        fill_box(self.heads, heads, self._held)
         self.heads.setCurrentIndex(self.heads.findData(c.options.heads))
-        self.head.clear()
-        self.head.addItems([f"head {i + 1}" for i in range(c.options.heads)])
+        fill_box(self.head, [(f"head {i + 1}", None, None) for i in range(c.options.heads)], self._held)
         self.head.setCurrentIndex(c.head)
         self.head.setEnabled(c.options.heads > 1)
         for toy_only in (self.scale, self.causal, self.positional, self.heads):
