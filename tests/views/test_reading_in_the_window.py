@@ -126,3 +126,39 @@ def test_a_long_note_or_readout_neither_moves_the_controls_nor_runs_past_its_pan
     assert readout.full_text() == window.heatmap.cell_text(window.controller.trace.n - 1, 1)
     for label in (bar.note, readout):
         assert label.fontMetrics().horizontalAdvance(label.text()) <= label.contentsRect().width()
+
+
+def test_a_reading_toggled_does_not_lay_out_the_toolbar_again(real_window, qtbot):
+    """The note in the toolbar changes with the reading and never its size; its text asked the bar, the
+    toolbar and then the window to lay out again (four to six event-loop passes to settle). It is shown
+    cut to its width as before, and the window looks as a fresh one would. (The chips above the views
+    may take fewer rows with words merged: that lays out the window, rightly.)"""
+    from PySide6 import QtCore, QtWidgets
+
+    from screen_oracle import check_backing_store
+
+    window = real_window(GPT2, TEXT)
+    bar = window.pretrained.bar
+    settle()
+    asked = []
+
+    class Layouts(QtCore.QObject):
+        def eventFilter(self, watched, event):  # noqa: N802 - Qt API
+            if event.type() == QtCore.QEvent.Type.LayoutRequest and watched in (bar, bar.parentWidget()):
+                asked.append(type(watched).__name__)
+            return False
+
+    watcher = Layouts()
+    QtWidgets.QApplication.instance().installEventFilter(watcher)
+    try:
+        for box in (bar.merge, bar.rollout, bar.merge, bar.rollout):
+            before = bar.note.full_text()
+            turn_on(window, qtbot, box)
+            assert bar.note.full_text() == window.controller.display_note
+            assert before != bar.note.full_text() or not before
+    finally:
+        QtWidgets.QApplication.instance().removeEventFilter(watcher)
+    assert asked == []
+    assert bar.note.isVisible() and bar.note.width() == bar.note.parentWidget().width() > 100
+    assert bar.note.fontMetrics().horizontalAdvance(bar.note.text()) <= bar.note.contentsRect().width()
+    check_backing_store(window, "readings toggled")

@@ -37,6 +37,29 @@ class ElidedLabel(QtWidgets.QLabel):
             self.setText(shown)
 
 
+class LayoutSeal(QtWidgets.QWidget):
+    """Holds one widget whose changes never change its size (an ElidedLabel: as wide as it is given,
+    one line high) and keeps them from the layout around it. QLabel.setText asks its parent's layout to
+    lay out again whatever the text, and that layout's parent, up to the window: a reading toggled
+    laid out the toolbar and then the window, over four to six event-loop passes, for a note under
+    the toolbar that moved nothing. Here the label's parent has no layout, so the request stops."""
+
+    def __init__(self, child: QtWidgets.QWidget, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.child = child
+        child.setParent(self)
+        self.setSizePolicy(child.sizePolicy())
+
+    def sizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt API
+        return self.child.sizeHint()
+
+    def minimumSizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt API
+        return self.child.minimumSizeHint()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        self.child.setGeometry(self.rect())
+
+
 class FoldingLabel(ElidedLabel):
     """A caption wrapped whole while its widget has room, folded to one line cut with … (and whole in
     its tooltip) when the widget is short of height: at 1280 × 720, with a decoder's next tokens and

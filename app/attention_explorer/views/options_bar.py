@@ -81,8 +81,11 @@ class QtOptionsBar(QtWidgets.QWidget):
             self.matrix.addItem(MATRIX_NAMES[name], name)
         self.matrix.setToolTip("Which matrix the heatmap shows")
         # a real model's "12 (d_k = 32)" outgrows a toy's width, an opened file's name the built-in names'
-        for box in (self.model_box, self.heads, self.head, self.matrix):
+        for box in (self.model_box, self.heads, self.head):
             box.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # its texts never change, only whether norm-based attention can be chosen: sized to them once,
+        # so that change does not lay out the toolbar and the window again
+        self.matrix.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContentsOnFirstShow)
 
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

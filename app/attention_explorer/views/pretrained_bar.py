@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ..controller import Controller
 from ..pretrained_display import CROSS_ROLLOUT_WHY, MERGE_RULE
-from .elided_label import ElidedLabel
+from .elided_label import ElidedLabel, LayoutSeal
 
 # the parts of an encoder–decoder, as engine/pretrained/encoder_decoder_view.PARTS names them (that module
 # loads with the real models, not at start)
@@ -72,7 +72,7 @@ class QtPretrainedBar(QtWidgets.QWidget):
         for widget in (self.part_caption, self.part, caption, self.layer, self.merge, self.hide_specials,
                        self.hide_first, self.rollout, self.ablate, self.heads_on):
             layout.addWidget(widget)
-        layout.addWidget(self.note, 1)
+        layout.addWidget(LayoutSeal(self.note), 1)
 
         self.layer.activated.connect(controller.set_layer)
         self.part.activated.connect(lambda index: controller.set_part(self.part.itemData(index)))
