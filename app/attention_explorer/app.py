@@ -20,7 +20,7 @@ from .settings import restore_settings, save_settings
 from .views import theme
 from .views.arc_diagram import QtArcDiagram
 from .views.chips_area import QtChipsArea
-from .views.elided_label import ElidedLabel
+from .views.elided_label import ElidedLabel, LayoutSeal
 from .views.get_models_dialog import show_get_models
 from .views.heatmap import QtHeatmap
 from .views.model_editor import model_editor_dock
@@ -131,7 +131,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._dock_fitted = settings is not None and settings.contains("window/state")  # the reader's sizes stay
         self.timeline.tables_button.clicked.connect(self._on_tables_clicked)
         self.timeline.tables_shown_changed.connect(self._fit_steps_dock)
-        self.statusBar().addWidget(self.status_line, 1)  # there from the start: a message never moves the layout
+        # there from the start, and sealed (elided_label.LayoutSeal): a message never lays out the window again
+        self.statusBar().addWidget(LayoutSeal(self.status_line), 1)
         # closing the timeline leaves the finished computation on screen, not a half-played one
         self.steps_dock.toggleViewAction().toggled.connect(self._on_steps_dock_toggled)
 

@@ -60,6 +60,34 @@ def test_a_status_longer_than_the_window_ends_in_an_ellipsis_and_is_whole_in_its
     assert window.status_line.fontMetrics().horizontalAdvance(shown) <= window.status_line.width()
 
 
+def test_a_new_status_does_not_lay_out_the_status_bar_again(qtbot, make_window):
+    """The status line changes at every edit and step; its text asked the status bar and then the
+    window to lay out again, an event-loop pass more each time, for a line that never moves. It
+    still fills the bar's room."""
+    window = make_window()
+    settle()
+    asked = []
+
+    class Layouts(QtCore.QObject):
+        def eventFilter(self, watched, event):  # noqa: N802 - Qt API
+            if event.type() == QtCore.QEvent.Type.LayoutRequest and watched in (window, window.statusBar()):
+                asked.append(type(watched).__name__)
+            return False
+
+    watcher = Layouts()
+    QtWidgets.QApplication.instance().installEventFilter(watcher)
+    try:
+        before = window.status_line.full_text()
+        type_sentence(qtbot, window, "the cat sat")
+        settle()
+        assert window.status_line.full_text() != before
+    finally:
+        QtWidgets.QApplication.instance().removeEventFilter(watcher)
+    assert "statusBar" not in asked and "QStatusBar" not in asked
+    line = window.status_line
+    assert line.width() == line.parentWidget().width() and line.height() == line.parentWidget().height() > 10
+
+
 def test_empty_text_shows_a_clear_message(qtbot, make_window):
     window = make_window()
     type_sentence(qtbot, window, "")
