@@ -126,3 +126,31 @@ def test_a_table_of_another_shape_asks_its_model_for_no_header_sizes(qtbot, monk
     qtbot.waitExposed(table)
     settle()
     check_backing_store(table, "a table given three shapes")
+
+
+def test_every_column_holds_its_label_and_its_widest_text_for_tables_small_and_large(qtbot):
+    """Column widths come from each label's width (measured once, kept for the labels asked again by
+    another layer or head) and the column's widest text: small tables measure their cells, large ones
+    the widest number the table can write."""
+    from PySide6 import QtGui
+
+    from attention_explorer.engine.cell_arithmetic import fmt
+    from attention_explorer.views.matrix_table import CELL_PADDING
+
+    table = MatrixTable()
+    qtbot.addWidget(table)
+    rng = np.random.default_rng(3)
+    cells = QtGui.QFontMetrics(table.font())
+    header = QtGui.QFontMetrics(table.horizontalHeader().font())
+    for n, scale in ((5, 1.0), (5, 300.0), (90, 1.0), (90, 40.0)):
+        labels = tuple(("a much longer label" if i == 2 else f"w{i}") for i in range(n))
+        values = (rng.standard_normal((n, n)) * scale).astype(np.float32)
+        table.set_table(StepTable("scores", "scores", values, labels, labels), "viridis")
+        for col in range(n):
+            width = table.columnWidth(col)
+            widest = max(cells.horizontalAdvance(fmt(v)) for v in values[:, col])
+            assert width >= header.horizontalAdvance(labels[col]) + CELL_PADDING
+            assert width >= widest + CELL_PADDING, (n, scale, col)
+            if n * n <= 64 * 64:  # measured: no wider than needed
+                assert width == max(header.horizontalAdvance(labels[col]), widest) + CELL_PADDING
+        assert table.verticalHeader().width() == max(header.horizontalAdvance(x) for x in labels) + CELL_PADDING

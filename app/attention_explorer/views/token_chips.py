@@ -100,6 +100,7 @@ class QtTokenChips(QtWidgets.QWidget):
         super().__init__(parent)
         self.controller = controller
         self.chips: list[_Chip] = []
+        self._shown: tuple | None = None  # (words, labels) the chips were last given
         self._rebuilding = False
         self._layout = FlowLayout(self, spacing=5)
         self._apply_style_sheet()
@@ -121,8 +122,12 @@ class QtTokenChips(QtWidgets.QWidget):
 
     def _rebuild(self, *_):
         trace = self.controller.trace
-        labels = iter(trace.labels if trace else [])
         words = self.controller.words
+        shown = (tuple(words), tuple(trace.labels) if trace else None)
+        if shown == self._shown:
+            return  # another layer or head of the same words: each chip shows what it shows (2,048: 3 ms)
+        self._shown = shown
+        labels = iter(trace.labels if trace else [])
         hovered_before = next((chip.token_index for chip in self.chips if chip.under_mouse), None)
         self._rebuilding = True
         while len(self.chips) > len(words):
