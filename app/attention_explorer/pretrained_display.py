@@ -163,7 +163,7 @@ def _derived(head: LazyHeadTrace, rows=None, dropped: tuple[str, ...] = (), keys
     arrays picked by `rows` (a function of an array; the keys' and values' rows by `keys` when they
     are another text's tokens, cross-attention) and the row arrays `dropped` (None): what each
     reading builds on the one before."""
-    makers = {name: (lambda _h, name=name: getattr(head, name)) for name in (*SQUARE, "output")}
+    makers = {name: (lambda _h, name=name: getattr(head, name)) for name in (*SQUARE, "output", "moved_norm")}
     makers.update({name: (lambda _h, make=make: make(head)) for name, make in made.items()})
     fields = {name: value for name, value in vars(head).items() if name not in (*SQUARE, "output", "_makers")}
     if rows is not None:

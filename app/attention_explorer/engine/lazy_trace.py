@@ -55,14 +55,15 @@ def _fill(obj, makers: dict[str, Callable], fields: dict) -> None:
 
 
 class LazyHeadTrace(HeadTrace):
-    """A HeadTrace whose n × n matrices (norm-based attention among them) and output are made on first
-    use by `makers[name](head)`."""
+    """A HeadTrace whose n × n matrices (norm-based attention among them), moved norms and output are
+    made on first use by `makers[name](head)`."""
 
     scores = Made()
     scaled = Made()
     masked = Made()
     weights = Made()
     norm = Made()
+    moved_norm = Made()
     output = Made()
 
     def __init__(self, makers: dict[str, Callable], **fields):  # noqa: D107 - fields as HeadTrace's

@@ -157,9 +157,11 @@ def test_a_layer_s_norm_based_attention_is_the_census_reading_of_it(data, name):
     """The layer's lazy norm matrices (weight × the length of what each token moves, made when read)
     are Kobayashi et al.'s reading as the census works it out from the whole layer, ablated heads 0."""
     from attention_explorer.engine.census import pretrained_norm_attention
+    from attention_explorer.engine.lazy_trace import is_made
 
     trace = open_pretrained(data / name).run("the cat sat on the mat", ablate={(1, 3)})
     layer = trace.layer_trace(1)
+    assert not any(is_made(head, "moved_norm") for head in layer.heads)  # made when a reading asks, not before
     reading = pretrained_norm_attention(trace, 1)
     assert layer.has_matrix("norm")
     for head in layer.heads:
