@@ -67,8 +67,8 @@ class MatrixColours:
             for start, stop in self._chunks():
                 values = self.matrix[start:stop]
                 hidden = hidden_cells(values, None if self.mask is None else self.mask[start:stop])
-                with np.errstate(invalid="ignore"):
-                    top = np.where(hidden, -np.inf, values).max(axis=1)
+                # the shown cells' largest in place: a copy with the hidden ones set to −∞ took twice as long
+                top = values.max(axis=1, where=~hidden, initial=-np.inf)
                 tops.append(np.where(np.isfinite(top), top, np.nan))
             self._row_top = np.concatenate(tops) if tops else np.zeros(0)
         return self._row_top
