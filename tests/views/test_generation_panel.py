@@ -99,6 +99,31 @@ def test_the_scrubber_steps_through_the_text_so_far_with_each_steps_candidates(r
     check_backing_store(window, "scrubbed to the prompt")
 
 
+def test_a_scrubber_step_lays_the_written_text_out_without_its_bar_coming_and_going(real_window, qtbot):
+    """Each step sets the text again (the token written at that step marked); its scroll bar went and came
+    back as the text was set, the text was laid out three times a step and the panel once more."""
+    window = real_window(str(DATA / "tiny-llama"), PROMPT * 6)
+    panel = generate_in(window, qtbot, 8)
+    resized = []
+
+    class Resizes(QtCore.QObject):
+        def eventFilter(self, _watched, event):  # noqa: N802 - Qt API
+            if event.type() in (QtCore.QEvent.Type.Resize, QtCore.QEvent.Type.Hide):
+                resized.append(event.type())
+            return False
+
+    watcher = Resizes()
+    for widget in (panel.text.viewport(), panel.text.verticalScrollBar()):
+        widget.installEventFilter(watcher)
+    for _ in range(3):
+        before = panel.text.toPlainText()
+        qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+        QtWidgets.QApplication.processEvents()
+        assert panel.text.toPlainText() == before  # the whole text, another token marked
+    assert resized == [] and panel.text.verticalScrollBar().isVisible()
+    check_backing_store(window, "three steps back")
+
+
 def test_stop_keeps_what_was_written(real_window, qtbot, monkeypatch):
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     c = window.controller

@@ -54,6 +54,9 @@ class QtGenerationPanel(QtWidgets.QWidget):
         self.text = QtWidgets.QTextBrowser()  # shown once there is a generation: the model view keeps the room
         self.text.setOpenLinks(False)
         self.text.setMinimumHeight(3 * self.fontMetrics().lineSpacing())
+        # its bar always there: shown and hidden again as each step's text was set, the text was laid out
+        # three times a step and the panel around it once more
+        self.text.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.text.installEventFilter(self)  # ← and → step the scrubber there too (the text has no caret)
         self._text_shown = ""  # the HTML the text was last given
         self.setProperty(OWNS_ARROWS, True)   # the step timeline's ← and → leave this panel alone
