@@ -257,7 +257,7 @@ class Controller(GenerationControls):
     def set_matrix(self, name: str) -> None:
         if name not in SQUARE_MATRICES:
             raise ValueError(f"the heatmap shows one of {', '.join(SQUARE_MATRICES)}, not {name!r}")
-        if self._trace is not None and not self._trace.has_matrix(name):
+        if self._trace is not None and not self._trace.has_matrix(name, self._head):
             self.matrix_changed.emit(self._matrix)  # not in this trace (see matrix_available): the choice goes back
             return
         if name != self._matrix:
@@ -266,7 +266,7 @@ class Controller(GenerationControls):
 
     def matrix_available(self, name: str) -> bool:
         """Whether the heatmap can show `name` now (a real model's words or rollout have no norms)."""
-        return self._trace is None or self._trace.has_matrix(name)
+        return self._trace is None or self._trace.has_matrix(name, self._head)
 
     def set_head(self, index: int) -> None:
         index = max(0, min(index, self._options.heads - 1))
