@@ -1,11 +1,12 @@
 """What a real model's text keeps of its heads: the shown head's matrices, not those of a head only
-asked about."""
+asked about, nor (a long text) those of every head looked at before."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from attention_explorer import controller as controller_module
 from attention_explorer.controller import Controller
 from attention_explorer.engine.lazy_trace import is_made
 
@@ -40,3 +41,37 @@ def test_a_layer_shown_makes_the_shown_head_s_weights_only(controller):
     assert [made(head) for head in controller.trace.heads[:3]] == [[], [], []]
     assert controller.matrix_available("weights")
     assert [made(head) for head in controller.trace.heads[:3]] == [[], [], []]
+
+
+def test_switching_heads_on_a_long_text_lets_the_last_head_s_matrices_go_and_they_come_back_the_same(
+        controller, monkeypatch):
+    """Clicking through a 2,048-token layer's heads kept every head's weights and scores (32 MB a head)."""
+    monkeypatch.setattr(controller_module, "LONG_TEXT_TOKENS", 1)  # this text stands for a long one
+    controller.set_head(1)
+    head = controller.trace.heads[1]
+    weights, masked = head.weights.copy(), head.masked.copy()
+    controller.set_head(2)
+    read(controller.trace.heads[2])
+    assert made(head) == [] and made(controller.trace.heads[2]) == ["weights"]
+    controller.set_head(1)
+    np.testing.assert_array_equal(head.weights, weights)
+    np.testing.assert_array_equal(head.masked, masked)
+
+
+def test_a_reading_s_own_layer_lets_the_other_heads_go_too(controller, monkeypatch):
+    monkeypatch.setattr(controller_module, "LONG_TEXT_TOKENS", 1)
+    controller.update_real_view(merge_words=True)
+    controller.set_head(1)
+    read(controller.trace.heads[1])
+    source = controller.trace.reading.source
+    assert is_made(source.heads[1], "weights")
+    controller.set_head(2)
+    assert made(controller.trace.heads[1]) == [] and made(source.heads[1]) == []
+
+
+def test_a_short_text_keeps_the_heads_it_made(controller):
+    controller.set_head(1)
+    head = controller.trace.heads[1]
+    read(head)
+    controller.set_head(2)
+    assert made(head) == ["weights"]
