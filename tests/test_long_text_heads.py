@@ -1,6 +1,7 @@
-"""What a real model's text keeps of its heads: the shown head's matrices, not those of a head only
-asked about, nor (a long text) those of every head looked at before."""
+"""What a real model's long text keeps of its heads: the shown head's matrices, not every head looked at
+or asked about, and not the trace a forward replaced while the views hear of the new one."""
 
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -75,3 +76,14 @@ def test_a_short_text_keeps_the_heads_it_made(controller):
     read(head)
     controller.set_head(2)
     assert made(head) == ["weights"]
+
+
+def test_the_trace_a_forward_replaced_is_gone_when_the_views_hear_of_the_new_one(controller):
+    """The views make the new trace's matrices when they hear of it; the old one's layer inputs, still
+    held by the controller then, had set the window's peak beside the new forward's (SmolLM2, 2,048
+    tokens: 135 MiB)."""
+    old = weakref.ref(controller.pretrained_trace.forward_result)
+    heard = []
+    controller.pretrained_trace_changed.connect(lambda _trace: heard.append(old() is None))
+    controller.toggle_ablated(1, 1)
+    assert heard == [True]

@@ -243,7 +243,11 @@ class PretrainedControls(QtCore.QObject):
             previous.let_go_of_caches()
         runner = self._worker()
         if runner is None:
-            self._accept_forward(*self._forward(model, text, ablated, previous=previous))
+            result = self._forward(model, text, ablated, previous=previous)
+            # the trace replaced goes once the controller lets go of it, before the views make the new
+            # one's matrices: held here too, its layer inputs had set the peak beside the new ones
+            del previous
+            self._accept_forward(*result)
             return
         runner.submit("run", lambda progress: self._forward(model, text, ablated, progress, previous=previous),
                             lambda result: self._accept_forward(*result),
