@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..memory import own_pages
 from .blocks import block_outputs, block_weights, row_blocks
 from .ops import ACTIVATIONS, apply_rope, layer_norm, rms_norm, soft_cap
 from .progress import Progress, report
@@ -283,17 +284,22 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     size = thumb_size(n)
     first = 0 if resume is None else resume[1]
     columns = np.flatnonzero(special) if special is not None else np.zeros(0, dtype=np.intp)
+    # what the result keeps is made in pages of its own (engine/memory.py: the heap it would otherwise
+    # share with this forward's temporaries kept their holes)
+    thumbnails = own_pages((arch.n_layers, arch.n_heads, size, size))
+    sinks = own_pages((arch.n_layers, arch.n_heads, n, 2))
     if resume is None:
         layer_inputs, h = [], embed(model, ids)
-        thumbnails = np.zeros((arch.n_layers, arch.n_heads, size, size), dtype=np.float32)
-        sinks = np.zeros((arch.n_layers, arch.n_heads, n, 2), dtype=np.float32)
     else:
         layer_inputs, h = list(resume[0].layer_inputs[:first]), resume[0].layer_inputs[first]
-        thumbnails, sinks = resume[0].thumbnails.copy(), resume[0].sinks.copy()
-        thumbnails[first:] = 0
+        thumbnails[:first], sinks[...] = resume[0].thumbnails[:first], resume[0].sinks
     for index in range(first, arch.n_layers):
         layer = model.layers[index]
         report(progress, index / arch.n_layers, f"layer {index + 1} of {arch.n_layers}")
+        if not (resume is not None and index == first):  # (the resumed layer's input is the earlier result's)
+            kept = own_pages(h.shape)
+            kept[...] = h
+            h = kept
         layer_inputs.append(h)
         if not np.isfinite(h).all():
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
