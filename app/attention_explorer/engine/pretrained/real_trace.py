@@ -233,8 +233,9 @@ class PretrainedTrace:
         return arch.rope_scaling.describe(arch.rope(layer)[0], arch.rotary_dims, self.n, self.forward_result.at_once)
 
     def _make_layer_trace(self, layer: int) -> LazyTrace:
-        maker, arch, weights = self._maker, self.model.arch, self.model.layers[layer]
-        x = maker.attention_input(layer)
+        arch, weights = self.model.arch, self.model.layers[layer]
+        x = self._maker.attention_input(layer)
+        maker = self._maker.for_layer(layer)  # the views may hold this trace after this forward is replaced
         p = maker.projections(layer)
         rotary = maker.rope(layer)
         off = frozenset(head for lay, head in self.ablated if lay == layer)
