@@ -10,6 +10,7 @@ import pytest
 
 from attention_explorer.engine import memory
 from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained.forward import after_attention, feed_forward, norm
 
 pytest.importorskip("tokenizers")
 
@@ -64,3 +65,22 @@ def test_a_layer_trace_holds_its_layer_not_the_forward_and_makes_the_same_number
     np.testing.assert_array_equal(head.weights, expected)
     assert head.scores.shape == head.masked.shape == expected.shape
     assert layer.concat.shape == (layer.n, layer.heads[0].d_k * len(layer.heads))
+
+
+@pytest.mark.parametrize("name", ["tiny-llama.gguf", "tiny-olmo2.gguf", "tiny-gpt-neox.gguf", "tiny-bert"])
+def test_a_layer_s_end_written_into_the_attention_s_output_it_owns_is_the_same_to_the_bit(data, name):
+    """The forward hands after_attention its attention output to spend: a pre-norm layer's residual sum
+    is written into it, one n × d_model array fewer through the feed-forward. An output a caller keeps
+    (the census reads a layer trace's) is left as it was."""
+    model = open_pretrained(data / name)
+    arch, layer = model.arch, model.weights.layers[0]
+    rng = np.random.default_rng(0)
+    h, attended = (rng.standard_normal((7, arch.d_model), dtype=np.float32) for _ in range(2))
+    kept = attended.copy()
+    expected = after_attention(arch, layer, h, attended)
+    np.testing.assert_array_equal(attended, kept)
+    np.testing.assert_array_equal(after_attention(arch, layer, h, attended.copy(), owned=True), expected)
+    if layer.mlp_norm is not None:
+        normed = norm(arch, h, layer.mlp_norm, layer.mlp_norm_bias)
+        np.testing.assert_array_equal(feed_forward(arch, layer, h, (layer.mlp_norm, layer.mlp_norm_bias)),
+                                      feed_forward(arch, layer, normed))
