@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -150,6 +151,10 @@ class PretrainedTrace:
         """n × n, True where a key comes after its query (read-only, one array per length): the mask
         of a decoder's layers and of any reading of them."""
         return self._maker.causal_mask(n)
+
+    def causal_masks(self) -> Callable[[int], np.ndarray]:
+        """causal_mask as a function that holds none of this trace's forward, for a reading to keep."""
+        return self._maker.masks_alone()
 
     def layer_mask(self, layer: int) -> np.ndarray | None:
         """n × n, True where a query of `layer` may not look: a decoder's later keys and, in a layer with
