@@ -84,3 +84,13 @@ def test_a_layer_s_end_written_into_the_attention_s_output_it_owns_is_the_same_t
         normed = norm(arch, h, layer.mlp_norm, layer.mlp_norm_bias)
         np.testing.assert_array_equal(feed_forward(arch, layer, h, (layer.mlp_norm, layer.mlp_norm_bias)),
                                       feed_forward(arch, layer, normed))
+
+
+def test_a_tokenizer_looks_a_piece_up_without_keeping_its_vocabulary_as_a_dict(data):
+    """SmolLM2's 49,152 pieces as a dict were 7 MB held for the rare look-up of a stop token by name."""
+    tokenizer = open_pretrained(data / "tiny-llama.gguf").tokenizer
+    vocabulary = tokenizer.tokenizer.get_vocab(with_added_tokens=True)
+    assert all(tokenizer.token_id(piece) == token_id for piece, token_id in vocabulary.items())
+    assert tokenizer.token_id("no such piece at all") is None
+    kept = [value for value in vars(tokenizer).values() if isinstance(value, dict)]
+    assert all(len(value) < len(vocabulary) for value in kept)
