@@ -22,6 +22,7 @@ LOOKED_AT = "looked_at"  # the focused word as the one looked at: its column, wh
 FOCUS_ROLES = (LOOKING, LOOKED_AT)
 LONG_TEXT_TOKENS = 512  # a trace this long that is replaced gives its memory back (n × n matrices per head)
 STEP_MATRICES = ("scores", "scaled", "masked")  # made for a step's tables, let go on leaving it (long texts)
+HEAD_LET_GO = (*SQUARE_MATRICES, "output")  # what a long text's heads not shown let go of
 
 
 class Controller(GenerationControls):
@@ -257,7 +258,7 @@ class Controller(GenerationControls):
     def set_matrix(self, name: str) -> None:
         if name not in SQUARE_MATRICES:
             raise ValueError(f"the heatmap shows one of {', '.join(SQUARE_MATRICES)}, not {name!r}")
-        if self._trace is not None and not self._trace.has_matrix(name):
+        if self._trace is not None and not self._trace.has_matrix(name, self._head):
             self.matrix_changed.emit(self._matrix)  # not in this trace (see matrix_available): the choice goes back
             return
         if name != self._matrix:
@@ -266,12 +267,13 @@ class Controller(GenerationControls):
 
     def matrix_available(self, name: str) -> bool:
         """Whether the heatmap can show `name` now (a real model's words or rollout have no norms)."""
-        return self._trace is None or self._trace.has_matrix(name)
+        return self._trace is None or self._trace.has_matrix(name, self._head)
 
     def set_head(self, index: int) -> None:
         index = max(0, min(index, self._options.heads - 1))
         if index != self._head:
             self._head = index
+            self._let_go_of_other_heads()
             self.head_changed.emit(index)
 
     def set_colormap(self, name: str) -> None:
@@ -297,6 +299,20 @@ class Controller(GenerationControls):
         names = [name for name in STEP_MATRICES if name != self._matrix]
         for head in made_items(self._trace.heads):
             let_go(head, names)
+
+    def _let_go_of_other_heads(self) -> None:
+        """A long text's heads other than the one shown let go of the n × n matrices and outputs made
+        for them, in the trace shown and in the layer's own trace a reading was made from: clicking
+        through the heads of a 2,048-token layer kept 32 MB a head (weights and a step's scores), and
+        they were still held while an ablation's forward ran beside them, at the window's peak. A head
+        shown again makes them again (a real model's weights from the engine's cache while it has them)."""
+        if self._trace is None or self._trace.n < LONG_TEXT_TOKENS:
+            return
+        traces = [self._trace] if self._trace.reading is None else [self._trace, self._trace.reading.source]
+        for trace in traces:
+            for head in made_items(trace.heads):
+                if head.index != self._head:
+                    let_go(head, HEAD_LET_GO)
 
     def set_model_source(self, source: str) -> None:
         """Where the current model now lives, e.g. the file it was just saved as."""

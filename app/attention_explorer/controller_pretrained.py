@@ -241,9 +241,14 @@ class PretrainedControls(QtCore.QObject):
         model, text, ablated, previous = self._real_model, self._sentence, self._ablated, self._ptrace
         if previous is not None:
             previous.let_go_of_caches()
+            _release_around_forward(previous.n)
         runner = self._worker()
         if runner is None:
-            self._accept_forward(*self._forward(model, text, ablated, previous=previous))
+            result = self._forward(model, text, ablated, previous=previous)
+            # the trace replaced goes once the controller lets go of it, before the views make the new
+            # one's matrices: held here too, its layer inputs had set the peak beside the new ones
+            del previous
+            self._accept_forward(*result)
             return
         runner.submit("run", lambda progress: self._forward(model, text, ablated, progress, previous=previous),
                             lambda result: self._accept_forward(*result),
@@ -309,6 +314,8 @@ class PretrainedControls(QtCore.QObject):
             self._run_real()
 
     def _accept_forward(self, ptrace: PretrainedTrace | None, error: str, forward_ms: float) -> None:
+        if ptrace is not None:
+            _release_around_forward(ptrace.n)
         self._ptrace, self._real_error, self._forward_ms = ptrace, error, forward_ms
         self._recompute((self.pretrained_trace_changed, ptrace))
 
@@ -364,3 +371,15 @@ def _collect_and_release() -> None:
     free memory handed back to the system."""
     gc.collect()
     release_free_memory()
+
+
+def _release_around_forward(n: int) -> None:
+    """Free memory handed back at once before and after a long text's forward: the forward adds every
+    layer's input and thumbnail (156 MiB at 2,048 tokens of SmolLM2) and then the views the new trace's
+    matrices, on top of what glibc keeps free from the views' last matrices and the forward's own
+    temporaries, and the window's peak was their sum. Some tens of milliseconds, beside a forward of
+    seconds; the release a moment later (_release_memory_soon) still follows."""
+    from .controller import LONG_TEXT_TOKENS  # (that module imports this one)
+
+    if n >= LONG_TEXT_TOKENS:
+        release_free_memory()

@@ -95,7 +95,9 @@ def shown_trace(ptrace: PretrainedTrace | EncoderDecoderTrace, layer: int, view:
     # a reading of a decoder's layer keeps the shared causal mask of its length; a layer with a sliding
     # window reads its own mask through the reading, so the keys too far back stay masked
     windowed = ptrace.arch.is_decoder and ptrace.arch.window(layer) > 0
-    causal = ptrace.causal_mask if source.options.causal and not windowed else None
+    # (the masks' own function, not the trace's method: a view holding this reading after the trace was
+    # replaced held every layer's input with it)
+    causal = ptrace.causal_masks() if source.options.causal and not windowed else None
     notes, stages = [], []
     groups: tuple[tuple[int, ...], ...] = tuple((i,) for i in range(ptrace.n))
     key_groups = tuple((i,) for i in range(source.n_keys)) if cross else None

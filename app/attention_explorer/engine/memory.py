@@ -1,4 +1,4 @@
-"""Giving memory back to the system once a real model is closed.
+"""Giving memory back to the system: once a real model is closed, and as soon as a long-lived array is freed.
 
 A real model is hundreds of megabytes of arrays. When it is closed they are freed, but glibc's
 allocator keeps most of that memory for the process (its threshold for mapping large blocks on their
@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import mmap
 import sys
+
+import numpy as np
+
+OWN_PAGES_BYTES = 1 << 20  # arrays this large or larger get pages of their own (own_pages)
 
 
 def release_free_memory() -> None:
@@ -20,3 +25,18 @@ def release_free_memory() -> None:
         return
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: not glibc
         ctypes.CDLL(None).malloc_trim(0)
+
+
+def own_pages(shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
+    """A zeroed array in a mapping of its own, handed back to the system the moment the last view of it
+    goes; under OWN_PAGES_BYTES, an ordinary one.
+
+    For what a trace keeps (each layer's input, the thumbnails): glibc serves arrays of a few MiB from
+    its heap once a larger one was freed, and these, made between a forward's temporaries of the same
+    sizes, left holes the heap could not give back. A 2,048-token SmolLM2 window ended each forward
+    with some 250 MiB more than it used, and a forward that ran while the old trace was still shown
+    grew it further (malloc_trim alone, run after, cannot prevent the growth)."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    if nbytes < OWN_PAGES_BYTES:
+        return np.zeros(shape, dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype).reshape(shape)

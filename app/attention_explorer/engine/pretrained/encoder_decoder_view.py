@@ -13,6 +13,7 @@ made them, the scores q·kᵀ from its q and k in float64 as every Trace holds t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -172,7 +173,11 @@ class EncoderDecoderTrace:
 
     def causal_mask(self, n: int) -> np.ndarray:
         """n × n, True where a key comes after its query: the decoder's mask, and that of a reading of it."""
-        return np.triu(np.ones((n, n), dtype=bool), 1)
+        return _causal_mask(n)
+
+    def causal_masks(self) -> Callable[[int], np.ndarray]:
+        """causal_mask as a function that does not hold this trace, for a reading to keep."""
+        return _causal_mask
 
     def hidden_share(self, layer: int, hidden: list[int], hidden_keys: list[int] | None = None) -> float:
         """The mean share of weight the rows left shown give to the columns hidden, over the heads of
@@ -284,3 +289,7 @@ def part_weights(part: str, result: EncoderDecoderResult) -> np.ndarray:
     """(layers, heads, rows, keys) float32: one part's weights of every layer and head."""
     return {ENCODER: result.encoder_attention, DECODER: result.decoder_attention,
             CROSS: result.cross_attention}[part]
+
+
+def _causal_mask(n: int) -> np.ndarray:
+    return np.triu(np.ones((n, n), dtype=bool), 1)

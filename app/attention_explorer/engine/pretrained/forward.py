@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..memory import own_pages
 from .blocks import block_outputs, block_weights, row_blocks
 from .ops import ACTIVATIONS, apply_rope, layer_norm, rms_norm, soft_cap
 from .progress import Progress, report
@@ -169,9 +170,12 @@ def embed(model: ModelWeights, ids: np.ndarray, start: int = 0) -> np.ndarray:
     return h
 
 
-def feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.ndarray:
-    """The layer's feed-forward on `x` (n × d_model), plain or gated (see the module's docstring)."""
-    hidden = affine(x, layer.w_gate_up, layer.b_gate_up)
+def feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray,
+                 norm_weights: tuple[np.ndarray | None, np.ndarray | None] = (None, None)) -> np.ndarray:
+    """The layer's feed-forward on `x` (n × d_model) put through the model's norm with `norm_weights`
+    (weight, bias; a None weight: `x` as it is), plain or gated (see the module's docstring). The
+    normalised copy goes once the first product is made, not held through the rest."""
+    hidden = affine(_normed(arch, x, *norm_weights), layer.w_gate_up, layer.b_gate_up)
     if layer.w_gate is not None:                      # gated: act(x·W_gate) ⊙ (x·W_up), one product for both
         d_ff = layer.w_up.shape[1]
         gate = ACTIVATIONS[arch.activation](hidden[:, :d_ff])
@@ -185,22 +189,32 @@ def feed_forward(arch: Architecture, layer: LayerWeights, x: np.ndarray) -> np.n
 def finish_layer(arch: Architecture, layer: LayerWeights, h: np.ndarray, merged: np.ndarray) -> np.ndarray:
     """The residual stream leaving `layer`: the heads' outputs `merged` through W_O, then after_attention.
     The forward and a generation's one-token steps both end a layer here."""
-    return after_attention(arch, layer, h, affine(merged, layer.w_o, layer.b_o))
+    return after_attention(arch, layer, h, affine(merged, layer.w_o, layer.b_o), owned=True)
 
 
-def after_attention(arch: Architecture, layer: LayerWeights, h: np.ndarray, attended: np.ndarray) -> np.ndarray:
+def after_attention(arch: Architecture, layer: LayerWeights, h: np.ndarray, attended: np.ndarray,
+                    owned: bool = False) -> np.ndarray:
     """The residual stream leaving `layer` from the stream `h` that entered it and what its attention
-    wrote, `attended` (after W_O): the residual sums, norms and feed-forward of the model's layout."""
+    wrote, `attended` (after W_O): the residual sums, norms and feed-forward of the model's layout.
+    `owned`: `attended` is the caller's to spend, and a pre-norm layer's first residual sum is written
+    into it (the same sum: addition does not depend on the order), one n × d_model array fewer
+    through the feed-forward, a layer's largest step."""
     if arch.residual == "post":
         h = norm(arch, h + attended, layer.attn_norm, layer.attn_norm_bias)
         return norm(arch, h + feed_forward(arch, layer, h), layer.mlp_norm, layer.mlp_norm_bias)
     if arch.residual == "parallel":                   # both sub-layers read the stream that entered
-        out = feed_forward(arch, layer, _normed(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
+        out = feed_forward(arch, layer, h, (layer.mlp_norm, layer.mlp_norm_bias))
         out += attended
         out += h
         return out
-    h = h + _normed(arch, attended, layer.post_attn_norm)
-    out = feed_forward(arch, layer, _normed(arch, h, layer.mlp_norm, layer.mlp_norm_bias))
+    written = _normed(arch, attended, layer.post_attn_norm)
+    if owned or written is not attended:
+        written += h
+        h = written
+    else:
+        h = h + written
+    del attended, written
+    out = feed_forward(arch, layer, h, (layer.mlp_norm, layer.mlp_norm_bias))
     return h + _normed(arch, out, layer.post_mlp_norm)
 
 
@@ -283,17 +297,22 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     size = thumb_size(n)
     first = 0 if resume is None else resume[1]
     columns = np.flatnonzero(special) if special is not None else np.zeros(0, dtype=np.intp)
+    # what the result keeps is made in pages of its own (engine/memory.py: the heap it would otherwise
+    # share with this forward's temporaries kept their holes)
+    thumbnails = own_pages((arch.n_layers, arch.n_heads, size, size))
+    sinks = own_pages((arch.n_layers, arch.n_heads, n, 2))
     if resume is None:
         layer_inputs, h = [], embed(model, ids)
-        thumbnails = np.zeros((arch.n_layers, arch.n_heads, size, size), dtype=np.float32)
-        sinks = np.zeros((arch.n_layers, arch.n_heads, n, 2), dtype=np.float32)
     else:
         layer_inputs, h = list(resume[0].layer_inputs[:first]), resume[0].layer_inputs[first]
-        thumbnails, sinks = resume[0].thumbnails.copy(), resume[0].sinks.copy()
-        thumbnails[first:] = 0
+        thumbnails[:first], sinks[...] = resume[0].thumbnails[:first], resume[0].sinks
     for index in range(first, arch.n_layers):
         layer = model.layers[index]
         report(progress, index / arch.n_layers, f"layer {index + 1} of {arch.n_layers}")
+        if not (resume is not None and index == first):  # (the resumed layer's input is the earlier result's)
+            kept = own_pages(h.shape)
+            kept[...] = h
+            h = kept
         layer_inputs.append(h)
         if not np.isfinite(h).all():
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
@@ -302,9 +321,13 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
             keep(index, p)
         off = {head for lay, head in ablate if lay == index}
         merged, finite = _attend(arch, p, off, thumbnails[index], sinks[index], columns, arch.window(index))
+        del p  # not held through the feed-forward, the layer's largest step (15 MiB at 2,048 tokens of SmolLM2)
         if not finite:
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
-        h = finish_layer(arch, layer, h, merged)
+        attended = affine(merged, layer.w_o, layer.b_o)  # finish_layer's work, with the heads' outputs let go
+        del merged
+        h = after_attention(arch, layer, h, attended, owned=True)
+        del attended
     if not np.isfinite(h).all():
         return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {arch.n_layers}'s output")
     logits = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -151,6 +152,10 @@ class PretrainedTrace:
         of a decoder's layers and of any reading of them."""
         return self._maker.causal_mask(n)
 
+    def causal_masks(self) -> Callable[[int], np.ndarray]:
+        """causal_mask as a function that holds none of this trace's forward, for a reading to keep."""
+        return self._maker.masks_alone()
+
     def layer_mask(self, layer: int) -> np.ndarray | None:
         """n × n, True where a query of `layer` may not look: a decoder's later keys and, in a layer with
         a sliding window, the keys outside it (read-only); None where an encoder's query sees every key."""
@@ -233,8 +238,9 @@ class PretrainedTrace:
         return arch.rope_scaling.describe(arch.rope(layer)[0], arch.rotary_dims, self.n, self.forward_result.at_once)
 
     def _make_layer_trace(self, layer: int) -> LazyTrace:
-        maker, arch, weights = self._maker, self.model.arch, self.model.layers[layer]
-        x = maker.attention_input(layer)
+        arch, weights = self.model.arch, self.model.layers[layer]
+        x = self._maker.attention_input(layer)
+        maker = self._maker.for_layer(layer)  # the views may hold this trace after this forward is replaced
         p = maker.projections(layer)
         rotary = maker.rope(layer)
         off = frozenset(head for lay, head in self.ablated if lay == layer)

@@ -10,6 +10,7 @@ as many heads' weights as fit in WEIGHTS_CACHE_BYTES (at 128 tokens every head o
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -41,6 +42,10 @@ class _ByteCache:
             self._items.move_to_end(key)
         return value
 
+    def clear(self) -> None:
+        self._items.clear()
+        self.used = 0
+
     def put(self, key, value: np.ndarray) -> None:
         if value.nbytes > self.budget or key in self._items:
             return
@@ -70,7 +75,21 @@ class LayerMaker:
         the two sets of caches together set the window's peak (the layers are made again if asked)."""
         with self._lock:
             self._projections.clear()
-            self._weights = _ByteCache(WEIGHTS_CACHE_BYTES)
+            self._weights.clear()  # in place: the one-layer makers (for_layer) share it
+
+    def for_layer(self, layer: int) -> LayerMaker:
+        """A maker of layer `layer` alone, for the trace the views draw of it: it holds that layer's q, k
+        and v and shares this maker's caches, masks and lock, but not the forward's layer inputs. A view
+        still holding the layer trace of a forward that was replaced then holds that layer, not every
+        layer's input: 135 MiB at 2,048 tokens of SmolLM2, beside the new forward's while the views took
+        the new trace in (it asks only for its own layer: another layer's projections are not there)."""
+        with self._lock:
+            projections = self.projections(layer)
+            self.rope(layer)  # the tables are made from the forward's length first
+            one = copy.copy(self)
+            one.result, one._projections_from = None, None
+            one._projections = OrderedDict({layer: projections})
+            return one
 
     def take_projections_from(self, source: Callable[[int, int], Projections | None]) -> None:
         """Read each layer's q, k, v as `source(layer, n)` (None: make them here), instead of projecting
@@ -101,6 +120,15 @@ class LayerMaker:
                 mask.flags.writeable = False
                 self._masks[n] = mask
             return self._masks[n]
+
+    def masks_alone(self) -> Callable[[int], np.ndarray]:
+        """causal_mask, from a copy of this maker that shares its masks and lock and holds none of the
+        forward: a reading's trace keeps the function, and a view may hold that trace after the forward
+        was replaced (it held every layer's input, 135 MiB at 2,048 tokens of SmolLM2)."""
+        with self._lock:
+            alone = copy.copy(self)
+            alone.result, alone._projections_from, alone._projections = None, None, OrderedDict()
+            return alone.causal_mask
 
     def layer_mask(self, layer: int) -> np.ndarray | None:
         """n × n, True where a query of `layer` may not look, which a view draws as masked: a decoder's

@@ -154,23 +154,24 @@ class TextTokenizer:
 
     def __init__(self, tokenizer, max_tokens: int, vocab_size: int, source: str, keep_end: bool):
         self.source = source  # the file named in messages: tokenizer.json, or the GGUF file
-        guarded(source, "cannot set up the tokenizer", self._set_up, tokenizer, max_tokens, keep_end)
+        vocabulary = guarded(source, "cannot set up the tokenizer", self._set_up, tokenizer, max_tokens, keep_end)
         self.tokenizer = tokenizer
         self.max_tokens, self.vocab_size, self.keep_end = max_tokens, vocab_size, keep_end
-        self._check_ids(self._vocabulary)
+        self._check_ids(vocabulary)  # then let go: as a dict it was 7 MB for SmolLM2's 49,152 tokens
         # one token's text, piece and label, asked again on every step of a generation's scrubber: each
         # call into tokenizers holds stderr back through a temporary file, about 0.3 ms
         self._token_texts: dict[int, str] = {}
         self._token_pieces: dict[int, str] = {}
         self._token_labels: dict[int, str] = {}
 
-    def _set_up(self, tokenizer, max_tokens: int, keep_end: bool) -> None:
+    def _set_up(self, tokenizer, max_tokens: int, keep_end: bool) -> dict[str, int]:
+        """Set the tokenizer up for one text at a time; its vocabulary, piece → id, added tokens too."""
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_tokens, direction="left" if keep_end else "right")
         self.byte_level = type(tokenizer.decoder).__name__ == "ByteLevel"
         self.special_ids = {i for i, token in tokenizer.get_added_tokens_decoder().items() if token.special}
         self._added = tokenizer.num_special_tokens_to_add(False)  # what the template adds around a text
-        self._vocabulary = tokenizer.get_vocab(with_added_tokens=True)
+        return tokenizer.get_vocab(with_added_tokens=True)
 
     def _check_ids(self, vocabulary: dict[str, int]) -> None:
         """Every id the tokenizer can give must be a row of the embedding (else an IndexError in the forward)."""
@@ -294,7 +295,7 @@ class TextTokenizer:
 
     def token_id(self, piece: str) -> int | None:
         """The id of a token given as its text ("<|im_end|>"), None when the tokenizer has no such token."""
-        return self._vocabulary.get(piece)
+        return guarded(self.source, "cannot look a token up", self.tokenizer.token_to_id, piece)
 
     def token_label(self, token_id: int) -> str:
         token_id = int(token_id)

@@ -1,0 +1,96 @@
+"""What a forward keeps lives in pages of its own, given back as soon as it is freed, and a layer's trace
+holds that layer, not the forward's every layer input."""
+
+import gc
+import mmap
+import weakref
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine import memory
+from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained.forward import after_attention, feed_forward, norm
+
+pytest.importorskip("tokenizers")
+
+
+def _own_mapping(array: np.ndarray) -> bool:
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return isinstance(array.base, memoryview) and isinstance(array.base.obj, mmap.mmap)
+
+
+def test_a_large_array_gets_zeroed_pages_of_its_own_and_a_small_one_is_ordinary():
+    large = memory.own_pages((memory.OWN_PAGES_BYTES // 4,))
+    assert _own_mapping(large) and large.dtype == np.float32 and not large.any()
+    large[:] = 1  # writable
+    small = memory.own_pages((3, 4))
+    assert not _own_mapping(small) and small.shape == (3, 4) and not small.any()
+
+
+def test_a_forward_keeps_its_layer_inputs_and_thumbnails_in_pages_of_their_own_and_the_same_numbers(
+        data, monkeypatch):
+    """Made between the forward's temporaries on glibc's heap, they left holes it could not give back:
+    a 2,048-token SmolLM2 window kept some 250 MiB more than it used after each forward."""
+    model = open_pretrained(data / "tiny-llama.gguf")
+    before = model.run("the cat sat on the mat")
+    monkeypatch.setattr(memory, "OWN_PAGES_BYTES", 0)  # a tiny model's arrays stand for large ones
+    trace = model.run("the cat sat on the mat")
+    kept = trace.forward_result
+    assert all(_own_mapping(h) for h in kept.layer_inputs)
+    assert _own_mapping(kept.thumbnails) and _own_mapping(kept.sinks)
+    for mine, theirs in zip(kept.layer_inputs, before.forward_result.layer_inputs, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    np.testing.assert_array_equal(kept.thumbnails, before.thumbnails)
+    np.testing.assert_array_equal(kept.next_logits, before.forward_result.next_logits)
+    resumed = model.run("the cat sat on the mat", {(0, 0)}, previous=trace).forward_result
+    assert resumed.layer_inputs[0] is kept.layer_inputs[0]  # the input of the first layer switched is shared
+    assert resumed.layer_inputs[1] is not kept.layer_inputs[1] and _own_mapping(resumed.layer_inputs[1])
+    assert _own_mapping(resumed.thumbnails)
+
+
+def test_a_layer_trace_holds_its_layer_not_the_forward_and_makes_the_same_numbers(data):
+    """A view holds the layer trace it draws until it hears of the next one, and the views heard of it
+    one after another while the new forward's were made: the old forward's every layer input (135 MiB
+    at 2,048 tokens of SmolLM2) was held beside the new one's."""
+    trace = open_pretrained(data / "tiny-llama.gguf").run("the cat sat on the mat")
+    layer = trace.layer_trace(1)
+    expected = trace.layer_trace(1).heads[2].weights.copy()
+    forward = weakref.ref(trace.forward_result)
+    del trace
+    gc.collect()
+    assert forward() is None
+    head = layer.heads[2]
+    np.testing.assert_array_equal(head.weights, expected)
+    assert head.scores.shape == head.masked.shape == expected.shape
+    assert layer.concat.shape == (layer.n, layer.heads[0].d_k * len(layer.heads))
+
+
+@pytest.mark.parametrize("name", ["tiny-llama.gguf", "tiny-olmo2.gguf", "tiny-gpt-neox.gguf", "tiny-bert"])
+def test_a_layer_s_end_written_into_the_attention_s_output_it_owns_is_the_same_to_the_bit(data, name):
+    """The forward hands after_attention its attention output to spend: a pre-norm layer's residual sum
+    is written into it, one n × d_model array fewer through the feed-forward. An output a caller keeps
+    (the census reads a layer trace's) is left as it was."""
+    model = open_pretrained(data / name)
+    arch, layer = model.arch, model.weights.layers[0]
+    rng = np.random.default_rng(0)
+    h, attended = (rng.standard_normal((7, arch.d_model), dtype=np.float32) for _ in range(2))
+    kept = attended.copy()
+    expected = after_attention(arch, layer, h, attended)
+    np.testing.assert_array_equal(attended, kept)
+    np.testing.assert_array_equal(after_attention(arch, layer, h, attended.copy(), owned=True), expected)
+    if layer.mlp_norm is not None:
+        normed = norm(arch, h, layer.mlp_norm, layer.mlp_norm_bias)
+        np.testing.assert_array_equal(feed_forward(arch, layer, h, (layer.mlp_norm, layer.mlp_norm_bias)),
+                                      feed_forward(arch, layer, normed))
+
+
+def test_a_tokenizer_looks_a_piece_up_without_keeping_its_vocabulary_as_a_dict(data):
+    """SmolLM2's 49,152 pieces as a dict were 7 MB held for the rare look-up of a stop token by name."""
+    tokenizer = open_pretrained(data / "tiny-llama.gguf").tokenizer
+    vocabulary = tokenizer.tokenizer.get_vocab(with_added_tokens=True)
+    assert all(tokenizer.token_id(piece) == token_id for piece, token_id in vocabulary.items())
+    assert tokenizer.token_id("no such piece at all") is None
+    kept = [value for value in vars(tokenizer).values() if isinstance(value, dict)]
+    assert all(len(value) < len(vocabulary) for value in kept)
