@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..memory import own_pages
+from ..memory import OWN_PAGES_FROM_TOKENS, own_pages
 from .blocks import block_outputs, block_weights, row_blocks
 from .ops import ACTIVATIONS, apply_rope, layer_norm, rms_norm, soft_cap
 from .progress import Progress, report
@@ -297,10 +297,11 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     size = thumb_size(n)
     first = 0 if resume is None else resume[1]
     columns = np.flatnonzero(special) if special is not None else np.zeros(0, dtype=np.intp)
-    # what the result keeps is made in pages of its own (engine/memory.py: the heap it would otherwise
-    # share with this forward's temporaries kept their holes)
-    thumbnails = own_pages((arch.n_layers, arch.n_heads, size, size))
-    sinks = own_pages((arch.n_layers, arch.n_heads, n, 2))
+    # what the result keeps is made, for a long text, in pages of its own (engine/memory.py: the heap it
+    # would otherwise share with this forward's temporaries kept their holes)
+    long_text = n >= OWN_PAGES_FROM_TOKENS
+    thumbnails, sinks = ((own_pages(shape) if long_text else np.zeros(shape, dtype=np.float32))
+                         for shape in ((arch.n_layers, arch.n_heads, size, size), (arch.n_layers, arch.n_heads, n, 2)))
     if resume is None:
         layer_inputs, h = [], embed(model, ids)
     else:
@@ -309,7 +310,8 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     for index in range(first, arch.n_layers):
         layer = model.layers[index]
         report(progress, index / arch.n_layers, f"layer {index + 1} of {arch.n_layers}")
-        if not (resume is not None and index == first):  # (the resumed layer's input is the earlier result's)
+        # (the resumed layer's input is the earlier result's, kept where it is)
+        if long_text and not (resume is not None and index == first):
             kept = own_pages(h.shape)
             kept[...] = h
             h = kept
