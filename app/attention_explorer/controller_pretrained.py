@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from PySide6 import QtCore
 
 from .engine import EngineError, ModelError, Options, Trace
-from .engine.memory import release_free_memory
+from .engine.memory import OWN_PAGES_FROM_TOKENS, release_free_memory
 from .engine.steps import step_index
 from .engine.tokenizer import Word
 from .pretrained_display import RealView, shown_trace
@@ -378,8 +378,8 @@ def _release_around_forward(n: int) -> None:
     layer's input and thumbnail (156 MiB at 2,048 tokens of SmolLM2) and then the views the new trace's
     matrices, on top of what glibc keeps free from the views' last matrices and the forward's own
     temporaries, and the window's peak was their sum. Some tens of milliseconds, beside a forward of
-    seconds; the release a moment later (_release_memory_soon) still follows."""
-    from .controller import LONG_TEXT_TOKENS  # (that module imports this one)
-
-    if n >= LONG_TEXT_TOKENS:
+    seconds; not below OWN_PAGES_FROM_TOKENS, where the forward takes a tenth of a second and the
+    pages handed back were faulted in again after it (MiniLM at 512 tokens: an ablation 15 % slower).
+    The release a moment later (_release_memory_soon) still follows."""
+    if n >= OWN_PAGES_FROM_TOKENS:
         release_free_memory()

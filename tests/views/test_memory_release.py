@@ -8,7 +8,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from attention_explorer import controller as controller_module
 from attention_explorer import controller_pretrained
 from attention_explorer.controller import LONG_TEXT_TOKENS, Controller
 
@@ -63,6 +62,6 @@ def test_a_long_text_s_forward_hands_free_memory_back_before_and_after_it(qtbot,
     controller.open_model(str(TINY_BERT), "the cat sat on the mat")
     controller.toggle_ablated(0, 0)
     assert releases == []
-    monkeypatch.setattr(controller_module, "LONG_TEXT_TOKENS", 1)  # this text stands for a long one
+    monkeypatch.setattr(controller_pretrained, "OWN_PAGES_FROM_TOKENS", 1)  # this text stands for a long one
     controller.toggle_ablated(0, 0)
     assert releases == ["trim", "trim"]  # before it ran and once it was in, before the views redrew

@@ -20,8 +20,9 @@ import numpy as np
 OWN_PAGES_BYTES = 1 << 20  # arrays this large or larger get pages of their own (own_pages)
 # A forward over fewer tokens keeps its arrays on the heap: pages of their own are fresh pages, faulted
 # in at each forward, and cost a short one more than the holes they prevent (MiniLM's 4.7 MB of
-# thumbnails: 3 ms of a 28 ms forward at 128 tokens); the holes only matter for long texts.
-OWN_PAGES_FROM_TOKENS = 512
+# thumbnails: 3 ms of a 28 ms forward at 128 tokens); the holes only matter for texts whose forward
+# takes seconds (SmolLM2 at 2,048 tokens: 250 MiB of them).
+OWN_PAGES_FROM_TOKENS = 1024
 
 
 def release_free_memory() -> None:
