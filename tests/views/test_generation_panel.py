@@ -19,6 +19,7 @@ from attention_explorer.engine.pretrained.generate import (  # noqa: E402
     generate,
 )
 from attention_explorer.engine.pretrained.tokenizing import WRITTEN_MARK  # noqa: E402
+from event_log import EventLog  # noqa: E402
 from screen_oracle import check_backing_store  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
@@ -104,23 +105,14 @@ def test_a_scrubber_step_lays_the_written_text_out_without_its_bar_coming_and_go
     back as the text was set, the text was laid out three times a step and the panel once more."""
     window = real_window(str(DATA / "tiny-llama"), PROMPT * 6)
     panel = generate_in(window, qtbot, 8)
-    resized = []
-
-    class Resizes(QtCore.QObject):
-        def eventFilter(self, _watched, event):  # noqa: N802 - Qt API
-            if event.type() in (QtCore.QEvent.Type.Resize, QtCore.QEvent.Type.Hide):
-                resized.append(event.type())
-            return False
-
-    watcher = Resizes()
-    for widget in (panel.text.viewport(), panel.text.verticalScrollBar()):
-        widget.installEventFilter(watcher)
-    for _ in range(3):
-        before = panel.text.toPlainText()
-        qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
-        QtWidgets.QApplication.processEvents()
-        assert panel.text.toPlainText() == before  # the whole text, another token marked
-    assert resized == [] and panel.text.verticalScrollBar().isVisible()
+    kinds = (QtCore.QEvent.Type.Resize, QtCore.QEvent.Type.Hide)
+    with EventLog(kinds, panel.text.viewport(), panel.text.verticalScrollBar()) as resized:
+        for _ in range(3):
+            before = panel.text.toPlainText()
+            qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+            QtWidgets.QApplication.processEvents()
+            assert panel.text.toPlainText() == before  # the whole text, another token marked
+    assert resized.seen == [] and panel.text.verticalScrollBar().isVisible()
     check_backing_store(window, "three steps back")
 
 

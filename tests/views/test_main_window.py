@@ -8,6 +8,7 @@ from PySide6.QtTest import QTest
 
 from attention_explorer.views import theme
 from attention_explorer.views.arc_diagram import LEFT, RIGHT
+from event_log import EventLog
 from gui_helpers import hover_arc_end, hover_cell, hover_widget
 from screen_oracle import settle
 
@@ -66,24 +67,12 @@ def test_a_new_status_does_not_lay_out_the_status_bar_again(qtbot, make_window):
     still fills the bar's room."""
     window = make_window()
     settle()
-    asked = []
-
-    class Layouts(QtCore.QObject):
-        def eventFilter(self, watched, event):  # noqa: N802 - Qt API
-            if event.type() == QtCore.QEvent.Type.LayoutRequest and watched in (window, window.statusBar()):
-                asked.append(type(watched).__name__)
-            return False
-
-    watcher = Layouts()
-    QtWidgets.QApplication.instance().installEventFilter(watcher)
-    try:
+    with EventLog([QtCore.QEvent.Type.LayoutRequest], window.statusBar()) as asked:
         before = window.status_line.full_text()
         type_sentence(qtbot, window, "the cat sat")
         settle()
         assert window.status_line.full_text() != before
-    finally:
-        QtWidgets.QApplication.instance().removeEventFilter(watcher)
-    assert "statusBar" not in asked and "QStatusBar" not in asked
+    assert asked.seen == []
     line = window.status_line
     assert line.width() == line.parentWidget().width() and line.height() == line.parentWidget().height() > 10
 
@@ -210,23 +199,13 @@ def test_another_head_leaves_the_toolbar_s_boxes_and_layout_as_they_were(qtbot, 
     bar = window.options_bar
     window.controller.update_options(heads=2)
     settle()
-    layouts = []
-
-    class Layouts(QtCore.QObject):
-        def eventFilter(self, _watched, event):  # noqa: N802 - Qt API
-            if event.type() == QtCore.QEvent.Type.LayoutRequest:
-                layouts.append(event)
-            return False
-
-    watcher = Layouts()
-    bar.installEventFilter(watcher)
     items = [bar.model_box.itemText(i) for i in range(bar.model_box.count())]
-    bar.head.setCurrentIndex(1)
-    bar.head.activated.emit(1)  # as a user picks it
-    settle()
+    with EventLog([QtCore.QEvent.Type.LayoutRequest], bar) as layouts:
+        bar.head.setCurrentIndex(1)
+        bar.head.activated.emit(1)  # as a user picks it
+        settle()
     assert window.controller.head == 1 and bar.head.currentText() == "head 2"
-    assert layouts == [] and [bar.model_box.itemText(i) for i in range(bar.model_box.count())] == items
-    bar.removeEventFilter(watcher)
+    assert layouts.seen == [] and [bar.model_box.itemText(i) for i in range(bar.model_box.count())] == items
     box = bar.model_box
     box.setCurrentIndex(box.findData("it-was-tired"))
     box.activated.emit(box.currentIndex())

@@ -289,27 +289,18 @@ def test_progress_is_drawn_with_the_window_s_next_paint_not_at_once(window, qtbo
     paint and a flush of its own each time among the hovers. It is now drawn with the rest."""
     from PySide6 import QtCore
 
+    from event_log import EventLog
     from screen_oracle import check_backing_store
 
     bar = window.pretrained.progress
     window.pretrained._show_busy(True)
     QtWidgets.QApplication.processEvents()
-    paints = []
-
-    class Paints(QtCore.QObject):
-        def eventFilter(self, _watched, event):  # noqa: N802 - Qt API
-            if event.type() == QtCore.QEvent.Type.Paint:
-                paints.append(event)
-            return False
-
-    watcher = Paints()
-    bar.installEventFilter(watcher)
-    for fraction in (0.25, 0.5):
-        paints.clear()
-        window.controller.progress_changed.emit(fraction, "writing token 3")
-        assert paints == []  # nothing drawn inside the call
-        qtbot.waitUntil(lambda: len(paints) >= 1)
-        assert bar.value() == round(fraction * 1000) and bar.text() == f"writing token 3 {round(fraction * 100)}%"
+    with EventLog([QtCore.QEvent.Type.Paint], bar) as paints:
+        for fraction in (0.25, 0.5):
+            paints.seen.clear()
+            window.controller.progress_changed.emit(fraction, "writing token 3")
+            assert paints.seen == []  # nothing drawn inside the call
+            qtbot.waitUntil(lambda: len(paints.seen) >= 1)
+            assert bar.value() == round(fraction * 1000) and bar.text() == f"writing token 3 {round(fraction * 100)}%"
     check_backing_store(window, "the progress bar moved twice")
-    bar.removeEventFilter(watcher)
     window.pretrained._show_busy(False)

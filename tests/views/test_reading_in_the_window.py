@@ -133,32 +133,21 @@ def test_a_reading_toggled_does_not_lay_out_the_toolbar_again(real_window, qtbot
     toolbar and then the window to lay out again (four to six event-loop passes to settle). It is shown
     cut to its width as before, and the window looks as a fresh one would. (The chips above the views
     may take fewer rows with words merged: that lays out the window, rightly.)"""
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
 
+    from event_log import EventLog
     from screen_oracle import check_backing_store
 
     window = real_window(GPT2, TEXT)
     bar = window.pretrained.bar
     settle()
-    asked = []
-
-    class Layouts(QtCore.QObject):
-        def eventFilter(self, watched, event):  # noqa: N802 - Qt API
-            if event.type() == QtCore.QEvent.Type.LayoutRequest and watched in (bar, bar.parentWidget()):
-                asked.append(type(watched).__name__)
-            return False
-
-    watcher = Layouts()
-    QtWidgets.QApplication.instance().installEventFilter(watcher)
-    try:
+    with EventLog([QtCore.QEvent.Type.LayoutRequest], bar, bar.parentWidget()) as asked:
         for box in (bar.merge, bar.rollout, bar.merge, bar.rollout):
             before = bar.note.full_text()
             turn_on(window, qtbot, box)
             assert bar.note.full_text() == window.controller.display_note
             assert before != bar.note.full_text() or not before
-    finally:
-        QtWidgets.QApplication.instance().removeEventFilter(watcher)
-    assert asked == []
+    assert asked.seen == []
     assert bar.note.isVisible() and bar.note.width() == bar.note.parentWidget().width() > 100
     assert bar.note.fontMetrics().horizontalAdvance(bar.note.text()) <= bar.note.contentsRect().width()
     check_backing_store(window, "readings toggled")
