@@ -261,7 +261,7 @@ class QtModelView(QtWidgets.QWidget):
         if same_map:  # compared all at once: a comparison a cell cost more than making its picture
             differs = (old[0] != thumbnails).reshape(layers, heads, -1).any(axis=2)
             differs |= np.array([[(layer, head) not in self.images for head in range(heads)]
-                                 for layer in range(layers)], dtype=bool).reshape(layers, heads)
+                                 for layer in range(layers)], dtype=bool)
         else:
             differs = np.ones((layers, heads), dtype=bool)
         changed = np.argwhere(differs)

@@ -86,10 +86,14 @@ class LayerMaker:
         with self._lock:
             projections = self.projections(layer)
             self.rope(layer)  # the tables are made from the forward's length first
-            one = copy.copy(self)
-            one.result, one._projections_from = None, None
-            one._projections = OrderedDict({layer: projections})
-            return one
+            return self._without_forward(OrderedDict({layer: projections}))
+
+    def _without_forward(self, projections: OrderedDict) -> LayerMaker:
+        """A copy of this maker that shares its caches, masks and lock, holds `projections` and nothing
+        of the forward (its result, its source of projections)."""
+        alone = copy.copy(self)
+        alone.result, alone._projections_from, alone._projections = None, None, projections
+        return alone
 
     def take_projections_from(self, source: Callable[[int, int], Projections | None]) -> None:
         """Read each layer's q, k, v as `source(layer, n)` (None: make them here), instead of projecting
@@ -126,9 +130,7 @@ class LayerMaker:
         forward: a reading's trace keeps the function, and a view may hold that trace after the forward
         was replaced (it held every layer's input, 135 MiB at 2,048 tokens of SmolLM2)."""
         with self._lock:
-            alone = copy.copy(self)
-            alone.result, alone._projections_from, alone._projections = None, None, OrderedDict()
-            return alone.causal_mask
+            return self._without_forward(OrderedDict()).causal_mask
 
     def layer_mask(self, layer: int) -> np.ndarray | None:
         """n × n, True where a query of `layer` may not look, which a view draws as masked: a decoder's
