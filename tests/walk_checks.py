@@ -4,6 +4,8 @@ store equals a full repaint and every view draws what its fresh twin draws."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from PySide6 import QtWidgets
 
@@ -83,11 +85,15 @@ def _check_real(c) -> None:
         f"the forward shown read {ptrace.text[:60]!r}…, the window holds {c.sentence[:60]!r}…"
     assert ptrace.ablated == c.ablated, \
         f"the forward shown had {set(ptrace.ablated)} off, the window says {set(c.ablated)}"
+    # a decoder's edit reads from its first new token (model.run's `previous`): the whole forward's to the
+    # rounding of products of another length, as a generation's text so far
+    same = np.testing.assert_array_equal if ptrace.read_from == 0 else \
+        functools.partial(np.testing.assert_allclose, rtol=5e-5, atol=1e-5)
     for layer in range(c.real_model.n_layers):
-        np.testing.assert_array_equal(ptrace.layer_weights(layer), fresh.layer_weights(layer))
+        same(ptrace.layer_weights(layer), fresh.layer_weights(layer))
     expected, _note = shown_trace(fresh, c.layer, c.real_view)
     assert c.trace.tokens == expected.tokens
-    np.testing.assert_array_equal(c.trace.heads[c.head].weights, expected.heads[c.head].weights)
+    same(c.trace.heads[c.head].weights, expected.heads[c.head].weights)
 
 
 def _check_encoder_decoder(c) -> None:

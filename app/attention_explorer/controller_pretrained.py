@@ -350,6 +350,10 @@ class PretrainedControls(QtCore.QObject):
         return text
 
     def _timing_note(self) -> str:
+        kept = self._ptrace.read_from if self._ptrace is not None else 0
+        if kept:  # a decoder's edit: the tokens before it were not read again (model.run's `previous`)
+            return (f"forward in {self._forward_ms:.0f} ms, from token {kept + 1} on "
+                    f"(the {kept} before it unchanged, their layer inputs kept)")
         return f"forward in {self._forward_ms:.0f} ms"
 
     @staticmethod

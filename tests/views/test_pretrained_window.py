@@ -293,6 +293,31 @@ def test_the_status_line_says_which_tokens_of_a_cut_text_were_kept(real_window):
     assert window.heatmap.row_labels()[-3:] == ["␣", "·en", "·d"]
 
 
+def test_words_typed_at_the_end_of_a_decoder_s_text_are_read_without_the_text_before_them(real_window, qtbot):
+    """A decoder's token reads only the tokens up to it: typing at the end reads the new tokens through
+    the layers, and the status line says from which token. What the views show is the whole forward's."""
+    window = real_window(LLAMA_GGUF, SENTENCE)
+    c = window.controller
+    before = c.pretrained_trace
+    window.sentence_box.setFocus()
+    QTest.keyClick(window.sentence_box, QtCore.Qt.Key.Key_End)
+    QTest.keyClicks(window.sentence_box, " today")
+    qtbot.waitUntil(lambda: not c.busy and c.pretrained_trace.text == c.sentence == SENTENCE + " today")
+    after = c.pretrained_trace
+    kept = after.read_from
+    assert 0 < kept < after.n and np.array_equal(after.encoded.ids[:len(before.encoded.ids)], before.encoded.ids)
+    assert (f"forward in {c._forward_ms:.0f} ms, from token {kept + 1} on (the {kept} before it unchanged, "
+            "their layer inputs kept)") in window.status_line.full_text()
+    fresh = c.real_model.run(c.sentence)
+    assert window.heatmap.row_labels() == list(fresh.labels)
+    np.testing.assert_allclose(window.heatmap.shown_matrix(), fresh.head_weights(c.layer, c.head), atol=1e-5)
+    assert [t.token_id for t in after.next_tokens] == [t.token_id for t in fresh.next_tokens]
+    c.set_ablated(frozenset({(0, 1)}))  # an ablation after it reads the same tokens: from its layer, as ever
+    settle(qtbot, c)
+    assert c.pretrained_trace.read_from == 0
+    assert "from token" not in window.status_line.full_text()
+
+
 def test_the_toolbar_boxes_grow_with_a_real_model_s_longer_texts(make_window, qtbot):
     """The heads box was as wide as a toy model's "2 (d_k = 4)" and cut MiniLM's "12 (d_k = 32)"; the
     layer box kept the first model's "1 of 6" and cut "10 of 30"."""

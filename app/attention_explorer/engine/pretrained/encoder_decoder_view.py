@@ -83,6 +83,7 @@ class EncoderDecoderTrace:
     part_of: EncoderDecoderPart = field(repr=False)
     off: frozenset[tuple[str, int, int]] = frozenset()  # the heads the run had off: (part, layer, head)
     memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    read_from = 0  # its source and target are read whole (PretrainedTrace.read_from)
 
     @property
     def next_tokens(self) -> tuple[NextToken, ...]:

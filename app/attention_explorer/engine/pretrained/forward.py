@@ -73,6 +73,8 @@ class ForwardResult:
     overflow: str = ""              # where the numbers stopped being finite ("layer 3"), or ""
     at_once: int | None = None      # a generation's text so far, under a scaling that follows the reading's
                                     # length: read `at_once` tokens at once, then one at a time (rope_for)
+    read_from: int = 0              # the first token this forward read through every layer; the layer inputs
+                                    # of the ones before were an earlier forward's (forward's `prefix`)
 
 
 def norm(arch: Architecture, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
@@ -246,23 +248,27 @@ def _capped(arch: Architecture, logits: np.ndarray) -> np.ndarray:
 
 
 def _attend(arch: Architecture, p: Projections, off: set[int], thumbs: np.ndarray, sinks: np.ndarray,
-            special: np.ndarray, window: int = 0) -> tuple[np.ndarray, bool]:
-    """The heads' outputs side by side (n, heads·d_head), block by block of query rows, each block's
-    weights pooled into `thumbs` (heads, m, m) and its weight on the first and the `special` tokens
-    written into `sinks` (heads, n, 2) on the way; heads in `off` output zero; `window` is the layer's
-    sliding window (0: none). Also whether every weight was finite."""
+            special: np.ndarray, window: int = 0, outputs_from: int = 0) -> tuple[np.ndarray, bool]:
+    """The heads' outputs side by side for query rows outputs_from … n − 1 (n − outputs_from, heads·d_head),
+    block by block of query rows, each block's weights pooled into `thumbs` (heads, m, m) and its weight
+    on the first and the `special` tokens written into `sinks` (heads, n, 2) on the way (every row's);
+    heads in `off` output zero; `window` is the layer's sliding window (0: none). Also whether every
+    weight was finite."""
     n = p.q.shape[1]
     q_scaled, step = p.q_scaled(), thumb_step(n)
-    merged = np.empty((n, arch.n_heads * arch.d_head), dtype=np.float32)
+    merged = np.empty((n - outputs_from, arch.n_heads * arch.d_head), dtype=np.float32)
     finite = True
     for start, stop in row_blocks(n):
         weights = block_weights(arch, q_scaled, p.k_t, start, stop, window=window)
         finite = finite and bool(np.isfinite(weights[..., 0]).all())  # a NaN or ∞ spoils its whole row
         summarise_block(weights, start, step, thumbs, sinks, special)
-        outputs = block_outputs(arch, weights, p.v)
+        if stop <= outputs_from:
+            continue
+        skipped = max(outputs_from - start, 0)
+        outputs = block_outputs(arch, weights[:, skipped:], p.v)
         if off:
             outputs[sorted(off)] = 0
-        merged[start:stop] = merge_heads(outputs)
+        merged[start + skipped - outputs_from:stop - outputs_from] = merge_heads(outputs)
     return merged, finite
 
 
@@ -280,7 +286,8 @@ def summarise_block(weights: np.ndarray, start: int, step: int, thumbs: np.ndarr
 def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, int]] = frozenset(),
             progress: Progress | None = None, resume: tuple[ForwardResult, int] | None = None,
             special: np.ndarray | None = None,
-            keep: Callable[[int, Projections], None] | None = None, at_once: int | None = None) -> ForwardResult:
+            keep: Callable[[int, Projections], None] | None = None, at_once: int | None = None,
+            prefix: tuple[ForwardResult, int] | None = None) -> ForwardResult:
     """Run `ids` through `model`; `ablate` holds (layer, head) pairs whose attention output is zeroed;
     `special` marks the special tokens (bool per token), whose weight each row gives is kept; `at_once`:
     the tokens turned as a generation reads them, `at_once` at once and then one at a time
@@ -290,12 +297,23 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     that result unchanged (switching a head off in layer L changes nothing before L). `progress`
     hears of every layer and may cancel between layers (see progress.py). `keep(layer, projections)`
     is handed each layer's q, k, v as they are made (a generation keeps the keys and values).
+
+    `prefix` = (an earlier result of a decoder, P): its ids began with these ids' first P tokens. A
+    decoder's token reads only the tokens up to it, so the residual stream of those P tokens entering
+    each layer is taken from it, and only the tokens after them go through each layer's attention
+    output, W_O and feed-forward: a word typed at the end of a text reads that word, not the text. The
+    queries, keys and every row's weights are made again from the layer inputs kept, as a view makes
+    them, so the thumbnails and sinks are this result's own. (To the rounding of products of another
+    length, the forward's of the whole text: a test checks 1e-5.)
     """
+    if resume is not None and prefix is not None:
+        raise ValueError("a forward resumes at a layer or after a prefix, not both")
     arch = model.arch
     n = len(ids)
     ropes = rope_for(arch, n, at_once)
     size = thumb_size(n)
     first = 0 if resume is None else resume[1]
+    read_from = 0 if prefix is None else prefix[1]
     columns = np.flatnonzero(special) if special is not None else np.zeros(0, dtype=np.intp)
     # what the result keeps is made, for a long text, in pages of its own (engine/memory.py: the heap it
     # would otherwise share with this forward's temporaries kept their holes)
@@ -303,7 +321,7 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     thumbnails, sinks = ((own_pages(shape) if long_text else np.zeros(shape, dtype=np.float32))
                          for shape in ((arch.n_layers, arch.n_heads, size, size), (arch.n_layers, arch.n_heads, n, 2)))
     if resume is None:
-        layer_inputs, h = [], embed(model, ids)
+        layer_inputs, h = [], embed(model, ids[read_from:], read_from)
     else:
         layer_inputs, h = list(resume[0].layer_inputs[:first]), resume[0].layer_inputs[first]
         thumbnails[:first], sinks[...] = resume[0].thumbnails[:first], resume[0].sinks
@@ -311,7 +329,9 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         layer = model.layers[index]
         report(progress, index / arch.n_layers, f"layer {index + 1} of {arch.n_layers}")
         # (the resumed layer's input is the earlier result's, kept where it is)
-        if long_text and not (resume is not None and index == first):
+        if prefix is not None:
+            h = _joined(prefix[0].layer_inputs[index][:read_from], h, long_text)
+        elif long_text and not (resume is not None and index == first):
             kept = own_pages(h.shape)
             kept[...] = h
             h = kept
@@ -322,13 +342,14 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         if keep is not None:
             keep(index, p)
         off = {head for lay, head in ablate if lay == index}
-        merged, finite = _attend(arch, p, off, thumbnails[index], sinks[index], columns, arch.window(index))
+        merged, finite = _attend(arch, p, off, thumbnails[index], sinks[index], columns, arch.window(index),
+                                 outputs_from=read_from)
         del p  # not held through the feed-forward, the layer's largest step (15 MiB at 2,048 tokens of SmolLM2)
         if not finite:
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
         attended = affine(merged, layer.w_o, layer.b_o)  # finish_layer's work, with the heads' outputs let go
         del merged
-        h = after_attention(arch, layer, h, attended, owned=True)
+        h = after_attention(arch, layer, h[read_from:], attended, owned=True)
         del attended
     if not np.isfinite(h).all():
         return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {arch.n_layers}'s output")
@@ -337,4 +358,14 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         logits = next_logits(model, h[-1])
         if not np.isfinite(logits).all():
             return ForwardResult(layer_inputs, thumbnails, sinks, None, "the next-token scores")
-    return ForwardResult(layer_inputs, thumbnails, sinks, logits, at_once=at_once)
+    return ForwardResult(layer_inputs, thumbnails, sinks, logits, at_once=at_once, read_from=read_from)
+
+
+def _joined(kept: np.ndarray, new: np.ndarray, own: bool) -> np.ndarray:
+    """An earlier forward's first rows of a layer's input and this forward's rows after them, as one
+    array; `own`: in pages of its own (a long text's, see engine/memory.py)."""
+    shape = (len(kept) + len(new), new.shape[1])
+    joined = own_pages(shape) if own else np.empty(shape, dtype=np.float32)
+    joined[:len(kept)] = kept
+    joined[len(kept):] = new
+    return joined

@@ -70,19 +70,25 @@ class PretrainedModel(ShapeOfArchitecture):
 
         `previous`, an earlier run of this model: when it read the same tokens, the layers before the
         first one whose heads are switched differently are taken from it (an ablation in layer 20 runs
-        10 layers of 30). Raises SentenceError for text that gives no tokens, OptionsError for a head
+        10 layers of 30); when a decoder's earlier run began with the same tokens, with the same heads
+        off, those tokens' layer inputs are (forward's `prefix`: a word typed at the end reads that
+        word). Raises SentenceError for text that gives no tokens, OptionsError for a head
         that does not exist, Cancelled when `progress` (told of every layer) answers False.
         """
         ablate = self.checked_heads(ablate)
         encoded = self.tokenizer.encode(text)
-        resume = None
-        if previous is not None and previous.model is self.weights and previous.forward_result.at_once is None \
-                and np.array_equal(previous.encoded.ids, encoded.ids):  # (not a generation's reading of them)
-            changed = [layer for layer, _head in ablate ^ previous.ablated]
-            resume = (previous.forward_result, min(changed, default=self.n_layers - 1))
+        resume = prefix = None
+        if previous is not None and previous.model is self.weights and previous.forward_result.at_once is None:
+            # (not a generation's reading of them, under a rotary scaling that follows the text's length)
+            if np.array_equal(previous.encoded.ids, encoded.ids):
+                changed = [layer for layer, _head in ablate ^ previous.ablated]
+                resume = (previous.forward_result, min(changed, default=self.n_layers - 1))
+            elif self.arch.is_decoder and ablate == previous.ablated and not _turned_by_length(self.arch):
+                kept = min(shared_start(previous.encoded.ids, encoded.ids), len(encoded.ids) - 1)
+                prefix = (previous.forward_result, kept) if kept > 0 else None
         # damaged weights may overflow: the result is checked, so NumPy's warnings would only add noise
         with np.errstate(all="ignore"):
-            result = forward(self.weights, encoded.ids, ablate, progress, resume, encoded.special)
+            result = forward(self.weights, encoded.ids, ablate, progress, resume, encoded.special, prefix=prefix)
         if result.overflow:
             raise overflow_error(self.name, result.overflow)
         return CheckedTrace(
@@ -187,6 +193,19 @@ def _products_bounded(trace: LazyTrace) -> bool:
 def overflow_error(name: str, where: str) -> ModelError:
     return ModelError(f"{name}: the model's numbers overflow on this text (not a number or infinite in {where}); "
                       f"its weights are damaged or not this model's")
+
+
+def shared_start(a: np.ndarray, b: np.ndarray) -> int:
+    """How many tokens two texts' ids share from their start."""
+    n = min(len(a), len(b))
+    differ = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
+    return int(differ[0]) if len(differ) else n
+
+
+def _turned_by_length(arch: Architecture) -> bool:
+    """Whether a token's rotary angles depend on the whole text's length (a scaling by length, rope.py):
+    then a token's numbers depend on tokens after it, and no earlier reading's can be kept."""
+    return arch.rope_scaling is not None and arch.rope_scaling.by_length
 
 
 def _max_tokens(arch: Architecture) -> int:

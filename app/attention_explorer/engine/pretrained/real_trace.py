@@ -81,6 +81,12 @@ class PretrainedTrace:
     def n(self) -> int:
         return len(self.labels)
 
+    @property
+    def read_from(self) -> int:
+        """The first token its forward read; the layer inputs of those before were an earlier forward's
+        (a decoder's edit after them: model.run's `previous`)."""
+        return self.forward_result.read_from
+
     def let_go_of_caches(self) -> None:
         """Drop the layers made again and the rollouts kept (not what a view already holds): the forward
         that replaces this trace runs meanwhile, and the old caches beside its own arrays are what

@@ -1,0 +1,99 @@
+"""A decoder's text edited after its start reads only the tokens after the edit: the tokens before keep
+their layer inputs from the last forward. The result is the forward's over the whole new text (1e-5),
+its thumbnails and sinks are its own layers' to the bit, and only the new tokens go through each
+layer's feed-forward. Encoders, a different set of heads off and a rotary scaling that follows the
+text's length read the whole text again."""
+
+import numpy as np
+import pytest
+
+from attention_explorer.engine.pretrained import forward as forward_module
+from attention_explorer.engine.pretrained import open_pretrained
+from attention_explorer.engine.pretrained.forward import forward
+from attention_explorer.engine.pretrained.model import shared_start
+from tiny_checkpoints import DECODERS, ENCODERS
+
+pytest.importorskip("tokenizers")
+
+TOLERANCE = 1e-5
+TEXT = "the cat sat on the mat because it was tired and the dog was not"
+EDITS = {
+    "last word changed": TEXT.rsplit(" ", 1)[0] + " happy",
+    "words added": TEXT + " at all today",
+    "last word taken away": TEXT.rsplit(" ", 1)[0],
+    "a word in the middle changed": TEXT.replace("tired", "sleepy"),
+}
+
+
+def _checked_against_a_fresh_forward(model, trace) -> None:
+    fresh = forward(model.weights, trace.encoded.ids, trace.ablated, special=trace.special)
+    result = trace.forward_result
+    for kept, expected in zip(result.layer_inputs, fresh.layer_inputs, strict=True):
+        np.testing.assert_allclose(kept, expected, rtol=TOLERANCE, atol=TOLERANCE)
+    assert np.abs(result.thumbnails - fresh.thumbnails).max() <= TOLERANCE
+    assert np.abs(result.sinks - fresh.sinks).max() <= TOLERANCE
+    np.testing.assert_allclose(result.next_logits, fresh.next_logits, rtol=TOLERANCE, atol=TOLERANCE)
+    for layer in range(model.n_layers):  # what the views show is made from the kept layer inputs
+        weights = trace.layer_weights(layer)
+        np.testing.assert_array_equal(result.thumbnails[layer], weights)  # the trace's own, to the bit
+        assert np.abs(weights - fresh.thumbnails[layer]).max() <= TOLERANCE
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+@pytest.mark.parametrize("ablate", [frozenset(), frozenset({(1, 0)})], ids=["all heads", "head 2:1 off"])
+@pytest.mark.parametrize("name", DECODERS)
+def test_an_edited_text_reads_from_its_first_new_token_as_a_whole_forward_would(data, name, ablate, edit):
+    model = open_pretrained(data / name)
+    before = model.run(TEXT, ablate)
+    after = model.run(EDITS[edit], ablate, previous=before)
+    same = shared_start(before.encoded.ids, after.encoded.ids)
+    assert 0 < same < after.n or edit == "last word taken away"
+    assert after.forward_result.read_from == min(same, after.n - 1)  # the last token is read: its scores
+    assert after.text == EDITS[edit] and after.ablated == ablate
+    _checked_against_a_fresh_forward(model, after)
+    fresh = model.run(EDITS[edit], ablate)
+    assert [t.token_id for t in after.next_tokens] == [t.token_id for t in fresh.next_tokens]
+
+
+def test_only_the_new_tokens_go_through_each_layer_s_feed_forward(data, monkeypatch):
+    model = open_pretrained(data / "tiny-llama")
+    before = model.run(TEXT)
+    rows = []
+    original = forward_module.feed_forward
+    monkeypatch.setattr(forward_module, "feed_forward", lambda arch, layer, x, *rest: rows.append(len(x))
+                        or original(arch, layer, x, *rest))
+    after = model.run(EDITS["words added"], previous=before)
+    assert rows == [after.n - before.n] * model.n_layers
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_an_encoder_reads_the_whole_text_again(data, name):
+    """Each of an encoder's tokens reads the tokens after it too."""
+    model = open_pretrained(data / name)
+    after = model.run(EDITS["words added"], previous=model.run(TEXT))
+    assert after.forward_result.read_from == 0
+    np.testing.assert_array_equal(after.layer_weights(1), model.run(EDITS["words added"]).layer_weights(1))
+
+
+def test_other_heads_off_read_the_whole_text_again(data):
+    model = open_pretrained(data / "tiny-llama")
+    after = model.run(EDITS["words added"], frozenset({(0, 1)}), previous=model.run(TEXT))
+    assert after.forward_result.read_from == 0
+    np.testing.assert_array_equal(after.thumbnails, model.run(EDITS["words added"], frozenset({(0, 1)})).thumbnails)
+
+
+@pytest.mark.parametrize("case, kept", [("dynamic (Llama)", False), ("linear (Llama)", True)])
+def test_a_rotary_scaling_that_follows_the_text_s_length_reads_the_whole_text_again(scaled_rope, case, kept):
+    """Under a dynamic scaling every token is turned by frequencies of the whole text's length: a longer
+    text turns the first tokens otherwise. A linear one turns each token by its place alone."""
+    model = open_pretrained(scaled_rope(case))
+    after = model.run(EDITS["words added"], previous=model.run(TEXT))
+    assert (after.forward_result.read_from > 0) == kept
+    _checked_against_a_fresh_forward(model, after)
+
+
+def test_shared_start_counts_the_tokens_two_texts_begin_with():
+    assert shared_start(np.array([1, 2, 3]), np.array([1, 2, 4, 5])) == 2
+    assert shared_start(np.array([1, 2]), np.array([1, 2, 3])) == 2
+    assert shared_start(np.array([7]), np.array([1])) == 0
+    assert shared_start(np.array([], dtype=int), np.array([1])) == 0
