@@ -161,8 +161,8 @@ def test_a_layer_s_queries_keys_and_values_are_let_go_before_its_feed_forward(da
     2,048-token SmolLM2 forward's peak."""
     projected, held = [], []
 
-    def project(*args):
-        made = real_project(*args)
+    def project(*args, **kwargs):
+        made = real_project(*args, **kwargs)
         projected.append(weakref.ref(made))
         return made
 

@@ -11,6 +11,7 @@ from attention_explorer.engine.pretrained import forward as forward_module
 from attention_explorer.engine.pretrained import open_pretrained
 from attention_explorer.engine.pretrained.forward import forward
 from attention_explorer.engine.pretrained.model import shared_start
+from attention_explorer.engine.pretrained.recompute import LayerMaker
 from tiny_checkpoints import DECODERS, ENCODERS
 
 pytest.importorskip("tokenizers")
@@ -64,6 +65,40 @@ def test_only_the_new_tokens_go_through_each_layer_s_feed_forward(data, monkeypa
                         or original(arch, layer, x, *rest))
     after = model.run(EDITS["words added"], previous=before)
     assert rows == [after.n - before.n] * model.n_layers
+
+
+@pytest.mark.parametrize("thumb_px, keeps", [(8, True), (64, True), (3, False)],
+                         ids=["pooled alike", "a pixel a weight", "pooled otherwise"])
+@pytest.mark.parametrize("name", ["tiny-llama", "tiny-gemma2", "tiny-gpt2"])
+def test_a_long_text_keeps_the_summaries_of_the_rows_before_the_edit_and_makes_only_the_later_queries(
+        data, monkeypatch, name, thumb_px, keeps):
+    """A long text (here: every text) keeps the thumbnails and sinks of the row blocks before the first
+    new token, and makes the queries and weights of the later blocks only, when its thumbnails pool as
+    many tokens a pixel as the earlier text's (with THUMB_PX 3, 30 tokens pool 10 and 32 pool 11): the
+    whole forward's to 1e-5 all the same."""
+    from attention_explorer.engine.pretrained import blocks, thumbnails
+
+    monkeypatch.setattr(forward_module, "OWN_PAGES_FROM_TOKENS", 1)
+    monkeypatch.setattr(blocks, "MIN_BLOCK_ROWS", 4)
+    monkeypatch.setattr(blocks, "BLOCK_CELLS", 16)
+    monkeypatch.setattr(thumbnails, "THUMB_PX", thumb_px)
+    model = open_pretrained(data / name)
+    before = model.run(TEXT)
+    made = []
+    original = forward_module.block_weights
+    monkeypatch.setattr(forward_module, "block_weights", lambda arch, q, k_t, start, stop, **kw:
+                        made.append(start) or original(arch, q, k_t, start, stop, **kw))
+    after = model.run(EDITS["last word changed"], previous=before)
+    kept = min(start for start, stop in blocks.row_blocks(after.n) if stop > after.read_from) if keeps else 0
+    assert (0 < kept <= after.read_from) == keeps
+    assert set(made) == {start for start, _ in blocks.row_blocks(after.n) if start >= kept}
+    result, fresh = after.forward_result, forward(model.weights, after.encoded.ids, special=after.special)
+    assert np.abs(result.thumbnails - fresh.thumbnails).max() <= TOLERANCE
+    assert np.abs(result.sinks - fresh.sinks).max() <= TOLERANCE
+    np.testing.assert_allclose(result.next_logits, fresh.next_logits, rtol=TOLERANCE, atol=TOLERANCE)
+    maker = LayerMaker(model.weights, fresh, frozenset())
+    for layer in range(model.n_layers):
+        assert np.abs(after.layer_weights(layer) - maker.layer_weights(layer)).max() <= TOLERANCE
 
 
 @pytest.mark.parametrize("name", ENCODERS)

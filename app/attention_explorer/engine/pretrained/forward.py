@@ -111,20 +111,38 @@ def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
     return np.ascontiguousarray(x.reshape(n, heads, -1).transpose(1, 0, 2))
 
 
-def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple | None) -> Projections:
+def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple | None, queries_from: int = 0
+            ) -> Projections:
     """Q, K, V of every head of `layer` on its input `x` (n × d_model): projected, q and k normalised
-    (qk_norm), split into heads, q and k turned (rope)."""
-    qkv = affine(x, layer.w_qkv, layer.b_qkv)                  # (n, q | k | v)
+    (qk_norm), split into heads, q and k turned (rope). `queries_from`: only the queries of rows
+    queries_from … n − 1 are made (an edit's forward that keeps the weights of the rows before: see
+    forward's `prefix`), the rows before are zeros; the keys and values of every row are."""
     q_end, k_end = layer.w_q.shape[1], layer.w_q.shape[1] + layer.w_k.shape[1]
-    q, k = qkv[:, :q_end], qkv[:, q_end:k_end]
+    if queries_from:  # two products over column blocks of the fused matrix, which BLAS reads in place
+        q = affine(x[queries_from:], layer.w_qkv[:, :q_end], _columns(layer.b_qkv, 0, q_end))
+        kv = affine(x, layer.w_qkv[:, q_end:], _columns(layer.b_qkv, q_end, None))
+        k, v = kv[:, :k_end - q_end], kv[:, k_end - q_end:]
+    else:
+        qkv = affine(x, layer.w_qkv, layer.b_qkv)              # (n, q | k | v)
+        q, k, v = qkv[:, :q_end], qkv[:, q_end:k_end], qkv[:, k_end:]
     if arch.qk_norm == "whole":                                 # over every head's numbers at once
         q, k = norm(arch, q, layer.q_norm, None), norm(arch, k, layer.k_norm, None)
     q_raw, k_raw = split_heads(q, arch.n_heads), split_heads(k, arch.n_kv_heads)
     if arch.qk_norm == "head":                                  # over each head's d_head numbers
         q_raw, k_raw = norm(arch, q_raw, layer.q_norm, None), norm(arch, k_raw, layer.k_norm, None)
-    v = split_heads(qkv[:, k_end:], arch.n_kv_heads)
-    q, k = (q_raw, k_raw) if rope is None else (apply_rope(q_raw, *rope), apply_rope(k_raw, *rope))
+    v = split_heads(v, arch.n_kv_heads)
+    if rope is None:
+        q, k = q_raw, k_raw
+    else:
+        q, k = apply_rope(q_raw, *(table[queries_from:] for table in rope)), apply_rope(k_raw, *rope)
+    if queries_from:
+        before = np.zeros((arch.n_heads, queries_from, arch.d_head), dtype=np.float32)
+        q, q_raw = (np.concatenate((before, made), axis=1) for made in (q, q_raw))
     return Projections(q, k, v, q_raw, k_raw, np.ascontiguousarray(k.transpose(0, 2, 1)), 1 / arch.score_divisor)
+
+
+def _columns(bias: np.ndarray | None, start: int, stop: int | None) -> np.ndarray | None:
+    return None if bias is None else bias[start:stop]
 
 
 def merge_heads(outputs: np.ndarray) -> np.ndarray:
@@ -248,17 +266,21 @@ def _capped(arch: Architecture, logits: np.ndarray) -> np.ndarray:
 
 
 def _attend(arch: Architecture, p: Projections, off: set[int], thumbs: np.ndarray, sinks: np.ndarray,
-            special: np.ndarray, window: int = 0, outputs_from: int = 0) -> tuple[np.ndarray, bool]:
+            special: np.ndarray, window: int = 0, outputs_from: int = 0, weights_from: int = 0
+            ) -> tuple[np.ndarray, bool]:
     """The heads' outputs side by side for query rows outputs_from … n − 1 (n − outputs_from, heads·d_head),
     block by block of query rows, each block's weights pooled into `thumbs` (heads, m, m) and its weight
-    on the first and the `special` tokens written into `sinks` (heads, n, 2) on the way (every row's);
-    heads in `off` output zero; `window` is the layer's sliding window (0: none). Also whether every
-    weight was finite."""
+    on the first and the `special` tokens written into `sinks` (heads, n, 2) on the way; the blocks
+    before row `weights_from` (where a block starts, ≤ outputs_from) are left out, their summaries kept
+    from an earlier forward. Heads in `off` output zero; `window` is the layer's sliding window (0:
+    none). Also whether every weight made was finite."""
     n = p.q.shape[1]
     q_scaled, step = p.q_scaled(), thumb_step(n)
     merged = np.empty((n - outputs_from, arch.n_heads * arch.d_head), dtype=np.float32)
     finite = True
     for start, stop in row_blocks(n):
+        if stop <= weights_from:
+            continue
         weights = block_weights(arch, q_scaled, p.k_t, start, stop, window=window)
         finite = finite and bool(np.isfinite(weights[..., 0]).all())  # a NaN or ∞ spoils its whole row
         summarise_block(weights, start, step, thumbs, sinks, special)
@@ -303,8 +325,11 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     each layer is taken from it, and only the tokens after them go through each layer's attention
     output, W_O and feed-forward: a word typed at the end of a text reads that word, not the text. The
     queries, keys and every row's weights are made again from the layer inputs kept, as a view makes
-    them, so the thumbnails and sinks are this result's own. (To the rounding of products of another
-    length, the forward's of the whole text: a test checks 1e-5.)
+    them, so the thumbnails and sinks are this result's own; but a long text's (OWN_PAGES_FROM_TOKENS or more) keeps
+    those of the blocks of rows before the first new token, when its thumbnails pool as many tokens a
+    pixel: there, making every row's weights again cost as much as the rest (2,048 tokens of SmolLM2:
+    1.4 of 1.9 s), and what is kept differs from what a view makes again by the rounding of sums of
+    another length (1e-7). (To that rounding, the forward's of the whole text: a test checks 1e-5.)
     """
     if resume is not None and prefix is not None:
         raise ValueError("a forward resumes at a layer or after a prefix, not both")
@@ -325,6 +350,7 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     else:
         layer_inputs, h = list(resume[0].layer_inputs[:first]), resume[0].layer_inputs[first]
         thumbnails[:first], sinks[...] = resume[0].thumbnails[:first], resume[0].sinks
+    weights_from = _kept_summaries(prefix, n, thumbnails, sinks) if prefix is not None and long_text else 0
     for index in range(first, arch.n_layers):
         layer = model.layers[index]
         report(progress, index / arch.n_layers, f"layer {index + 1} of {arch.n_layers}")
@@ -338,12 +364,12 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         layer_inputs.append(h)
         if not np.isfinite(h).all():
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
-        p = project(arch, layer, attention_input(arch, layer, h), ropes[index])
+        p = project(arch, layer, attention_input(arch, layer, h), ropes[index], queries_from=weights_from)
         if keep is not None:
             keep(index, p)
         off = {head for lay, head in ablate if lay == index}
         merged, finite = _attend(arch, p, off, thumbnails[index], sinks[index], columns, arch.window(index),
-                                 outputs_from=read_from)
+                                 outputs_from=read_from, weights_from=weights_from)
         del p  # not held through the feed-forward, the layer's largest step (15 MiB at 2,048 tokens of SmolLM2)
         if not finite:
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
@@ -359,6 +385,21 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         if not np.isfinite(logits).all():
             return ForwardResult(layer_inputs, thumbnails, sinks, None, "the next-token scores")
     return ForwardResult(layer_inputs, thumbnails, sinks, logits, at_once=at_once, read_from=read_from)
+
+
+def _kept_summaries(prefix: tuple[ForwardResult, int], n: int, thumbnails: np.ndarray, sinks: np.ndarray) -> int:
+    """Copy into `thumbnails` and `sinks` an earlier result's summaries of the rows before the row block
+    that holds the first new token, prefix[1], when its thumbnails pool as many tokens a pixel as this
+    text's; the first row whose weights are still to be made (0: none kept)."""
+    earlier, read_from = prefix
+    step = thumb_step(n)
+    if thumb_step(earlier.sinks.shape[2]) != step:
+        return 0
+    start = next(start for start, stop in row_blocks(n) if start <= read_from < stop)  # a multiple of step
+    pixels, keys = start // step, min(earlier.thumbnails.shape[-1], thumbnails.shape[-1])
+    thumbnails[:, :, :pixels, :keys] = earlier.thumbnails[:, :, :pixels, :keys]
+    sinks[:, :, :start] = earlier.sinks[:, :, :start]
+    return start
 
 
 def _joined(kept: np.ndarray, new: np.ndarray, own: bool) -> np.ndarray:
