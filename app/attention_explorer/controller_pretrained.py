@@ -55,6 +55,7 @@ class PretrainedControls(QtCore.QObject):
         self._real_error = ""
         self._real_note = ""
         self._forward_ms = 0.0
+        self._chip_words: tuple[Word, ...] = ()  # the last tokens' chips, kept for the same tokens again
         self._layer = 0
         self._ablated: frozenset[tuple[int, int]] = frozenset()
         self._real_view = RealView()
@@ -332,8 +333,13 @@ class PretrainedControls(QtCore.QObject):
         return trace, ""
 
     def _real_words(self, trace: Trace | None) -> tuple[Word, ...]:
-        """One chip per shown token: a real model's tokenizer knows every piece."""
-        return tuple(Word(label, True, 0, 0) for label in (trace.tokens if trace else ()))
+        """One chip per shown token: a real model's tokenizer knows every piece. Another layer or head
+        of the same tokens gives the same tuple, which the chips see is theirs at once (2,048 new
+        words made and compared a word at a time cost 2 ms of each layer change)."""
+        tokens = list(trace.tokens) if trace else []
+        if [word.text for word in self._chip_words] != tokens:
+            self._chip_words = tuple(Word(token, True, 0, 0) for token in tokens)
+        return self._chip_words
 
     def _describe_real(self, trace: Trace) -> str:
         model, ptrace = self._real_model, self._ptrace

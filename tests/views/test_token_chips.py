@@ -123,10 +123,11 @@ def test_another_layer_of_the_same_words_leaves_every_chip_and_the_layout_alone(
     calls = _count_arranges(monkeypatch)
     shown = []
     monkeypatch.setattr(type(chips[0]), "show_token", lambda self, *a: shown.append(a))
-    trace = window.controller.trace
+    trace, words = window.controller.trace, window.controller.words
     window.controller.set_layer(1)
     settle()
     assert window.controller.trace is not trace  # a new trace, of the same words
+    assert window.controller.words is words  # the same words, not made and compared again one by one
     assert window.chips.chips == chips and [chip.text() for chip in chips] == texts
     assert shown == [] and calls["n"] == 0
     window.controller.set_sentence("the dog sat")

@@ -160,34 +160,48 @@ class CheckedTrace(PretrainedTrace):
     rows."""
 
     def layer_trace(self, layer: int) -> LazyTrace:
+        group = self.model.arch.group
         with np.errstate(all="ignore"):  # an overflow is refused just below, not warned about
             trace = super().layer_trace(layer)
-            finite = all(np.isfinite(a.sum(dtype=np.float64)) for a in (trace.x, *_row_arrays(trace)))
-            if finite and not _products_bounded(trace):  # only damaged weights get here: look at every number
-                finite = all(np.isfinite(head.scores.sum(dtype=np.float64)) for head in trace.heads) and \
-                    np.isfinite(trace.output.sum(dtype=np.float64))
+            finite = all(_finite(a) for a in (trace.x, *_row_arrays(trace, group)))
+            if finite and not _products_bounded(trace, group):  # only damaged weights get here: every number
+                finite = all(_finite(head.scores) for head in trace.heads) and _finite(trace.output)
         if not finite:
             raise overflow_error(self.model_name, f"layer {layer + 1}'s queries, keys, values or scores")
         return trace
 
 
-def _row_arrays(trace: LazyTrace) -> list[np.ndarray]:
-    return [a for head in trace.heads for a in (head.q, head.k, head.v)]
+def _finite(values: np.ndarray) -> bool:
+    """Whether every number is finite: then so are the largest and the smallest (a NaN makes both NaN),
+    two passes NumPy makes at memory speed, with no array of flags and no float64 copy."""
+    return values.size == 0 or bool(np.isfinite(values.max()) and np.isfinite(values.min()))
 
 
-def _products_bounded(trace: LazyTrace) -> bool:
-    """Whether no score q·k and no output concat·W_O can overflow float32, by Cauchy–Schwarz, worked
-    out in float64 from the rows' lengths (n × d work instead of n × n)."""
-    for head in trace.heads:
-        q = np.sqrt(np.square(head.q, dtype=np.float64).sum(axis=1).max())
-        k = np.sqrt(np.square(head.k, dtype=np.float64).sum(axis=1).max())
-        if not q * k < FLOAT32_MAX:
-            return False
-    largest_value = max(float(np.abs(head.v).max(initial=0.0)) for head in trace.heads)
+def _row_arrays(trace: LazyTrace, group: int) -> list[np.ndarray]:
+    """Every head's q, and k and v once a group of heads that share them."""
+    return [head.q for head in trace.heads] + [a for head in trace.heads[::group] for a in (head.k, head.v)]
+
+
+def _longest_row(values: np.ndarray) -> float:
+    """The largest length of a row, from float32 sums of squares: infinite once a square overflows, which
+    sends the caller to look at every number (see _products_bounded's margin for their rounding)."""
+    return float(np.sqrt(np.einsum("nd,nd->n", values, values).max(initial=0.0)))
+
+
+def _products_bounded(trace: LazyTrace, group: int) -> bool:
+    """Whether no score q·k and no output concat·W_O can overflow float32, by Cauchy–Schwarz, from the
+    rows' lengths (n × d work instead of n × n). The lengths are float32 sums, a few units in the
+    last place off: a bound within half the largest float32 leaves them room."""
+    limit = FLOAT32_MAX / 2
+    keys = [_longest_row(head.k) for head in trace.heads[::group]]
+    if not all(_longest_row(head.q) * keys[h // group] < limit for h, head in enumerate(trace.heads)):
+        return False
+    largest_value = max(max(abs(float(head.v.max(initial=0.0))), abs(float(head.v.min(initial=0.0))))
+                        for head in trace.heads[::group])
     concat_row = largest_value * np.sqrt(len(trace.heads) * trace.heads[0].d_k)
     column = np.sqrt(np.square(trace.w_o, dtype=np.float64).sum(axis=0).max())
     bias = 0.0 if trace.b_o is None else float(np.abs(trace.b_o).max())
-    return bool(concat_row * column + bias < FLOAT32_MAX)
+    return bool(concat_row * column + bias < limit)
 
 
 def overflow_error(name: str, where: str) -> ModelError:
