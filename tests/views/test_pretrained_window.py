@@ -326,8 +326,9 @@ def test_a_head_switched_off_redraws_the_arcs_only_when_the_layer_shown_changes(
     shown keeps its weights, the same arrays, and the arcs (a layer's largest drawing) are not drawn
     again; switched off in an earlier layer, the layer shown changes and so do its lines. Either way
     the arcs are what a view built fresh draws."""
-    from attention_explorer.views import arc_lines
     from view_twins import check_twin
+
+    from attention_explorer.views import arc_lines
 
     window = real_window(BERT)
     c = window.controller

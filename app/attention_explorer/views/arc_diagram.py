@@ -215,11 +215,9 @@ class QtArcDiagram(QtWidgets.QWidget):
         key = (tuple(heads), tuple(color.rgba() for color in colors), self.strongest.value(), _rows(trace))
         if key == self._lines_key and all(a is b for a, b in zip(strengths, self._lines_of, strict=True)):
             # the same lines: another head chosen while every head is shown, or a new trace that left
-            # the layer's weights as they were (the arrays themselves are the old trace's), whose focus
-            # waited for its lines (_show_focus)
-            new_trace, self._selection_of = trace is not self._selection_of, trace
-            if new_trace:
-                self._show_focus()
+            # the layer's weights as they were (the arrays themselves are the old trace's)
+            self._selection_of = trace
+            self._show_focus()
             return
         self._lines_key, self._lines_of = key, strengths
         self._selection, self._selection_of = [], trace

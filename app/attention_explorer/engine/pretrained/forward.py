@@ -341,12 +341,11 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     each layer is taken from it, and only the tokens after them go through each layer's attention
     output, W_O and feed-forward: a word typed at the end of a text reads that word, not the text. The
     queries, keys and every row's weights are made again from the layer inputs kept, as a view makes
-    them, so the thumbnails and sinks are this result's own. A long text (OWN_PAGES_FROM_TOKENS or
-    more) keeps instead those of the row blocks before the first new token, when its thumbnails pool
-    as many tokens a pixel, and makes only the later blocks' queries: there, making every row's weights
-    again cost as much as the rest (2,048 tokens of SmolLM2: 1.4 of 1.9 s), and what is kept differs
-    from what a view makes again by the rounding of sums of another length (1e-7). (To that rounding,
-    the result is the forward's of the whole text: a test checks 1e-5.)
+    them, so the thumbnails and sinks are this result's own; but a long text's (OWN_PAGES_FROM_TOKENS or more) keeps
+    those of the blocks of rows before the first new token, when its thumbnails pool as many tokens a
+    pixel: there, making every row's weights again cost as much as the rest (2,048 tokens of SmolLM2:
+    1.4 of 1.9 s), and what is kept differs from what a view makes again by the rounding of sums of
+    another length (1e-7). (To that rounding, the forward's of the whole text: a test checks 1e-5.)
     """
     if resume is not None and prefix is not None:
         raise ValueError("a forward resumes at a layer or after a prefix, not both")
