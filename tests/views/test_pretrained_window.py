@@ -318,38 +318,6 @@ def test_words_typed_at_the_end_of_a_decoder_s_text_are_read_without_the_text_be
     assert "from token" not in window.status_line.full_text()
 
 
-@pytest.mark.parametrize("off, redrawn", [((1, 2), False), ((0, 1), True)],
-                         ids=["a head of the layer shown", "a head of the layer before"])
-def test_a_head_switched_off_redraws_the_arcs_only_when_the_layer_shown_changes(real_window, qtbot, monkeypatch,
-                                                                                off, redrawn):
-    """A head switched off changes nothing before its layer and only the outputs of its own: the layer
-    shown keeps its weights, the same arrays, and the arcs (a layer's largest drawing) are not drawn
-    again; switched off in an earlier layer, the layer shown changes and so do its lines. Either way
-    the arcs are what a view built fresh draws."""
-    from view_twins import check_twin
-
-    from attention_explorer.views import arc_lines
-
-    window = real_window(BERT)
-    c = window.controller
-    c.set_layer(1)
-    settle(qtbot, c)
-    weights = c.trace.heads[0].weights
-    rendered = []
-    original = arc_lines.ArcLinesItem._render
-    monkeypatch.setattr(arc_lines.ArcLinesItem, "_render",
-                        lambda item, *args: rendered.append(item) or original(item, *args))
-    c.toggle_ablated(*off)
-    settle(qtbot, c)
-    assert c.pretrained_trace.ablated == {off}
-    assert (c.trace.heads[0].weights is weights) != redrawn
-    assert (window.arcs.lines in rendered) == redrawn
-    fresh = c.real_model.run(SENTENCE, frozenset({off})).layer_trace(1)
-    np.testing.assert_array_equal(c.trace.output, fresh.output)  # the layer's outputs are the new forward's
-    assert window.arcs.isVisible()
-    check_twin(window.arcs, f"head {off[1] + 1} of layer {off[0] + 1} switched off")
-
-
 def test_the_toolbar_boxes_grow_with_a_real_model_s_longer_texts(make_window, qtbot):
     """The heads box was as wide as a toy model's "2 (d_k = 4)" and cut MiniLM's "12 (d_k = 32)"; the
     layer box kept the first model's "1 of 6" and cut "10 of 30"."""

@@ -58,12 +58,7 @@ class QtArcDiagram(QtWidgets.QWidget):
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
-        # (head, limit) → (the strengths they were found in, each row's strongest columns): a forward that
-        # leaves the shown layer's weights alone (a head switched off in it or a later layer) gives the
-        # same arrays, and its lines are neither found nor drawn again
-        self._orders: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-        self._lines_of: list[np.ndarray] = []  # the strengths the lines drawn were chosen from
-        self._lines_key: tuple | None = None  # and the heads, colours, limit and rows they were drawn with
+        self._orders: dict[tuple[int, int], np.ndarray] = {}  # (head, limit) → strongest columns, this trace
         self._selection: list[HeadArcs] = []  # the chosen lines of each head shown
         self._selection_of = None  # the trace they were chosen from
         self._drawn: list[HeadArcs] = []  # the lines drawn at full strength
@@ -173,8 +168,9 @@ class QtArcDiagram(QtWidgets.QWidget):
     # --- building -------------------------------------------------------------------------------
     def _rebuild(self, *_):
         trace = self.controller.trace
+        self._orders = {}
+        self._lines_key = None
         if trace is None:
-            self._orders, self._lines_key, self._lines_of = {}, None, []
             self._texts = {LEFT: [], RIGHT: []}
             self._selection = []
             self._drawn = []
@@ -211,25 +207,18 @@ class QtArcDiagram(QtWidgets.QWidget):
             return
         heads = self.heads_shown()
         colors = head_colors(heads, self.controller.head)
-        strengths = [self._strengths(trace, head) for head in heads]
-        key = (tuple(heads), tuple(color.rgba() for color in colors), self.strongest.value(), _rows(trace))
-        if key == self._lines_key and all(a is b for a, b in zip(strengths, self._lines_of, strict=True)):
-            # the same lines: another head chosen while every head is shown, or a new trace that left
-            # the layer's weights as they were (the arrays themselves are the old trace's)
-            self._selection_of = trace
-            self._show_focus()
-            return
-        self._lines_key, self._lines_of = key, strengths
+        key = (tuple(heads), tuple(color.rgba() for color in colors), self.strongest.value())
+        if key == self._lines_key:
+            return  # another head chosen while every head is shown: the same lines, nothing to redraw
+        self._lines_key = key
         self._selection, self._selection_of = [], trace
-        for head, color, weights in zip(heads, colors, strengths, strict=True):
+        for head, color in zip(heads, colors, strict=True):
+            weights = self._strengths(trace, head)
             key = (head, self.strongest.value())
-            found = self._orders.get(key)
-            if found is None or found[0] is not weights:
-                found = self._orders[key] = (weights, strongest_first(weights, key[1]))
-            self._selection.append(HeadArcs(head, color, *selected_arcs(weights, found[1])))
-        # only the strengths drawn are held: an old trace's n × n arrays go with it
-        self._orders = {key: found for key, found in self._orders.items()
-                        if any(found[0] is weights for weights in strengths)}
+            if key not in self._orders:
+                self._orders[key] = strongest_first(weights, key[1])
+            chosen = selected_arcs(weights, self._orders[key])
+            self._selection.append(HeadArcs(head, color, *chosen))
         self.lines.set_batches(batches_of(self._selection), _rows(trace))
         self._update_legend(heads)
         self._show_focus()
