@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attention_explorer.engine.pretrained.model import _finite, _products_bounded
+from attention_explorer.engine.pretrained.model import _products_bounded
+from attention_explorer.engine.pretrained.weights import all_finite
 
 FLOATS = st.floats(width=32, allow_nan=True, allow_infinity=True)
 UNIT = st.floats(min_value=-1.0, max_value=1.0, width=32)
@@ -17,7 +18,7 @@ UNIT = st.floats(min_value=-1.0, max_value=1.0, width=32)
 
 @given(arrays(np.float32, st.tuples(st.integers(0, 6), st.integers(1, 5)), elements=FLOATS))
 def test_finite_is_every_number_finite(values):
-    assert _finite(values) == bool(np.isfinite(values).all())
+    assert all_finite(values) == bool(np.isfinite(values).all())
 
 
 def _trace(q, k, v, w_o):

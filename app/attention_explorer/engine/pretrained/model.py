@@ -23,7 +23,7 @@ from .hf_folder import read_hf_folder
 from .progress import Progress, report
 from .real_trace import NextToken, PretrainedTrace, likeliest_tokens, make_labels
 from .tokenizing import TextTokenizer
-from .weights import Architecture, ModelWeights, ShapeOfArchitecture
+from .weights import Architecture, ModelWeights, ShapeOfArchitecture, all_finite
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -163,18 +163,12 @@ class CheckedTrace(PretrainedTrace):
         group = self.model.arch.group
         with np.errstate(all="ignore"):  # an overflow is refused just below, not warned about
             trace = super().layer_trace(layer)
-            finite = all(_finite(a) for a in (trace.x, *_row_arrays(trace, group)))
+            finite = all(all_finite(a) for a in (trace.x, *_row_arrays(trace, group)))
             if finite and not _products_bounded(trace, group):  # only damaged weights get here: every number
-                finite = all(_finite(head.scores) for head in trace.heads) and _finite(trace.output)
+                finite = all(all_finite(head.scores) for head in trace.heads) and all_finite(trace.output)
         if not finite:
             raise overflow_error(self.model_name, f"layer {layer + 1}'s queries, keys, values or scores")
         return trace
-
-
-def _finite(values: np.ndarray) -> bool:
-    """Whether every number is finite: then so are the largest and the smallest (a NaN makes both NaN),
-    two passes NumPy makes at memory speed, with no array of flags and no float64 copy."""
-    return values.size == 0 or bool(np.isfinite(values.max()) and np.isfinite(values.min()))
 
 
 def _row_arrays(trace: LazyTrace, group: int) -> list[np.ndarray]:
