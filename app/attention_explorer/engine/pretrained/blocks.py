@@ -37,6 +37,11 @@ def row_blocks(n: int) -> list[tuple[int, int]]:
     return [(start, min(start + rows, n)) for start in range(0, n, rows)]
 
 
+def block_of(n: int, row: int) -> tuple[int, int]:
+    """The block of `row_blocks(n)` that holds query `row`."""
+    return next(block for block in row_blocks(n) if block[0] <= row < block[1])
+
+
 def keys_for(stop: int, n: int, causal: bool) -> int:
     """How many keys a block ending at query `stop` reads: all, or (causal) those up to its last query."""
     return stop if causal else n

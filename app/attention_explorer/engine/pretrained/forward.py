@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..memory import OWN_PAGES_FROM_TOKENS, own_pages
-from .blocks import block_outputs, block_weights, row_blocks
-from .ops import ACTIVATIONS, apply_rope, layer_norm, rms_norm, soft_cap
+from .blocks import block_of, block_outputs, block_weights, row_blocks
+from .ops import ACTIVATIONS, apply_rope, bias_part, layer_norm, rms_norm, soft_cap
 from .progress import Progress, report
 from .rope import rope_tables
 from .stored_rows import StoredRows
@@ -121,8 +121,8 @@ def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple 
     forward's `prefix`), the rows before are zeros; the keys and values of every row are."""
     q_end, k_end = layer.w_q.shape[1], layer.w_q.shape[1] + layer.w_k.shape[1]
     if queries_from:  # two products over column blocks of the fused matrix, which BLAS reads in place
-        q = affine(x[queries_from:], layer.w_qkv[:, :q_end], _columns(layer.b_qkv, 0, q_end))
-        kv = affine(x, layer.w_qkv[:, q_end:], _columns(layer.b_qkv, q_end, None))
+        q = affine(x[queries_from:], layer.w_qkv[:, :q_end], bias_part(layer.b_qkv, slice(0, q_end)))
+        kv = affine(x, layer.w_qkv[:, q_end:], bias_part(layer.b_qkv, slice(q_end, None)))
         k, v = kv[:, :k_end - q_end], kv[:, k_end - q_end:]
     else:
         qkv = affine(x, layer.w_qkv, layer.b_qkv)              # (n, q | k | v)
@@ -141,10 +141,6 @@ def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple 
         before = np.zeros((arch.n_heads, queries_from, arch.d_head), dtype=np.float32)
         q, q_raw = (np.concatenate((before, made), axis=1) for made in (q, q_raw))
     return Projections(q, k, v, q_raw, k_raw, np.ascontiguousarray(k.transpose(0, 2, 1)), 1 / arch.score_divisor)
-
-
-def _columns(bias: np.ndarray | None, start: int, stop: int | None) -> np.ndarray | None:
-    return None if bias is None else bias[start:stop]
 
 
 def merge_heads(outputs: np.ndarray) -> np.ndarray:
@@ -411,7 +407,7 @@ def _kept_summaries(prefix: tuple[ForwardResult, int], n: int, thumbnails: np.nd
     step = thumb_step(n)
     if thumb_step(earlier.sinks.shape[2]) != step:
         return 0
-    start = next(start for start, stop in row_blocks(n) if start <= read_from < stop)  # a multiple of step
+    start = block_of(n, read_from)[0]  # a multiple of step
     pixels, keys = start // step, min(earlier.thumbnails.shape[-1], thumbnails.shape[-1])
     thumbnails[:, :, :pixels, :keys] = earlier.thumbnails[:, :, :pixels, :keys]
     sinks[:, :, :start] = earlier.sinks[:, :, :start]

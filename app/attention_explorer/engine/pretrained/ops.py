@@ -114,6 +114,11 @@ def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return x * cos + rotated * sin
 
 
+def bias_part(bias: np.ndarray | None, columns: slice) -> np.ndarray | None:
+    """The entries of a bias for some output columns (a head's, or q's against k's and v's); no bias, None."""
+    return None if bias is None else bias[columns]
+
+
 def soft_cap(values: np.ndarray, cap: float) -> np.ndarray:
     """c·tanh(values ÷ c) in place (Gemma 2's scores and next-token scores): near values for small
     ones, never beyond ±c."""

@@ -23,7 +23,7 @@ from ..tokenizer import token_labels
 from .analysis import rollout_mix
 from .blocks import block_weights, keys_for, row_blocks
 from .forward import ForwardResult, merge_heads, summarise_block
-from .ops import soft_cap
+from .ops import bias_part, soft_cap
 from .recompute import LayerMaker
 from .thumbnails import thumb_step
 from .tokenizing import Encoded
@@ -265,7 +265,8 @@ class PretrainedTrace:
                 makers,
                 index=h, columns=q_cols, w_q=weights.w_q[:, q_cols], w_k=weights.w_k[:, kv_cols],
                 w_v=weights.w_v[:, kv_cols], q=p.q[h], k=p.k[kv], v=p.v[kv],
-                b_q=_part(weights.b_q, q_cols), b_k=_part(weights.b_k, kv_cols), b_v=_part(weights.b_v, kv_cols),
+                b_q=bias_part(weights.b_q, q_cols), b_k=bias_part(weights.b_k, kv_cols),
+                b_v=bias_part(weights.b_v, kv_cols),
                 q_before_rope=p.q_raw[h] if rope else None, k_before_rope=p.k_raw[kv] if rope else None,
                 kv_head=kv if arch.group > 1 else None,
             ))
@@ -365,10 +366,6 @@ def _moved(values: np.ndarray, gram: np.ndarray) -> np.ndarray:
     """n × d_head by d_head × d_head: below the size OpenBLAS shares out, so the BLAS threads are left
     as they are (setting them is process-wide, and a worker may be inside a product meanwhile)."""
     return moved_lengths(values, None, gram)
-
-
-def _part(bias: np.ndarray | None, cols: slice) -> np.ndarray | None:
-    return None if bias is None else bias[cols]
 
 
 def make_labels(encoded: Encoded) -> list[str]:

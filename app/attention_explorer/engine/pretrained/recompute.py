@@ -19,7 +19,7 @@ import numpy as np
 
 from ..row_matrix import RowMatrix
 from ..softmax import causal_mask
-from .blocks import block_weights, head_scores, head_weights, keys_for, outside_window, row_blocks, score_rows
+from .blocks import block_of, block_weights, head_scores, head_weights, keys_for, outside_window, row_blocks, score_rows
 from .forward import ForwardResult, Projections, attention_input, project, rope_for
 from .weights import ModelWeights
 
@@ -198,7 +198,7 @@ class LayerMaker:
             if one is not None:
                 return one[row]
             p = self.projections(layer)
-            start, stop = next(block for block in row_blocks(self.n) if block[0] <= row < block[1])
+            start, stop = block_of(self.n, row)
             block = block_weights(self.arch, p.q_scaled(), p.k_t, start, stop, [head],
                                   window=self.arch.window(layer))[0]
             weights = np.zeros(self.n, dtype=np.float32)
