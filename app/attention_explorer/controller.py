@@ -345,10 +345,12 @@ class Controller(GenerationControls):
         if len(self._words) > engine.MAX_SENTENCE_WORDS:
             self._words = ()
 
-    def _recompute(self, *changes: tuple[QtCore.SignalInstance, object]) -> None:
+    def _recompute(self, *changes: tuple[QtCore.SignalInstance, object], pin_last_row: bool = False) -> None:
         """Run the engine on the current state. `changes` are the (signal, value) pairs that say what
         changed; they are emitted once the words, trace, head, focus and step all fit the new state,
-        so a view reading the controller in its slot never mixes the new model with the old trace."""
+        so a view reading the controller in its slot never mixes the new model with the old trace.
+        `pin_last_row`: the new trace's last row is pinned with it (a generation's token being
+        written), so the views hear of the focus once, not of the old one dropped and then the new."""
         started = time.perf_counter()
         was_final = self._step == self._final_step(self._trace)
         self._retokenize()
@@ -362,7 +364,7 @@ class Controller(GenerationControls):
             except (EngineError, ModelError) as exc:
                 trace, error = None, str(exc)
         elapsed_ms = (time.perf_counter() - started) * 1000
-        before = (self._head, self._pinned, self._focus_key(), self._step, self._matrix)
+        before = (self._head, (self._pinned, self._pinned_role), self._focus_key(), self._step, self._matrix)
         if self._trace is not None and trace is not self._trace and self._trace.n >= LONG_TEXT_TOKENS:
             self._release_memory_soon()  # a long text's n × n matrices go: their memory back to the system
         self._trace = trace
@@ -370,6 +372,8 @@ class Controller(GenerationControls):
         if not self.matrix_available(self._matrix):  # e.g. norms, and then Words switched on
             self._matrix = "weights"
         self._clear_tokens_out_of_range()
+        if pin_last_row and trace is not None:
+            self._pinned, self._pinned_role = trace.n - 1, LOOKING
         if was_final and trace is not None:  # e.g. two heads now: W_O applies and finishes the computation
             self._step = max(0, min(self._final_step(trace), LAST_STEP))
         for signal, value in changes:
@@ -390,7 +394,7 @@ class Controller(GenerationControls):
             self.matrix_changed.emit(self._matrix)
         if self._head != head:
             self.head_changed.emit(self._head)
-        if self._pinned != pinned:
+        if (self._pinned, self._pinned_role) != pinned:
             self.pinned_changed.emit(self._pinned)
         if self._focus_key() != focus:
             self.focus_changed.emit(self.focus)

@@ -302,8 +302,8 @@ class GenerationControls(EncoderDecoderControls):
         self._ptrace, self._real_error = trace, ""
         if made_ms is not None:
             self._forward_ms = made_ms
-        self._recompute((self.pretrained_trace_changed, trace), (self.written_shown_changed, written))
-        self.set_pinned(trace.n - 1)
+        self._recompute((self.pretrained_trace_changed, trace), (self.written_shown_changed, written),
+                        pin_last_row=True)
 
     def _timing_note(self) -> str:
         generation = self._generation

@@ -13,6 +13,7 @@ from PySide6.QtTest import QTest
 
 pytest.importorskip("tokenizers")
 
+from attention_explorer.controller import LOOKED_AT, LOOKING  # noqa: E402
 from attention_explorer.engine.pretrained.generate import (  # noqa: E402
     CANCELLED,
     GenerationSettings,
@@ -98,6 +99,29 @@ def test_the_scrubber_steps_through_the_text_so_far_with_each_steps_candidates(r
     # the text box keeps all of it
     assert window.sentence_box.toPlainText() == c.generation.prompt + c.generation.written
     check_backing_store(window, "scrubbed to the prompt")
+
+
+def test_a_scrubber_step_moves_the_focus_once_straight_to_the_new_last_row(real_window, qtbot):
+    """Stepping back, the pinned last row fell outside the shorter text: every view heard the focus
+    dropped, then the new last row pinned, and drew both."""
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 6)
+    for button in (panel.back, panel.back, panel.forth):
+        focus, pinned = [], []
+        c.focus_changed.connect(focus.append)
+        c.pinned_changed.connect(pinned.append)
+        qtbot.mouseClick(button, QtCore.Qt.MouseButton.LeftButton)
+        c.focus_changed.disconnect(focus.append)
+        c.pinned_changed.disconnect(pinned.append)
+        assert focus == pinned == [c.trace.n - 1] and c.focus == c.pinned == c.trace.n - 1
+    # a word pinned as the one looked at: a step pins the new last row as the one looking
+    c.set_pinned(c.trace.n - 1, LOOKED_AT)
+    roles = []
+    c.pinned_changed.connect(lambda index: roles.append((index, c.focus_role)))
+    qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+    assert roles == [(c.trace.n - 1, LOOKING)]
+    check_backing_store(window, "stepped back and forth")
 
 
 def test_a_scrubber_step_lays_the_written_text_out_without_its_bar_coming_and_going(real_window, qtbot):
