@@ -23,6 +23,7 @@ from attention_explorer.views.arc_diagram import (
 )
 from attention_explorer.views.arc_lines import selected_arcs, strongest_first
 from gui_helpers import hover_arc_end
+from screen_oracle import check_backing_store
 
 
 def sentence_of(n: int, model: engine.ToyModel) -> str:
@@ -133,6 +134,21 @@ def test_another_head_redraws_nothing_while_every_head_is_shown_and_its_own_line
     arcs.controller.set_head(0)
     qtbot.waitUntil(lambda: counter.count > 0)
     assert {head for head, *_ in arcs.drawn_arcs()} == {0}
+
+
+@pytest.mark.parametrize("words", [9, 6])
+def test_a_sentence_of_another_length_is_painted_once(qtbot, make_arcs, words):
+    """The rows' range was set for the next paint to apply: the lines' and words' bounds changed during
+    that paint, and the scene was painted a second time (each of a generation's steps, at a cost)."""
+    arcs = make_arcs(7)
+    arcs.controller.set_pinned(2)
+    QtWidgets.QApplication.processEvents()
+    counter = PaintCounter(arcs.graphics.viewport())
+    arcs.controller.set_sentence(sentence_of(words, arcs.controller.model))
+    for _ in range(4):
+        QtWidgets.QApplication.processEvents()
+    assert counter.count == 1
+    check_backing_store(arcs, f"{words} words")
 
 
 def _assert_labels_apart(arcs):

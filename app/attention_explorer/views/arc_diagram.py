@@ -194,7 +194,11 @@ class QtArcDiagram(QtWidgets.QWidget):
             + LABEL_OFFSET_PX
         for layer in (*self.labels.values(), *self.focus_labels.values()):
             layer.set_point_size(size)
-        self.view.setYRange(-Y_MARGIN[0], _rows(trace) - Y_MARGIN[1], padding=0)
+        if self.view.viewRange()[1] != [-Y_MARGIN[0], _rows(trace) - Y_MARGIN[1]]:
+            self.view.setYRange(-Y_MARGIN[0], _rows(trace) - Y_MARGIN[1], padding=0)
+            # now, not as the next paint begins: the items' bounds follow the new scale before the scene
+            # is drawn (at the paint they changed during it, and every text so far was drawn twice)
+            self.view.updateMatrix()
         self._fit_x_range()
         if trace.n > AUTO_LIMIT_ABOVE and self.strongest.value() == 0:
             self.strongest.setValue(AUTO_STRONGEST)  # draws the lines through its signal
