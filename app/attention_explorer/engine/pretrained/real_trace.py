@@ -22,7 +22,7 @@ from ..options import Options
 from ..tokenizer import token_labels
 from .analysis import rollout_mix
 from .blocks import block_weights, keys_for, row_blocks
-from .forward import ForwardResult, Projections, merge_heads, summarise_block
+from .forward import ForwardResult, merge_heads, summarise_block
 from .ops import bias_part, soft_cap
 from .recompute import LayerMaker
 from .thumbnails import thumb_step
@@ -232,25 +232,23 @@ class PretrainedTrace:
         kept = self.memo.get("layer trace")
         if kept is not None and kept.layer == layer:
             return kept
+        trace = self._make_layer_trace(layer)
         carried = self.memo.pop("carried layer", None)  # asked for once: not held past the views' first look
-        if carried is not None and carried.layer != layer:
-            carried = None
-        trace, projections = self._make_layer_trace(layer, carried.projections if carried is not None else None)
-        if carried is not None:
+        if carried is not None and carried.layer == layer:
             _take_made(carried, trace, frozenset(h for lay, h in self.ablated ^ carried.ablated if lay == layer))
         self.memo["layer trace"] = trace
-        self.memo["layer projections"] = projections  # the trace holds them: kept here to be carried on
         return trace
 
     def carry_layer_from(self, earlier: PretrainedTrace, same_through: int) -> None:
         """This forward resumed `earlier` at layer `same_through` (another head switched off there or
         later): the layers up to it read the same inputs, so what `earlier` made of the layer the views
-        show, if it is one of them, is this trace's too: its q, k, v, weights, scores and mask and (for
-        the heads not switched otherwise) outputs are taken, the same arrays, not made again beside the
-        old ones still on screen (a head's weights alone are 256 MiB at 8,192 tokens)."""
-        kept, projections = earlier.memo.get("layer trace"), earlier.memo.get("layer projections")
+        show, if it is one of them, is this trace's too: its weights, scores and (for the heads not
+        switched otherwise) outputs are taken, the same arrays, not made again; a view that sees the
+        same array draws nothing again (switching off a head in the layer shown, or a later one, no longer
+        redraws the arcs)."""
+        kept = earlier.memo.get("layer trace")
         if kept is not None and kept.layer <= same_through:
-            self.memo["carried layer"] = _Carried(kept, earlier.ablated, projections)
+            self.memo["carried layer"] = _Carried(kept, earlier.ablated)
 
     def _rope_scaling(self, layer: int) -> str:
         """How the RoPE step's formula says the model scales its frequencies on this text (rope.py), or ""."""
@@ -259,11 +257,10 @@ class PretrainedTrace:
             return ""
         return arch.rope_scaling.describe(arch.rope(layer)[0], arch.rotary_dims, self.n, self.forward_result.at_once)
 
-    def _make_layer_trace(self, layer: int, made: Projections | None = None) -> tuple[LazyTrace, Projections]:
-        """The layer trace and the q, k, v it reads (`made`: those of an earlier forward's same layer)."""
+    def _make_layer_trace(self, layer: int) -> LazyTrace:
         arch, weights = self.model.arch, self.model.layers[layer]
         x = self._maker.attention_input(layer)
-        maker = self._maker.for_layer(layer, made)  # the views may hold this trace after this forward is replaced
+        maker = self._maker.for_layer(layer)  # the views may hold this trace after this forward is replaced
         p = maker.projections(layer)
         rotary = maker.rope(layer)
         off = frozenset(head for lay, head in self.ablated if lay == layer)
@@ -294,7 +291,7 @@ class PretrainedTrace:
             "concat": lambda trace: _concat(maker, layer, trace),
             "output": lambda trace: _output(trace),
         }
-        trace = LazyTrace(
+        return LazyTrace(
             makers, model_name=self.model_name, sentence=self.text, tokens=self.tokens, labels=list(self.labels),
             unknown=[], features=[f"d{i + 1}" for i in range(arch.d_model)],
             options=Options(scale=True, causal=arch.is_decoder, positional=False, heads=arch.n_heads),
@@ -305,8 +302,6 @@ class PretrainedTrace:
             reading=None, score_root=None if arch.query_scalar in (None, 0, arch.d_head) else float(arch.query_scalar),
             score_cap=float(arch.attn_softcap or 0.0), qk_norm=arch.qk_norm,
         )
-        return trace, p
-
 
 def _concat(maker: LayerMaker, layer: int, trace: LazyTrace) -> np.ndarray:
     """The heads' outputs side by side. Heads whose output a view made already give theirs; the
@@ -334,10 +329,9 @@ _SWITCHED = ("norm", "output")
 
 @dataclass(frozen=True)
 class _Carried:
-    """An earlier trace's layer trace, the heads that trace had switched off, and the q, k, v it read."""
+    """An earlier trace's layer trace, and the heads that trace had switched off."""
     trace: LazyTrace
     ablated: frozenset[tuple[int, int]]
-    projections: Projections | None
 
     @property
     def layer(self) -> int:

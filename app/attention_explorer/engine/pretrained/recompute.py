@@ -77,17 +77,13 @@ class LayerMaker:
             self._projections.clear()
             self._weights.clear()  # in place: the one-layer makers (for_layer) share it
 
-    def for_layer(self, layer: int, made: Projections | None = None) -> LayerMaker:
+    def for_layer(self, layer: int) -> LayerMaker:
         """A maker of layer `layer` alone, for the trace the views draw of it: it holds that layer's q, k
         and v and shares this maker's caches, masks and lock, but not the forward's layer inputs. A view
         still holding the layer trace of a forward that was replaced then holds that layer, not every
         layer's input: 135 MiB at 2,048 tokens of SmolLM2, beside the new forward's while the views took
-        the new trace in (it asks only for its own layer: another layer's projections are not there).
-        `made`: that layer's q, k and v already made from the same input (an earlier forward's), kept
-        here too instead of being made again."""
+        the new trace in (it asks only for its own layer: another layer's projections are not there)."""
         with self._lock:
-            if made is not None:
-                self._keep_projections(layer, made)
             projections = self.projections(layer)
             self.rope(layer)  # the tables are made from the forward's length first
             return self._without_forward(OrderedDict({layer: projections}))
@@ -168,19 +164,13 @@ class LayerMaker:
             made = self._projections_from(layer, self.n) if self._projections_from is not None else None
             if made is None:
                 made = project(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope(layer))
-            self._keep_projections(layer, made)
-            return made
-
-    def _keep_projections(self, layer: int, made: Projections) -> None:
-        """Keep a layer's q, k, v as the newest, and as many layers before it as the budget allows."""
-        with self._lock:
             self._projections[layer] = made
-            self._projections.move_to_end(layer)
             size = sum(a.nbytes for a in (made.q, made.k, made.v, made.k_t)) + (
                 0 if made.q_raw is made.q else made.q_raw.nbytes + made.k_raw.nbytes)
             kept = max(PROJECTION_LAYERS, PROJECTION_BYTES // max(size, 1))
             while len(self._projections) > kept:
                 self._projections.popitem(last=False)
+            return made
 
     def head_weights(self, layer: int, head: int) -> np.ndarray:
         """The forward's weights of one head, n × n float32 (rows sum to 1)."""
