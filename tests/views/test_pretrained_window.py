@@ -318,34 +318,6 @@ def test_words_typed_at_the_end_of_a_decoder_s_text_are_read_without_the_text_be
     assert "from token" not in window.status_line.full_text()
 
 
-@pytest.mark.parametrize("off, kept", [((1, 2), True), ((0, 1), False)],
-                         ids=["a head of the layer shown", "a head of the layer before"])
-def test_a_head_switched_off_keeps_the_weights_of_the_layer_shown_when_they_cannot_change(real_window, qtbot,
-                                                                                          off, kept):
-    """A head switched off changes nothing before its layer and only the outputs of its own: the layer
-    shown keeps its weights and mask, the same arrays, not made again (at 8,192 tokens a head's weights
-    alone are 256 MiB, made beside the old ones while those are still on screen); switched off in an
-    earlier layer, the layer shown is made anew. Either way the views show what a fresh forward gives."""
-    from view_twins import check_twin
-
-    window = real_window(BERT)
-    c = window.controller
-    c.set_layer(1)
-    settle(qtbot, c)
-    weights = c.trace.heads[0].weights
-    c.toggle_ablated(*off)
-    settle(qtbot, c)
-    assert c.pretrained_trace.ablated == {off}
-    assert (c.trace.heads[0].weights is weights) == kept
-    fresh = c.real_model.run(SENTENCE, frozenset({off})).layer_trace(1)
-    for head, again in zip(c.trace.heads, fresh.heads, strict=True):
-        np.testing.assert_array_equal(head.weights, again.weights)
-        np.testing.assert_array_equal(head.output, again.output)
-    np.testing.assert_array_equal(c.trace.output, fresh.output)  # the layer's outputs are the new forward's
-    check_twin(window.arcs, f"head {off[1] + 1} of layer {off[0] + 1} switched off")
-    check_twin(window.heatmap, f"head {off[1] + 1} of layer {off[0] + 1} switched off")
-
-
 def test_the_toolbar_boxes_grow_with_a_real_model_s_longer_texts(make_window, qtbot):
     """The heads box was as wide as a toy model's "2 (d_k = 4)" and cut MiniLM's "12 (d_k = 32)"; the
     layer box kept the first model's "1 of 6" and cut "10 of 30"."""

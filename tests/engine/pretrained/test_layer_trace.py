@@ -301,23 +301,3 @@ def test_modernbert_s_local_layer_sees_two_tokens_either_way_and_turns_by_its_ow
         angles = np.arange(trace.n)[:, None] * base ** (-np.arange(0, 8, 2) / 8)[None, :]
         np.testing.assert_allclose(layer.rope_cos, np.cos(np.concatenate([angles, angles], axis=1)), atol=1e-5)
     np.testing.assert_array_equal(trace.layer_trace(0).x, trace.forward_result.layer_inputs[0])
-
-
-@pytest.mark.parametrize("off, shown", [((1, 1), 0), ((0, 1), 0), ((0, 1), 1)],
-                         ids=["a layer before the head's", "the head's layer", "a layer after it"])
-def test_a_resumed_forward_takes_the_attention_of_the_layer_shown_up_to_the_head_switched_off(data, off, shown):
-    """Switching a head off reads the layers up to its own as before: their weights (and the outputs of
-    the heads switched alike) are the earlier trace's arrays; the output of the head switched and every
-    later layer's are made anew. Every number is a fresh forward's."""
-    model = open_pretrained(data / "tiny-llama")
-    text = "the cat sat on the mat because it was tired"
-    before = model.run(text)
-    made = [(head.weights, head.output) for head in before.layer_trace(shown).heads]
-    after = model.run(text, frozenset({off}), previous=before).layer_trace(shown)
-    fresh = model.run(text, frozenset({off})).layer_trace(shown)
-    for head, again, (weights, output) in zip(after.heads, fresh.heads, made, strict=True):
-        assert (head.weights is weights) == (shown <= off[0])
-        assert (head.output is output) == (shown < off[0] or (shown == off[0] and head.index != off[1]))
-        np.testing.assert_array_equal(head.weights, again.weights)
-        np.testing.assert_array_equal(head.output, again.output)
-    np.testing.assert_array_equal(after.output, fresh.output)

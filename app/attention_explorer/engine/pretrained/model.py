@@ -91,13 +91,10 @@ class PretrainedModel(ShapeOfArchitecture):
             result = forward(self.weights, encoded.ids, ablate, progress, resume, encoded.special, prefix=prefix)
         if result.overflow:
             raise overflow_error(self.name, result.overflow)
-        trace = CheckedTrace(
+        return CheckedTrace(
             model_name=self.name, text=text, encoded=encoded, labels=make_labels(encoded), ablated=ablate,
             next_tokens=self.likeliest_next(result.next_logits), model=self.weights, forward_result=result,
         )
-        if resume is not None:
-            trace.carry_layer_from(previous, resume[1])
-        return trace
 
     def checked_heads(self, ablate) -> frozenset[tuple[int, int]]:
         """`ablate` as a set of (layer, head) pairs; OptionsError for a head the model does not have."""

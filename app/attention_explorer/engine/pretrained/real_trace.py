@@ -233,22 +233,8 @@ class PretrainedTrace:
         if kept is not None and kept.layer == layer:
             return kept
         trace = self._make_layer_trace(layer)
-        carried = self.memo.pop("carried layer", None)  # asked for once: not held past the views' first look
-        if carried is not None and carried.layer == layer:
-            _take_made(carried, trace, frozenset(h for lay, h in self.ablated ^ carried.ablated if lay == layer))
         self.memo["layer trace"] = trace
         return trace
-
-    def carry_layer_from(self, earlier: PretrainedTrace, same_through: int) -> None:
-        """This forward resumed `earlier` at layer `same_through` (another head switched off there or
-        later): the layers up to it read the same inputs, so what `earlier` made of the layer the views
-        show, if it is one of them, is this trace's too: its weights, scores and (for the heads not
-        switched otherwise) outputs are taken, the same arrays, not made again; a view that sees the
-        same array draws nothing again (switching off a head in the layer shown, or a later one, no longer
-        redraws the arcs)."""
-        kept = earlier.memo.get("layer trace")
-        if kept is not None and kept.layer <= same_through:
-            self.memo["carried layer"] = _Carried(kept, earlier.ablated)
 
     def _rope_scaling(self, layer: int) -> str:
         """How the RoPE step's formula says the model scales its frequencies on this text (rope.py), or ""."""
@@ -319,36 +305,6 @@ def _concat(maker: LayerMaker, layer: int, trace: LazyTrace) -> np.ndarray:
             if (layer, h) not in maker.ablated:
                 np.matmul(block[h], p.v[h // arch.group, :keys], out=outputs[h, start:stop])
     return merge_heads(outputs)
-
-
-# what a head's attention is made of, the same whichever heads are switched off: its layer's input is
-_SAME_ATTENTION = ("scores", "scaled", "masked", "weights", "moved_norm")
-# what a head switched on or off changes: its output, and what it moves (norm-based attention)
-_SWITCHED = ("norm", "output")
-
-
-@dataclass(frozen=True)
-class _Carried:
-    """An earlier trace's layer trace, and the heads that trace had switched off."""
-    trace: LazyTrace
-    ablated: frozenset[tuple[int, int]]
-
-    @property
-    def layer(self) -> int:
-        return self.trace.layer
-
-
-def _take_made(carried: _Carried, trace: LazyTrace, switched: frozenset[int]) -> None:
-    """Give `trace` (the same layer of a forward that read the same input) what `carried` made already:
-    every head's attention; the outputs of the heads switched alike; the layer's mask, and its
-    concatenation and output when no head of it was switched otherwise."""
-    for old, new in zip(carried.trace.heads, trace.heads, strict=True):
-        for name in _SAME_ATTENTION + (() if old.index in switched else _SWITCHED):
-            if is_made(old, name) and not is_made(new, name):
-                object.__setattr__(new, name, getattr(old, name))
-    for name in ("mask",) + (() if switched else ("concat", "output")):
-        if is_made(carried.trace, name) and not is_made(trace, name):
-            object.__setattr__(trace, name, getattr(carried.trace, name))
 
 
 def _head_makers(maker: LayerMaker, layer: int, h: int, switched_off: bool) -> dict:
