@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 pytest.importorskip("tokenizers")
@@ -14,6 +14,7 @@ from attention_explorer import engine  # noqa: E402
 from attention_explorer.controller import LOOKED_AT, Controller  # noqa: E402
 from attention_explorer.engine.pretrained import hide_tokens, merge_words  # noqa: E402
 from attention_explorer.engine.steps import step_index  # noqa: E402
+from screen_oracle import check_backing_store  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
 BERT, LLAMA_GGUF = str(DATA / "tiny-bert"), str(DATA / "tiny-llama.gguf")
@@ -60,6 +61,53 @@ def test_the_model_view_has_a_cell_per_layer_and_head_and_a_click_opens_it(real_
     weights = c.pretrained_trace.head_weights(1, 3)
     brightest = np.unravel_index(np.argmax(weights), weights.shape)
     assert image.pixelColor(int(brightest[1]), int(brightest[0])) != image.pixelColor(0, 0) or weights[0, 0] == 1
+
+
+class _CountingPainter(QtGui.QPainter):
+    """A painter that counts the cell pictures it is asked to draw."""
+
+    def __init__(self, device):
+        super().__init__(device)
+        self.pictures = 0
+
+    def drawImage(self, *args):  # noqa: N802 - Qt API
+        self.pictures += 1
+        super().drawImage(*args)
+
+
+def test_the_model_view_draws_only_the_cells_a_repaint_reaches_and_the_same_pixels(real_window, qtbot):
+    """Each hover and scrubber step repainted every layer's and head's picture, on screen or not."""
+    window = real_window(LLAMA_GGUF)
+    c, view = window.controller, window.pretrained.model_view
+    grid = view.grid
+    whole = QtGui.QImage(grid.size(), QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    painter = _CountingPainter(whole)
+    view.paint(painter, QtGui.QColor("white"))  # an export: every cell
+    painter.end()
+    assert painter.pictures == len(view.images) > 4
+    c.set_pinned(2)
+    layers, heads = c.real_model.n_layers, c.real_model.n_heads
+    for layer, head in [(0, 0), (layers - 1, heads - 1), (layers // 2, heads // 2)]:
+        part = QtGui.QImage(grid.size(), QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+        part.fill(QtGui.QColor("white"))
+        painter = _CountingPainter(part)
+        area = view.cell_rect(layer, head).adjusted(1, 1, -1, -1)
+        painter.setClipRect(area)
+        view.paint(painter, QtGui.QColor("white"), area)
+        painter.end()
+        assert painter.pictures == 1
+        full = QtGui.QImage(grid.size(), QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+        painter = QtGui.QPainter(full)
+        painter.setClipRect(area)
+        view.paint(painter, QtGui.QColor("white"))
+        painter.end()
+        assert part.copy(area.toRect()) == full.copy(area.toRect())  # the focus band included
+    # on screen, scrolled, hovered word by word: what the partial repaints left is a full repaint's
+    view.scroll.verticalScrollBar().setValue(view.scroll.verticalScrollBar().maximum() // 2)
+    for word in range(c.trace.n):
+        c.set_hovered(word)
+        QtWidgets.QApplication.processEvents()
+    check_backing_store(window, "words hovered over a scrolled model view")
 
 
 def test_a_head_switched_off_remakes_the_pictures_of_the_layers_after_it_only(real_window, qtbot):
