@@ -24,6 +24,7 @@ from attention_explorer.views.arc_diagram import (
 from attention_explorer.views.arc_lines import selected_arcs, strongest_first
 from gui_helpers import hover_arc_end
 from screen_oracle import check_backing_store
+from view_twins import check_twin
 
 
 def sentence_of(n: int, model: engine.ToyModel) -> str:
@@ -149,6 +150,25 @@ def test_a_sentence_of_another_length_is_painted_once(qtbot, make_arcs, words):
         QtWidgets.QApplication.processEvents()
     assert counter.count == 1
     check_backing_store(arcs, f"{words} words")
+
+
+def test_a_new_sentence_that_drops_the_focused_word_finds_the_focus_lines_once(qtbot, make_arcs, monkeypatch):
+    """The new trace's lines are drawn with the focus as it now is; the focus change announced after
+    the trace found the same lines again and drew their picture a second time."""
+    arcs = make_arcs(9)
+    arcs.controller.set_pinned(8)
+    QtWidgets.QApplication.processEvents()
+    calls = []
+    original = arcs.focus_lines.set_batches
+    monkeypatch.setattr(arcs.focus_lines, "set_batches", lambda *a: calls.append(a) or original(*a))
+    focus = []
+    arcs.controller.focus_changed.connect(focus.append)
+    arcs.controller.set_sentence(sentence_of(6, arcs.controller.model))
+    assert focus == [None] and len(calls) == 1 and arcs.focus_lines.batches() == []
+    arcs.controller.set_pinned(3)
+    assert len(calls) == 2 and arcs.focus_lines.batches()
+    QtWidgets.QApplication.processEvents()
+    check_twin(arcs, "a focused word dropped, another pinned")
 
 
 def _assert_labels_apart(arcs):

@@ -62,6 +62,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self._selection: list[HeadArcs] = []  # the chosen lines of each head shown
         self._selection_of = None  # the trace they were chosen from
         self._drawn: list[HeadArcs] = []  # the lines drawn at full strength
+        self._focus_shown: tuple | None = None  # (the selection, focus, role) the focus was drawn for
         # the words as each end's regular labels show them (long ones shortened): the same words at both
         # ends, but for cross-attention, whose target words look (left) at the source's (right)
         self._texts: dict[str, list[str]] = {LEFT: [], RIGHT: []}
@@ -236,6 +237,10 @@ class QtArcDiagram(QtWidgets.QWidget):
             # has fewer heads): the lines are still the old trace's, and the redraw that follows shows it
             return
         focus = self.controller.focus if trace is not None else None
+        shown = (self._selection, focus, self.controller.focus_role)
+        if self._focus_shown is not None and self._focus_shown[0] is shown[0] and self._focus_shown[1:] == shown[1:]:
+            return  # drawn already with these lines (a new trace's lines show the focus, then hear of it)
+        self._focus_shown = shown
         selection = self._selection
         if focus is not None:
             looking = self.controller.focus_role == LOOKING
