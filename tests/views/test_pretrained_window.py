@@ -110,6 +110,34 @@ def test_the_model_view_draws_only_the_cells_a_repaint_reaches_and_the_same_pixe
     check_backing_store(window, "words hovered over a scrolled model view")
 
 
+def test_a_new_text_makes_the_pictures_of_the_cells_on_show_and_the_rest_when_they_are_drawn(real_window, qtbot,
+                                                                                            monkeypatch):
+    """A new text changes every cell's picture; those the scroll area hides are made when drawn or read."""
+    from attention_explorer.views import model_view
+
+    window = real_window(LLAMA_GGUF)
+    c, view = window.controller, window.pretrained.model_view
+    view.scroll.setFixedHeight(int(view.cell_rect(0, 0).bottom()) + 2)  # the first layer's cells on show
+    qtbot.waitUntil(lambda: view.scroll.viewport().height() <= view.cell_rect(1, 0).top())
+    made = []
+    original = model_view.weights_images
+    monkeypatch.setattr(model_view, "weights_images", lambda cells, colors: made.append(len(cells))
+                        or original(cells, colors))
+    c.set_sentence(SENTENCE + " and slept")
+    settle(qtbot, c)
+    layers, heads = c.real_model.n_layers, c.real_model.n_heads
+    assert 0 < sum(made) < layers * heads
+    assert sorted(view.images) == [(lay, h) for lay in range(layers) for h in range(heads)]
+    picture = view.images[(layers - 1, heads - 1)]  # read: made now, of the new text
+    assert (picture.width(), picture.height()) == (c.trace.n, c.trace.n)
+    assert sum(made) <= layers * heads
+    eager = original(view.cells.thumbnails[layers - 1, heads - 1][None], model_view.color_table(c.colormap))[0]
+    assert picture == eager  # the picture of the new text's thumbnail, as one made at once was
+    view.scroll.verticalScrollBar().setValue(view.scroll.verticalScrollBar().maximum())  # the rest, drawn
+    QtWidgets.QApplication.processEvents()
+    check_backing_store(window, "a new text, its hidden cells scrolled to")
+
+
 def test_a_head_switched_off_remakes_the_pictures_of_the_layers_after_it_only(real_window, qtbot):
     """The cells are compared all at once: a head switched off in layer 1 leaves that layer's weights
     (and the layers' before it) as they were, so their pictures are kept; the later layers' show the

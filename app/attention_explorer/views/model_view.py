@@ -14,6 +14,7 @@ head switched off in layer 20 remakes layers 20 to 30, a hover or the rollout no
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from functools import lru_cache
 
 import numpy as np
@@ -58,6 +59,59 @@ def weights_images(thumbnails: np.ndarray, colors: tuple[int, ...]) -> list[QtGu
             pixels[:, :size] = np.minimum(thumbnails[cell] * scales[cell], len(colors) - 1)
         images.append(image)
     return images
+
+
+class CellPictures(Mapping):
+    """Each cell's picture by (layer, head), made when it is first drawn or read: a new text changes every
+    cell, and a scrubber step or an edit made all 270 of SmolLM2's pictures where the view shows a
+    part of them (an export or a read makes the rest then, the same way)."""
+
+    def __init__(self):
+        self._made: dict[tuple[int, int], QtGui.QImage] = {}
+        self._due: set[tuple[int, int]] = set()  # cells whose picture is still to be made
+        self._thumbnails: np.ndarray | None = None
+        self._colors: tuple[int, ...] = ()
+
+    def show(self, thumbnails: np.ndarray, colors: tuple[int, ...], changed: np.ndarray | None = None) -> None:
+        """Pictures of `thumbnails` from now on; those of the cells `changed` (an (m, 2) array of
+        (layer, head); None: every cell) are made again when next drawn, the others kept."""
+        self._thumbnails, self._colors = thumbnails, colors
+        if changed is None:
+            self._made.clear()
+            layers, heads = thumbnails.shape[:2]
+            self._due = {(layer, head) for layer in range(layers) for head in range(heads)}
+            return
+        for cell in map(tuple, changed.tolist()):
+            self._made.pop(cell, None)
+            self._due.add(cell)
+
+    def clear(self) -> None:
+        self._made.clear()
+        self._due.clear()
+        self._thumbnails = None
+
+    def make(self, cells) -> None:
+        """Make the pictures of those of `cells` still due, together."""
+        due = [cell for cell in cells if cell in self._due]
+        if not due:
+            return
+        layers, heads = np.array(due).T
+        made = weights_images(self._thumbnails[layers, heads], self._colors)
+        self._made.update(zip(due, made, strict=True))
+        self._due.difference_update(due)
+
+    def __getitem__(self, cell: tuple[int, int]) -> QtGui.QImage:
+        self.make([cell])
+        return self._made[cell]
+
+    def __contains__(self, cell) -> bool:
+        return cell in self._made or cell in self._due
+
+    def __iter__(self):
+        return iter(sorted(self._made.keys() | self._due))
+
+    def __len__(self) -> int:
+        return len(self._made) + len(self._due)
 
 
 @lru_cache(maxsize=8)
@@ -110,7 +164,7 @@ class QtModelView(QtWidgets.QWidget):
         super().__init__(parent)
         self.controller = controller
         self.cell_px = 64
-        self.images: dict[tuple[int, int], QtGui.QImage] = {}
+        self.images = CellPictures()
         self.cells: Cells | None = None
         self.labels: list[str] = []          # the rows' tokens
         self.column_labels: list[str] = []   # the columns': the same, but for cross-attention (the source's)
@@ -251,25 +305,17 @@ class QtModelView(QtWidgets.QWidget):
         self.grid.update()
 
     def _make_images(self, thumbnails: np.ndarray, colormap: str) -> None:
-        """One picture per cell, remade only where its thumbnail or the colour map changed."""
+        """One picture per cell, made again only where its thumbnail or the colour map changed (when
+        next drawn: see CellPictures)."""
         old = self._painted
         same_map = old is not None and old[1] == colormap and old[0].shape == thumbnails.shape
         if same_map and old[0] is thumbnails:
             return
-        if not same_map:  # another model's grid may have had more cells
-            self.images.clear()
-        layers, heads = thumbnails.shape[:2]
+        changed = None  # every cell: another model's grid may have had more cells
         if same_map:  # compared all at once: a comparison a cell cost more than making its picture
-            differs = (old[0] != thumbnails).reshape(layers, heads, -1).any(axis=2)
-            differs |= np.array([[(layer, head) not in self.images for head in range(heads)]
-                                 for layer in range(layers)], dtype=bool)
-        else:
-            differs = np.ones((layers, heads), dtype=bool)
-        changed = np.argwhere(differs)
-        if len(changed):  # every cell (a new text) read in place: a copy of them all cost a page fault a page
-            cells = thumbnails.reshape(-1, *thumbnails.shape[2:]) if differs.all() else thumbnails[differs]
-            made = weights_images(cells, color_table(colormap))
-            self.images.update(zip(map(tuple, changed.tolist()), made, strict=True))
+            layers, heads = thumbnails.shape[:2]
+            changed = np.argwhere((old[0] != thumbnails).reshape(layers, heads, -1).any(axis=2))
+        self.images.show(thumbnails, color_table(colormap), changed)
         self._painted = (thumbnails, colormap)
 
     def _norm_chosen(self) -> bool:
@@ -445,6 +491,8 @@ class QtModelView(QtWidgets.QWidget):
         colors = color_table(c.colormap) if census is not None else None
         tokens = self._tokens_in_image()  # the same part of every cell's picture
         cells = [(layer, head) for layer in shown_layers for head in shown_heads if (layer, head) in self.images]
+        if census is None:
+            self.images.make(cells)
         for layer, head in cells:
             rect = self.cell_rect(layer, head)
             if census is not None:
@@ -475,7 +523,7 @@ class QtModelView(QtWidgets.QWidget):
 
         def spanned(start: float, length: float, count: int) -> range:
             first = max(0, math.floor(start / step))
-            return range(min(first, count), min(count, math.floor((start + length) / step) + 1))
+            return range(min(first, count), min(count, math.ceil((start + length) / step)))  # [start, end)
 
         return spanned(top, area.height(), layers), spanned(left, area.width(), heads)
 
