@@ -471,7 +471,6 @@ class QtModelView(QtWidgets.QWidget):
         area = QtCore.QRectF(self.grid.rect()) if exposed is None else exposed
         if background is not None:
             painter.fillRect(area, background)
-        layers, heads = self.grid_shape()
         if not self.images:
             return
         painter.setPen(theme.foreground())
