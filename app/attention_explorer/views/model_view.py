@@ -70,20 +70,23 @@ class CellPictures(Mapping):
         self._made: dict[tuple[int, int], QtGui.QImage] = {}
         self._due: set[tuple[int, int]] = set()  # cells whose picture is still to be made
         self._thumbnails: np.ndarray | None = None
-        self._colors: tuple[int, ...] = ()
+        self._colormap = ""
 
-    def show(self, thumbnails: np.ndarray, colors: tuple[int, ...], changed: np.ndarray | None = None) -> None:
-        """Pictures of `thumbnails` from now on; those of the cells `changed` (an (m, 2) array of
-        (layer, head); None: every cell) are made again when next drawn, the others kept."""
-        self._thumbnails, self._colors = thumbnails, colors
-        if changed is None:
-            self._made.clear()
-            layers, heads = thumbnails.shape[:2]
-            self._due = {(layer, head) for layer in range(layers) for head in range(heads)}
+    def show(self, thumbnails: np.ndarray, colormap: str) -> None:
+        """Pictures of `thumbnails` in `colormap` from now on: those of the cells whose thumbnail changed
+        are made again when next drawn, the others kept (every cell for another colour map or grid)."""
+        old = self._thumbnails
+        if old is thumbnails and colormap == self._colormap:
             return
-        for cell in map(tuple, changed.tolist()):
-            self._made.pop(cell, None)
-            self._due.add(cell)
+        layers, heads = thumbnails.shape[:2]
+        if old is None or colormap != self._colormap or old.shape != thumbnails.shape:
+            self._made.clear()  # another model's grid may have had more cells
+            self._due = {(layer, head) for layer in range(layers) for head in range(heads)}
+        else:  # compared all at once: a comparison a cell cost more than making its picture
+            for cell in map(tuple, np.argwhere((old != thumbnails).reshape(layers, heads, -1).any(axis=2)).tolist()):
+                self._made.pop(cell, None)
+                self._due.add(cell)
+        self._thumbnails, self._colormap = thumbnails, colormap
 
     def clear(self) -> None:
         self._made.clear()
@@ -96,7 +99,7 @@ class CellPictures(Mapping):
         if not due:
             return
         layers, heads = np.array(due).T
-        made = weights_images(self._thumbnails[layers, heads], self._colors)
+        made = weights_images(self._thumbnails[layers, heads], color_table(self._colormap))
         self._made.update(zip(due, made, strict=True))
         self._due.difference_update(due)
 
@@ -168,7 +171,6 @@ class QtModelView(QtWidgets.QWidget):
         self.cells: Cells | None = None
         self.labels: list[str] = []          # the rows' tokens
         self.column_labels: list[str] = []   # the columns': the same, but for cross-attention (the source's)
-        self._painted: tuple | None = None  # (thumbnails, colour map) the images were made from
         self._readout_spot: tuple[int, int, int, int] | None = None  # under the mouse: (layer, head, row, col)
         self.grid = _Grid(self)
         self.scroll = QtWidgets.QScrollArea()
@@ -284,7 +286,7 @@ class QtModelView(QtWidgets.QWidget):
         ptrace = self.controller.pretrained_trace
         if ptrace is None:
             self.images.clear()
-            self.cells, self.labels, self.column_labels, self._painted = None, [], [], None  # not kept when closed
+            self.cells, self.labels, self.column_labels = None, [], []  # not kept when closed
             self.caption.set_full_text("Open a real model (the model list, or File ▸ Open) to see all its layers "
                                        "and heads here." if not self.controller.is_real else "Running the model…")
         else:
@@ -292,7 +294,7 @@ class QtModelView(QtWidgets.QWidget):
             self.cells = encoder_decoder_cells(ptrace, self.controller.real_view) if pair else \
                 model_cells(ptrace, self.controller.real_view, self._norm_chosen())
             self.labels, self.column_labels = self.cells.labels, self.cells.column_labels
-            self._make_images(self.cells.thumbnails, self.controller.colormap)
+            self.images.show(self.cells.thumbnails, self.controller.colormap)
             model = self.controller.real_model
             coloured = ("its largest weight × moved norm ‖α·f(x)‖ (norm-based attention)" if self._norm_drawn()
                         else "its largest weight")
@@ -303,20 +305,6 @@ class QtModelView(QtWidgets.QWidget):
         self._fit_cells()
         self.show_readout(self._readout_spot)
         self.grid.update()
-
-    def _make_images(self, thumbnails: np.ndarray, colormap: str) -> None:
-        """One picture per cell, made again only where its thumbnail or the colour map changed (when
-        next drawn: see CellPictures)."""
-        old = self._painted
-        same_map = old is not None and old[1] == colormap and old[0].shape == thumbnails.shape
-        if same_map and old[0] is thumbnails:
-            return
-        changed = None  # every cell: another model's grid may have had more cells
-        if same_map:  # compared all at once: a comparison a cell cost more than making its picture
-            layers, heads = thumbnails.shape[:2]
-            changed = np.argwhere((old[0] != thumbnails).reshape(layers, heads, -1).any(axis=2))
-        self.images.show(thumbnails, color_table(colormap), changed)
-        self._painted = (thumbnails, colormap)
 
     def _norm_chosen(self) -> bool:
         """Norm-based attention chosen in the matrix box (the cells follow it as the heatmap does)."""
