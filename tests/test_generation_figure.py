@@ -3,6 +3,7 @@ colours of the steps' weights, the upper right (tokens not yet written) hatched,
 marked; the SVG keeps its words as text, the written ones in their own colour; the GIF plays a frame
 per step and holds the last; each file says how to make it again."""
 
+import gc
 import struct
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -10,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6 import QtCore, QtGui
+import shiboken6
+from PySide6 import QtCore, QtGui, QtWidgets
 
 pytest.importorskip("tokenizers")
 from attention_explorer.engine.pretrained import open_pretrained  # noqa: E402
@@ -285,3 +287,25 @@ def test_gpt2_too(qapp, tmp_path):
     generation = generate(model, PROMPT, GenerationSettings(4))
     write_generation_figure(tmp_path / "gen.png", model, generation, 1, 3)
     assert QtGui.QImage(str(tmp_path / "gen.png")).width() > 300
+
+
+def _metaobject_wrappers() -> int:
+    gc.collect()
+    return sum(type(w) is QtCore.QMetaObject for w in shiboken6.getAllValidWrappers())
+
+
+def test_a_figure_leaves_no_metaobject_wrapper_behind(qapp, llama):
+    """A figure once coloured its written labels through a class made anew for each figure. Each class left
+    the wrapper of its metaobject in Shiboken's map at an address freed with it: a later widget's layout
+    or menu allocated there was handed that wrapper (pyqtgraph's menu came back as a QMetaObject, and a
+    widget's deferred deletion crashed with a segmentation fault)."""
+    model, generation = llama
+    counts = []
+    for _ in range(3):
+        with built_generation_figure(model, generation, 0, 0):
+            pass
+        counts.append(_metaobject_wrappers())
+    assert counts == [counts[0]] * 3
+    menu = QtWidgets.QMenu()
+    assert type(menu.addMenu("a submenu")) is QtWidgets.QMenu
+    menu.deleteLater()

@@ -216,28 +216,6 @@ def generation_caption(model: PretrainedModel, generation: Generation, table: Ge
 
 # --- drawing -----------------------------------------------------------------------------------------
 
-def _token_axis_class():
-    """The heatmap's token axis, the written tokens' labels in WRITTEN_COLOUR (made once Qt is loaded)."""
-    from PySide6 import QtGui
-
-    from .views import theme
-    from .views.token_axis import TokenAxis
-
-    class ReadTokenAxis(TokenAxis):
-        written_from: int | None = None  # the first column of a written token
-
-        def _draw_regular(self, painter, covered):
-            painter.setFont(self._font)
-            written = QtGui.QColor(WRITTEN_COLOUR)
-            for index, rect in self._placed:
-                if index not in covered:
-                    late = self.written_from is not None and index >= self.written_from
-                    painter.setPen(written if late else theme.foreground())
-                    self._draw_text(painter, rect, self._shown_texts[index])
-
-    return ReadTokenAxis
-
-
 @dataclass
 class GenerationFigure:
     """A built figure (figure.Figure), the matrix plot in it and the numbers it draws."""
@@ -273,8 +251,7 @@ def built_generation_figure(model: PretrainedModel, generation: Generation, laye
         try:
             plot.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
             plot.setPalette(theme.palette())
-            plot.top_axis.__class__ = _token_axis_class()  # the same axis, its written labels coloured
-            plot.top_axis.written_from = table.prompt_length
+            plot.top_axis.colour_labels_from(table.prompt_length, QtGui.QColor(WRITTEN_COLOUR))
             n_heads = model.n_heads
             title = f"where the model looked to write each token — layer {layer + 1}, head {head + 1} of {n_heads}"
             written = f"<span style='color:{WRITTEN_COLOUR}'>written</span>"

@@ -56,6 +56,7 @@ class TokenAxis(pg.AxisItem):
         self._placed: list[tuple[int, QtCore.QRectF]] = []   # regular labels: (index, rect in item coords)
         self._picture: QtGui.QPicture | None = None
         self._picture_key: tuple | None = None
+        self._coloured_from: tuple[int, QtGui.QColor] | None = None  # labels from this index on, in this colour
         self.setAcceptHoverEvents(True)
         self._update_extent()
 
@@ -76,6 +77,13 @@ class TokenAxis(pg.AxisItem):
 
     def labels(self) -> list[str]:
         return list(self._labels)
+
+    def colour_labels_from(self, index: int, colour: QtGui.QColor) -> None:
+        """Draw the labels from `index` on in `colour`: a generation's written tokens, told apart from its
+        prompt in a figure."""
+        self._coloured_from = (index, QtGui.QColor(colour))
+        self._picture_key = None
+        self.update()
 
     def _measure(self, label: str) -> tuple[str, QtCore.QSizeF, float]:
         if label not in self._measured:
@@ -294,9 +302,14 @@ class TokenAxis(pg.AxisItem):
 
     def _draw_regular(self, painter: QtGui.QPainter, covered: tuple[int, ...]) -> None:
         painter.setFont(self._font)
+        first_coloured, colour = self._coloured_from or (len(self._labels), None)
+        coloured = False
         painter.setPen(theme.foreground())
         for index, rect in self._placed:
             if index not in covered:
+                if (index >= first_coloured) != coloured:
+                    coloured = not coloured
+                    painter.setPen(colour if coloured else theme.foreground())
                 self._draw_text(painter, rect, self._shown_texts[index])
 
     def _draw_text(self, p: QtGui.QPainter, rect: QtCore.QRectF, text: str) -> None:
