@@ -1,17 +1,20 @@
-"""PySide6 6.12.0 on CPython < 3.12 loses a reference to None on every void Qt call, and the
-interpreter later aborts ("Fatal Python error: none_dealloc"). The dependency is pinned below 6.12
-there; this test fails if a build with the leak is ever installed."""
+"""Hazards of the Qt binding itself, each of which once crashed the app.
 
+PySide6 6.12.0 on CPython < 3.12 loses a reference to None on every void Qt call, and the interpreter
+later aborts ("Fatal Python error: none_dealloc"). The dependency is pinned below 6.12 there; a test
+fails if a build with the leak is ever installed. Classes made at run time: see the last test."""
+
+import ast
 import sys
+from pathlib import Path
 
 import pytest
 from PySide6 import QtCore, QtGui
 
-pytestmark = pytest.mark.skipif(sys.version_info >= (3, 12), reason="None is immortal from Python 3.12")
-
 CALLS = 50_000
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="None is immortal from Python 3.12")
 def test_void_qt_calls_keep_none_alive(qapp):
     pen = QtGui.QPen()
     path = QtGui.QPainterPath()
@@ -22,3 +25,20 @@ def test_void_qt_calls_keep_none_alive(qapp):
     QtCore.QCoreApplication.processEvents()
     after = sys.getrefcount(None)
     assert after >= before - 100, f"None lost {before - after} references over {CALLS} void Qt calls"
+
+
+def test_no_class_is_made_inside_a_function():
+    """A Qt class made each time a function runs gets a metaobject of its own each time, freed with the
+    class while Shiboken's map still holds its wrapper at that address: a later layout or menu allocated
+    there was handed that wrapper (a submenu came back as a QMetaObject; a deferred deletion crashed).
+    So every class of the app's Qt side is made once, when its module is imported."""
+    package = Path(__file__).parents[1] / "app" / "attention_explorer"
+    made_in_functions = []
+    for path in sorted(package.rglob("*.py")):
+        if "engine" in path.relative_to(package).parts:
+            continue  # pure NumPy: no Qt class can be made there
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                made_in_functions += [f"{path.relative_to(package)}:{inner.lineno} {inner.name}"
+                                      for inner in ast.walk(node) if isinstance(inner, ast.ClassDef)]
+    assert made_in_functions == []
