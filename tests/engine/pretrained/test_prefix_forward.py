@@ -30,7 +30,11 @@ def _checked_against_a_fresh_forward(model, trace) -> None:
     fresh = forward(model.weights, trace.encoded.ids, trace.ablated, special=trace.special)
     result = trace.forward_result
     for kept, expected in zip(result.layer_inputs, fresh.layer_inputs, strict=True):
-        np.testing.assert_allclose(kept, expected, rtol=TOLERANCE, atol=TOLERANCE)
+        # to 1e-5 of the layer input's largest value: the residual stream grows to about 16 here, its
+        # float32 sums round at that scale, and BLAS products of different shapes (the new tokens' rows
+        # against the whole text's) differ in their last place from one OpenBLAS release to the next
+        scale = max(1.0, float(np.abs(expected).max()))
+        np.testing.assert_allclose(kept, expected, rtol=TOLERANCE, atol=TOLERANCE * scale)
     assert np.abs(result.thumbnails - fresh.thumbnails).max() <= TOLERANCE
     assert np.abs(result.sinks - fresh.sinks).max() <= TOLERANCE
     np.testing.assert_allclose(result.next_logits, fresh.next_logits, rtol=TOLERANCE, atol=TOLERANCE)
