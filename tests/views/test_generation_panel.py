@@ -124,6 +124,26 @@ def test_a_scrubber_step_moves_the_focus_once_straight_to_the_new_last_row(real_
     check_backing_store(window, "stepped back and forth")
 
 
+def test_the_row_bars_draw_a_scrubber_step_once(real_window, qtbot, monkeypatch):
+    """A step announces its text so far and then the last row pinned with it: the bars heard both and drew
+    the same row twice."""
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 6)
+    bars = window.row_bars
+    drawn = []
+    original = bars.bars.setOpts
+    monkeypatch.setattr(bars.bars, "setOpts", lambda **opts: drawn.append(opts) or original(**opts))
+    for button in (panel.back, panel.back, panel.forth):
+        drawn.clear()
+        qtbot.mouseClick(button, QtCore.Qt.MouseButton.LeftButton)
+        assert len(drawn) == 1
+        np.testing.assert_array_equal(drawn[0]["height"], c.trace.heads[c.head].weights[c.trace.n - 1])
+    c.set_head(1)  # another head of the same text so far is drawn
+    assert len(drawn) == 2
+    check_backing_store(window, "stepped back and forth")
+
+
 def test_a_scrubber_step_lays_the_written_text_out_without_its_bar_coming_and_going(real_window, qtbot):
     """Each step sets the text again (the token written at that step marked); its scroll bar went and came
     back as the text was set, the text was laid out three times a step and the panel once more."""

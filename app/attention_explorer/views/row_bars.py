@@ -50,13 +50,14 @@ class QtRowBars(QtWidgets.QStackedWidget):
         self._title: tuple[str, int] | None = None  # (text as shown, colour) above the bars
         self._full_title: tuple[str, QtGui.QColor] | None = None
         self._redraws = 0  # redraws begun: one begun inside another (see _redraw) supersedes it
+        self._drawn: tuple | None = None  # what the last redraw showed (_shown_state)
         self._hint_timer = QtCore.QTimer(self)
         self._hint_timer.setSingleShot(True)
         self._hint_timer.setInterval(0)
         self._hint_timer.timeout.connect(self._show_hint)
         for signal in (controller.trace_changed, controller.head_changed, controller.focus_changed,
                        controller.matrix_changed):
-            signal.connect(self._redraw)
+            signal.connect(self._redraw_if_changed)
         self._redraw()
 
     def sizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt API
@@ -133,9 +134,23 @@ class QtRowBars(QtWidgets.QStackedWidget):
     def values_written(self) -> bool:
         return self.graphics is not None and bool(self.values.labels()) and self.values.isVisible()
 
+    def _shown_state(self) -> tuple:
+        """What the bars show: the trace (held, so compared by identity), head, focus, matrix and colours."""
+        c = self.controller
+        return (c.trace, c.head, c.focus, c.focus_role, c.matrix, theme.foreground().rgba(),
+                theme.background().rgba(), theme.highlight().rgba())
+
+    def _redraw_if_changed(self, *_):
+        """Redraw unless the state is the one drawn: a scrubber step announces its text so far and then
+        the last row it pinned with it, and both found the same bars."""
+        state, drawn = self._shown_state(), self._drawn
+        if drawn is None or state[0] is not drawn[0] or state[1:] != drawn[1:]:
+            self._redraw()
+
     def _redraw(self, *_):
         self._redraws += 1
         redraw = self._redraws
+        self._drawn = self._shown_state()
         self._row = None
         focus = self._focused_word()
         if focus is None:

@@ -1,0 +1,61 @@
+"""The arc diagram's batches: every line in exactly one batch, batches weakest bucket first and head by
+head within a bucket, each head's lines in their order, one pen per colour and bucket."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PySide6 import QtGui
+
+from attention_explorer.views import theme
+from attention_explorer.views.arc_lines import BUCKETS, HeadArcs, batches_of, bucket_pen
+
+
+def _grouped_one_by_one(arcs: list[HeadArcs]) -> list[tuple[int, int, list[tuple[int, int]]]]:
+    """(bucket, head's place, pairs) per non-empty group, picked out bucket by bucket and head by head."""
+    groups = []
+    for bucket in range(BUCKETS):
+        for place, head in enumerate(arcs):
+            buckets = np.minimum((head.weights * BUCKETS).astype(int), BUCKETS - 1)
+            chosen = buckets == bucket
+            if chosen.any():
+                groups.append((bucket, place, list(zip(head.looking[chosen].tolist(),
+                                                       head.looked_at[chosen].tolist(), strict=True))))
+    return groups
+
+
+@st.composite
+def heads_of_lines(draw):
+    heads = []
+    for index in range(draw(st.integers(0, 5))):
+        count = draw(st.integers(0, 40))
+        weights = draw(st.lists(st.floats(0.005, 1.0, allow_nan=False), min_size=count, max_size=count))
+        looking = draw(st.lists(st.integers(0, 30), min_size=count, max_size=count))
+        looked_at = draw(st.lists(st.integers(0, 30), min_size=count, max_size=count))
+        heads.append(HeadArcs(index, theme.head_color(index), np.array(looking, dtype=np.intp),
+                              np.array(looked_at, dtype=np.intp), np.array(weights, dtype=np.float32)))
+    return heads
+
+
+@settings(max_examples=150, deadline=None)
+@given(heads_of_lines())
+def test_batches_group_every_line_by_bucket_then_head_in_order(qapp, arcs):
+    batches = batches_of(arcs)
+    expected = _grouped_one_by_one(arcs)
+    assert len(batches) == len(expected)
+    for (pen, pairs), (bucket, place, expected_pairs) in zip(batches, expected, strict=True):
+        assert [tuple(pair) for pair in pairs.tolist()] == expected_pairs
+        assert pen is bucket_pen(arcs[place].color, bucket)
+        assert pen.color().rgb() == arcs[place].color.rgb()
+        strength = (bucket + 0.5) / BUCKETS
+        assert abs(pen.widthF() - (0.6 + 7.0 * strength)) < 1e-9
+        assert abs(pen.color().alphaF() - (0.18 + 0.8 * strength)) < 1 / 255
+    assert sum(len(pairs) for _, pairs in batches) == sum(len(head.weights) for head in arcs)
+
+
+def test_one_pen_per_colour_and_bucket(qapp):
+    red, blue = QtGui.QColor("red"), QtGui.QColor("blue")
+    assert bucket_pen(red, 3) is bucket_pen(QtGui.QColor("red"), 3)
+    assert bucket_pen(red, 3) is not bucket_pen(red, 4)
+    assert bucket_pen(red, 3) is not bucket_pen(blue, 3)
+    assert bucket_pen(red, 9).widthF() > bucket_pen(red, 0).widthF()
+    assert bucket_pen(red, 9).isCosmetic()
