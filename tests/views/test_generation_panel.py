@@ -144,6 +144,28 @@ def test_the_row_bars_draw_a_scrubber_step_once(real_window, qtbot, monkeypatch)
     check_backing_store(window, "stepped back and forth")
 
 
+def test_a_scrubber_step_keeps_the_next_tokens_bars_where_they_are(real_window, qtbot):
+    """The candidates' column was as wide as its widest token: each step moved and resized every bar,
+    and laid the panel out again. It now has one width, a longer token cut with … and whole in its tip."""
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    panel = generate_in(window, qtbot, 6)
+    next_tokens = window.pretrained.next_tokens
+    with EventLog((QtCore.QEvent.Type.Resize, QtCore.QEvent.Type.Move), *next_tokens.bars) as moved:
+        for button in (panel.back, panel.back, panel.back, panel.forth):
+            qtbot.mouseClick(button, QtCore.Qt.MouseButton.LeftButton)
+            QtWidgets.QApplication.processEvents()
+            shown = next_tokens.shown()
+            assert [word.full_text() for word in next_tokens.words] == [label for label, _ in shown]
+    assert moved.seen == []
+    columns = {bar.geometry().left() - word.parentWidget().geometry().right()
+               for word, bar in zip(next_tokens.words, next_tokens.bars, strict=True)}
+    assert len(columns) == 1 and columns.pop() > 0  # every bar right of its token, none over it
+    word = next_tokens.words[0]
+    word.set_full_text("a token far longer than the column " * 3)
+    assert word.text().endswith("…") and word.toolTip().startswith("a token far longer")
+    check_backing_store(window, "stepped back and forth")
+
+
 def test_a_scrubber_step_lays_the_written_text_out_without_its_bar_coming_and_going(real_window, qtbot):
     """Each step sets the text again (the token written at that step marked); its scroll bar went and came
     back as the text was set, the text was laid out three times a step and the panel once more."""

@@ -10,9 +10,11 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from ..controller import Controller
+from .elided_label import ElidedLabel, LayoutSeal
 from .wrapped_height import with_wrapped_label
 
 SHOWN = 5
+WORD_COLUMN_PX = 110  # the tokens' column, as wide whatever they are: a step of the scrubber moves no bar
 
 
 class QtNextTokens(QtWidgets.QWidget):
@@ -26,17 +28,22 @@ class QtNextTokens(QtWidgets.QWidget):
         layout = QtWidgets.QGridLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.title, 0, 0, 1, 2)
-        self.words: list[QtWidgets.QLabel] = []
+        self.words: list[ElidedLabel] = []  # each cut with … to the column, whole in its tooltip
         self.bars: list[QtWidgets.QProgressBar] = []
+        self._sealed_words: list[LayoutSeal] = []  # a new token or its bold face lays nothing out again
         for row in range(SHOWN):
-            word = QtWidgets.QLabel()
+            word = ElidedLabel()
             word.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+            sealed = LayoutSeal(word)
+            sealed.setFixedWidth(WORD_COLUMN_PX)
+            sealed.setSizePolicy(QtWidgets.QSizePolicy.Policy.Fixed, QtWidgets.QSizePolicy.Policy.Preferred)
             bar = QtWidgets.QProgressBar()
             bar.setRange(0, 1000)
             bar.setTextVisible(True)
-            layout.addWidget(word, row + 1, 0)
+            layout.addWidget(sealed, row + 1, 0)
             layout.addWidget(bar, row + 1, 1)
             self.words.append(word)
+            self._sealed_words.append(sealed)
             self.bars.append(bar)
         layout.setColumnStretch(1, 1)
         layout.setRowStretch(SHOWN + 1, 1)
@@ -108,15 +115,15 @@ class QtNextTokens(QtWidgets.QWidget):
                 self.title.setText(f"What {model.name} would write next{note}:")
         chosen_id = None if chosen is None else chosen[1]
         ids = [t.token_id for t in ptrace.next_tokens] if ptrace is not None else []
-        for row, (word, bar) in enumerate(zip(self.words, self.bars, strict=True)):
+        for row, (word, sealed, bar) in enumerate(zip(self.words, self._sealed_words, self.bars, strict=True)):
             visible = row < len(rows)
-            word.setVisible(visible)
+            sealed.setVisible(visible)
             bar.setVisible(visible)
             if visible:
                 label, probability = rows[row]
-                word.setText(label)
                 font = word.font()
                 font.setBold(ids[row] == chosen_id)  # the token written at this step
                 word.setFont(font)
+                word.set_full_text(label)  # cut in the font it is drawn in
                 bar.setValue(round(probability * 1000))
                 bar.setFormat(f"{probability:.1%}")
