@@ -7,6 +7,7 @@ import re
 import struct
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -274,3 +275,22 @@ def test_a_real_models_text_over_the_limit_is_one_line(capsys, tmp_path):
     assert code == 1 and out == "" and err == ("attention-explorer: this text has 64,001 characters; real models take "
                                                "at most 64,000: shorten it\n")
     assert not (tmp_path / "t.json").exists()
+
+
+@pytest.mark.parametrize("suffix", [".svg", ".pdf"])
+@pytest.mark.parametrize("view", ["heatmap", "arcs", "steps"])
+def test_control_characters_in_a_text_are_drawn_as_their_pictures_and_the_file_is_well_formed(
+        capsys, tmp_path, qapp, view, suffix):
+    """A vertical tab (a token of its own in a byte-level vocabulary) went into the SVG as it was: no
+    XML parser read the file, and exporting it from the window raised a ParseError."""
+    target = tmp_path / f"{view}{suffix}"
+    code, _, err = run_cli(capsys, "export", "--model", LLAMA, "--sentence", "the cat\x0bsat\x01on the\x7fmat",
+                           "--view", view, "-o", target)
+    assert code == 0 and err == ""
+    if suffix == ".svg":
+        text = ET.fromstring(target.read_bytes()).itertext()
+        words = "".join(text)
+        assert "␋" in words and "␁" in words and "␡" in words
+        assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", words)
+    else:
+        assert target.read_bytes().startswith(b"%PDF")

@@ -3,6 +3,7 @@ width in pixels or a print width; themes; and files read back as untrusted input
 
 import os
 import struct
+import xml.etree.ElementTree as ET
 import zlib
 
 import numpy as np
@@ -16,7 +17,7 @@ from attention_explorer.figure_files import write_figure
 from attention_explorer.figure_metadata import pdf_metadata, pdf_with_metadata, png_dpi, png_metadata, png_with_metadata
 from attention_explorer.figure_options import FigureOptions, FigureSize
 from attention_explorer.headless import destroy_now
-from attention_explorer.svg_fixes import fix_svg, read_metadata, without_group_opacity
+from attention_explorer.svg_fixes import SVG_NS, fix_svg, read_metadata, without_group_opacity
 from attention_explorer.view_file import ViewFileError, read_view, write_view_file
 
 
@@ -219,3 +220,17 @@ def test_the_svg_fixes_move_scaling_into_the_shapes_and_name_a_font_stack():
 def test_group_opacity_moves_into_the_shapes_for_the_pdf():
     text = without_group_opacity(SVG).decode()
     assert ' opacity="' not in text and 'stroke-opacity="0.2"' in text and 'fill-opacity="0.25"' in text
+
+
+def test_characters_xml_does_not_allow_are_shown_as_their_pictures():
+    """Qt writes a text's characters into the SVG as they come: a control character made the file
+    ill-formed. The fixed SVG shows each as its picture, in Qt's text and in the title, description
+    and view state alike."""
+    svg = SVG.replace(b">w</text>", b">a\x0bb\x01\xef\xbf\xbe</text>")
+    text = fix_svg(svg, family="DejaVu Sans", drawn_size=round, title="T\x0c", description="D\x00",
+                   metadata='{"x": "\x1f"}', width="100", height="100")
+    root = ET.fromstring(text)
+    assert "a␋b␁\ufffd" in "".join(root.itertext())
+    assert root.find(f"{{{SVG_NS}}}title").text == "T␌" and root.find(f"{{{SVG_NS}}}desc").text == "D␀"
+    assert read_metadata(text.decode()) == '{"x": "␟"}'
+    assert b"\x0b" not in without_group_opacity(svg)

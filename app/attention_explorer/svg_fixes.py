@@ -42,6 +42,10 @@ METADATA_ID = "attention-explorer-view"
 NON_SCALING = "non-scaling-stroke"
 PIXELATED = "image-rendering:pixelated"
 MAX_ENLARGED_SIDE = 4096   # an enlarged picture stays at most this many pixels a side
+# characters XML 1.0 does not allow, which Qt writes into an SVG's text as they come (a vertical tab in
+# a token or a typed sentence made the file ill-formed: no viewer opened it), and DEL, which it allows
+# but no font draws
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _MATRIX = re.compile(r"matrix\(([^)]*)\)")
 
@@ -61,7 +65,7 @@ def fix_svg(svg: bytes, *, family: str, drawn_size: Callable[[float], float], ti
     `drawn_size(px)`: the font size Qt drew for a written `px`; `pixel_ratio`: the output's pixels per
     unit of the drawing (what a picture is enlarged for), a picture left as it is when enlarging would
     take it past `max_enlarged` pixels a side."""
-    root = ET.fromstring(svg)
+    root = _parsed(svg)
     stack = font_stack(family)
     sizes: dict[str, str] = {}
     for element in root.iter():
@@ -85,10 +89,22 @@ def fix_svg(svg: bytes, *, family: str, drawn_size: Callable[[float], float], ti
     _set_text(root, "desc", description, 1)
     if metadata is not None:
         meta = ET.Element(f"{{{SVG_NS}}}metadata", {"id": metadata_id})
-        meta.text = metadata
+        meta.text = xml_text(metadata)
         root.insert(2, meta)
     return b'<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + ET.tostring(root, encoding="utf-8",
                                                                                      xml_declaration=False)
+
+
+def xml_text(text: str) -> str:
+    """`text` with each character XML 1.0 does not allow shown as its Unicode picture (a control
+    character: "\x0b" → "␋", DEL → "␡") or as U+FFFD (U+FFFE, U+FFFF)."""
+    return _NOT_XML.sub(lambda m: chr(0x2400 + ord(m[0])) if m[0] < " " else "\u2421" if m[0] == "\x7f" else "\ufffd",
+                        text)
+
+
+def _parsed(svg: bytes) -> ET.Element:
+    """Qt's SVG as a tree, its text made XML first (xml_text)."""
+    return ET.fromstring(xml_text(svg.decode("utf-8", errors="replace")))
 
 
 def _set_text(root: ET.Element, tag: str, text: str, position: int) -> None:
@@ -96,7 +112,7 @@ def _set_text(root: ET.Element, tag: str, text: str, position: int) -> None:
     if element is None:
         element = ET.Element(f"{{{SVG_NS}}}{tag}")
         root.insert(position, element)
-    element.text = text
+    element.text = xml_text(text)
 
 
 # --- strokes ---------------------------------------------------------------------------------------
@@ -280,7 +296,7 @@ def without_group_opacity(svg: bytes) -> bytes:
     Qt's SVG renderer draws a translucent group through an offscreen image, which a PDF then embeds
     at full page resolution (the arcs' dimmed lines: 16 MB and seconds); shapes with their own
     opacity stay vector. Only where two dimmed lines cross is the crossing a little darker."""
-    root = ET.fromstring(svg)
+    root = _parsed(svg)
     for group in root.iter(f"{{{SVG_NS}}}g"):
         opacity = float(group.attrib.pop("opacity", 1))
         if opacity >= 1:

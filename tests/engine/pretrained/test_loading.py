@@ -36,6 +36,16 @@ def test_repeated_pieces_get_told_apart_in_the_labels(data):
     assert trace.labels[1] == "the₁" and trace.labels[4] == "the₂"
 
 
+@pytest.mark.parametrize("name", ["tiny-gpt2", "tiny-llama"])
+def test_control_characters_are_labelled_by_their_pictures(data, name):
+    """A byte-level vocabulary has a token for each control character; shown as it was, a vertical tab
+    drew as nothing and made an SVG export ill-formed."""
+    model = open_pretrained(data / name)
+    labels = model.tokenizer.encode("a\x0bb\x01c\x7fd\ne").labels
+    assert labels[:8] == ["a", "␋", "b", "␁", "c", "␡", "d", "↵"]
+    assert not any(char < " " or char == "\x7f" for label in labels for char in label)
+
+
 def test_gpt2_folder_is_a_causal_decoder_with_next_tokens(data):
     model = open_pretrained(data / "tiny-gpt2")
     assert (model.family, model.is_decoder, model.n_heads) == ("gpt2", True, 4)

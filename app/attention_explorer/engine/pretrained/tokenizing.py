@@ -31,6 +31,10 @@ CONTINUATION = "·"  # marks a piece that continues the word before it: "play", 
 WRITTEN_MARK = "›"  # before a token a model wrote (after the "·" of a piece that continues a word)
 _WORD_START = ("Ġ", "▁")
 _SHOWN_WHITESPACE = {"\n": "↵", "\t": "⇥", "\r": "↵"}
+# every other control character as its Unicode picture ("\x0b" → "␋"): drawn, it showed as nothing or a
+# box, and written into an SVG it made the file ill-formed XML (the export failed)
+_CONTROL_PICTURES = {code: chr(0x2400 + code) for code in range(0x20) if chr(code) not in _SHOWN_WHITESPACE}
+_CONTROL_PICTURES[0x7F] = "\u2421"
 _DETAIL_CHARS = 160  # of the library's own message, quoted in ours
 
 
@@ -333,4 +337,4 @@ class TextTokenizer:
             return "␣" * max(len(text), 1)
         for char, sign in _SHOWN_WHITESPACE.items():
             stripped = stripped.replace(char, sign)
-        return stripped
+        return stripped.translate(_CONTROL_PICTURES)
