@@ -46,6 +46,8 @@ MAX_ENLARGED_SIDE = 4096   # an enlarged picture stays at most this many pixels 
 # a token or a typed sentence made the file ill-formed: no viewer opened it), and DEL, which it allows
 # but no font draws
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+_XML_PICTURES = {char: chr(0x2400 + ord(char)) for char in map(chr, range(0x20)) if _NOT_XML.match(char)}
+_XML_PICTURES |= {"\x7f": "\u2421", "\ufffe": "\ufffd", "\uffff": "\ufffd"}
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _MATRIX = re.compile(r"matrix\(([^)]*)\)")
 
@@ -98,8 +100,7 @@ def fix_svg(svg: bytes, *, family: str, drawn_size: Callable[[float], float], ti
 def xml_text(text: str) -> str:
     """`text` with each character XML 1.0 does not allow shown as its Unicode picture (a control
     character: "\x0b" → "␋", DEL → "␡") or as U+FFFD (U+FFFE, U+FFFF)."""
-    return _NOT_XML.sub(lambda m: chr(0x2400 + ord(m[0])) if m[0] < " " else "\u2421" if m[0] == "\x7f" else "\ufffd",
-                        text)
+    return _NOT_XML.sub(lambda found: _XML_PICTURES[found[0]], text)
 
 
 def _parsed(svg: bytes) -> ET.Element:
