@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 from attention_explorer import engine
@@ -363,3 +363,24 @@ def test_the_dock_is_remembered_across_restarts(qtbot, settings):
     again.show()
     assert again.model_editor_dock.isVisible()
     assert again.model_editor_dock.widget() is not None  # the panel, built when the dock was shown
+
+
+def test_the_undo_and_redo_arrows_draw_the_same_after_qts_pixmap_cache_lets_them_go(editing_window):
+    """The editor's toolbar once scaled the style's 16 px arrows to 24 px, and Qt scales such an icon one
+    way the first time and another once its pixmap cache has dropped it: a random walk saw the undo
+    arrow's edge change on a repaint, the screen no longer what a full repaint draws."""
+    window = editing_window()
+    editor = panel(window)
+    buttons = [button for button in editor.findChildren(QtWidgets.QToolButton)
+               if button.defaultAction() in (window.model_editor.undo_action, window.model_editor.redo_action)]
+    assert len(buttons) == 2
+    first = [button.grab().toImage() for button in buttons]
+    QtGui.QPixmapCache.clear()
+    again = [button.grab().toImage() for button in buttons]
+    assert first == again
+    # the arrows are drawn at the size the style makes them in, not scaled
+    small = editor.style().pixelMetric(QtWidgets.QStyle.PixelMetric.PM_SmallIconSize)
+    for button in buttons:
+        option = QtWidgets.QStyleOptionToolButton()
+        button.initStyleOption(option)
+        assert option.iconSize == QtCore.QSize(small, small)

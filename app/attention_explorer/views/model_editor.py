@@ -34,6 +34,11 @@ class QtModelEditor(QtWidgets.QWidget):
 
         toolbar = QtWidgets.QToolBar()
         toolbar.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
+        # Drawn at the size the style's arrows are made in: scaled to a toolbar's 24 px, Qt draws such an
+        # icon one way the first time and another once its pixmap cache has let it go, so the same
+        # button changed its arrow's edge on a later repaint.
+        small = self.style().pixelMetric(QtWidgets.QStyle.PixelMetric.PM_SmallIconSize)
+        toolbar.setIconSize(QtCore.QSize(small, small))
         # The Edit menu's own actions, as icons: their text ("Undo set W_Q ...") becomes the tooltip.
         for action in (editor.undo_action, editor.redo_action):
             button = QtWidgets.QToolButton()
