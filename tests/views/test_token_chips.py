@@ -132,3 +132,27 @@ def test_another_layer_of_the_same_words_leaves_every_chip_and_the_layout_alone(
     assert shown == [] and calls["n"] == 0
     window.controller.set_sentence("the dog sat")
     qtbot.waitUntil(lambda: len(shown) > 0)  # other words (read on the worker): the chips are given them
+
+
+def test_a_word_added_paints_its_own_chip_not_every_chip(make_window, monkeypatch):
+    """Chips went in with the whole row hidden, so that many new chips lay the window out once; for
+    one word more (a decoder's next token, a scrubber step forward) every chip was painted again."""
+    from event_log import EventLog
+    from screen_oracle import check_backing_store, settle
+
+    window = make_window(sentence="the cat sat on the mat and the dog sat on the rug")
+    settle()
+    old = list(window.chips.chips)
+    with EventLog({QtCore.QEvent.Type.Paint}, *old) as painted:
+        window.controller.set_sentence("the cat sat on the mat and the dog sat on the rug again")
+        settle()
+    assert window.chips.chips[:-1] == old and window.chips.chips[-1].isVisible()
+    assert window.chips.chips[-1].text() == "again"
+    assert len(painted.seen) <= 2, f"{len(painted.seen)} old chips painted for one word added"
+    check_backing_store(window, "a word added")
+    calls = _count_arranges(monkeypatch)
+    window.controller.set_sentence(" ".join(["the cat sat on the mat"] * 20))
+    settle()
+    assert len(window.chips.chips) == 120 and all(chip.isVisible() for chip in window.chips.chips)
+    assert calls["n"] <= 20, f"{calls['n']} layout passes for 106 chips more"
+    check_backing_store(window, "many words added")

@@ -15,6 +15,7 @@ from .flow_layout import FlowLayout
 # A chip shows at most this many characters: one 40,000-letter "word" would otherwise make a chip,
 # and with it the window, hundreds of thousands of pixels wide (a gigabyte of window memory).
 MAX_CHIP_CHARACTERS = 40
+HIDE_TO_ADD = 8  # this many new chips or more go in while the chips are hidden (see QtTokenChips._rebuild)
 
 
 def _shortened(word: str) -> str:
@@ -135,10 +136,11 @@ class QtTokenChips(QtWidgets.QWidget):
             self._layout.takeAt(self._layout.count() - 1)
             chip.hide()  # gone from the screen now, not when the event loop next deletes (a nested loop may not)
             chip.deleteLater()  # no leave event will come from it: the hover is settled below
-        hidden_while_adding = len(words) > len(self.chips) and self.isVisible()
+        hidden_while_adding = len(words) - len(self.chips) >= HIDE_TO_ADD and self.isVisible()
         if hidden_while_adding:
             # Qt lays out every visible parent each time a child is shown: with this widget hidden
-            # while the new chips go in, the window is laid out once, not once per chip.
+            # while the new chips go in, the window is laid out once, not once per chip. Not for a
+            # few: hidden and shown again, every chip is painted anew (a word written: all 64 of them).
             self.hide()
         index = 0
         for position, word in enumerate(words):
