@@ -128,3 +128,35 @@ def test_in_a_short_pane_upright_words_never_take_the_cells_room(make_window):
     assert view.height() >= axis.height(), (view.height(), axis.height())
     assert not axis.is_rotated()
     assert len(axis.drawn_labels()) > 1  # thinned, not gone
+
+
+def test_a_longer_column_word_of_the_same_count_is_stood_upright_as_in_a_view_made_for_it(qtbot):
+    """Whether the column words stand upright was decided only when the matrix changed shape: a word
+    typed longer ("mice" to "miceet", the same count of words) kept them lying flat where a heatmap
+    made for the new words stood them up (found by a random walk)."""
+    from attention_explorer.views.matrix_plot import MatrixPlot
+
+    def plot(columns):
+        made = MatrixPlot(square_cells=True)
+        qtbot.addWidget(made)
+        made.resize(380, 420)
+        made.show()
+        made.show_matrix(matrix, rows, columns, levels=(0, 1))
+        QTest.qWait(20)
+        return made
+
+    matrix = np.linspace(0, 1, 28).reshape(7, 4)
+    rows = ["a", "b", "c", "d", "e", "f", "g"]
+    short, long = ["cats", "chase", "mice", "end"], ["cats", "chase", "miceeeeeeeeet", "end"]
+    shown = plot(short)
+    assert not shown.top_axis.is_rotated()
+    fresh = plot(long)
+    assert fresh.top_axis.is_rotated(), "the long word does not fit side by side: the test needs it upright"
+    shown.show_matrix(matrix, rows, long, levels=(0, 1))
+    QTest.qWait(20)
+    assert shown.top_axis.is_rotated()
+    assert shown.grab().toImage() == fresh.grab().toImage()
+    shown.show_matrix(matrix, rows, short, levels=(0, 1))  # and flat again when the words are short again
+    QTest.qWait(20)
+    assert not shown.top_axis.is_rotated()
+    assert shown.grab().toImage() == plot(short).grab().toImage()

@@ -228,6 +228,7 @@ class MatrixPlot(QtWidgets.QWidget):
             self.colorbar.setLevels(levels)
         self.hatch.color = theme.muted()
         self.hatch.set_mask(self._hatched(matrix, mask) if region else (masked if masked.any() else None), causal)
+        widest_before = self.top_axis.widest_px()
         self.left_axis.set_tokens(row_labels)
         self.top_axis.set_tokens(column_labels)
         if axis_titles is not None:
@@ -240,8 +241,11 @@ class MatrixPlot(QtWidgets.QWidget):
         else:
             self._write_values(matrix, colours, masked, masked_text, value_format)
         self.set_outlined([])
-        if reshaped:
-            self._on_resized(force=True)
+        if reshaped or self.top_axis.widest_px() != widest_before:
+            # fitted again for new words of the same count too: whether the column words stand upright
+            # is decided from their width, and a longer word ("mice" typed on to "miceet") left them
+            # lying flat where a view made for it stood them up, their room no longer what they need
+            self._on_resized(force=reshaped)
         self._show_focus()
 
     @staticmethod

@@ -78,6 +78,10 @@ class TokenAxis(pg.AxisItem):
     def labels(self) -> list[str]:
         return list(self._labels)
 
+    def widest_px(self) -> float:
+        """The widest word in bold, the face a focused word is drawn in: what the words need side by side."""
+        return self._widest_bold
+
     def colour_labels_from(self, index: int, colour: QtGui.QColor) -> None:
         """Draw the labels from `index` on in `colour`: a generation's written tokens, told apart from its
         prompt in a figure."""
