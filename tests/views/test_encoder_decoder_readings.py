@@ -166,8 +166,8 @@ def test_the_model_view_reads_every_head_as_the_heatmap_does(on_target, qtbot):
     QTest.mouseMove(view.grid, QtCore.QPoint(int(rect.left() + 2.5 * rect.width() / len(cols)),
                                              int(rect.bottom() - 2)))
     QtWidgets.QApplication.processEvents()
-    assert view.readout.text().startswith(f"layer 2, head 6: {rows[-1]} → {cols[2]}")
-    assert f"{weights[-1, 2]:.3f}" in view.readout.text()
+    assert view.readout.full_text().startswith(f"layer 2, head 6: {rows[-1]} → {cols[2]}")
+    assert f"{weights[-1, 2]:.3f}" in view.readout.full_text()
 
 
 def test_every_view_draws_what_a_fresh_one_draws_under_each_reading(on_target, qtbot):

@@ -82,8 +82,8 @@ def test_typing_a_target_runs_the_model_again_and_every_view_follows(bart_window
     rect = view.cell_rect(1, 5)  # the mouse over the cell's last row, second column: "dog" reading "the₁"
     QTest.mouseMove(view.grid, QtCore.QPoint(int(rect.left() + 1.5 * rect.width() / 11), int(rect.bottom() - 2)))
     QtWidgets.QApplication.processEvents()
-    assert view.readout.text().startswith("layer 2, head 6: dog → the₁")
-    assert f"{expected.cross_attention[1, 5, 3, 1]:.3f}" in view.readout.text()
+    assert view.readout.full_text().startswith("layer 2, head 6: dog → the₁")
+    assert f"{expected.cross_attention[1, 5, 3, 1]:.3f}" in view.readout.full_text()
     assert (c.focus, c.focus_role) == (3, LOOKING)
 
 

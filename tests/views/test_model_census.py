@@ -65,7 +65,7 @@ def test_the_cells_show_a_census_measure_once_it_is_measured(census_window, qtbo
     # hovering a cell reads its score, and focuses no word (a census cell is a head over many texts)
     rect = view.cell_rect(1, 2)
     QTest.mouseMove(view.grid, rect.center().toPoint())
-    assert view.readout.text() == (f"L2 H3: previous token {result.grid(MEASURE)[1, 2]:.3f} "
+    assert view.readout.full_text() == (f"L2 H3: previous token {result.grid(MEASURE)[1, 2]:.3f} "
                                    f"(mean of {int(result.counts[MEASURE][1, 2])} texts)")
     assert window.controller.hovered is None
     # back to the weights on the text

@@ -188,13 +188,43 @@ def test_hovering_a_thumbnail_focuses_that_word_in_every_view(real_window):
     view.hover_at(point)
     assert c.hovered == row
     assert window.heatmap.focus()[0] == row
-    assert "cat →" in view.readout.text()
+    assert "cat →" in view.readout.full_text()
     QTest.keyPress(view.grid, QtCore.Qt.Key.Key_Shift, QtCore.Qt.KeyboardModifier.ShiftModifier)
     view.hover_at(point)  # with Shift: the word looked at, the column under the mouse
     QTest.keyRelease(view.grid, QtCore.Qt.Key.Key_Shift)
     assert (c.hovered, c.focus_role) == (0, LOOKED_AT)
     assert window.heatmap.focus()[1] == 0
 
+
+def test_hovering_the_model_view_lays_out_neither_its_dock_nor_the_window(real_window):
+    """The readout under the grid was a label whose every new text asked its layout to lay out again,
+    and so the dock's and the window's: each hover on the model view laid out the whole right side
+    over four more event-loop passes. Sealed, it is cut with … to its width and whole in its tip."""
+    from event_log import EventLog
+    from screen_oracle import settle
+
+    window = real_window(BERT)
+    window.pretrained.dock.show()
+    settle()
+    view, n = window.pretrained.model_view, window.controller.trace.n
+    dock = window.pretrained.dock
+
+    def hover(row):
+        rect = view.cell_rect(1, 2)
+        view.hover_at(QtCore.QPointF(rect.center().x(), rect.top() + (row + 0.5) * rect.height() / n))
+        settle()
+
+    hover(0)  # the first word focused shows the row bars' plot, which lays out the window once
+    with EventLog([QtCore.QEvent.Type.LayoutRequest], window, dock, dock.widget(), view) as asked:
+        for row in range(n):
+            hover(row)
+            assert view.readout.full_text().startswith("layer 2, head 3: ")
+    assert asked.seen == []
+    long_word = view.readout.full_text()
+    view.resize(120, view.height())  # narrower than its text: cut, and whole in its tip
+    settle()
+    assert view.readout.text().endswith("…") and view.readout.toolTip() == long_word.strip()
+    check_backing_store(window, "the model view hovered")
 
 def test_switching_a_head_off_changes_later_layers_only(real_window, qtbot):
     window = real_window(BERT)

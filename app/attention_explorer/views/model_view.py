@@ -26,7 +26,7 @@ from ..engine.pretrained.thumbnails import thumb_step
 from ..figure_census import CensusChoice
 from ..pretrained_cells import Cells, cell_weight, encoder_decoder_cells, model_cells
 from . import theme
-from .elided_label import FoldingLabel
+from .elided_label import ElidedLabel, FoldingLabel, LayoutSeal
 from .model_census import CensusCells
 
 HEADER_PX = 22          # room for the head numbers above and the layer numbers on the left
@@ -177,8 +177,8 @@ class QtModelView(QtWidgets.QWidget):
         self.scroll.setWidget(self.grid)
         self.scroll.setWidgetResizable(False)
         self.caption = FoldingLabel()
-        self.readout = QtWidgets.QLabel(" ")
-        self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        # one line cut to the width, sealed: a new text laid out the dock and the window on every hover
+        self.readout = ElidedLabel(" ")
         self.cells_box = QtWidgets.QComboBox()  # the weights on this text, or a census measure (model_census)
         self.cells_box.setToolTip("Colour the cells by the weights on this text, or by a census measure over many "
                                   "texts (run View ▸ Head census… first)")
@@ -194,7 +194,7 @@ class QtModelView(QtWidgets.QWidget):
         layout.addWidget(self.caption)
         layout.addLayout(cells_row)
         layout.addWidget(self.scroll, 1)
-        layout.addWidget(self.readout)
+        layout.addWidget(LayoutSeal(self.readout))
         self.cells_box.activated.connect(self._on_cells_chosen)
         self.scroll.viewport().installEventFilter(self)
         for signal in (controller.pretrained_trace_changed, controller.real_view_changed,
@@ -437,18 +437,18 @@ class QtModelView(QtWidgets.QWidget):
             spot = None
         self._readout_spot = spot
         if spot is None:
-            self.readout.setText(" ")
+            self.readout.set_full_text(" ")
             return
         layer, head, row, col = spot
         if self.census_cells is not None:
-            self.readout.setText(self.census_cells.readout(layer, head))
+            self.readout.set_full_text(self.census_cells.readout(layer, head))
             return
         c = self.controller
         norm = self._norm_drawn()
         value = cell_weight(c.pretrained_trace, c.real_view, self.cells, layer, head, row, col, norm)
         what = "‖α·f(x)‖ " if norm else ""
-        self.readout.setText(f"layer {layer + 1}, head {head + 1}: {self.labels[row]} → {self.column_labels[col]}  "
-                             f"{what}{value:.3f}")
+        where = f"layer {layer + 1}, head {head + 1}: {self.labels[row]} → {self.column_labels[col]}"
+        self.readout.set_full_text(f"{where}  {what}{value:.3f}")
 
     # --- painting -------------------------------------------------------------------------------
     def paint(self, painter: QtGui.QPainter, background: QtGui.QColor | None,
