@@ -60,6 +60,39 @@ class LayoutSeal(QtWidgets.QWidget):
         self.child.setGeometry(self.rect())
 
 
+class WrappedLabelSeal(LayoutSeal):
+    """Holds a word-wrapped label and passes a change of its text on to the layout around it only when
+    it changes the room the label needs at its width (one line more or less, a longer word): a
+    decoder's "Token 12 of 64: …" line, new at every scrubber step, laid out the dock and the window
+    each time, one event-loop pass and a repaint of the docks' edges more, for a line that moved nothing.
+    The label's width is the layout's to give: the width its text would like is not passed on."""
+
+    def __init__(self, child: QtWidgets.QLabel, parent: QtWidgets.QWidget | None = None):
+        super().__init__(child, parent)
+        self._passed_on = self._room_needed()
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt API
+        return self.child.hasHeightForWidth()
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
+        return self.child.heightForWidth(width)
+
+    def _room_needed(self) -> tuple:
+        return self.child.minimumSizeHint(), self.child.heightForWidth(max(self.width(), 1)), self.child.isHidden()
+
+    def event(self, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.LayoutRequest:  # the label's new text asks for a layout
+            needed = self._room_needed()
+            if needed != self._passed_on:
+                self._passed_on = needed
+                self.updateGeometry()
+        return super().event(event)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self._passed_on = self._room_needed()
+
+
 class FoldingLabel(ElidedLabel):
     """A caption wrapped whole while its widget has room, folded to one line cut with … (and whole in
     its tooltip) when the widget is short of height: at 1280 × 720, with a decoder's next tokens and

@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
 from ..engine.errors import EngineError
+from .elided_label import WrappedLabelSeal
 from .sampling_controls import QtSamplingControls
 from .scrub_controls import scrub_controls
 from .step_timeline import OWNS_ARROWS
@@ -74,7 +75,7 @@ class QtGenerationPanel(QtWidgets.QWidget):
         layout.addLayout(controls)
         layout.addWidget(self.sampling)
         layout.addLayout(scrub)
-        layout.addWidget(self.position)
+        layout.addWidget(WrappedLabelSeal(self.position))  # each step's new line lays out only what it moves
         layout.addWidget(self.text, 1)
 
         self.generate_button.clicked.connect(self._generate)
@@ -127,8 +128,10 @@ class QtGenerationPanel(QtWidgets.QWidget):
         writing = c.generating
         room = c.room_to_write()
         self.generate_button.setEnabled(c.can_generate() and room > 0)
-        if room > 0:
-            self.tokens.setMaximum(min(room, MOST_TOKENS))  # the context's room after the prompt
+        if room > 0 and self.tokens.maximum() != min(room, MOST_TOKENS):
+            # the context's room after the prompt; set only when it changes: set at all, even to the same
+            # number, the box asks to be laid out again, and with it the dock and the window at every step
+            self.tokens.setMaximum(min(room, MOST_TOKENS))
         self.generate_button.setText("Generate again" if generation is not None and not writing else "Generate")
         self.stop_button.setEnabled(writing)
         self.export_button.setEnabled(generation is not None and not writing)
