@@ -81,7 +81,9 @@ class WrappedLabelSeal(LayoutSeal):
         return self.child.minimumSizeHint(), self.child.heightForWidth(max(self.width(), 1)), self.child.isHidden()
 
     def event(self, event: QtCore.QEvent) -> bool:
-        if event.type() == QtCore.QEvent.Type.LayoutRequest:  # the label's new text asks for a layout
+        # the label's new text asks for a layout; but Qt asks nothing of a hidden seal (a panel put away
+        # while its text changed), so it is asked again when the seal is shown
+        if event.type() in (QtCore.QEvent.Type.LayoutRequest, QtCore.QEvent.Type.Show):
             needed = self._room_needed()
             if needed != self._passed_on:
                 self._passed_on = needed
