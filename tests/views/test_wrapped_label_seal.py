@@ -53,3 +53,32 @@ def test_a_text_changed_while_hidden_takes_its_own_room_when_shown(qtbot):
     settle()
     fresh = panel_with(qtbot, SHORT)
     assert below.geometry() == fresh[2].geometry()
+
+
+
+def test_the_next_tokens_title_takes_its_own_room_after_a_toy_model_and_a_decoder(real_window, qtbot):
+    """Between a toy model (a two-line title: where next tokens show) and a decoder (one line), the seal
+    compared the room its label needed with what it had last passed on, which a resize had already
+    taken as passed: the title kept two lines' height, the five bars pushed down (found by a random walk).
+    It now compares the height the label needs with the height it has."""
+    from pathlib import Path
+
+    from view_twins import check_twin
+
+    data = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
+    window = real_window(str(data / "tiny-bart"))
+    window.pretrained.dock.show()
+    settle()
+    c, box = window.controller, window.options_bar.model_box
+    for source in ("tiny-llama.gguf", "tiny-bert", "tiny-llama.gguf"):
+        index = box.findData("cat-ate-fish")
+        box.setCurrentIndex(index)
+        box.activated.emit(index)  # as a pick from the list
+        qtbot.waitUntil(lambda: not c.is_real and not c.busy)
+        settle()
+        c.open_model(str(data / source), "the cat sat on the mat")
+        qtbot.waitUntil(lambda: c.is_real and c.trace is not None and not c.busy)
+        settle()
+        title = window.pretrained.next_tokens.title
+        assert title.height() == title.heightForWidth(title.width())
+        check_twin(window.pretrained.next_tokens, f"a toy model, then {source}")

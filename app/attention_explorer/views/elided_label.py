@@ -62,14 +62,15 @@ class LayoutSeal(QtWidgets.QWidget):
 
 class WrappedLabelSeal(LayoutSeal):
     """Holds a word-wrapped label and passes a change of its text on to the layout around it only when
-    it changes the room the label needs at its width (one line more or less, a longer word): a
-    decoder's "Token 12 of 64: …" line, new at every scrubber step, laid out the dock and the window
-    each time, one event-loop pass and a repaint of the docks' edges more, for a line that moved nothing.
-    The label's width is the layout's to give: the width its text would like is not passed on."""
+    it needs other room: a height at its width other than the one it has, or another least size (a
+    longer word). A decoder's "Token 12 of 64: …" line, new at every scrubber step, laid out the dock and
+    the window each time, one event-loop pass and a repaint of the docks' edges more, for a line that
+    moved nothing. The label's width is the layout's to give: the width its text would like is not
+    passed on."""
 
     def __init__(self, child: QtWidgets.QLabel, parent: QtWidgets.QWidget | None = None):
         super().__init__(child, parent)
-        self._passed_on = self._room_needed()
+        self._least_passed_on = child.minimumSizeHint()
 
     def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt API
         return self.child.hasHeightForWidth()
@@ -77,22 +78,15 @@ class WrappedLabelSeal(LayoutSeal):
     def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
         return self.child.heightForWidth(width)
 
-    def _room_needed(self) -> tuple:
-        return self.child.minimumSizeHint(), self.child.heightForWidth(max(self.width(), 1)), self.child.isHidden()
-
     def event(self, event: QtCore.QEvent) -> bool:
         # the label's new text asks for a layout; but Qt asks nothing of a hidden seal (a panel put away
         # while its text changed), so it is asked again when the seal is shown
         if event.type() in (QtCore.QEvent.Type.LayoutRequest, QtCore.QEvent.Type.Show):
-            needed = self._room_needed()
-            if needed != self._passed_on:
-                self._passed_on = needed
+            least = self.child.minimumSizeHint()
+            if least != self._least_passed_on or self.child.heightForWidth(self.width()) != self.height():
+                self._least_passed_on = least
                 self.updateGeometry()
         return super().event(event)
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
-        super().resizeEvent(event)
-        self._passed_on = self._room_needed()
 
 
 class FoldingLabel(ElidedLabel):
