@@ -60,35 +60,6 @@ class LayoutSeal(QtWidgets.QWidget):
         self.child.setGeometry(self.rect())
 
 
-class WrappedLabelSeal(LayoutSeal):
-    """Holds a word-wrapped label and passes a change of its text on to the layout around it only when
-    it needs other room: a height at its width other than the one it has, or another least size (a
-    longer word). A decoder's "Token 12 of 64: …" line, new at every scrubber step, laid out the dock and
-    the window each time, one event-loop pass and a repaint of the docks' edges more, for a line that
-    moved nothing. The label's width is the layout's to give: the width its text would like is not
-    passed on."""
-
-    def __init__(self, child: QtWidgets.QLabel, parent: QtWidgets.QWidget | None = None):
-        super().__init__(child, parent)
-        self._least_passed_on = child.minimumSizeHint()
-
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt API
-        return self.child.hasHeightForWidth()
-
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
-        return self.child.heightForWidth(width)
-
-    def event(self, event: QtCore.QEvent) -> bool:
-        # the label's new text asks for a layout; but Qt asks nothing of a hidden seal (a panel put away
-        # while its text changed), so it is asked again when the seal is shown
-        if event.type() in (QtCore.QEvent.Type.LayoutRequest, QtCore.QEvent.Type.Show):
-            least = self.child.minimumSizeHint()
-            if least != self._least_passed_on or self.child.heightForWidth(self.width()) != self.height():
-                self._least_passed_on = least
-                self.updateGeometry()
-        return super().event(event)
-
-
 class FoldingLabel(ElidedLabel):
     """A caption wrapped whole while its widget has room, folded to one line cut with … (and whole in
     its tooltip) when the widget is short of height: at 1280 × 720, with a decoder's next tokens and

@@ -16,7 +16,6 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
 from ..engine.errors import EngineError
-from .elided_label import WrappedLabelSeal
 from .sampling_controls import QtSamplingControls
 from .scrub_controls import scrub_controls
 from .step_timeline import OWNS_ARROWS
@@ -75,7 +74,7 @@ class QtGenerationPanel(QtWidgets.QWidget):
         layout.addLayout(controls)
         layout.addWidget(self.sampling)
         layout.addLayout(scrub)
-        layout.addWidget(WrappedLabelSeal(self.position))  # each step's new line lays out only what it moves
+        layout.addWidget(self.position)
         layout.addWidget(self.text, 1)
 
         self.generate_button.clicked.connect(self._generate)
@@ -130,7 +129,7 @@ class QtGenerationPanel(QtWidgets.QWidget):
         self.generate_button.setEnabled(c.can_generate() and room > 0)
         if room > 0 and self.tokens.maximum() != min(room, MOST_TOKENS):
             # the context's room after the prompt; set only when it changes: set at all, even to the same
-            # number, the box asks to be laid out again, and with it the dock and the window at every step
+            # number, the box asks to be laid out again, and with it the panel, the dock and the window
             self.tokens.setMaximum(min(room, MOST_TOKENS))
         self.generate_button.setText("Generate again" if generation is not None and not writing else "Generate")
         self.stop_button.setEnabled(writing)
