@@ -21,8 +21,11 @@ BESIDE_PX = 20  # the gap between the main window and the lessons window
 
 class PointerWalk(Walk):
     def _mouse_to(self, widget, point: QtCore.QPoint) -> None:
-        """Arrive at `point` from a neighbouring pixel, at a hand's pace."""
+        """Arrive at `point` from a neighbouring pixel, at a hand's pace. A point off the screen (a zoomed
+        heatmap's row label, left of a matrix scrolled to the right) is out of a hand's reach: skipped."""
         target = widget.mapToGlobal(point)
+        if not widget.screen().geometry().adjusted(0, 0, -2, -1).contains(target):
+            return
         for where in (target + QtCore.QPoint(2, 1), target):
             subprocess.run(["xdotool", "mousemove", str(where.x()), str(where.y())], check=True)
             QTest.qWait(15)
