@@ -43,6 +43,14 @@ class WrittenTarget:
     forced: frozenset[int]
 
 
+def as_a_box_holds_it(text: str) -> str:
+    """`text` with each half of a character (a lone surrogate: a byte that was not UTF-8, read in) as
+    U+FFFD, the character that stands for one. A target starts as the source text, and the Target box
+    cannot hold half a character (Qt's line edit drops it), so it showed another target than the one
+    the model read."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class EncoderDecoderControls(PretrainedControls):
     """The target text and the part shown of an encoder–decoder (the Controller subclasses this)."""
 
@@ -89,10 +97,12 @@ class EncoderDecoderControls(PretrainedControls):
         if part is not None:
             _check_part(part)
         text = self._sentence if sentence is None else sentence
+        target = None if target is None else as_a_box_holds_it(target)
         if target is not None and target != self._target and self.is_encoder_decoder:
             self._target = target  # the box shows it while the model loads (and a target typed meanwhile wins)
             self.target_changed.emit(target)
-        self._opening_target = target if target is not None else self._target if self.is_encoder_decoder else text
+        self._opening_target = (target if target is not None else self._target if self.is_encoder_decoder
+                                else as_a_box_holds_it(text))
         self._opening_part = self._part if part is None else part
         super().open_pretrained(name_or_path, sentence)
 
@@ -144,6 +154,7 @@ class EncoderDecoderControls(PretrainedControls):
     def set_target(self, target: str) -> None:
         """The encoder–decoder's target; the model reads both texts again on the worker (a Write still
         going is dropped: what was typed wins)."""
+        target = as_a_box_holds_it(target)
         if target == self._target:
             return
         self._target, self._written_target, self._target_shown, self._write_error = target, None, None, ""
