@@ -127,10 +127,11 @@ class QtGenerationPanel(QtWidgets.QWidget):
         writing = c.generating
         room = c.room_to_write()
         self.generate_button.setEnabled(c.can_generate() and room > 0)
-        if room > 0 and self.tokens.maximum() != min(room, MOST_TOKENS):
-            # the context's room after the prompt; set only when it changes: set at all, even to the same
-            # number, the box asks to be laid out again, and with it the panel, the dock and the window
-            self.tokens.setMaximum(min(room, MOST_TOKENS))
+        most = min(room, MOST_TOKENS)  # the context's room after the prompt
+        if room > 0 and self.tokens.maximum() != most:
+            # set only when it changes: set at all, even to the same number, the box asks to be laid out
+            # again, and with it the panel, the dock and the window
+            self.tokens.setMaximum(most)
         self.generate_button.setText("Generate again" if generation is not None and not writing else "Generate")
         self.stop_button.setEnabled(writing)
         self.export_button.setEnabled(generation is not None and not writing)
