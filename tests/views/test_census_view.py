@@ -2,6 +2,7 @@
 grid, click the ranked heads, colour by another measure, switch the top heads off, cancel, export.
 On the tiny committed checkpoints (a GPT-2 decoder and a BERT encoder) and a toy model."""
 
+import dataclasses
 import os
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -308,3 +309,27 @@ def test_the_census_window_waits_to_be_built_until_the_controller_has_nothing_to
     working[0] = False
     qtbot.waitUntil(lambda: launcher.window is not None, timeout=5000)
     assert not launcher.window.isVisible()
+
+
+def test_a_grid_taller_than_its_pane_offers_fit_and_fits_every_layer_on_a_click(census_window, qtbot):
+    """A 30-layer model's grid in a short window opens zoomed in on its first layers (their numbers
+    legible); the Fit button, as under the heatmap, is then the sign that more layers lie below."""
+    _window, census = census_window()
+    run_census(qtbot, census)
+    view = census.view
+    assert not view.fit_button.isVisible()  # two layers fit whole
+    small = census.census.result
+    layers = 30
+    tall = dataclasses.replace(small, n_layers=layers, **{
+        field: {key: np.tile(grid, (layers // small.n_layers, 1)) for key, grid in getattr(small, field).items()}
+        for field in ("scores", "counts", "best", "best_text")})
+    census.census._result = tall  # as a run on a model of 30 layers hands it over
+    census.census.result_changed.emit(tall)
+    census.resize(900, 480)
+    settle_layout(qtbot)
+    assert view.plot.is_zoomable() and view.fit_button.isVisible()
+    assert len(view.plot.visible_cells()[0]) < layers
+
+    QTest.mouseClick(view.fit_button, QtCore.Qt.MouseButton.LeftButton)
+    settle_layout(qtbot)
+    assert list(view.plot.visible_cells()[0]) == list(range(layers))

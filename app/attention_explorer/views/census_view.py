@@ -68,7 +68,11 @@ class QtCensusView(QtWidgets.QWidget):
         grid_layout = QtWidgets.QVBoxLayout(grid_side)
         grid_layout.setContentsMargins(0, 0, 0, 0)
         grid_layout.addWidget(self.plot, 1)
-        grid_layout.addWidget(self.readout)
+        self.fit_button = self.plot.make_fit_button()  # a short window opens the grid zoomed in, some layers off it
+        under_grid = QtWidgets.QHBoxLayout()
+        under_grid.addWidget(self.readout, 1)
+        under_grid.addWidget(self.fit_button, 0, QtCore.Qt.AlignmentFlag.AlignTop)
+        grid_layout.addLayout(under_grid)
         lists = QtWidgets.QWidget()
         lists_layout = QtWidgets.QVBoxLayout(lists)
         lists_layout.setContentsMargins(0, 0, 0, 0)

@@ -99,10 +99,7 @@ class QtHeatmap(MatrixPlot):
         self.colormap_box.setToolTip("Colour map of the heatmap and the step tables (all perceptually uniform)")
         self.colormap_box.setFocusPolicy(QtCore.Qt.FocusPolicy.TabFocus)
         self.colormap_box.textActivated.connect(controller.set_colormap)
-        self.fit_button = QtWidgets.QToolButton()
-        self.fit_button.setText("Fit")
-        self.fit_button.setToolTip("Show the whole matrix (key 0); wheel or + / − zoom, drag or Page Up / Down moves")
-        self.fit_button.clicked.connect(self.fit)
+        self.fit_button = self.make_fit_button()
 
         # The readout has a line of its own: beside the colour controls a narrow pane cut it short
         # ("…÷√32 = -0.5"), and its numbers are what the reader came for.
@@ -123,7 +120,6 @@ class QtHeatmap(MatrixPlot):
         self.top_axis.token_clicked.connect(lambda i: self.controller.toggle_pinned(i, LOOKED_AT))
         self.colour_scale_box.activated.connect(lambda i: self.set_colour_scale(self.colour_scale_box.itemData(i)))
         self.cell_hovered.connect(self._on_cell_hovered)
-        self.framed.connect(self.fit_button.setVisible)
         controller.trace_changed.connect(self._redraw)
         controller.matrix_changed.connect(self._redraw)
         controller.head_changed.connect(self._redraw)

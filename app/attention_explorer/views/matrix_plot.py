@@ -450,6 +450,18 @@ class MatrixPlot(QtWidgets.QWidget):
         """Show the whole matrix."""
         self.frame.fit()
 
+    def make_fit_button(self) -> QtWidgets.QToolButton:
+        """A "Fit" button that shows the whole matrix, there only while the plot is zoomed in: the
+        one sign, beside the cut-off labels, that the matrix goes on past the pane."""
+        button = QtWidgets.QToolButton()
+        button.setText("Fit")
+        button.setToolTip("Show the whole matrix (key 0); wheel or + / − zoom, drag or Page Up / Down moves")
+        button.clicked.connect(self.fit)
+        if not self.frame.zoomable:
+            button.hide()  # (not setVisible(True): the button has no parent yet, and would open as a window)
+        self.framed.connect(button.setVisible)
+        return button
+
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
         if watched is self.graphics and event.type() == QtCore.QEvent.Type.Resize:
             QtCore.QTimer.singleShot(0, self, self._on_resized)  # after the scene took its new size
