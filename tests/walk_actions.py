@@ -34,6 +34,7 @@ TINY_FOLDERS = [DATA / "tiny-bert", DATA / "tiny-gpt2", DATA / "tiny-llama", DAT
 TINY_GGUF = DATA / "tiny-llama.gguf"
 LOAD_WAIT_MS = 60_000
 PATIENCE_MS, CANCEL_WAIT_MS = 20_000, 10_000  # a long real-model forward is cancelled, and must stop
+CENSUS_PATIENCE_MS = 3_000  # a census still running then is cancelled (SmolLM2's battery takes ~10 s)
 
 ODD_TEXTS = (
     "the cat sat on the mat", "🐱 the cat zebra 🐶", "THE CAT SAT", "straße the dog", "the ca\u0301t sat",
@@ -142,6 +143,7 @@ class Walk:
             ("long_sentence", 0.05), ("gif", 0.1), ("real_model", 3), ("real_bar", 8), ("model_view_mouse", 4),
             ("context_menu", 1), ("dock", 2), ("cancel_load", 0.5), ("switch_during_forward", 0.5),
             ("heatmap_controls", 2), ("generation", 3), ("encoder_decoder", 4), ("write_target", 4),
+            ("census", 3),
         )]
         self._weights = [w for w, _ in self.actions]
 
@@ -506,6 +508,70 @@ class Walk:
             self.window.lessons_window.close()
         else:
             self.window.lesson_actions[self.rng.choice(LESSONS)[0]].trigger()
+
+    def census(self):
+        """View ▸ Head census…, then what a user does there: a measure chosen, Run (Cancel when it runs
+        long, and it must stop), the grid hovered or clicked (which opens that head in the main window),
+        a ranked head clicked, the top heads switched off there or in the main window, Fit, a setting
+        changed, or the window closed."""
+        launcher = self.window.pretrained.census
+        window = launcher.window
+        if window is None or not window.isVisible():
+            launcher.action.trigger()
+            self._census_opened(launcher.window)
+            return
+        census, view = window.census, window.view
+        what = self.rng.choice(("measure", "run", "run", "grid", "grid", "ranked", "ablate", "apply", "fit",
+                                "settings", "close"))
+        if what == "measure":
+            self._choose(window.measure_box)
+        elif what == "run" and window.run_button.isEnabled():
+            window.run_button.click()
+            self._census_finished(census, window.cancel_button)
+        elif what == "grid" and view.plot.graphics.isVisible():
+            rows, cols = view.plot.visible_cells()
+            if rows and cols:
+                scene = view.plot.plot.getViewBox().mapViewToScene(
+                    QtCore.QPointF(self.rng.choice(cols), self.rng.choice(rows)))
+                point = view.plot.graphics.mapFromScene(scene)
+                self._mouse_to(view.plot.graphics.viewport(), point)
+                if self.rng.random() < 0.3:
+                    QTest.mouseClick(view.plot.graphics.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=point)
+        elif what == "ranked" and view.ranked.count():
+            item = view.ranked.item(self.rng.randrange(view.ranked.count()))
+            view.ranked.scrollToItem(item)
+            QTest.mouseClick(view.ranked.viewport(), QtCore.Qt.MouseButton.LeftButton,
+                             pos=view.ranked.visualItemRect(item).center())
+        elif what == "ablate" and window.ablate_button.isEnabled():
+            window.ablate_count.setValue(self.rng.choice((1, 3, 64)))
+            window.ablate_button.click()
+            self._census_finished(census, window.cancel_button)
+        elif what == "apply" and window.apply_button.isEnabled():
+            window.apply_button.click()
+        elif what == "fit" and view.fit_button.isVisible():
+            view.fit_button.click()
+        elif what == "settings":
+            self.rng.choice((window.exclude_first_box, window.exclude_diagonal_box)).click()
+        elif what == "close":
+            window.close()
+
+    def _census_opened(self, window) -> None:
+        """Where the census window opens (X11 puts it beside the main window: see walk_x11)."""
+
+    @staticmethod
+    def _census_finished(census, cancel_button) -> None:
+        """Until a census run or its heads' ablation ends; one still running after CENSUS_PATIENCE_MS
+        is cancelled as a user would, and must stop within CANCEL_WAIT_MS."""
+        deadline = QtCore.QDeadlineTimer(CENSUS_PATIENCE_MS)
+        while census.busy and not deadline.hasExpired():
+            QTest.qWait(5)
+        if census.busy:
+            cancel_button.click()
+            deadline = QtCore.QDeadlineTimer(CANCEL_WAIT_MS)
+            while census.busy and not deadline.hasExpired():
+                QTest.qWait(5)
+        assert not census.busy, f"the census was still busy after a Cancel; its threads:\n{thread_stacks()}"
+        settle()
 
     def dock(self):
         """View menu: the model editor, the steps, the model view, shown or put away."""

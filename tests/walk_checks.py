@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from PySide6 import QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from attention_explorer import engine
 from attention_explorer.controller import LOOKED_AT
@@ -127,10 +127,23 @@ def _check_encoder_decoder(c) -> None:
     assert c.options.heads == expected.shape[1] and c.real_model.n_layers == expected.shape[0]
 
 
+def _covered(window) -> bool:
+    """Whether another window of the app lies over part of `window` on an X server's screen, whose
+    picture of a window holds what overlaps it (offscreen, every window has its own backing store)."""
+    if QtGui.QGuiApplication.platformName() != "xcb":
+        return False
+    return any(other is not window and other.isVisible() and other.objectName() != "qtooltip_label"
+               and other.frameGeometry().intersects(window.frameGeometry())
+               for other in QtWidgets.QApplication.topLevelWidgets())
+
+
 def check_screen(window, where: str, twins: bool = True) -> None:
     """The backing store against a full repaint of the whole window; with `twins`, each of its views
     against the same view built fresh."""
     check_backing_store(window, where)
+    census = window.pretrained.census.window
+    if census is not None and census.isVisible() and not _covered(census):
+        check_backing_store(census, f"{where}, the census window")
     if not twins:
         return
     for view in (window.heatmap, window.arcs, window.row_bars, window.timeline, window.chips,

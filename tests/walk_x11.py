@@ -4,7 +4,8 @@ pyqtgraph's rate limit and hover logic), not QTest's synthetic events.
 
 Used by test_random_walk.py's --pointer x11 under Xvfb (see test_walk_on_x11.py). Other windows the
 walk opens (the lessons) are put beside the main window: on X11 the screen's picture of a window
-holds whatever overlaps it, and the backing-store oracle compares that picture.
+holds whatever overlaps it, and the backing-store oracle compares that picture (the census window,
+beside it too, is compared only while the lessons window does not cover it).
 """
 
 from __future__ import annotations
@@ -32,7 +33,13 @@ class PointerWalk(Walk):
 
     def lesson(self):
         super().lesson()
-        lessons = self.window.lessons_window
-        if lessons is not None and lessons.isVisible():
-            lessons.move(self.window.frameGeometry().right() + BESIDE_PX, 0)
+        self._beside(self.window.lessons_window)
+
+    def _census_opened(self, window) -> None:
+        self._beside(window)
+
+    def _beside(self, window) -> None:
+        """Put another window of the app right of the main one, off the picture the oracle compares."""
+        if window is not None and window.isVisible():
+            window.move(self.window.frameGeometry().right() + BESIDE_PX, 0)
             QTest.qWait(20)
