@@ -504,10 +504,50 @@ class Walk:
             QTest.keyClick(self.window, key)
 
     def lesson(self):
-        if self.window.lessons_window is not None and self.rng.random() < 0.3:
-            self.window.lessons_window.close()
-        else:
+        """A lesson opened from the menu, the lessons window closed, or one of the open lesson's own
+        controls used (a box chosen from, a number stepped or typed, a slider moved, a box ticked, a text
+        typed) while the main window goes on changing under it."""
+        lessons = self.window.lessons_window
+        chance = self.rng.random()
+        if lessons is None or not lessons.isVisible() or chance < 0.3:
             self.window.lesson_actions[self.rng.choice(LESSONS)[0]].trigger()
+        elif chance < 0.9:
+            self._use_a_control(lessons.current_panel())
+        else:
+            lessons.close()
+
+    def _use_a_control(self, panel: QtWidgets.QWidget) -> None:
+        controls = [w for w in panel.findChildren(QtWidgets.QWidget) if w.isVisible() and w.isEnabled() and isinstance(
+            w, (QtWidgets.QComboBox, QtWidgets.QAbstractSpinBox, QtWidgets.QAbstractSlider, QtWidgets.QCheckBox,
+                QtWidgets.QLineEdit)) and not isinstance(w.parent(), (QtWidgets.QAbstractSpinBox, QtWidgets.QComboBox))]
+        if not controls:
+            return
+        control = self.rng.choice(controls)
+        self.counts["lesson controls used"] += 1
+        if isinstance(control, QtWidgets.QComboBox):
+            self._choose(control)
+        elif isinstance(control, QtWidgets.QAbstractSpinBox):
+            control.setFocus()
+            if self.rng.random() < 0.7:
+                key = self.rng.choice((QtCore.Qt.Key.Key_Up, QtCore.Qt.Key.Key_Down, QtCore.Qt.Key.Key_PageUp,
+                                       QtCore.Qt.Key.Key_PageDown))
+                QTest.keyClick(control, key)
+            else:  # a number typed over the old one, or junk
+                control.selectAll()
+                QTest.keyClicks(control, self.rng.choice(JUNK_VALUES + ("0", "7", "999999")))
+                QTest.keyClick(control, QtCore.Qt.Key.Key_Return)
+        elif isinstance(control, QtWidgets.QAbstractSlider):
+            control.triggerAction(self.rng.choice((QtWidgets.QAbstractSlider.SliderAction.SliderPageStepAdd,
+                                                   QtWidgets.QAbstractSlider.SliderAction.SliderPageStepSub,
+                                                   QtWidgets.QAbstractSlider.SliderAction.SliderToMinimum,
+                                                   QtWidgets.QAbstractSlider.SliderAction.SliderToMaximum)))
+        elif isinstance(control, QtWidgets.QCheckBox):
+            control.click()
+        elif not control.isReadOnly():  # a text pasted over the old one (QTest types only Latin-1 keys)
+            control.setFocus()
+            control.selectAll()
+            control.insert(self.rng.choice(ODD_TEXTS)[:200])
+            QTest.keyClick(control, QtCore.Qt.Key.Key_Return)
 
     def census(self):
         """View ▸ Head census…, then what a user does there: a measure chosen, Run (Cancel when it runs

@@ -138,12 +138,14 @@ def _covered(window) -> bool:
 
 
 def check_screen(window, where: str, twins: bool = True) -> None:
-    """The backing store against a full repaint of the whole window; with `twins`, each of its views
-    against the same view built fresh."""
+    """The backing store against a full repaint of the whole window, and of the census and lessons
+    windows while they are open; with `twins`, each of the main window's views against the same view
+    built fresh."""
     check_backing_store(window, where)
-    census = window.pretrained.census.window
-    if census is not None and census.isVisible() and not _covered(census):
-        check_backing_store(census, f"{where}, the census window")
+    others = ((window.pretrained.census.window, "the census window"), (window.lessons_window, "the lessons"))
+    for other, name in others:
+        if other is not None and other.isVisible() and not _covered(other):
+            check_backing_store(other, f"{where}, {name}")
     if not twins:
         return
     for view in (window.heatmap, window.arcs, window.row_bars, window.timeline, window.chips,

@@ -4,8 +4,8 @@ pyqtgraph's rate limit and hover logic), not QTest's synthetic events.
 
 Used by test_random_walk.py's --pointer x11 under Xvfb (see test_walk_on_x11.py). Other windows the
 walk opens (the lessons) are put beside the main window: on X11 the screen's picture of a window
-holds whatever overlaps it, and the backing-store oracle compares that picture (the census window,
-beside it too, is compared only while the lessons window does not cover it).
+holds whatever overlaps it, and the backing-store oracle compares that picture. The census window goes
+beside it too; the oracle compares each of the two only while the other does not cover it.
 """
 
 from __future__ import annotations
