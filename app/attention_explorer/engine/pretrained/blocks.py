@@ -147,14 +147,20 @@ def score_rows(arch: Architecture, q: np.ndarray, k_t: np.ndarray, head: int, st
     soft-capped at `cap` when given; with `masked`, −∞ where a decoder's key comes after its query, and
     where a key lies outside the layer's sliding `window` (before a decoder's query, either side of an
     encoder's). Every way of asking for a head's scores comes here, so scores ÷ the
-    divisor made later equal these scaled ones to the bit."""
-    block = np.matmul(q[head, start:stop], k_t[head // arch.group], out=out)
+    divisor made later equal these scaled ones to the bit. Masked, a decoder's keys after the block's
+    last query are −∞ without being multiplied out (half of a long text's products), as its weights
+    are made (keys_for)."""
+    n_keys = k_t.shape[-1]
+    keys = keys_for(stop, n_keys, masked and arch.is_decoder)
+    block = np.empty((stop - start, n_keys), dtype=np.float32) if out is None else out
+    made = block[:, :keys]
+    np.matmul(q[head, start:stop], k_t[head // arch.group][:, :keys], out=made)
     if divisor != 1.0:
-        block /= np.float32(divisor)
+        made /= np.float32(divisor)
     if cap:
-        soft_cap(block, cap)
+        soft_cap(made, cap)
     if masked and arch.is_decoder:
-        block[:, stop:] = -np.inf
+        block[:, keys:] = -np.inf
         mask_later_keys(block[None, :, :stop], start)
     far = outside_window(start, stop - start, block.shape[-1], window, both=not arch.is_decoder) if masked else None
     if far is not None:
