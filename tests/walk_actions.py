@@ -35,6 +35,7 @@ TINY_GGUF = DATA / "tiny-llama.gguf"
 LOAD_WAIT_MS = 60_000
 PATIENCE_MS, CANCEL_WAIT_MS = 20_000, 10_000  # a long real-model forward is cancelled, and must stop
 CENSUS_PATIENCE_MS = 3_000  # a census still running then is cancelled (SmolLM2's battery takes ~10 s)
+WINDOW_SIZES = ((1000, 640), (1280, 720), (1280, 820), (1600, 900), (1920, 1080))  # small laptop … desktop
 
 ODD_TEXTS = (
     "the cat sat on the mat", "🐱 the cat zebra 🐶", "THE CAT SAT", "straße the dog", "the ca\u0301t sat",
@@ -143,7 +144,7 @@ class Walk:
             ("long_sentence", 0.05), ("gif", 0.1), ("real_model", 3), ("real_bar", 8), ("model_view_mouse", 4),
             ("context_menu", 1), ("dock", 2), ("cancel_load", 0.5), ("switch_during_forward", 0.5),
             ("heatmap_controls", 2), ("generation", 3), ("encoder_decoder", 4), ("write_target", 4),
-            ("census", 3),
+            ("census", 3), ("resize_window", 1),
         )]
         self._weights = [w for w, _ in self.actions]
 
@@ -612,6 +613,17 @@ class Walk:
                 QTest.qWait(5)
         assert not census.busy, f"the census was still busy after a Cancel; its threads:\n{thread_stacks()}"
         settle()
+
+    def resize_window(self):
+        """The main window dragged to another size, from a small laptop's to a desktop's."""
+        self.window.resize(*self.rng.choice(self.window_sizes()))
+        self._window_resized()
+
+    def window_sizes(self) -> tuple[tuple[int, int], ...]:
+        return WINDOW_SIZES
+
+    def _window_resized(self) -> None:
+        """After the main window changed size (X11 puts the other windows beside it again: see walk_x11)."""
 
     def dock(self):
         """View menu: the model editor, the steps, the model view, shown or put away."""

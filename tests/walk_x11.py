@@ -38,6 +38,15 @@ class PointerWalk(Walk):
     def _census_opened(self, window) -> None:
         self._beside(window)
 
+    def window_sizes(self) -> tuple[tuple[int, int], ...]:
+        """Those that leave room on the screen for the lessons beside the main window."""
+        return tuple((width, height) for width, height in super().window_sizes() if width <= 1280 and height <= 900)
+
+    def _window_resized(self) -> None:
+        QTest.qWait(20)
+        self._beside(self.window.lessons_window)
+        self._beside(self.window.pretrained.census.window)
+
     def _beside(self, window) -> None:
         """Put another window of the app right of the main one, off the picture the oracle compares."""
         if window is not None and window.isVisible():
