@@ -212,3 +212,28 @@ def test_the_readout_says_why_a_cell_is_masked(qtbot):
 
     assert why_masked(1, 4, "cat", "mat") == "mat comes after cat"
     assert why_masked(6, 1, "tree", "the") == "the is too far back for the layer's sliding window"
+
+
+def test_a_pane_shorter_than_a_zoomed_cell_opens_on_one_row_of_square_cells(qtbot):
+    """A 63-word heatmap in a window made small (its cells' pane a few pixels tall) asked for cells 18 px
+    wide and a third of a row: the limits stretched that to one row and the square lock then widened the
+    columns about the middle, so the view opened left of the first column, on a range that another
+    change of range moved again (a fresh view given it showed other columns)."""
+    host = QtWidgets.QWidget()  # a docked view can be made smaller than its least size; a window cannot
+    qtbot.addWidget(host)
+    host.resize(370, 74)
+    heatmap = MatrixPlot(parent=host, min_size=None, square_cells=True)
+    heatmap.resize(370, 74)
+    host.show()
+    qtbot.waitExposed(host)
+    words = [f"w{i}" for i in range(63)]
+    heatmap.show_matrix(np.random.default_rng(0).random((63, 63)), words, words, levels=(0, 1))
+    QtWidgets.QApplication.processEvents()
+    view = heatmap.view
+    assert heatmap.is_zoomable() and 0 < view.height() < 18
+    (x0, x1), (y0, y1) = view.viewRange()
+    assert y1 - y0 == pytest.approx(1.0)  # one row, whole
+    assert (x1 - x0) / view.width() == pytest.approx((y1 - y0) / view.height(), rel=0.05)  # square cells
+    assert x0 > -1.5  # from the first column (within pyqtgraph's rounding of the pane to whole pixels)
+    view.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)  # the same range asked again stays as it is
+    assert view.viewRange() == [[x0, x1], [y0, y1]]

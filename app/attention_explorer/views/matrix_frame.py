@@ -143,8 +143,15 @@ class MatrixFrame:
         self.view.setLimits(xMin=-0.5 - pad_x, xMax=n_cols - 0.5 + pad_x, yMin=-0.5 - pad_y, yMax=n_rows - 0.5 + pad_y,
                             minXRange=max(1.0, rect.width() / MAX_CELL_PX),
                             minYRange=max(1.0, rect.height() / MAX_CELL_PX))
-        span_x = min(n_cols, rect.width() / ZOOMED_CELL_PX)
-        span_y = min(n_rows, rect.height() / ZOOMED_CELL_PX)
+        # square cells in a pane shorter (or narrower) than a zoomed cell: cells as tall as the pane, one
+        # row whole. Taller ones were stretched back to one row by the limits and left not square, a
+        # range the view's own lock then changed on the next update (and a fresh view never showed)
+        # (measured as the lock measures the pane, in whole pixels: the half pixel more of boundingRect
+        # made the lock widen the columns again in a pane a few pixels tall)
+        pane = self.view.rect()
+        cell = min(ZOOMED_CELL_PX, pane.width(), pane.height()) if self.square else ZOOMED_CELL_PX
+        span_x = min(n_cols, pane.width() / cell)
+        span_y = min(n_rows, pane.height() / cell)
         if not self.square:
             span_x = n_cols if rect.width() / n_cols >= MIN_FIT_CELL_PX else span_x
             span_y = n_rows if rect.height() / n_rows >= MIN_FIT_CELL_PX else span_y
