@@ -3,7 +3,7 @@ values only when they fit; labels never overlap."""
 
 import numpy as np
 import pytest
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from attention_explorer import engine
 from attention_explorer.views.matrix_plot import MatrixPlot, shared_levels, symmetric_levels
@@ -237,3 +237,16 @@ def test_a_pane_shorter_than_a_zoomed_cell_opens_on_one_row_of_square_cells(qtbo
     assert x0 > -1.5  # from the first column (within pyqtgraph's rounding of the pane to whole pixels)
     view.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)  # the same range asked again stays as it is
     assert view.viewRange() == [[x0, x1], [y0, y1]]
+
+
+def test_a_zoomed_matrix_framed_before_its_pane_has_a_size_raises_nothing(qtbot, monkeypatch):
+    """A resized window framed the heatmap while its cells' pane was still laid out at no size: the
+    square cells' size, taken from the pane, was 0 and the frame divided by it (a crash dialog)."""
+    heatmap = _heatmap(qtbot, width=370, height=300)
+    words = [f"w{i}" for i in range(63)]
+    heatmap.show_matrix(np.random.default_rng(0).random((63, 63)), words, words, levels=(0, 1))
+    QtWidgets.QApplication.processEvents()
+    heatmap.frame.square = True
+    monkeypatch.setattr(heatmap.view, "rect", lambda: QtCore.QRectF())  # the pane before its layout
+    heatmap.frame.update((63, 63), None, force=True)
+    assert heatmap.frame.zoomable

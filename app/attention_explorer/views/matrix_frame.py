@@ -147,9 +147,10 @@ class MatrixFrame:
         # row whole. Taller ones were stretched back to one row by the limits and left not square, a
         # range the view's own lock then changed on the next update (and a fresh view never showed)
         # (measured as the lock measures the pane, in whole pixels: the half pixel more of boundingRect
-        # made the lock widen the columns again in a pane a few pixels tall)
+        # made the lock widen the columns again in a pane a few pixels tall; at least a pixel, for a
+        # pane framed before its layout gave it a size)
         pane = self.view.rect()
-        cell = min(ZOOMED_CELL_PX, pane.width(), pane.height()) if self.square else ZOOMED_CELL_PX
+        cell = max(1.0, min(ZOOMED_CELL_PX, pane.width(), pane.height())) if self.square else ZOOMED_CELL_PX
         span_x = min(n_cols, pane.width() / cell)
         span_y = min(n_rows, pane.height() / cell)
         if not self.square:
