@@ -28,3 +28,9 @@ def test_the_cells_picked_hold_each_column_s_longest_text(values):
 def test_lengths_by_hand():
     values = np.array([[0.5], [-12.25], [3.0], [-0.001], [100.1]], dtype=np.float32)
     assert [fmt(values[r, 0]) for r in longest_cells(values)[:, 0]] == ["−12.25", "100.1", "0.5"]
+
+
+def test_an_infinity_is_one_character_and_a_ten_two():
+    """Found by the property above: three ∞ (one character each) were picked over a 10 (two)."""
+    values = np.array([[np.inf], [np.inf], [np.inf], [10.0]], dtype=np.float32)
+    assert 3 in longest_cells(values)[:, 0]

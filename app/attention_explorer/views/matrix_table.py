@@ -95,7 +95,8 @@ def longest_cells(values: np.ndarray, count: int = 3) -> np.ndarray:
         last_two = hundredths % 100
         decimals = np.where(last_two == 0, 0, np.where(last_two % 10 == 0, 2, 3))  # ".5", ".25" (point included)
         length = ((values < 0) & (hundredths > 0)) + digits + decimals  # "−0.001" shows as "0"
-        length = np.where(np.isfinite(values), length, 2)  # "−∞", "∞", "nan": short
+        # "−∞", "∞", "nan": as long as they are written (an ∞ counted as two was picked over a 10)
+        length = np.where(np.isfinite(values), length, np.where(np.isnan(values), 3, np.where(values < 0, 2, 1)))
     return np.argsort(-length, axis=0, kind="stable")[:count]
 
 
