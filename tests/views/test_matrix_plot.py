@@ -250,3 +250,27 @@ def test_a_zoomed_matrix_framed_before_its_pane_has_a_size_raises_nothing(qtbot,
     monkeypatch.setattr(heatmap.view, "rect", lambda: QtCore.QRectF())  # the pane before its layout
     heatmap.frame.update((63, 63), None, force=True)
     assert heatmap.frame.zoomable
+
+
+def test_a_pane_made_shorter_than_upright_words_need_gives_the_plot_the_pane_once_they_lie_flat(qtbot):
+    """A window made smaller (a dock opened beside the heatmap) left the plot as tall as its upright
+    column words had needed, past the bottom of the pane, once they lay flat: its last rows were cut,
+    and a fresh view showed them."""
+    host = QtWidgets.QWidget()
+    qtbot.addWidget(host)
+    host.resize(361, 445)
+    heatmap = MatrixPlot(parent=host, min_size=None, square_cells=True)
+    heatmap.resize(361, 445)
+    host.show()
+    qtbot.waitExposed(host)
+    heatmap.show_matrix(np.random.default_rng(0).random((9, 3)), list("abcdefghi"), ["<s>", "x" * 20, "y" * 20],
+                        levels=(0, 1))
+    QtWidgets.QApplication.processEvents()
+    assert heatmap.top_axis.is_rotated()
+    least = heatmap.graphics.ci.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).height()
+    host.resize(361, int(least) - 12)
+    heatmap.resize(361, int(least) - 12)
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+    assert not heatmap.top_axis.is_rotated()
+    assert heatmap.graphics.ci.geometry().height() == heatmap.graphics.viewport().height()

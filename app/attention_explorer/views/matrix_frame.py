@@ -107,6 +107,13 @@ class MatrixFrame:
         # left the cells 0.1 px taller than a fresh view's, and the colour bar drawn otherwise
         if self.plot.maximumSize() != size:
             self.plot.setMaximumSize(size)
+        # A pane made shorter than upright column words need left the plot's central item taller than
+        # the pane (Qt never makes a graphics widget smaller than its least size), and the words lying
+        # flat since did not give it the pane back: the cells' bottom was cut, unlike a fresh view's.
+        central, pane = self.graphics.ci, self.graphics.range
+        if central.geometry() != pane:
+            central.setGeometry(pane)
+            central.layout.activate()
 
     def fitted_area(self) -> QtCore.QSizeF | None:
         """The size of pane that holds the whole matrix at its present square cells, with its title,
