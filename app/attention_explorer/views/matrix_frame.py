@@ -150,12 +150,10 @@ class MatrixFrame:
         self.view.setLimits(xMin=-0.5 - pad_x, xMax=n_cols - 0.5 + pad_x, yMin=-0.5 - pad_y, yMax=n_rows - 0.5 + pad_y,
                             minXRange=max(1.0, rect.width() / MAX_CELL_PX),
                             minYRange=max(1.0, rect.height() / MAX_CELL_PX))
-        # square cells in a pane shorter (or narrower) than a zoomed cell: cells as tall as the pane, one
-        # row whole. Taller ones were stretched back to one row by the limits and left not square, a
-        # range the view's own lock then changed on the next update (and a fresh view never showed)
-        # (measured as the lock measures the pane, in whole pixels: the half pixel more of boundingRect
-        # made the lock widen the columns again in a pane a few pixels tall; at least a pixel, for a
-        # pane framed before its layout gave it a size)
+        # Square cells in a pane shorter (or narrower) than a zoomed cell are as tall as the pane: one
+        # whole row. Taller ones were stretched back to one row by the limits and left not square, a
+        # range the view's own lock changed on the next update. The pane is measured as the lock
+        # measures it, in whole pixels, and a cell is at least a pixel (a pane not yet laid out has none).
         pane = self.view.rect()
         cell = max(1.0, min(ZOOMED_CELL_PX, pane.width(), pane.height())) if self.square else ZOOMED_CELL_PX
         span_x = min(n_cols, pane.width() / cell)
