@@ -214,18 +214,25 @@ def test_the_readout_says_why_a_cell_is_masked(qtbot):
     assert why_masked(6, 1, "tree", "the") == "the is too far back for the layer's sliding window"
 
 
+def _docked(qtbot, width: int, height: int) -> tuple[QtWidgets.QWidget, MatrixPlot]:
+    """A square-celled plot in a plain host, as a docked view is: it can be made smaller than its
+    least size, which a window cannot."""
+    host = QtWidgets.QWidget()
+    qtbot.addWidget(host)
+    host.resize(width, height)
+    plot = MatrixPlot(parent=host, min_size=None, square_cells=True)
+    plot.resize(width, height)
+    host.show()
+    qtbot.waitExposed(host)
+    return host, plot
+
+
 def test_a_pane_shorter_than_a_zoomed_cell_opens_on_one_row_of_square_cells(qtbot):
     """A 63-word heatmap in a window made small (its cells' pane a few pixels tall) asked for cells 18 px
     wide and a third of a row: the limits stretched that to one row and the square lock then widened the
     columns about the middle, so the view opened left of the first column, on a range that another
     change of range moved again (a fresh view given it showed other columns)."""
-    host = QtWidgets.QWidget()  # a docked view can be made smaller than its least size; a window cannot
-    qtbot.addWidget(host)
-    host.resize(370, 74)
-    heatmap = MatrixPlot(parent=host, min_size=None, square_cells=True)
-    heatmap.resize(370, 74)
-    host.show()
-    qtbot.waitExposed(host)
+    _host, heatmap = _docked(qtbot, 370, 74)
     words = [f"w{i}" for i in range(63)]
     heatmap.show_matrix(np.random.default_rng(0).random((63, 63)), words, words, levels=(0, 1))
     QtWidgets.QApplication.processEvents()
@@ -242,11 +249,10 @@ def test_a_pane_shorter_than_a_zoomed_cell_opens_on_one_row_of_square_cells(qtbo
 def test_a_zoomed_matrix_framed_before_its_pane_has_a_size_raises_nothing(qtbot, monkeypatch):
     """A resized window framed the heatmap while its cells' pane was still laid out at no size: the
     square cells' size, taken from the pane, was 0 and the frame divided by it (a crash dialog)."""
-    heatmap = _heatmap(qtbot, width=370, height=300)
+    _host, heatmap = _docked(qtbot, 370, 300)
     words = [f"w{i}" for i in range(63)]
     heatmap.show_matrix(np.random.default_rng(0).random((63, 63)), words, words, levels=(0, 1))
     QtWidgets.QApplication.processEvents()
-    heatmap.frame.square = True
     monkeypatch.setattr(heatmap.view, "rect", lambda: QtCore.QRectF())  # the pane before its layout
     heatmap.frame.update((63, 63), None, force=True)
     assert heatmap.frame.zoomable
@@ -256,13 +262,7 @@ def test_a_pane_made_shorter_than_upright_words_need_gives_the_plot_the_pane_onc
     """A window made smaller (a dock opened beside the heatmap) left the plot as tall as its upright
     column words had needed, past the bottom of the pane, once they lay flat: its last rows were cut,
     and a fresh view showed them."""
-    host = QtWidgets.QWidget()
-    qtbot.addWidget(host)
-    host.resize(361, 445)
-    heatmap = MatrixPlot(parent=host, min_size=None, square_cells=True)
-    heatmap.resize(361, 445)
-    host.show()
-    qtbot.waitExposed(host)
+    host, heatmap = _docked(qtbot, 361, 445)
     heatmap.show_matrix(np.random.default_rng(0).random((9, 3)), list("abcdefghi"), ["<s>", "x" * 20, "y" * 20],
                         levels=(0, 1))
     QtWidgets.QApplication.processEvents()
