@@ -85,9 +85,9 @@ def _check_real(c) -> None:
         f"the forward shown read {ptrace.text[:60]!r}…, the window holds {c.sentence[:60]!r}…"
     assert ptrace.ablated == c.ablated, \
         f"the forward shown had {set(ptrace.ablated)} off, the window says {set(c.ablated)}"
-    # a decoder's edit reads from its first new token (model.run's `previous`): the whole forward's to the
-    # rounding of products of another length, as a generation's text so far
-    same = np.testing.assert_array_equal if ptrace.read_from == 0 else \
+    # a decoder's edit reads from its first new token (model.run's `previous`), and a head switched off
+    # after it resumes from that: the whole forward's to the rounding of products of another length
+    same = np.testing.assert_array_equal if ptrace.forward_result.to_the_bit else \
         functools.partial(np.testing.assert_allclose, rtol=5e-5, atol=1e-5)
     for layer in range(c.real_model.n_layers):
         same(ptrace.layer_weights(layer), fresh.layer_weights(layer))

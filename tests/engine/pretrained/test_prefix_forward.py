@@ -136,3 +136,27 @@ def test_shared_start_counts_the_tokens_two_texts_begin_with():
     assert shared_start(np.array([1, 2]), np.array([1, 2, 3])) == 2
     assert shared_start(np.array([7]), np.array([1])) == 0
     assert shared_start(np.array([], dtype=int), np.array([1])) == 0
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_a_head_switched_off_after_an_edit_is_the_whole_forward_s_to_the_rounding_and_says_so(data, name):
+    """A forward resumed at a layer takes the layers before it from the earlier result: after an edit read
+    from its first new token, those are a reading of fewer tokens (found by a random walk, which
+    compared such a result with a whole forward to the bit)."""
+    model = open_pretrained(data / name)
+    edited = model.run(EDITS["words added"], previous=model.run(TEXT))
+    assert edited.forward_result.read_from > 0 and not edited.forward_result.to_the_bit
+    switched = model.run(EDITS["words added"], frozenset({(1, 0)}), previous=edited)
+    assert switched.forward_result.read_from == 0 and not switched.forward_result.to_the_bit
+    _checked_against_a_fresh_forward(model, switched)
+    again = model.run(EDITS["words added"], previous=switched)  # back on: resumed from that, still rounded
+    assert not again.forward_result.to_the_bit
+
+
+def test_a_head_switched_off_after_a_whole_forward_is_a_whole_forward_to_the_bit(data):
+    model = open_pretrained(data / "tiny-llama")
+    whole = model.run(TEXT)
+    assert whole.forward_result.to_the_bit
+    switched = model.run(TEXT, frozenset({(1, 0)}), previous=whole)
+    assert switched.forward_result.to_the_bit
+    np.testing.assert_array_equal(switched.thumbnails, model.run(TEXT, frozenset({(1, 0)})).thumbnails)

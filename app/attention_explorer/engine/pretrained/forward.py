@@ -77,6 +77,11 @@ class ForwardResult:
                                     # length: read `at_once` tokens at once, then one at a time (rope_for)
     read_from: int = 0              # the first token this forward read through every layer; the layer inputs
                                     # of the ones before were an earlier forward's (forward's `prefix`)
+    to_the_bit: bool = True         # every layer input is a forward's of this whole text at once, to the bit;
+                                    # False when some were made by reading fewer tokens (a prefix kept, a
+                                    # generation read token by token, or so in the result this one resumed
+                                    # from): the whole forward's then to the rounding of products of another
+                                    # length
 
 
 def norm(arch: Architecture, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
@@ -396,7 +401,9 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         logits = next_logits(model, h[-1])
         if not np.isfinite(logits).all():
             return ForwardResult(layer_inputs, thumbnails, sinks, None, "the next-token scores")
-    return ForwardResult(layer_inputs, thumbnails, sinks, logits, at_once=at_once, read_from=read_from)
+    to_the_bit = prefix is None and (resume is None or resume[0].to_the_bit)
+    return ForwardResult(layer_inputs, thumbnails, sinks, logits, at_once=at_once, read_from=read_from,
+                         to_the_bit=to_the_bit)
 
 
 def _kept_summaries(prefix: tuple[ForwardResult, int], n: int, thumbnails: np.ndarray, sinks: np.ndarray) -> int:

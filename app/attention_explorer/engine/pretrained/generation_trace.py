@@ -70,7 +70,8 @@ class SharedProjections:
         self.length = reader.length
         self._from = reader.reread_at  # a text so far shorter than that was read otherwise (decode.py)
         self._result = ForwardResult(reader.layer_inputs(self.length), np.zeros(0, dtype=np.float32),
-                                     np.zeros(0, dtype=np.float32), None, at_once=reader.read_at_once(self.length))
+                                     np.zeros(0, dtype=np.float32), None, at_once=reader.read_at_once(self.length),
+                                     to_the_bit=False)
         self._maker = LayerMaker(model.weights, self._result, reader.ablate)
         self._made: dict[int, Projections] = {}
         self._too_large = False  # every layer's would not fit in MAX_BYTES
@@ -176,7 +177,8 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int,
     summary = shared.summary_of(length) if shared is not None else None
     thumbnails, sinks = summary or (np.zeros((n_layers, n_heads, m, m), dtype=np.float32),
                                     np.zeros((n_layers, n_heads, length, 2), dtype=np.float32))
-    result = ForwardResult(reader.layer_inputs(length), thumbnails, sinks, None, at_once=reader.read_at_once(length))
+    result = ForwardResult(reader.layer_inputs(length), thumbnails, sinks, None, at_once=reader.read_at_once(length),
+                           to_the_bit=False)  # its tokens were read one at a time
     trace = CheckedTrace(
         model_name=model.name, text=generation.text + model.tokenizer.decode(ids), encoded=encoded,
         labels=make_labels(encoded), ablated=generation.reader.ablate,
