@@ -439,6 +439,24 @@ def test_the_toolbar_boxes_grow_with_a_real_model_s_longer_texts(make_window, qt
         assert combo_text_fits(box), box.currentText()
 
 
+def test_the_options_bar_at_its_least_width_shows_the_chosen_model_s_whole_name(real_window, tmp_path):
+    """The model box may be narrower than its longest item, but never than the model chosen. A window
+    narrower than its toolbar squeezes the options bar to its least width, and that cut "SmolLM2-135M
+    (decoder)" to 14 letters (a random walk, seed 60)."""
+    import shutil
+
+    from walk_checks import combo_text_fits
+
+    folder = tmp_path / "a-model-with-a-long-name"
+    shutil.copytree(DATA / "tiny-llama", folder)
+    bar = real_window(str(folder)).options_bar
+    assert len(bar.model_box.currentText()) > 20
+    bar.resize(bar.minimumSizeHint().width(), bar.height())  # as the squeezed toolbar lays it out
+    bar.layout().activate()
+    for box in bar.findChildren(QtWidgets.QComboBox):
+        assert combo_text_fits(box), box.currentText()
+
+
 def test_the_layer_box_keeps_its_width_from_model_to_model(make_window, qtbot):
     """A box that followed its items ("1 of 2" after "10 of 30") moved the whole bar at each model opened,
     and once left a strip of its old edge unpainted (the long random walk saw it)."""

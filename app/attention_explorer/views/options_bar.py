@@ -49,6 +49,18 @@ def fill_box(box: QtWidgets.QComboBox, items: list[Item | None], held: dict) -> 
             box.setItemData(box.count() - 1, tip, QtCore.Qt.ItemDataRole.ToolTipRole)
 
 
+def hold_chosen_text(box: QtWidgets.QComboBox) -> None:
+    """Make `box` at least as wide as its chosen item's text: a box whose least width is a few letters
+    (setMinimumContentsLength, so that a long item it is not showing does not widen the window) is
+    squeezed to that width in a window narrower than its toolbar, and cut the model it shows."""
+    option = QtWidgets.QStyleOptionComboBox()
+    box.initStyleOption(option)
+    metrics = box.fontMetrics()
+    text = QtCore.QSize(metrics.horizontalAdvance(box.currentText()), metrics.height())
+    box.setMinimumWidth(box.style().sizeFromContents(QtWidgets.QStyle.ContentsType.CT_ComboBox, option, text,
+                                                     box).width())
+
+
 class QtOptionsBar(QtWidgets.QWidget):
     """Every control writes through a controller setter; controller signals update the controls
     with their signals blocked, so nothing loops.
@@ -147,6 +159,7 @@ class QtOptionsBar(QtWidgets.QWidget):
                                                                    OPENED_NAME_PX), c.model_source, c.model_source))
         fill_box(self.model_box, models, self._held)
         self.model_box.setCurrentIndex(self.model_box.findData(c.model_source))
+        hold_chosen_text(self.model_box)
         self.scale.setChecked(c.options.scale)
         self.causal.setChecked(c.options.causal)
         self.positional.setChecked(c.options.positional)
