@@ -149,3 +149,18 @@ def test_a_long_text_labels_the_hovered_arc_end_with_its_own_word(make_window):
     assert window.controller.focus == index
     assert window.arcs.label(LEFT, index).text == window.controller.trace.labels[index]
     check_all(window, "a hover of an arc end in a 199-word text")
+
+
+def test_the_heatmap_s_least_width_is_the_same_whether_fit_shows_or_not(make_window):
+    """Fit comes while the matrix is zoomed in. When it widened the pane's least width, a pane on the edge
+    of zooming showed and hid it without end (the splitter widened the pane for it, the matrix then fitted,
+    Fit went, the pane narrowed), and the footer's last place on screen was stale (a random walk, seed 60)."""
+    window = make_window(sentence=" ".join(["the", "cat", "sat", "on", "the", "mat"] * 34))
+    heatmap = window.heatmap
+    settle()
+    assert heatmap.is_zoomable() and heatmap.fit_button.isVisible()
+    zoomed = heatmap.minimumSizeHint().width()
+    window.controller.set_sentence("the cat sat on the mat")  # the same words, whole in the pane
+    settle()
+    assert not heatmap.is_zoomable() and not heatmap.fit_button.isVisible()
+    assert heatmap.minimumSizeHint().width() == zoomed

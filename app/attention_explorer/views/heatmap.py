@@ -107,11 +107,11 @@ class QtHeatmap(MatrixPlot):
         footer = QtWidgets.QHBoxLayout()
         footer.setContentsMargins(0, 0, 0, 0)
         footer.addStretch(1)
+        footer.addWidget(self.fit_button)  # first: the room it keeps while hidden joins the stretch's
         footer.addWidget(QtWidgets.QLabel("Colours"))
         footer.addWidget(self.colormap_box)
         footer.addWidget(self.colour_scale_label)
         footer.addWidget(self.colour_scale_box)
-        footer.addWidget(self.fit_button)
         self.layout().addLayout(footer)
 
         self.left_axis.token_hovered.connect(lambda i: self.controller.set_hovered(i, LOOKING, self.left_axis))

@@ -452,9 +452,16 @@ class MatrixPlot(QtWidgets.QWidget):
 
     def make_fit_button(self) -> QtWidgets.QToolButton:
         """A "Fit" button that shows the whole matrix, there only while the plot is zoomed in: the
-        one sign, beside the cut-off labels, that the matrix goes on past the pane."""
+        one sign, beside the cut-off labels, that the matrix goes on past the pane.
+
+        Its room is kept while it is hidden. Were it not, a pane on the edge of zooming in showed and
+        hid it without end: the button widened the pane's least size, the splitter gave the pane that
+        width, the wider matrix needed no zoom, the button went, and the pane narrowed again."""
         button = QtWidgets.QToolButton()
         button.setText("Fit")
+        policy = button.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        button.setSizePolicy(policy)
         button.setToolTip("Show the whole matrix (key 0); wheel or + / − zoom, drag or Page Up / Down moves")
         button.clicked.connect(self.fit)
         if not self.frame.zoomable:
