@@ -66,7 +66,8 @@ def add_weights_option(parser: argparse.ArgumentParser) -> None:
                         help="real models: float32 converts the weights at open (the fastest runs, twice a bf16 "
                              "file's size in memory); stored keeps them as the file has them (bf16, f16, GGUF "
                              "blocks) and converts a layer at a time, in about the file's size; auto (default): "
-                             "float32 when that takes at most half the memory free")
+                             "float32 when that takes at most half the memory free, a decoder keeping only a "
+                             "few layers converted while it reads 4,096 tokens or more")
 
 
 def open_and_run(args: argparse.Namespace):

@@ -14,7 +14,9 @@ import pytest
 
 from attention_explorer.engine.census.next_token_loss import next_token_losses
 from attention_explorer.engine.errors import ModelError
+from attention_explorer.engine.pretrained import model as model_module
 from attention_explorer.engine.pretrained import open_pretrained, stored_rows
+from attention_explorer.engine.pretrained import stored_layers as stored_layers_module
 from attention_explorer.engine.pretrained import weights as weights_module
 from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
 from attention_explorer.engine.pretrained.safetensors_reader import read_safetensors
@@ -157,21 +159,81 @@ def test_a_layer_that_fails_ahead_fails_when_it_is_read():
     assert layers[0]["layer"] == 0 and layers[3]["layer"] == 3
 
 
+def test_layers_made_at_open_are_all_kept_until_told_to_hold_a_few_and_kept_again_as_made_after():
+    maker = Maker()
+    layers = StoredLayers(6, maker, made=[{"layer": i, "at open": True} for i in range(6)])
+    assert layers.can_hold_all and layers.holds_all and layers.held == 6
+    assert [layers[i]["layer"] for i in (5, 0, 3)] == [5, 0, 3] and maker.made == []  # nothing made again
+    layers.hold_all(False)
+    assert layers.held == KEPT_LAYERS  # the ones read last stay
+    assert layers[0]["at open"] and layers[3]["at open"]
+    assert layers[1]["layer"] == 1 and maker.made[0] == 1  # let go: made again from the file
+    layers.hold_all(True)
+    for i in range(6):
+        layers[i]
+    assert layers.held == 6 and layers.conversions == len(maker.made)
+    made = len(maker.made)
+    assert [layers[i]["layer"] for i in range(6)] == list(range(6)) and len(maker.made) == made
+
+
+def test_stored_layers_hold_a_few_whatever_they_are_told():
+    layers = StoredLayers(5, Maker())
+    layers.hold_all(True)
+    for i in range(5):
+        layers[i]
+    assert not layers.can_hold_all and layers.held <= KEPT_LAYERS
+
+
+def test_a_decoder_converted_at_open_lets_most_layers_go_for_a_long_text_and_reads_it_to_the_bit(data, monkeypatch):
+    """A long text's layer inputs outgrow the layers: the model keeps a few made while it reads one,
+    makes the others again from its file as the forward reaches them, the same numbers to the bit;
+    a short text, or writing, keeps every layer again."""
+    monkeypatch.setattr(model_module, "FEW_LAYERS_FROM_TOKENS", 8)
+    monkeypatch.setattr(stored_layers_module, "KEPT_LAYERS", 1)  # of the tiny model's 2
+    model = open_pretrained(data / "tiny-llama")
+    plain = open_pretrained(data / "tiny-llama", weights="float32")
+    layers = model.weights.layers
+    short, long = "the cat sat", "the cat sat on the mat because it was tired and the dog was not"
+    assert len(model.tokenizer.encode(short).ids) < 8 <= len(model.tokenizer.encode(long).ids)
+    model.run(short)
+    assert layers.holds_all and layers.held == model.n_layers and layers.conversions == 0
+    read = model.run(long, frozenset({(1, 0)}))
+    assert not layers.holds_all and layers.held == 1 and layers.conversions > 0
+    np.testing.assert_array_equal(read.thumbnails, plain.run(long, frozenset({(1, 0)})).thumbnails)
+    np.testing.assert_array_equal(read.layer_weights(1), plain.run(long, frozenset({(1, 0)})).layer_weights(1))
+    model.run(short)
+    assert layers.holds_all and layers.held == model.n_layers
+    model.run(long)
+    generate(model, long, GenerationSettings(tokens=2))
+    assert layers.holds_all and layers.held == model.n_layers
+
+
+def _form(model) -> str:
+    """"float32", "float32, remade" (converted at open, the file kept open to make layers again: a
+    decoder opened "auto") or "stored"."""
+    layers = model.weights.layers
+    if isinstance(layers, list):
+        return "float32"
+    return "float32, remade" if layers.can_hold_all and layers.holds_all else "stored"
+
+
 def test_the_form_follows_the_memory_free_unless_asked(data, monkeypatch):
     """float32 when its weights take at most half the memory free, stored when not, either when asked;
-    refused when even the stored form does not fit, or float32 is asked for and does not fit."""
+    refused when even the stored form does not fit, or float32 is asked for and does not fit. A decoder
+    converted because it fitted keeps its file open, to let most of its layers go for a long text."""
     model = open_pretrained(data / "tiny-llama")
     float32_bytes = model.arch.parameters * 4
     monkeypatch.setattr(weights_module, "free_memory_bytes", lambda: 4 * float32_bytes)
-    assert isinstance(open_pretrained(data / "tiny-llama").weights.layers, list)
-    assert isinstance(open_pretrained(data / "tiny-llama.gguf").weights.layers, list)
+    assert _form(open_pretrained(data / "tiny-llama")) == "float32, remade"
+    assert _form(open_pretrained(data / "tiny-llama.gguf")) == "float32, remade"
+    assert _form(open_pretrained(data / "tiny-bert")) == "float32"  # an encoder reads at most 512 tokens
     monkeypatch.setattr(weights_module, "free_memory_bytes", lambda: int(1.5 * float32_bytes))
-    assert isinstance(open_pretrained(data / "tiny-llama").weights.layers, StoredLayers)
-    assert isinstance(open_pretrained(data / "tiny-llama.gguf").weights.layers, StoredLayers)
-    assert isinstance(open_pretrained(data / "tiny-llama", weights="float32").weights.layers, list)
+    assert _form(open_pretrained(data / "tiny-llama")) == "stored"
+    assert _form(open_pretrained(data / "tiny-llama.gguf")) == "stored"
+    assert _form(open_pretrained(data / "tiny-llama", weights="float32")) == "float32"
     monkeypatch.setattr(weights_module, "free_memory_bytes", lambda: None)  # unknown: float32, as before
-    assert isinstance(open_pretrained(data / "tiny-llama").weights.layers, list)
-    assert isinstance(open_pretrained(data / "tiny-llama", weights="stored").weights.layers, StoredLayers)
+    assert _form(open_pretrained(data / "tiny-llama")) == "float32, remade"
+    assert _form(open_pretrained(data / "tiny-llama", weights="stored")) == "stored"
     with pytest.raises(ValueError, match="weights must be one of auto, float32, stored, not 'bf16'"):
         open_pretrained(data / "tiny-llama", weights="bf16")
 

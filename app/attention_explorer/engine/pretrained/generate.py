@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import OptionsError
 from .chat import render_chat
 from .decode import Decoder
-from .model import PretrainedModel
+from .model import PretrainedModel, hold_layers
 from .progress import Progress
 from .sampling import Choice, Sampling, choose, generator
 from .tokenizing import Cut, Encoded
@@ -128,6 +128,7 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
                                                         f"{settings.tokens:,}" if room > 0 else "shorten it"))
     stop_ids = model.generation.stop_ids
     result = Generation(model.name, prompt, text, encoded, settings, stop_ids)
+    hold_layers(model.weights, every_layer=True)  # each token written reads every layer
     decoder = Decoder(model, ablate, len(encoded.ids) + settings.tokens, keep_inputs=keep_reader)
     if keep_reader:
         result.reader = decoder

@@ -20,7 +20,7 @@ from .fields import Fields, shown
 from .gguf_families import ARCHITECTURES, ROPE_TENSORS, GGUFArchitecture, family_name, file_name, known
 from .gguf_reader import GGUFFile, Texts
 from .progress import Progress
-from .weights import Architecture, ModelWeights, TensorSource, choose_mode, copy_columns
+from .weights import Architecture, ModelWeights, TensorSource, choose_mode, copy_columns, may_remake_layers
 
 GGUF_ROWS_AT_ONCE = 64  # a matrix's rows dequantised at a time into a layer's columns (as laid_out copies them)
 
@@ -107,7 +107,8 @@ def architecture_from_gguf(gguf: GGUFFile, weights: str = "auto") -> Architectur
     return arch
 
 
-def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture, stored: bool = False) -> TensorSource:
+def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture, stored: bool = False,
+             remade: bool = False) -> TensorSource:
     """The file's tensors under the family's names and in the family's layout: the q/k row order and
     transposed weights undone (their shapes, too, are the family's: checked before anything is read);
     `stored`: the layers are dequantised from the file's blocks whenever they are computed, and the
@@ -154,7 +155,7 @@ def _tensors(gguf: GGUFFile, spec: GGUFArchitecture, arch: Architecture, stored:
               for name, original in names.items()}
     return TensorSource(gguf.name, shapes, load, lambda name: file_name(spec, name), stored,
                         lambda name, start, stop: gguf.tensor_rows(names[name], start, stop),
-                        transposed_into=transposed_into)
+                        transposed_into=transposed_into, remade=remade)
 
 
 def _transposed(spec: GGUFArchitecture, name: str) -> bool:
@@ -173,6 +174,7 @@ def read_gguf_weights(gguf: GGUFFile, progress: Progress | None = None, weights:
     layers kept in the file's blocks as `weights` says (weights.choose_mode)."""
     name, spec = _spec(gguf)
     arch = architecture_from_gguf(gguf, weights)
-    src = _tensors(gguf, spec, arch, choose_mode(arch, gguf.name, weights) == "stored")
+    mode = choose_mode(arch, gguf.name, weights)
+    src = _tensors(gguf, spec, arch, mode == "stored", may_remake_layers(arch, weights, mode))
     src.check_layer_count(spec.family.layer_pattern, arch.n_layers, f"metadata field '{name}.block_count'")
     return spec.family.weights(arch, src, progress)

@@ -18,7 +18,7 @@ from .families import Family, family_of
 from .fields import Fields, shown
 from .progress import Progress, report
 from .safetensors_reader import SafetensorsFile, open_safetensors
-from .weights import Architecture, ModelWeights, TensorSource, choose_mode
+from .weights import Architecture, ModelWeights, TensorSource, choose_mode, may_remake_layers
 
 _OWN_FILE = "put the model's own {} there"  # what to do when a file of the folder is a pipe, a folder...
 
@@ -66,8 +66,9 @@ def read_hf_folder(folder: Path, progress: Progress | None = None, weights: str 
     config = read_config(folder)
     family = family_of(config)
     arch = architecture_from_config(config)
-    stored = choose_mode(arch, "config.json", weights) == "stored"
-    with folder_tensors(folder, family.tensor_name, progress, stored, rows_kept=not arch.is_decoder) as source:
+    mode = choose_mode(arch, "config.json", weights)
+    with folder_tensors(folder, family.tensor_name, progress, mode == "stored", rows_kept=not arch.is_decoder,
+                        remade=may_remake_layers(arch, weights, mode)) as source:
         layers_field = Fields(config, "").name_of("num_hidden_layers", "n_layer", "n_layers")
         source.check_layer_count(family.layer_pattern, arch.n_layers, f"config.json ('{layers_field}')")
         model = family.weights(arch, source, progress)
@@ -81,24 +82,24 @@ def read_hf_folder(folder: Path, progress: Progress | None = None, weights: str 
 
 @contextmanager
 def folder_tensors(folder: Path, tensor_name: Callable[[str], str], progress: Progress | None = None,
-                   stored: bool = False, rows_kept: bool = False) -> Iterator[TensorSource]:
+                   stored: bool = False, rows_kept: bool = False, remade: bool = False) -> Iterator[TensorSource]:
     """The tensors of every *.safetensors file of `folder`, each under `tensor_name(its name in the file)`,
-    open for the block (`stored` or `rows_kept`: for as long as the source lives; TensorSource says
-    what each keeps in the file): every header is checked before any tensor is read."""
+    open for the block (`stored`, `rows_kept` or `remade`: for as long as the source lives; TensorSource
+    says what each keeps in the file): every header is checked before any tensor is read."""
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise ModelError(f"{folder}: no *.safetensors file (only the safetensors format is read)")
     with ExitStack() as stack:
         report(progress, 0.1, f"checking {files[0].name}" if len(files) == 1 else f"checking {len(files)} files")
         shards = [stack.enter_context(open_safetensors(path)) for path in files]
-        if stored or rows_kept:
+        if stored or rows_kept or remade:
             for shard in shards:
                 shard.keep_open()
-        yield _tensor_source(shards, tensor_name, folder, stored, rows_kept)
+        yield _tensor_source(shards, tensor_name, folder, stored, rows_kept, remade)
 
 
 def _tensor_source(shards: list[SafetensorsFile], tensor_name: Callable[[str], str], folder: Path,
-                   stored: bool, rows_kept: bool) -> TensorSource:
+                   stored: bool, rows_kept: bool, remade: bool) -> TensorSource:
     """One index over every shard, under the names the builders use; a tensor in two shards is refused."""
     where: dict[str, tuple[SafetensorsFile, str]] = {}
     for shard in shards:
@@ -113,4 +114,5 @@ def _tensor_source(shards: list[SafetensorsFile], tensor_name: Callable[[str], s
                         lambda name: where[name][0].read(where[name][1]), stored=stored,
                         rows=lambda name, start, stop: where[name][0].read_rows(where[name][1], start, stop),
                         rows_kept=rows_kept,
-                        transposed_into=lambda name, target: where[name][0].read_transposed(where[name][1], target))
+                        transposed_into=lambda name, target: where[name][0].read_transposed(where[name][1], target),
+                        remade=remade)

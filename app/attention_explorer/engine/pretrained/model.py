@@ -22,10 +22,23 @@ from .gguf_reader import GGUFFile
 from .hf_folder import read_hf_folder
 from .progress import Progress, report
 from .real_trace import NextToken, PretrainedTrace, likeliest_tokens, make_labels
+from .stored_layers import StoredLayers
 from .tokenizing import TextTokenizer
 from .weights import Architecture, ModelWeights, ShapeOfArchitecture, all_finite
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+# From this many tokens a text's layer inputs outgrow a small decoder's layers (SmolLM2: 276 MiB at
+# 4,096 tokens against 404 MiB of layers), and a model converted at open keeps only a few of its layers
+# made while it reads one (stored_layers.py): SmolLM2 in the window at 8,192 tokens then peaks under
+# 2.5 GB, at ~17 ms a layer converted again.
+FEW_LAYERS_FROM_TOKENS = 4_096
+
+
+def hold_layers(weights: ModelWeights, every_layer: bool) -> None:
+    """Keep every layer of a model converted at open made, or only a few (a long text: see
+    FEW_LAYERS_FROM_TOKENS); layers kept stored, or a plain list of them, stay as they are."""
+    if isinstance(weights.layers, StoredLayers):
+        weights.layers.hold_all(every_layer)
 
 
 @dataclass
@@ -77,6 +90,7 @@ class PretrainedModel(ShapeOfArchitecture):
         """
         ablate = self.checked_heads(ablate)
         encoded = self.tokenizer.encode(text)
+        hold_layers(self.weights, every_layer=len(encoded.ids) < FEW_LAYERS_FROM_TOKENS)
         resume = prefix = None
         if previous is not None and previous.model is self.weights and previous.forward_result.at_once is None:
             # (not a generation's reading of them, under a rotary scaling that follows the text's length)

@@ -12,6 +12,13 @@ the other, the next one is made on a thread of its own while the reader computes
 that the conversion (copies, which leave the interpreter free) runs beside the products (one BLAS
 thread, model.py) instead of before them. One layer is made at a time, so at most KEPT_LAYERS + 1
 are held converted.
+
+A model whose weights were converted at open, while it fits the memory free (weights.choose_mode's
+"auto"), holds its layers here too, every one made and kept (`made`): as fast as a list of them. A
+long text's layer inputs outgrow its layers (SmolLM2 at 8,192 tokens: 540 MiB of inputs, 404 MiB of
+layers, and an ablation holds two sets of inputs), so for one it keeps only a few made (`hold_all`),
+at the cost of converting each layer again when it is computed (~17 ms against a forward of ~50 s);
+the layers are kept again as they are made once the texts are short.
 """
 
 from __future__ import annotations
@@ -54,17 +61,46 @@ class StoredLayers(Sequence):
     """Layers 0 … count − 1, each made by `make(index)` when it is read and not kept; safe to read
     from two threads (the window's worker runs the forward while a view recomputes a layer).
     `conversions` and `conversion_seconds` count what making them has cost so far (on any thread),
-    `waited_seconds` how long the readers waited for them."""
+    `waited_seconds` how long the readers waited for them. `made`: every layer, made already (a model
+    converted at open), kept until `hold_all(False)`."""
 
-    def __init__(self, count: int, make: Callable[[int], LayerWeights], kept: int = KEPT_LAYERS):
+    def __init__(self, count: int, make: Callable[[int], LayerWeights], kept: int = KEPT_LAYERS,
+                 made: Sequence[LayerWeights] | None = None):
         self._count, self._make, self._kept = count, make, kept
         self._made: OrderedDict[int, LayerWeights] = OrderedDict()
+        self.can_hold_all = made is not None
+        self._every = made is not None  # every layer kept as it is made (hold_all)
+        if made is not None:
+            self._kept = count
+            self._made.update(enumerate(made))
         self._lock = threading.Lock()
         self._ahead: _Ahead | None = None
         self._last = -1  # the layer read last, to see reads one after the other
         self.conversions = 0
         self.conversion_seconds = 0.0
         self.waited_seconds = 0.0
+
+    def hold_all(self, every_layer: bool) -> None:
+        """Keep every layer made as it is read (every_layer), or only KEPT_LAYERS of them, letting the
+        others go now; only for layers that were all made at open (can_hold_all): kept stored, a
+        model holds a few, whatever it is told."""
+        if not self.can_hold_all:
+            return
+        with self._lock:
+            self._every = every_layer
+            self._kept = self._count if every_layer else KEPT_LAYERS
+            while len(self._made) > self._kept:
+                self._made.popitem(last=False)
+
+    @property
+    def holds_all(self) -> bool:
+        return self._every
+
+    @property
+    def held(self) -> int:
+        """How many layers are made and kept now."""
+        with self._lock:
+            return len(self._made)
 
     def __len__(self) -> int:
         return self._count

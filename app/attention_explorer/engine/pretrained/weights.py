@@ -159,6 +159,13 @@ def choose_mode(arch: Architecture, file_name: str, requested: str = "auto") -> 
     return requested
 
 
+def may_remake_layers(arch: Architecture, requested: str, mode: str) -> bool:
+    """Whether a model opened as `requested`, in `mode` (choose_mode's), keeps its file open to make
+    its layers again: a decoder converted to float32 because it fitted ("auto"), which may read a text
+    whose layer inputs outgrow its layers (stored_layers.py). One opened float32 on request stays so."""
+    return requested == "auto" and mode == "float32" and arch.is_decoder
+
+
 def _stored_bytes(arch: Architecture) -> int:
     """About what a model of stored weights holds at most as float32: a few layers converted, and its
     embedding whole while the census scores every token (stored_rows.StoredRows.scores)."""
@@ -339,15 +346,18 @@ class TensorSource:
     with `rows(name, start, stop)` (rows start … stop − 1 of a matrix, float32), the embedding and
     output matrices too (matrix, stored_rows.py). `rows_kept`: those matrices stay in the file while
     the layers are float32 (an encoder's embedding: it has no next-token scores, so a text reads
-    only its own rows of the largest matrix it has), checked whole at open all the same.
+    only its own rows of the largest matrix it has), checked whole at open all the same. `remade`: the
+    layers are float32, read now, and the file stays open so that they can be made again from it
+    (stored_layers.StoredLayers.hold_all: a long text's).
     """
 
     def __init__(self, file_name: str, shapes: Mapping[str, tuple[int, ...]], load: Callable[[str], np.ndarray],
                  file_name_of: Callable[[str], str] | None = None, stored: bool = False,
                  rows: Callable[[str, int, int], np.ndarray] | None = None, rows_kept: bool = False,
-                 transposed_into: Callable[[str, np.ndarray], None] | None = None):
+                 transposed_into: Callable[[str, np.ndarray], None] | None = None, remade: bool = False):
         self.file_name = file_name
         self.stored = stored
+        self.remade = remade and not stored
         self.rows_kept = stored or rows_kept
         self.shapes = shapes
         self._load = load

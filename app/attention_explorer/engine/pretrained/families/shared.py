@@ -282,13 +282,16 @@ def refuse_true(fields: Fields, *names: str) -> None:
 def read_layers(arch: Architecture, src: TensorSource, progress: Progress | None,
                 make: Callable[[Architecture, TensorSource, int], LayerWeights]) -> Sequence[LayerWeights]:
     """Layers 0 … n_layers − 1, each `make(arch, src, i)`: read now, telling `progress` of each, or
-    (a source of stored weights) read from the file whenever they are computed (stored_layers.py)."""
+    (a source of stored weights) read from the file whenever they are computed (stored_layers.py).
+    A source that stays readable (`remade`) keeps them where a long text may let most of them go."""
     if src.stored:
         return StoredLayers(arch.n_layers, lambda i: make(arch, src, i))
     layers = []
     for i in range(arch.n_layers):
         report(progress, 0.15 + 0.85 * i / arch.n_layers, f"reading layer {i + 1} of {arch.n_layers}")
         layers.append(make(arch, src, i))
+    if src.remade:
+        return StoredLayers(arch.n_layers, lambda i: make(arch, src, i), made=layers)
     return layers
 
 
