@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import subprocess
 
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 from walk_actions import Walk
@@ -42,10 +42,21 @@ class PointerWalk(Walk):
         """Those that leave room on the screen for the lessons beside the main window."""
         return tuple((width, height) for width, height in super().window_sizes() if width <= 1280 and height <= 900)
 
+    def step(self) -> str:
+        """An action; then the other windows are put beside the main one again if it changed its size
+        itself (its least width follows the model's name in the model box: seed 66, action 446)."""
+        name = super().step()
+        QtGui.QGuiApplication.sync()  # the server has told Qt of every size it gave the window
+        QtWidgets.QApplication.processEvents()
+        if self.window.frameGeometry() != getattr(self, "_placed_beside", None):
+            self._window_resized()
+        return name
+
     def _window_resized(self) -> None:
         QTest.qWait(20)
         self._beside(self.window.lessons_window)
         self._beside(self.window.pretrained.census.window)
+        self._placed_beside = self.window.frameGeometry()
 
     def _beside(self, window) -> None:
         """Put another window of the app right of the main one, off the picture the oracle compares."""
