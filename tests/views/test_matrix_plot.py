@@ -274,3 +274,21 @@ def test_a_pane_made_shorter_than_upright_words_need_gives_the_plot_the_pane_onc
         QtWidgets.QApplication.processEvents()
     assert not heatmap.top_axis.is_rotated()
     assert heatmap.graphics.ci.geometry().height() == heatmap.graphics.viewport().height()
+
+
+def test_shorter_words_in_a_pane_too_narrow_for_the_plot_give_it_the_width_a_fresh_view_takes(qtbot):
+    """Long row words made the plot's least width larger than a narrow pane; shorter ones then left the
+    plot as wide as the long ones had needed, its cells 73 px wide where a fresh view's were 8 (the
+    central item kept the least size Qt had cached for the long words)."""
+    _host, heatmap = _docked(qtbot, 156, 488)
+    long = [f"a-rather-long-{i}" for i in range(9)]
+    heatmap.show_matrix(np.random.default_rng(0).random((9, 9)), long, long, levels=(0, 1))
+    QtWidgets.QApplication.processEvents()
+    short, matrix = ["cats", "chase", "mice"], np.random.default_rng(1).random((3, 3))
+    heatmap.show_matrix(matrix, short, short, levels=(0, 1))
+    _fresh_host, fresh = _docked(qtbot, 156, 488)
+    fresh.show_matrix(matrix, short, short, levels=(0, 1))
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+    assert heatmap.graphics.ci.geometry() == fresh.graphics.ci.geometry()
+    assert heatmap.view.boundingRect() == fresh.view.boundingRect()

@@ -110,8 +110,12 @@ class MatrixFrame:
         # A pane made shorter than upright column words need left the plot's central item taller than
         # the pane (Qt never makes a graphics widget smaller than its least size), and the words lying
         # flat since did not give it the pane back: the cells' bottom was cut, unlike a fresh view's.
+        # Its layout is made to forget the least size it cached before the labels changed (it would
+        # until a later pass): narrower words had left the plot as wide as longer ones needed, past
+        # the pane's edge, with the cells wider than a fresh view's (X11 walk, seed 66).
         central, pane = self.graphics.ci, self.graphics.range
         if central.geometry() != pane:
+            central.layout.invalidate()
             central.setGeometry(pane)
             central.layout.activate()
 
