@@ -184,14 +184,16 @@ def test_stored_layers_hold_a_few_whatever_they_are_told():
     assert not layers.can_hold_all and layers.held <= KEPT_LAYERS
 
 
-def test_a_decoder_converted_at_open_lets_most_layers_go_for_a_long_text_and_reads_it_to_the_bit(data, monkeypatch):
+@pytest.mark.parametrize("source", ["tiny-llama", "tiny-llama.gguf"])
+def test_a_decoder_converted_at_open_lets_most_layers_go_for_a_long_text_and_reads_it_to_the_bit(data, monkeypatch,
+                                                                                               source):
     """A long text's layer inputs outgrow the layers: the model keeps a few made while it reads one,
-    makes the others again from its file as the forward reaches them, the same numbers to the bit;
-    a short text, or writing, keeps every layer again."""
+    makes the others again from its file (a folder's safetensors, a GGUF file's blocks) as the forward
+    reaches them, the same numbers to the bit; a short text, or writing, keeps every layer again."""
     monkeypatch.setattr(model_module, "FEW_LAYERS_FROM_TOKENS", 8)
     monkeypatch.setattr(stored_layers_module, "KEPT_LAYERS", 1)  # of the tiny model's 2
-    model = open_pretrained(data / "tiny-llama")
-    plain = open_pretrained(data / "tiny-llama", weights="float32")
+    model = open_pretrained(data / source)
+    plain = open_pretrained(data / source, weights="float32")
     layers = model.weights.layers
     short, long = "the cat sat", "the cat sat on the mat because it was tired and the dog was not"
     assert len(model.tokenizer.encode(short).ids) < 8 <= len(model.tokenizer.encode(long).ids)
