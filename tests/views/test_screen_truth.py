@@ -164,3 +164,42 @@ def test_the_heatmap_s_least_width_is_the_same_whether_fit_shows_or_not(make_win
     settle()
     assert not heatmap.is_zoomable() and not heatmap.fit_button.isVisible()
     assert heatmap.minimumSizeHint().width() == zoomed
+
+
+@pytest.mark.parametrize("extra_height", [0, 1])  # the text's place is a pixel off at one parity only
+def test_the_bars_hint_after_their_plot_held_the_keyboard_focus_draws_as_a_fresh_one(make_window, extra_height):
+    """Turning from the plot back to the hint, the pane gave the keyboard focus its plot held to the hint;
+    a label given the focus lays its text out otherwise and centred it a pixel higher than a label never
+    focused (a random walk with many resizes, seed 67)."""
+    window = make_window()
+    window.resize(window.width(), window.height() + extra_height)
+    bars = window.row_bars
+    hover_cell(window.heatmap, 1, 1)
+    settle()
+    assert bars.currentWidget() is bars.graphics
+    bars.graphics.setFocus()  # as a click on the plot gives it
+    window.controller.set_hovered(None)
+    settle()
+    assert bars.currentWidget() is bars.hint
+    assert QtWidgets.QApplication.focusWidget() is not bars.hint
+    check_twin(bars, "the hint back after the plot held the focus")
+
+
+@pytest.mark.parametrize("extra_height", [0, 1])
+def test_a_step_gate_s_note_after_its_view_held_the_keyboard_focus_draws_as_one_never_focused(make_window,
+                                                                                              extra_height):
+    """The same for the notes that stand in for the heatmap, bars and arcs before their step."""
+    window = make_window()
+    window.resize(window.width(), window.height() + extra_height)
+    gate = window.heatmap.parentWidget()
+    window.heatmap.graphics.setFocus()
+    window.controller.set_step(0)
+    settle()
+    assert gate.currentWidget() is gate.note
+    assert QtWidgets.QApplication.focusWidget() is not gate.note
+    never_focused = type(gate)(window.controller, QtWidgets.QWidget(), gate.from_step, gate.note.text())
+    never_focused.resize(gate.size())
+    never_focused.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+    never_focused.show()
+    settle()
+    assert never_focused.note.grab().toImage() == gate.note.grab().toImage()

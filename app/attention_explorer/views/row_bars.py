@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..controller import LOOKED_AT, Controller
 from . import theme
 from .bars import BarGraphItem
+from .page_note import page_note
 from .plot_style import make_static, refit_scene_after_layout
 from .resting_pointer import RestingPointer
 from .text_layer import Label, TextLayer
@@ -39,9 +40,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
     def __init__(self, controller: Controller, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self.controller = controller
-        self.hint = QtWidgets.QLabel(HINT)
-        self.hint.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
-        self.hint.setWordWrap(True)
+        self.hint = page_note(HINT, self)
         self._colour_hint()
         self.addWidget(self.hint)
         self.setMinimumWidth(180)  # beside the heatmap, which keeps the height

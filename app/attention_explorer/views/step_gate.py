@@ -6,9 +6,10 @@ timeline stands earlier, its place says so instead of showing the finished weigh
 
 from __future__ import annotations
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtWidgets
 
 from ..controller import Controller
+from .page_note import page_note
 
 
 class QtStepGate(QtWidgets.QStackedWidget):
@@ -18,10 +19,8 @@ class QtStepGate(QtWidgets.QStackedWidget):
         self.controller = controller
         self.from_step = from_step
         self.view = view
-        self.note = QtWidgets.QLabel(note)
+        self.note = page_note(note, self)
         self.note.setObjectName("stepGateNote")
-        self.note.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
-        self.note.setWordWrap(True)
         self.addWidget(view)
         self.addWidget(self.note)
         controller.step_changed.connect(self._on_step_changed)
