@@ -205,13 +205,16 @@ class TokenAxis(pg.AxisItem):
         return self.mapFromScene(view.mapViewToScene(QtCore.QPointF(index, index)))
 
     def _rect_for(self, index: int, size: QtCore.QSizeF) -> QtCore.QRectF:
-        """Where a label of `size` goes: centred on its word's place, against the plot's edge."""
-        anchor, bounds = self._anchor(index), self.boundingRect()
+        """Where a label of `size` goes: centred on its word's place, against the plot's edge, on a whole
+        pixel of the scene along it. A place to a fraction of a pixel followed the view's range to its
+        last bit, and a range reached through zooms, a bit off the same range set anew, drew a glyph on
+        the other side of its rounding edge."""
+        anchor, bounds, origin = self._anchor(index), self.boundingRect(), self.scenePos()
         w, h = (size.height(), size.width()) if self._rotated else (size.width(), size.height())
         if self.orientation == "left":  # kept inside the edge: a word at the very end is not cut off
-            y = min(max(anchor.y() - h / 2, bounds.top()), bounds.bottom() - h)
+            y = _on_whole_pixel(anchor.y() - h / 2, bounds.top(), bounds.bottom() - h, origin.y())
             return QtCore.QRectF(bounds.right() - PAD_PX / 2 - w, y, w, h)
-        x = min(max(anchor.x() - w / 2, bounds.left()), bounds.right() - w)
+        x = _on_whole_pixel(anchor.x() - w / 2, bounds.left(), bounds.right() - w, origin.x())
         if self.orientation == "top":
             return QtCore.QRectF(x, bounds.bottom() - PAD_PX / 2 - h, w, h)
         return QtCore.QRectF(x, bounds.top() + PAD_PX / 2, w, h)  # bottom
@@ -341,6 +344,14 @@ class TokenAxis(pg.AxisItem):
             self.token_clicked.emit(index)
         else:
             super().mouseClickEvent(ev)
+
+
+def _on_whole_pixel(place: float, least: float, most: float, origin: float) -> float:
+    """`place` (item coordinates) moved to the nearest whole pixel of the scene, within [least, most]
+    and inward of them. A place a few bits short of a half pixel rounds as the half pixel does."""
+    place = math.floor(place + origin + 0.5 + 1e-6) - origin
+    least, most = math.ceil(least + origin) - origin, math.floor(most + origin) - origin
+    return min(max(place, least), most)
 
 
 def _overlap(a: QtCore.QRectF, b: QtCore.QRectF) -> bool:
