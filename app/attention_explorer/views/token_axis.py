@@ -227,8 +227,12 @@ class TokenAxis(pg.AxisItem):
 
     def _ensure_layout(self) -> None:
         view = self.linkedView()
-        key = (tuple(self.range), self.size().width(), self.size().height(), self._rotated, len(self._labels))
-        if view is None or key == self._layout_key:
+        if view is None:
+            return
+        # the places are whole pixels of the scene (_rect_for): the axis and its view moved in it move them
+        key = (tuple(self.range), self.size().width(), self.size().height(), self._rotated, len(self._labels),
+               self.scenePos().toTuple(), view.scenePos().toTuple())
+        if key == self._layout_key:
             return
         self._layout_key = key
         self._placed = []
