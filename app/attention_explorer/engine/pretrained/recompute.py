@@ -20,12 +20,13 @@ import numpy as np
 from ..row_matrix import RowMatrix
 from ..softmax import causal_mask
 from .blocks import block_of, block_weights, head_scores, head_weights, keys_for, outside_window, row_blocks, score_rows
-from .forward import ForwardResult, Projections, attention_input, project, rope_for
+from .forward import ForwardResult, Projections, attention_input, project, project_head, rope_for
 from .weights import ModelWeights
 
 PROJECTION_LAYERS = 2            # layers' q, k, v kept at least, and as many more as fit in PROJECTION_BYTES
 PROJECTION_BYTES = 48 * 1024 * 1024  # (every layer of a short text: hovering the model view's cells is then a row)
 WEIGHTS_CACHE_BYTES = 128 * 1024 * 1024
+HEADS_ALONE_BYTES = 16 * 1024 * 1024  # heads projected alone (project_head): 4 MB a head at 8,192 tokens
 WHOLE_SCORES_CELLS = 2048 * 2048  # a head's scores of more cells are made a block of rows at a time (RowMatrix)
 
 
@@ -46,14 +47,18 @@ class _ByteCache:
         self._items.clear()
         self.used = 0
 
-    def put(self, key, value: np.ndarray) -> None:
-        if value.nbytes > self.budget or key in self._items:
+    def put(self, key, value: np.ndarray | tuple[np.ndarray, ...]) -> None:
+        if _nbytes(value) > self.budget or key in self._items:
             return
         self._items[key] = value
-        self.used += value.nbytes
+        self.used += _nbytes(value)
         while self.used > self.budget:
             _, old = self._items.popitem(last=False)
-            self.used -= old.nbytes
+            self.used -= _nbytes(old)
+
+
+def _nbytes(value: np.ndarray | tuple[np.ndarray, ...]) -> int:
+    return sum(part.nbytes for part in value) if isinstance(value, tuple) else value.nbytes
 
 
 class LayerMaker:
@@ -65,6 +70,8 @@ class LayerMaker:
         self.n = result.layer_inputs[0].shape[0] if result.layer_inputs else 0
         self._projections: OrderedDict[int, Projections] = OrderedDict()
         self._weights = _ByteCache(WEIGHTS_CACHE_BYTES)
+        self._heads_alone = _ByteCache(HEADS_ALONE_BYTES)  # (layer, head) → project_head's (q scaled, k_t)
+        self._alone_exact: bool | None = None  # whether project_head gives this forward's bits (None: unseen)
         self._ropes: list[tuple | None] | None = None
         self._masks: dict = {}  # n, or ("window", n, window) → a read-only mask
         self._lock = threading.RLock()
@@ -76,6 +83,7 @@ class LayerMaker:
         with self._lock:
             self._projections.clear()
             self._weights.clear()  # in place: the one-layer makers (for_layer) share it
+            self._heads_alone.clear()
 
     def for_layer(self, layer: int) -> LayerMaker:
         """A maker of layer `layer` alone, for the trace the views draw of it: it holds that layer's q, k
@@ -197,13 +205,34 @@ class LayerMaker:
             one = whole[head] if whole is not None else self._weights.get((layer, head))
             if one is not None:
                 return one[row]
-            p = self.projections(layer)
+            q_scaled, k_t = self._one_head(layer, head)
             start, stop = block_of(self.n, row)
-            block = block_weights(self.arch, p.q_scaled(), p.k_t, start, stop, [head],
-                                  window=self.arch.window(layer))[0]
+            block = block_weights(self.arch, q_scaled, k_t, start, stop, [0], window=self.arch.window(layer))[0]
             weights = np.zeros(self.n, dtype=np.float32)
             weights[:block.shape[-1]] = block[row - start]
             return weights
+
+    def _one_head(self, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+        """Head `head`'s q × scale (1, n, d_head) and its key head's k transposed (1, d_head, n): from
+        the layer's projections when they are at hand, else projected alone (project_head), once this
+        maker has seen a head projected alone come out to the bit as the whole layer's projections
+        (the first time it makes both and compares)."""
+        group = self.arch.group
+        made = self._heads_alone.get((layer, head))
+        if made is not None:
+            return made
+        if layer not in self._projections and self._projections_from is None and self._alone_exact is not False:
+            made = project_head(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope(layer),
+                                head)
+            if made is not None and self._alone_exact is None:
+                p = self.projections(layer)
+                self._alone_exact = (np.array_equal(made[0][0], p.q_scaled()[head])
+                                     and np.array_equal(made[1][0], p.k_t[head // group]))
+            if made is not None and self._alone_exact:
+                self._heads_alone.put((layer, head), made)
+                return made
+        p = self.projections(layer)
+        return p.q_scaled()[head:head + 1], p.k_t[head // group:head // group + 1]
 
     def layer_weights(self, layer: int, keep: bool = True) -> np.ndarray:
         """Every head's weights of one layer, (heads, n, n) float32. A sweep over every layer (rollout, a
