@@ -156,3 +156,27 @@ def test_a_word_added_paints_its_own_chip_not_every_chip(make_window, monkeypatc
     assert len(window.chips.chips) == 120 and all(chip.isVisible() for chip in window.chips.chips)
     assert calls["n"] <= 20, f"{calls['n']} layout passes for 106 chips more"
     check_backing_store(window, "many words added")
+
+
+def test_after_any_run_of_hovers_and_pins_every_chip_is_styled_for_the_focus_and_pin(make_window):
+    """A hover restyles only the chips of the words that were or are focused or pinned: every other chip
+    must still be as a full restyle leaves it, across new sentences and an unknown word among them."""
+    window = make_window()
+    controller, chips = window.controller, window.chips
+    sentences = ["the cat sat on the mat", "the zzyzx cat sat", "the dog sat on the mat and the cat sat"]
+    steps = [("hover", 2), ("pin", 2), ("hover", 4), ("hover", None), ("pin", 4), ("hover", 0), ("pin", 4),
+             ("sentence", 1), ("hover", 1), ("pin", 2), ("sentence", 2), ("hover", 7), ("hover", 3)]
+    for kind, value in steps:
+        if kind == "hover":
+            controller.set_hovered(value)
+        elif kind == "pin":
+            controller.toggle_pinned(value)
+        else:
+            controller.set_sentence(sentences[value])
+        QtWidgets.QApplication.processEvents()
+        for chip in chips.chips:
+            known = chip.token_index is not None
+            expected = (not known, known and chip.token_index == controller.focus,
+                        known and chip.token_index == controller.pinned)
+            assert (chip.property("unknown"), chip.property("focused"), chip.property("pinned")) == expected, \
+                f"after {kind} {value}: chip {chip.text()!r}"

@@ -101,6 +101,8 @@ class QtTokenChips(QtWidgets.QWidget):
         super().__init__(parent)
         self.controller = controller
         self.chips: list[_Chip] = []
+        self._chip_of: dict[int, _Chip] = {}  # token index → its chip
+        self._styled_for: tuple | None = None  # (focus, pinned) the chips were styled for; None: restyle all
         self._shown: tuple | None = None  # (words, labels) the chips were last given
         self._rebuilding = False
         self._layout = FlowLayout(self, spacing=5)
@@ -111,7 +113,7 @@ class QtTokenChips(QtWidgets.QWidget):
         self._rebuild()
 
     def chip_for_token(self, index: int) -> _Chip:
-        return next(chip for chip in self.chips if chip.token_index == index)
+        return self._chip_of[index]
 
     def _apply_style_sheet(self) -> None:
         fg, hl = theme.foreground().name(), theme.highlight().name()
@@ -160,6 +162,8 @@ class QtTokenChips(QtWidgets.QWidget):
         self._rebuilding = False
         # later, not while the trace is still being announced: the other views have not seen it yet
         QtCore.QTimer.singleShot(0, self, lambda: self._settle_hover(hovered_before))
+        self._chip_of = {chip.token_index: chip for chip in self.chips if chip.token_index is not None}
+        self._styled_for = None
         self._restyle()
         self.updateGeometry()
 
@@ -195,8 +199,15 @@ class QtTokenChips(QtWidgets.QWidget):
             self.controller.toggle_pinned(chip.token_index)
 
     def _restyle(self, *_):
+        """Style the chips for the focus and the pin: after a rebuild every chip, else only the chips of
+        the words that were or now are focused or pinned (every chip of 8,192 took 7 ms of a hover)."""
         focus, pinned = self.controller.focus, self.controller.pinned
-        for chip in self.chips:
+        if self._styled_for is None:
+            chips = self.chips
+        else:
+            chips = [self._chip_of[i] for i in {*self._styled_for, focus, pinned} if i in self._chip_of]
+        self._styled_for = (focus, pinned)
+        for chip in chips:
             known = chip.token_index is not None
             chip.set_state(unknown=not known, focused=known and chip.token_index == focus,
                            pinned=known and chip.token_index == pinned)
