@@ -10,6 +10,7 @@ from pathlib import Path
 
 from PySide6 import QtWidgets
 
+from .controller import LOOKED_AT
 from .export import ExportCancelled, ExportError, write_matrix_csv, write_trace_json
 from .export_files import ask_save_path
 from .figure import WindowPart
@@ -97,12 +98,9 @@ class WindowExport:
         from .views.export_dialog import EXPORT_KINDS, QtExportDialog
 
         window = self.window
-        hovered = window.controller.hovered
-        trace = window.controller.trace
         self._on_screen = hovered_focus(window.controller)
         dialog = QtExportDialog(window, kind if kind in EXPORT_KINDS else "heatmap", command_for=self.command_for,
-                                visible_part=self.visible_text(),
-                                hovered=trace.labels[hovered] if hovered is not None and trace is not None else "")
+                                visible_part=self.visible_text(), hovered=self._hovered_word())
         try:
             if dialog.exec() != QtWidgets.QDialog.DialogCode.Accepted:
                 return
@@ -114,6 +112,15 @@ class WindowExport:
         finally:
             dialog.deleteLater()
             self._on_screen = None
+
+    def _hovered_word(self) -> str:
+        """The word under the mouse, "" when none: a word looked at may be another text's (an
+        encoder–decoder's source, past the target's last token)."""
+        controller = self.window.controller
+        trace, hovered = controller.trace, controller.hovered
+        if trace is None or hovered is None:
+            return ""
+        return (trace.looked_at_labels if controller.focus_role == LOOKED_AT else trace.labels)[hovered]
 
     # --- writing ----------------------------------------------------------------------------------
     def export_to(self, kind: str, path: str, options: FigureOptions) -> bool:

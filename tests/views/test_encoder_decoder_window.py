@@ -463,3 +463,24 @@ def test_write_lets_the_model_write_the_target_and_the_views_show_it_read_as_wri
     np.testing.assert_allclose(shown, np.stack([s.cross_attention[0, 0] for s in expected.steps]), atol=1e-5)
     type_target(qtbot, window, "a dog")
     assert not c.target_written and not any(WRITTEN_MARK in label for label in window.heatmap.row_labels())
+
+
+def test_the_export_dialog_names_a_hovered_source_word_past_the_target_s_last(bart_window, qtbot):
+    """A source word hovered as the word looked at may stand past the target's last token: the dialog
+    named it from the target's words, out of their range (an error dialog; X11 random walk, seed 72)."""
+    from attention_explorer.views.export_dialog import QtExportDialog
+
+    window, c = bart_window, bart_window.controller
+    type_target(qtbot, window, "a dog")
+    c.set_hovered(9, LOOKED_AT)  # "·mat": a source token past the target's four
+    shown = {}
+
+    def read_and_cancel():
+        dialog = next(w for w in QtWidgets.QApplication.topLevelWidgets()
+                      if isinstance(w, QtExportDialog) and w.isVisible())
+        shown["keep hover"] = dialog.keep_hover.text()
+        dialog.reject()
+
+    QtCore.QTimer.singleShot(0, read_and_cancel)
+    window.export_dialog("csv")
+    assert shown["keep hover"].endswith(f"(“{c.trace.looked_at_labels[9]}”)")
