@@ -6,6 +6,9 @@ writes one or the census that measures one asks here. The cache holds the projec
 layers as fit in PROJECTION_BYTES (at least two) and
 as many heads' weights as fit in WEIGHTS_CACHE_BYTES (at 128 tokens every head of SmolLM2 fits; at
 8,192 one head is 268 MB and is not cached: the trace shown holds it while it is shown).
+One row of one head (a hover on the model view) is made from that head's q and k projected alone,
+where they come out to the bit as the whole layer's (see _one_head), and those are kept within
+HEADS_ALONE_BYTES.
 """
 
 from __future__ import annotations
