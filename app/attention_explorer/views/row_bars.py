@@ -187,7 +187,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
         masked = trace.mask[:, focus] if looked_at and trace.mask is not None else (
             trace.mask[focus] if trace.mask is not None else np.zeros(count, bool))
         # written only where they fit: measuring 512 hidden labels cost more than the bars
-        fits = self._values_fit(trace)
+        fits = self._values_fit(count)
         self.values.set_labels([Label(j, float(w) + 0.02 * top, f"{w:.2f}", ink) for j, w in enumerate(self._row)
                                 if not masked[j]] if fits else [])
         self.values.setVisible(fits)
@@ -249,19 +249,22 @@ class QtRowBars(QtWidgets.QStackedWidget):
         place_px = self.plot.getViewBox().width() / max(n, 1)
         return max(BAR_SHARE, MIN_BAR_PX / place_px) if place_px > 0 else BAR_SHARE
 
-    def _values_fit(self, trace) -> bool:
-        return self.plot.getViewBox().width() / max(trace.n, trace.n_keys, 1) >= MIN_BAR_PX_FOR_VALUES
+    def _values_fit(self, count: int) -> bool:
+        """Whether `count` bars are wide enough to have their values written above them."""
+        return self.plot.getViewBox().width() / max(count, 1) >= MIN_BAR_PX_FOR_VALUES
 
     def _update_value_visibility(self, *_):
-        trace = self.controller.trace
-        if trace is None or self.currentWidget() is self.hint:
+        """The pane resized: the bars' width and whether their values are written follow it. As many bars
+        as drawn (a target word's stand on the source's words, not on as many as the target has)."""
+        if self._row is None or self.currentWidget() is self.hint:
             return
-        fits = self._values_fit(trace)
-        if fits and self._row is not None and not self.values.labels():
+        count = len(self._row)
+        fits = self._values_fit(count)
+        if fits and not self.values.labels():
             self._redraw()  # the bars grew wide enough: write their values now
             return
         self.values.setVisible(fits)
-        width = self._bar_width(trace.n)
-        if self._row is not None and width != self.bars.opts["width"]:
+        width = self._bar_width(count)
+        if width != self.bars.opts["width"]:
             self.bars.setOpts(width=width)
             self.focus_bar.setOpts(width=width)
