@@ -396,3 +396,21 @@ def test_a_head_projected_alone_that_differs_in_a_bit_is_not_used(data, monkeypa
     for head in range(model.n_heads):
         np.testing.assert_array_equal(trace.weight_row(1, head, 4), expected[head, 4])
     assert trace._maker._alone_exact is False
+
+
+@pytest.mark.parametrize("name", EVERY)
+def test_one_head_made_when_its_layer_does_not_fit_is_the_layer_s_own_to_the_bit(data, name, monkeypatch):
+    """A long text's shown head is made alone (its layer's weights would not fit the cache): from that
+    head's scaled queries and its key head's keys, the numbers of the whole layer."""
+    from attention_explorer.engine.pretrained import recompute
+
+    model = open_pretrained(data / name)
+    text = "the cat sat on the mat because it was tired"
+    whole = model.run(text)
+    monkeypatch.setattr(recompute, "WEIGHTS_CACHE_BYTES", 1)  # as at 8,192 tokens: no layer fits
+    long = model.run(text)
+    assert not long._maker.layer_fits()
+    for layer in range(model.n_layers):
+        weights = whole.layer_weights(layer, keep=False)
+        for head in range(model.n_heads):
+            np.testing.assert_array_equal(long.head_weights(layer, head), weights[head])

@@ -64,6 +64,13 @@ class Projections:
         """q × scale, as every weight is made from (n × d values to scale instead of n × n)."""
         return self.q * np.float32(self.scale)
 
+    def one_head(self, head: int, group: int) -> tuple[np.ndarray, np.ndarray]:
+        """Query head `head`'s q × scale (1, n, d_head) and its key head's k_t (1, d_head, n): the numbers
+        q_scaled and k_t hold for it, without scaling every other head's q (`group`: query heads a key
+        head serves)."""
+        key_head = head // group
+        return self.q[head:head + 1] * np.float32(self.scale), self.k_t[key_head:key_head + 1]
+
 
 @dataclass(frozen=True)
 class ForwardResult:

@@ -194,8 +194,8 @@ class LayerMaker:
                 return one
             if self.layer_fits():
                 return self.layer_weights(layer)[head]
-            p = self.projections(layer)
-            one = head_weights(self.arch, p.q_scaled(), p.k_t, [head], self.arch.window(layer))[0]
+            q_scaled, k_t = self.projections(layer).one_head(head, self.arch.group)
+            one = head_weights(self.arch, q_scaled, k_t, [0], self.arch.window(layer))[0]
             one.flags.writeable = False  # shared by every view that reads it
             self._weights.put((layer, head), one)
             return one
@@ -220,7 +220,6 @@ class LayerMaker:
         the layer's projections when they are at hand, else projected alone (project_head), once this
         maker has seen a head projected alone come out to the bit as the whole layer's projections
         (the first time it makes both and compares)."""
-        group = self.arch.group
         made = self._heads_alone.get((layer, head))
         if made is not None:
             return made
@@ -228,14 +227,14 @@ class LayerMaker:
             made = project_head(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope(layer),
                                 head)
             if made is not None and self._alone_exact is None:
-                p = self.projections(layer)
-                self._alone_exact = (np.array_equal(made[0][0], p.q_scaled()[head])
-                                     and np.array_equal(made[1][0], p.k_t[head // group]))
-            if made is not None and self._alone_exact:
+                whole = self.projections(layer).one_head(head, self.arch.group)
+                self._alone_exact = all(np.array_equal(alone, its) for alone, its in zip(made, whole, strict=True))
+                if not self._alone_exact:
+                    return whole
+            if made is not None:
                 self._heads_alone.put((layer, head), made)
                 return made
-        p = self.projections(layer)
-        return p.q_scaled()[head:head + 1], p.k_t[head // group:head // group + 1]
+        return self.projections(layer).one_head(head, self.arch.group)
 
     def layer_weights(self, layer: int, keep: bool = True) -> np.ndarray:
         """Every head's weights of one layer, (heads, n, n) float32. A sweep over every layer (rollout, a
