@@ -85,7 +85,7 @@ def capture_state(controller: Controller, view: str, *, span: str | None = None,
     chosen = pinned_focus(controller) if focus is ... else focus
     focus = None
     if chosen is not None and trace is not None:
-        labels = trace.looked_at_labels if chosen[1] == LOOKED_AT else trace.labels  # (a source's, cross-attention)
+        labels = trace.labels_of(chosen[1] == LOOKED_AT)
         focus = Focus(chosen[0], chosen[1], labels[chosen[0]]) if chosen[0] < len(labels) else None
     arcs = view == "arcs"  # each view's own settings only where they draw something
     # the text the drawn trace read: a real model's differs from the box while a forward is on its way,
@@ -220,7 +220,7 @@ def focus_index(controller: Controller, focus: Focus) -> int:
     is one of the source's tokens, the columns."""
     trace = controller.trace
     columns = trace is not None and focus.role == LOOKED_AT and trace.key_tokens is not None
-    labels = [] if trace is None else trace.looked_at_labels if columns else list(trace.labels)
+    labels = [] if trace is None else trace.labels_of(columns)
     if 0 <= focus.index < len(labels) and (not focus.word or labels[focus.index] == focus.word):
         return focus.index
     if focus.word:

@@ -120,7 +120,7 @@ class WindowExport:
         trace, hovered = controller.trace, controller.hovered
         if trace is None or hovered is None:
             return ""
-        return (trace.looked_at_labels if controller.focus_role == LOOKED_AT else trace.labels)[hovered]
+        return trace.labels_of(controller.focus_role == LOOKED_AT)[hovered]
 
     # --- writing ----------------------------------------------------------------------------------
     def export_to(self, kind: str, path: str, options: FigureOptions) -> bool:

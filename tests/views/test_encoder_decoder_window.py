@@ -230,6 +230,9 @@ def test_exports_draw_both_texts(bart_window, qtbot, tmp_path, monkeypatch):
     assert window.export_to("json", str(tmp_path / "cross.json"))
     written = json.loads((tmp_path / "cross.json").read_text(encoding="utf-8"))
     assert written["key_labels"] == c.trace.looked_at_labels and written["labels"] == ["</s>", "<s>", "a", "dog"]
+    # a word is named by its role: looking, a target's (a row); looked at, the source's (a column)
+    assert c.trace.labels_of(looked_at=False) == written["labels"]
+    assert c.trace.labels_of(looked_at=True) == written["key_labels"] != written["labels"]
     assert window.export_to("html", str(tmp_path / "cross.html"))
     page = page_data(tmp_path / "cross.html")  # the web page: target rows reading source columns
     assert page["labels"] == c.trace.labels and page["keyLabels"] == c.trace.looked_at_labels

@@ -125,6 +125,11 @@ class Trace:
         """The labels of the tokens looked at (the weights' columns): the tokens' own, or the keys' text's."""
         return list(self.labels if self.key_labels is None else self.key_labels)
 
+    def labels_of(self, looked_at: bool) -> list[str]:
+        """The labels of the tokens looking (the weights' rows), or of those looked at (the columns):
+        a focused word is named by its role, since in cross-attention the two are different texts."""
+        return self.looked_at_labels if looked_at else list(self.labels)
+
     def matrix(self, name: str, head: int = 0) -> np.ndarray:
         """A named matrix of one head (see HEAD_MATRICES)."""
         if name not in HEAD_MATRICES:

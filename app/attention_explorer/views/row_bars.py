@@ -167,7 +167,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
         looked_at = self.controller.focus_role == LOOKED_AT
         # the bars stand on the words of the other end: who looks at a word, or where a word looks (for
         # cross-attention another text's words, where the focused word itself has no bar)
-        labels = trace.labels if looked_at else trace.looked_at_labels
+        labels = trace.labels_of(not looked_at)
         own = trace.key_tokens is None  # the focused word is one of the bars' words too
         count = len(labels)
         self.axis.set_tokens(labels)
@@ -192,7 +192,7 @@ class QtRowBars(QtWidgets.QStackedWidget):
                                 if not masked[j]] if fits else [])
         self.values.setVisible(fits)
         self.axis.set_focus(focus if own else None)
-        word = (trace.looked_at_labels if looked_at else trace.labels)[focus]
+        word = trace.labels_of(looked_at)[focus]
         title = f"who looks at “{word}”" if looked_at else f"where “{word}” looks"
         self._set_title(f"{title} ({self._which_weights(trace)})", theme.foreground())
 

@@ -358,8 +358,7 @@ class QtStepTimeline(QtWidgets.QWidget):
         looked_at = self.controller.focus_role == LOOKED_AT
         # cross-attention's words looked at are another text's: the focused word is framed only where
         # its own text's words are (the source's in H, K, V and the columns of the scores and weights)
-        cross = trace is not None and trace.key_tokens is not None
-        words = (tuple(trace.looked_at_labels) if cross and looked_at else tuple(trace.labels)) if trace else ()
+        words = tuple(trace.labels_of(looked_at)) if trace else ()
         for table in self._tables():
             self._wire_hover(table)
             shown = table.matrix_model.table
