@@ -1,6 +1,8 @@
-"""The worker's runner lets go of what a dropped job returns once the job ends."""
+"""The worker's runner lets go of what a dropped job returns once the job ends, and a quit waits for
+its step under way."""
 
 import threading
+import time
 import weakref
 
 from PySide6.QtTest import QTest
@@ -34,3 +36,35 @@ def test_what_a_dropped_job_returns_is_not_held_after_it_ends(qapp):
     QTest.qWait(100)
     assert heard == [""] and len(returned) == 1
     assert returned[0]() is None, "the dropped job's result is still held by the runner"
+
+
+def test_quitting_waits_for_every_worker_s_step_and_no_longer(qapp, monkeypatch):
+    """Quitting tells every job to stop; the app then waits for each worker's step under way to end
+    (a token written), but not for a step that never ends (it then leaves without the teardown)."""
+    from attention_explorer import pretrained_worker
+    from attention_explorer.pretrained_worker import wait_for_every_worker
+
+    monkeypatch.setattr(pretrained_worker, "_RUNNERS", weakref.WeakSet())  # these two only, not other tests'
+    writer, reader = BackgroundRunner(), BackgroundRunner()
+    steps, reading, stuck = threading.Event(), threading.Event(), threading.Event()
+
+    def write(progress):  # a token at a time, stopping at the first report after it was told to
+        while progress(0.5, "writing"):
+            steps.set()
+            time.sleep(0.05)
+        return "stopped"
+
+    def read(_progress):  # one long step that reports nothing
+        reading.set()
+        stuck.wait(30)
+
+    writer.submit("write", write, lambda _r: None, lambda _m: None)
+    assert steps.wait(10)
+    writer.drop_all()
+    assert wait_for_every_worker(5_000)  # the token under way ended, and with it the job
+    reader.submit("load", read, lambda _r: None, lambda _m: None)
+    assert reading.wait(10)
+    reader.drop_all()
+    assert not wait_for_every_worker(200)  # a step that never reports is not waited for
+    stuck.set()
+    assert wait_for_every_worker(10_000)

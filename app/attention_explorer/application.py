@@ -6,6 +6,8 @@ any of that, so the app answers a launch as fast as a bare Qt window does.
 
 from __future__ import annotations
 
+import logging
+import os
 import signal
 import socket
 import sys
@@ -18,6 +20,7 @@ from .resources_path import resource_path
 
 APP_NAME = "Attention Explorer"
 QUITTING_SWITCH_S = 1e-4  # how often Python hands the interpreter lock between threads once the window is closed
+QUIT_GRACE_MS = 2000  # how long a quit waits for a real model's step under way to end
 RESUME_COLLECTION_MS = 1000  # cycle collection comes back on this long after the window is shown: painted by then
 
 
@@ -82,10 +85,34 @@ def run_window(model: str | None = None, sentence: str | None = None) -> int:
     window.show()
     QtCore.QTimer.singleShot(RESUME_COLLECTION_MS, resume_after_start)
     try:
-        return app.exec()
+        status = app.exec()
     finally:
         stop_closing_on_termination()
         crash_handler.uninstall()
+    if not workers_stopped(QUIT_GRACE_MS):
+        end_process_now(status)
+    return status
+
+
+def workers_stopped(msecs: int) -> bool:
+    """Whether every worker thread (real models, the census) has ended its job, waiting `msecs` at
+    most. Quitting told each job to stop at its next step; a token being written or a layer being
+    read ends within a fraction of a second. A worker left computing while Python and PySide tear
+    the window down crashed the exit (SmolLM2 writing: about one quit in thirty ended in a
+    segmentation fault inside PySide's teardown)."""
+    worker = sys.modules.get(f"{__package__}.pretrained_worker")  # never imported: no worker was made
+    return worker is None or worker.wait_for_every_worker(msecs)
+
+
+def end_process_now(status: int) -> None:
+    """End the process with `status` without the interpreter's teardown, for a worker still inside a
+    step that cannot be stopped (a tokenizer, a file being read): the user's settings were saved as
+    the window closed, the logs and the terminal's output are flushed here."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    os._exit(status)
 
 
 def hand_over_quickly() -> None:

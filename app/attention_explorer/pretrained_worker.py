@@ -21,6 +21,8 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +40,16 @@ UNFORESEEN = "an error the app did not foresee"  # begins the message of an erro
 NO_MEMORY = "there is not enough memory for this model and text"
 
 logger = logging.getLogger(__name__)
+_RUNNERS: weakref.WeakSet[BackgroundRunner] = weakref.WeakSet()  # every runner made, for quitting
+
+
+def wait_for_every_worker(msecs: int) -> bool:
+    """Block until no runner's worker has a job left, `msecs` at most in all; whether none has.
+
+    Quitting: every job has been told to stop by then, and most stop within a step (a token written,
+    a layer); the interpreter and PySide should not tear the window down while one is still computing."""
+    deadline = time.monotonic() + msecs / 1000
+    return all(runner.wait(max(0, round((deadline - time.monotonic()) * 1000))) for runner in list(_RUNNERS))
 
 
 class BackgroundRunner(QtCore.QObject):
@@ -65,6 +77,7 @@ class BackgroundRunner(QtCore.QObject):
         self._timer = QtCore.QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._deliver)
+        _RUNNERS.add(self)
 
     @property
     def busy(self) -> bool:
