@@ -292,3 +292,26 @@ def test_shorter_words_in_a_pane_too_narrow_for_the_plot_give_it_the_width_a_fre
         QtWidgets.QApplication.processEvents()
     assert heatmap.graphics.ci.geometry() == fresh.graphics.ci.geometry()
     assert heatmap.view.boundingRect() == fresh.view.boundingRect()
+
+
+def test_longer_words_that_leave_no_room_for_cells_decide_zoom_as_a_fresh_view_does(qtbot):
+    """A pane 195 px wide: five short words zoomed (cells under 12 px), then ten words whose labels and
+    colour bar leave no width at all for cells. The plot measured its fixed parts before its layout had
+    grown to the longer labels, found 6 px for ten cells and stayed zoomed, with a Fit button; a fresh
+    view measured them grown and found none (X11 walk, seed 90)."""
+    _host, heatmap = _docked(qtbot, 195, 448)
+    fit = heatmap.make_fit_button()
+    short = ["cat", "ate", "the", "fish", "."]
+    heatmap.show_matrix(np.random.default_rng(0).random((5, 5)), short, short, levels=(0, 1))
+    QtWidgets.QApplication.processEvents()
+    long = ["it", "was", "tired", "because", "the", "long", "day", "had", "ended", "unexpectedly-late"]
+    matrix = np.random.default_rng(1).random((10, 10))
+    heatmap.show_matrix(matrix, long, long, levels=(0, 1))
+    _fresh_host, fresh = _docked(qtbot, 195, 448)
+    fresh_fit = fresh.make_fit_button()
+    fresh.show_matrix(matrix, long, long, levels=(0, 1))
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+    assert heatmap.frame.zoomable == fresh.frame.zoomable
+    assert fit.isHidden() == fresh_fit.isHidden()
+    assert heatmap.plot.maximumSize() == fresh.plot.maximumSize()

@@ -70,7 +70,13 @@ class MatrixFrame:
         if not n_rows or not n_cols:
             return
         # the axes may just have been given new widths for new words: measure them laid out, or the
-        # plot keeps the old words' room and the matrix sits off-centre (or is cut) until a resize
+        # plot keeps the old words' room and the matrix sits off-centre (or is cut) until a resize.
+        # The layouts forget the sizes they cached first: they hear of the axes' new ones an event-loop
+        # pass later, and a pane that did not change size then kept the old measure (ten long words
+        # after five short in a narrow pane: zoomed, with a Fit button, where a fresh view found no
+        # room for cells at all; X11 walk, seed 90).
+        self.plot.layout.invalidate()
+        self.graphics.ci.layout.invalidate()
         self.graphics.ci.layout.activate()
         over_w = self.plot.width() - self.view.width()    # axes and colour bar: fixed sizes
         over_h = self.plot.height() - self.view.height()
