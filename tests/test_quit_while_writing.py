@@ -3,8 +3,8 @@ command run as a user runs it.
 
 A sitecustomize module on the child's PYTHONPATH makes each of the worker's steps spend most of its
 time inside a large matrix product (a real model's step is mostly that), starts a generation and quits
-with the window's Quit action while it writes. The exit once crashed (about one quit in thirty with
-SmolLM2) when PySide tore the window down with the worker still computing; the app now waits for the
+with the window's Quit action while it writes. The exit once crashed (3 quits in 97 with SmolLM2)
+when PySide tore the window down with the worker still computing; the app now waits for the
 step under way, which the quit told to stop, before it tears anything down.
 """
 
