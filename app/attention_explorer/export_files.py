@@ -5,6 +5,7 @@ winning when the name is typed without an ending (SVG chosen, "figure" typed: fi
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
@@ -45,7 +46,9 @@ def last_folder(settings: QtCore.QSettings | None, kind: str) -> str:
 
 
 def remember_folder(settings: QtCore.QSettings | None, kind: str, path: str) -> None:
-    folder = str(Path(path).resolve().parent)
+    """The chosen file's folder, where the next dialog of `kind` opens. Made absolute without following
+    links: a chosen file that is a loop of links made Path.resolve raise, and the dialog with it."""
+    folder = os.path.dirname(os.path.abspath(path))
     _folders[kind] = folder
     if settings is not None:
         settings.setValue(FOLDER_KEY.format(kind=kind), folder)

@@ -69,3 +69,24 @@ def test_open_model_folder_starts_beside_the_folder_last_opened(make_window, dia
     window.pretrained.open_folder_dialog()  # cancelled
     assert Path(opened["folder"][1]) == Path(BERT).parent  # where the model folders are, to pick another
     assert Path(window.settings.value("export/folder/model-folder")) == Path(BERT).parent
+
+
+def test_a_chosen_file_that_is_a_loop_of_links_gets_one_message_and_its_folder_remembered(make_window, dialogs,
+                                                                                            tmp_path, monkeypatch):
+    """Remembering the chosen file's folder followed its links, which raise for a loop: the Open model
+    dialog answered with one ended in the crash dialog (offscreen walk, seed 97). Now its folder is
+    remembered as chosen, and the model is refused with one message."""
+    opened, answers = dialogs
+    shown = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda _parent, _title, text: shown.append(text))
+    window = make_window()
+    folder = tmp_path / "links"
+    folder.mkdir()
+    (folder / "model.gguf.other").symlink_to("model.gguf")
+    (folder / "model.gguf").symlink_to("model.gguf.other")
+    answers["open"] += [str(folder / "model.gguf"), ""]
+    window.open_model_dialog()
+    assert len(shown) == 1 and "loop" in shown[0] and "unchanged" in shown[0]
+    assert window.controller.model.name == "cat-sat-on-mat"
+    window.open_model_dialog()  # cancelled
+    assert Path(opened["open"][1]) == folder
