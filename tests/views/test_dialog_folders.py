@@ -75,7 +75,8 @@ def test_a_chosen_file_that_is_a_loop_of_links_gets_one_message_and_its_folder_r
                                                                                             tmp_path, monkeypatch):
     """Remembering the chosen file's folder followed its links, which raise for a loop: the Open model
     dialog answered with one ended in the crash dialog (offscreen walk, seed 97). Now its folder is
-    remembered as chosen, and the model is refused with one message."""
+    remembered as chosen, and the model is refused with one message, a folder that is a loop too (it
+    was "no built-in model or file called …")."""
     opened, answers = dialogs
     shown = []
     monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda _parent, _title, text: shown.append(text))
@@ -90,3 +91,9 @@ def test_a_chosen_file_that_is_a_loop_of_links_gets_one_message_and_its_folder_r
     assert window.controller.model.name == "cat-sat-on-mat"
     window.open_model_dialog()  # cancelled
     assert Path(opened["open"][1]) == folder
+    (folder / "model-folder.other").symlink_to("model-folder")  # File ▸ Open model folder…: named for what it is
+    (folder / "model-folder").symlink_to("model-folder.other")
+    answers["folder"] += [str(folder / "model-folder")]
+    window.pretrained.open_folder_dialog()
+    assert len(shown) == 2 and "model-folder: is a symbolic link that leads round in a loop" in shown[1]
+    assert window.controller.model.name == "cat-sat-on-mat"

@@ -28,11 +28,12 @@ def load_builtin(name: str) -> ToyModel:
 
 
 def resolve_model(name_or_file: str) -> ToyModel:
-    """A built-in model by name, or a model file by path (anything that ends in .json or exists)."""
+    """A built-in model by name, or a model file by path (anything that ends in .json, exists, or is a
+    link: one leading nowhere or round in a loop is read, to be refused for what it is)."""
     if name_or_file in BUILTIN_MODELS:
         return load_builtin(name_or_file)
     path = Path(name_or_file)
-    if path.suffix.lower() == ".json" or path.exists():
+    if path.suffix.lower() == ".json" or path.exists() or path.is_symlink():
         return load_model(path)
     from .pretrained import KNOWN_MODELS  # only to name them: a real model's name is said in full
 
