@@ -518,3 +518,33 @@ def test_an_encoder_s_window_reaching_both_ways_reads_out_and_is_hatched_as_one(
     heatmap.graphics.grab()
     ahead, behind = heatmap.hatch._drawn[1]
     assert not len(ahead[0]) and len(behind[0])
+
+
+
+def test_a_squeezed_toolbar_shows_the_whole_of_each_box_s_chosen_text_after_another_model(make_window):
+    """A toolbar squeezed to its least width gave the heads box the least width Qt had cached for the
+    first model's texts ("1 (d_k = 8)"), and cut a later model's longer one (MiniLM's "12 (d_k = 32)":
+    offscreen walk with resizes, seed 102). Here a toy model twelve columns wide: "12 (d_k = 1)"."""
+    import dataclasses
+
+    import numpy as np
+
+    from walk_checks import combo_text_fits
+
+    window = make_window()
+    bar = window.options_bar
+
+    def squeezed() -> None:  # as a window narrower than the toolbar lays it out
+        bar.resize(bar.minimumSizeHint().width(), bar.height())
+        bar.layout().activate()
+
+    squeezed()
+    first = engine.load_builtin("cat-sat-on-mat")
+    wide = dataclasses.replace(first, name="wide", w_q=np.ones((first.d_model, 12)), w_k=np.ones((first.d_model, 12)),
+                               w_v=np.ones((first.d_model, 12)), w_o=None,
+                               default_options=dataclasses.replace(first.default_options, heads=12))
+    window.controller.set_model(wide)
+    assert bar.heads.currentText() == "12 (d_k = 1)"
+    squeezed()
+    for box in bar.findChildren(QtWidgets.QComboBox):
+        assert combo_text_fits(box), box.currentText()

@@ -52,7 +52,9 @@ def fill_box(box: QtWidgets.QComboBox, items: list[Item | None], held: dict) -> 
 def hold_chosen_text(box: QtWidgets.QComboBox) -> None:
     """Make `box` at least as wide as its chosen item's text: a box whose least width is a few letters
     (setMinimumContentsLength, so that a long item it is not showing does not widen the window) is
-    squeezed to that width in a window narrower than its toolbar, and cut the model it shows."""
+    squeezed to that width in a window narrower than its toolbar, and cut the model it shows. A box that
+    follows its contents is squeezed to the least width Qt cached for its first items, which new, longer
+    ones do not renew: it cut a real model's "12 (d_k = 32)" after a toy's "1 (d_k = 8)"."""
     option = QtWidgets.QStyleOptionComboBox()
     box.initStyleOption(option)
     metrics = box.fontMetrics()
@@ -172,6 +174,8 @@ class QtOptionsBar(QtWidgets.QWidget):
         self.heads.setCurrentIndex(self.heads.findData(c.options.heads))
         fill_box(self.head, [(f"head {i + 1}", None, None) for i in range(c.options.heads)], self._held)
         self.head.setCurrentIndex(c.head)
+        for box in (self.heads, self.head):
+            hold_chosen_text(box)
         self.head.setEnabled(c.options.heads > 1)
         for toy_only in (self.scale, self.causal, self.positional, self.heads):
             toy_only.setEnabled(not c.is_real)
