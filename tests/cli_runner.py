@@ -1,11 +1,14 @@
 """The command line run as the CLI tests call it: in-process (exit status, standard output and error),
-in-process on a thread bounded against a hang, or the installed command."""
+in-process on a thread bounded against a hang, or the installed command (and quit by a hook)."""
 
 import contextlib
 import io
+import os
 import shutil
+import subprocess
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -50,3 +53,30 @@ def installed_command() -> str:
     if found is None:
         pytest.skip("the attention-explorer command is not installed")
     return found
+
+
+def run_until_quit(home: Path, sitecustomize: str, args: list[str], *, run: int, timeout_s: float,
+                   quit_within_s: float) -> str:
+    """The installed command with `args`, driven by a `sitecustomize` module on its path that quits the
+    window and prints "quitting at <time.time()>" as it does, offscreen in a home of its own under
+    `home`: it must exit 0 within `quit_within_s` of the Quit, with no traceback. Its standard output.
+    `run` numbers the messages of a test that repeats it."""
+    hook = home / "hook"
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text(sitecustomize)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(home), "PYTHONPATH": str(hook),
+           "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data")}
+    child = subprocess.Popen([installed_command(), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        out, err = child.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+        pytest.fail(f"run {run}: the app did not exit after Quit\n{out}\n{err[-2000:]}")
+    ended = time.time()
+    assert child.returncode == 0, f"run {run}: exit {child.returncode}\n{err[-2000:]}"
+    quit_at = float(out.split("quitting at ")[1].split()[0])
+    assert ended - quit_at < quit_within_s, f"run {run}: {ended - quit_at:.1f} s from Quit to exit"
+    assert "Traceback" not in err, err[-2000:]
+    return out

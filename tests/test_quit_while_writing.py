@@ -9,14 +9,12 @@ step under way, which the quit told to stop, before it tears anything down.
 """
 
 import os
-import subprocess
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
-from cli_runner import installed_command
+from cli_runner import run_until_quit
 
 pytest.importorskip("tokenizers")
 
@@ -83,24 +81,8 @@ SITECUSTOMIZE = textwrap.dedent("""
 
 
 def test_quitting_while_a_decoder_writes_exits_0_after_the_token_under_way(tmp_path):
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path), "PYTHONPATH": str(hook),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
-    for run in range(REPEATS):
-        child = subprocess.Popen([installed_command(), "--model", str(LLAMA), "--sentence", "the cat sat on"],
-                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            out, err = child.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            out, err = child.communicate()
-            pytest.fail(f"run {run + 1}: the app did not exit after Quit\n{out}\n{err[-2000:]}")
-        ended = time.time()
-        assert child.returncode == 0, f"run {run + 1}: exit {child.returncode}\n{err[-2000:]}"
+    for run in range(1, REPEATS + 1):
+        out = run_until_quit(tmp_path, SITECUSTOMIZE, ["--model", str(LLAMA), "--sentence", "the cat sat on"],
+                             run=run, timeout_s=60, quit_within_s=QUIT_WITHIN_S)
         assert "writing: True" in out, out  # the decoder was writing when Quit was chosen
         assert "jobs left when the teardown began: 0" in out, out
-        quit_at = float(out.split("quitting at ")[1].split()[0])
-        assert ended - quit_at < QUIT_WITHIN_S, f"run {run + 1}: {ended - quit_at:.1f} s from Quit to exit"
-        assert "Traceback" not in err, err[-2000:]
