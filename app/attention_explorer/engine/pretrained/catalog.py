@@ -29,6 +29,11 @@ class KnownModel:
     download_mb: int         # about how much that is
 
     @property
+    def short_name(self) -> str:
+        """The name without its kind: "SmolLM2-135M" for "SmolLM2-135M (decoder)"."""
+        return self.name.split(" (")[0]
+
+    @property
     def is_folder(self) -> bool:
         """A Hugging Face folder of files (put in a folder named `entry`), not one .gguf file."""
         return self.files != (self.entry,)
@@ -99,13 +104,20 @@ def missing_model_text(model: KnownModel) -> str:
     return f"not installed; install it with: {model.install}, or {download_advice(model)}"
 
 
-def known_model_path(name: str) -> Path:
-    """The location of the known model `name`, or a ModelError saying how to get it."""
+def known_model_named(text: str) -> KnownModel | None:
+    """The known model `text` names: its name as listed, or without its kind ("SmolLM2-135M"), in any
+    case. A user types what the list shows, and the kind in brackets is easy to leave out; the command
+    line said "no such file or folder" to "SmolLM2-135M"."""
+    wanted = text.strip().casefold()
     for model in KNOWN_MODELS:
-        if model.name == name:
-            location = model_location(model)
-            if location is None:
-                raise ModelError(f"{name} is {missing_model_text(model)}")
-            return location
-    raise ModelError(f"no real model called {name!r}; the known ones are "
-                     f"{', '.join(m.name for m in KNOWN_MODELS)}")
+        if wanted in (model.name.casefold(), model.short_name.casefold()):
+            return model
+    return None
+
+
+def known_model_path(model: KnownModel) -> Path:
+    """The location of the known `model`'s files, or a ModelError saying how to get them."""
+    location = model_location(model)
+    if location is None:
+        raise ModelError(f"{model.name} is {missing_model_text(model)}")
+    return location

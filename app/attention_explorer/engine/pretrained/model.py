@@ -13,7 +13,7 @@ from ..errors import ModelError, OptionsError
 from ..lazy_trace import LazyTrace
 from ..limits import MAX_REAL_TOKENS
 from ..threads import use_one_blas_thread
-from .catalog import KNOWN_MODELS, known_model_path
+from .catalog import known_model_named, known_model_path
 from .dependencies import require
 from .forward import forward
 from .generation_info import GenerationInfo, folder_generation_info, gguf_generation_info
@@ -134,9 +134,9 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None,
     Raises ModelError (naming the file and the field) for anything unusable, Cancelled when
     `progress` answers False.
     """
-    known = str(path_or_name) in {m.name for m in KNOWN_MODELS}
-    path = known_model_path(str(path_or_name)) if known else Path(path_or_name)
-    name = str(path_or_name) if known else path.name
+    known = None if os.path.lexists(path_or_name) else known_model_named(str(path_or_name))
+    path = known_model_path(known) if known else Path(path_or_name)
+    name = known.name if known else path.name
     report(progress, 0.0, f"opening {path.name}")
     require("tokenizers", "reading a real model's tokenizer")  # before any waiting, not after
     if path.is_dir():
