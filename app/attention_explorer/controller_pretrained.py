@@ -115,8 +115,10 @@ class PretrainedControls(QtCore.QObject):
 
         In the background the current model stays until the new one has loaded and run; a failure
         or a cancel keeps it and emits load_failed. Otherwise ModelError is raised at once."""
+        from .engine.pretrained.catalog import listed_name
+
         text = self._sentence if sentence is None else sentence
-        source = str(name_or_path)
+        source = listed_name(str(name_or_path))  # "smollm2-135m" is shown and kept as the model list names it
         load = self._loader(source, text)
         runner = self._worker()
         if runner is None:

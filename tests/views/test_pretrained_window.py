@@ -548,3 +548,12 @@ def test_a_squeezed_toolbar_shows_the_whole_of_each_box_s_chosen_text_after_anot
     squeezed()
     for box in bar.findChildren(QtWidgets.QComboBox):
         assert combo_text_fits(box), box.currentText()
+
+
+def test_a_known_model_named_without_its_kind_shows_as_the_list_names_it(real_window, monkeypatch):
+    from attention_explorer.engine.pretrained import catalog
+
+    monkeypatch.setattr(catalog, "model_location", lambda model: Path(LLAMA_GGUF))  # no install needed
+    window = real_window("smollm2-135m")
+    assert window.controller.model_source == "SmolLM2-135M (decoder)"
+    assert window.options_bar.model_box.currentText() == "SmolLM2-135M (decoder)"

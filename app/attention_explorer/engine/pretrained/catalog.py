@@ -10,6 +10,7 @@ from where, and where to put it (and, installed from pip, the pip command too).
 from __future__ import annotations
 
 import importlib.util
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +114,18 @@ def known_model_named(text: str) -> KnownModel | None:
         if wanted in (model.name.casefold(), model.short_name.casefold()):
             return model
     return None
+
+
+def known_model_opened_by(name_or_path: str) -> KnownModel | None:
+    """The known model `name_or_path` opens, if any: a file or folder of that name wins over a name."""
+    return None if os.path.lexists(name_or_path) else known_model_named(name_or_path)
+
+
+def listed_name(name_or_path: str) -> str:
+    """What `name_or_path` opens, as the window and the files say it: a known model's listed name for any
+    way of naming it, anything else as given."""
+    known = known_model_opened_by(name_or_path)
+    return known.name if known else name_or_path
 
 
 def known_model_path(model: KnownModel) -> Path:

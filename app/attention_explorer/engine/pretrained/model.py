@@ -13,7 +13,7 @@ from ..errors import ModelError, OptionsError
 from ..lazy_trace import LazyTrace
 from ..limits import MAX_REAL_TOKENS
 from ..threads import use_one_blas_thread
-from .catalog import known_model_named, known_model_path
+from .catalog import known_model_opened_by, known_model_path
 from .dependencies import require
 from .forward import forward
 from .generation_info import GenerationInfo, folder_generation_info, gguf_generation_info
@@ -134,7 +134,7 @@ def open_pretrained(path_or_name: str | Path, progress: Progress | None = None,
     Raises ModelError (naming the file and the field) for anything unusable, Cancelled when
     `progress` answers False.
     """
-    known = None if os.path.lexists(path_or_name) else known_model_named(str(path_or_name))
+    known = known_model_opened_by(str(path_or_name))
     path = known_model_path(known) if known else Path(path_or_name)
     name = known.name if known else path.name
     report(progress, 0.0, f"opening {path.name}")
