@@ -199,7 +199,12 @@ class Walk:
             self.controller.set_sentence(text)
 
     def type_keys(self):
+        """Keys typed into the sentence box of the main window, made active first as a user's click makes
+        it: sent to a box whose window is not active (the census window was), Qt's text box took them and
+        left its caret on for a full repaint only, which no user can do (seed 106, action 28)."""
         box = self.window.sentence_box
+        self.window.activateWindow()
+        QTest.qWaitForWindowActive(self.window, 1000)
         box.setFocus()
         keys = "".join(self.rng.choice("the cat sat on mat  ") for _ in range(self.rng.randint(1, 6)))
         QTest.keyClicks(box, keys)
