@@ -315,3 +315,28 @@ def test_longer_words_that_leave_no_room_for_cells_decide_zoom_as_a_fresh_view_d
     assert heatmap.frame.zoomable == fresh.frame.zoomable
     assert fit.isHidden() == fresh_fit.isHidden()
     assert heatmap.plot.maximumSize() == fresh.plot.maximumSize()
+
+
+def test_much_longer_words_after_a_zoomed_matrix_get_at_once_the_cells_a_fresh_view_gives(qtbot):
+    """A pane 341 × 165: seven short words zoomed (the plot fills the pane), then two words elided to the
+    longest a label may be, their cells fitting whole. The plot kept the pane's size, so its own layout
+    did not lay out again when the words widened their axis: its fixed parts were measured as the short
+    words had them, and the cells came out too narrow, fitted again pass after pass (an X11 walk, seed 108,
+    was left with cells 8 px wide where a fresh view gave them 15)."""
+    _host, heatmap = _docked(qtbot, 341, 165)
+    short = ["<s>", "the", "cat", "sat", "on", "mat", "</s>"]
+    titles = ("word looking", "word looked at")
+    heatmap.show_matrix(np.random.default_rng(0).random((7, 7)), short, short, levels=(0, 1), axis_titles=titles)
+    QtWidgets.QApplication.processEvents()
+    assert heatmap.frame.zoomable
+    long = ["a" * 300, "aaaa"]
+    matrix = np.random.default_rng(1).random((2, 2))
+    heatmap.show_matrix(matrix, long, long, levels=(0, 1), axis_titles=titles)
+    at_once = heatmap.plot.maximumSize()
+    _fresh_host, fresh = _docked(qtbot, 341, 165)
+    fresh.show_matrix(matrix, long, long, levels=(0, 1), axis_titles=titles)
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+    assert not fresh.frame.zoomable and not heatmap.frame.zoomable
+    assert at_once == heatmap.plot.maximumSize() == fresh.plot.maximumSize()
+    assert heatmap.view.geometry() == fresh.view.geometry()

@@ -74,10 +74,14 @@ class MatrixFrame:
         # The layouts forget the sizes they cached first: they hear of the axes' new ones an event-loop
         # pass later, and a pane that did not change size then kept the old measure (ten long words
         # after five short in a narrow pane: zoomed, with a Fit button, where a fresh view found no
-        # room for cells at all; X11 walk, seed 90).
+        # room for cells at all; X11 walk, seed 90). The plot's own layout is laid out too: a plot that
+        # kept its size (it filled the pane, zoomed) does not lay out its axes again when it is placed,
+        # and longer words measured with the short words' axis left the cells too narrow, fitted again
+        # pass after pass (X11 walk, seed 108).
         self.plot.layout.invalidate()
         self.graphics.ci.layout.invalidate()
         self.graphics.ci.layout.activate()
+        self.plot.layout.activate()
         over_w = self.plot.width() - self.view.width()    # axes and colour bar: fixed sizes
         over_h = self.plot.height() - self.view.height()
         layout = self.graphics.ci.layout
