@@ -144,6 +144,19 @@ def hide_tooltips() -> QtCore.QRect | None:
                          if tip.objectName() == "qtooltip_label" and tip.isVisible()), None)
 
 
+def close_popups() -> None:
+    """A popup (the sentence box's list of words that complete the one typed) is a window of its own over
+    the window, which the screen's picture holds on X11 and a repaint of the window does not. It is
+    closed, as the user's next click would, and the part it covered repainted once the server says so."""
+    closed = False
+    while (popup := QtWidgets.QApplication.activePopupWidget()) is not None:
+        popup.close()
+        closed = True
+    if closed:
+        QtGui.QGuiApplication.sync()
+        settle()
+
+
 def _cover(rect: QtCore.QRect, *images: QtGui.QImage) -> None:
     """Paint `rect` (and a pixel round it, for the tip's edge) the same in each image."""
     for image in images:
@@ -158,6 +171,7 @@ def backing_store(window: QtWidgets.QWidget) -> QtGui.QImage:
 
 def check_backing_store(window: QtWidgets.QWidget, where: str) -> None:
     """The window as its partial repaints left it equals a full repaint of it now."""
+    close_popups()
     tip = hide_tooltips()
     shown, expected = backing_store(window), window.grab().toImage()
     if tip is not None:  # a tip that stays (see hide_tooltips) covers its part of the screen's picture

@@ -7,6 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from attention_explorer import engine
 from attention_explorer.views.matrix_plot import MatrixPlot, shared_levels, symmetric_levels
+from screen_oracle import check_backing_store
 
 
 def _heatmap(qtbot, width=700, height=500):
@@ -340,3 +341,23 @@ def test_much_longer_words_after_a_zoomed_matrix_get_at_once_the_cells_a_fresh_v
     assert not fresh.frame.zoomable and not heatmap.frame.zoomable
     assert at_once == heatmap.plot.maximumSize() == fresh.plot.maximumSize()
     assert heatmap.view.geometry() == fresh.view.geometry()
+
+
+def test_a_pane_with_no_room_for_cells_frames_no_word_and_its_screen_matches_a_repaint(qtbot):
+    """A cross-attention of one target word over four source words in a pane too short for a row of
+    cells (the view 0 px tall): the focused row's frame was a line of no height, which the repaint of
+    its place left out and a full repaint drew (offscreen walk, seed 109). No room, no frame."""
+    host, heatmap = _docked(qtbot, 300, 84)
+    heatmap.show_matrix(np.random.default_rng(0).random((1, 4)), ["›x"], ["!!!", "???", "...", "</s>"],
+                        levels=(0, 1), axis_titles=("target token looking", "source token looked at"))
+    QtWidgets.QApplication.processEvents()
+    assert heatmap.view.height() < 1
+    for focus in ((0, None), (None, 2), (0, None)):
+        heatmap.set_focus(*focus)
+        assert not heatmap.row_highlight.isVisible() and not heatmap.col_highlight.isVisible()
+        check_backing_store(host, f"focus {focus}")
+    host.resize(300, 200)
+    heatmap.resize(300, 200)
+    QtWidgets.QApplication.processEvents()
+    assert heatmap.view.height() >= 1 and heatmap.row_highlight.isVisible()  # room again: the frame is back
+    check_backing_store(host, "room again")

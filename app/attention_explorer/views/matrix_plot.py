@@ -385,14 +385,25 @@ class MatrixPlot(QtWidgets.QWidget):
         left, top = self._focused_words
         self.left_axis.set_focus(left)
         self.top_axis.set_focus(top)
-        self.row_highlight.setVisible(row is not None and row < rows)
-        self.col_highlight.setVisible(col is not None and col < cols)
+        self._show_frames()
         # both frames sit on the focused word, only the framed one shows: a change of role just swaps them
         row_at, col_at = row if row is not None else left, col if col is not None else top
         if row_at is not None and row_at < rows:
             self.row_highlight.setRect(-0.5, row_at - 0.5, cols, 1)
         if col_at is not None and col_at < cols:
             self.col_highlight.setRect(col_at - 0.5, -0.5, 1, rows)
+
+    def _show_frames(self) -> None:
+        """The focus's frame and the outlined cells show while the pane has room for cells. With none (a
+        pane too short for one row), a frame is a line of no height in the view: a repaint of its place
+        left it out, and a full repaint drew it (offscreen walk, seed 109)."""
+        rows, cols = self._shown.shape if self._shown is not None else (0, 0)
+        row, col = self._focus
+        room = self.view.width() >= 1 and self.view.height() >= 1
+        self.row_highlight.setVisible(room and row is not None and row < rows)
+        self.col_highlight.setVisible(room and col is not None and col < cols)
+        for rect in self._outline_rects:
+            rect.setVisible(room)
 
     def set_outlined(self, cells: Sequence[tuple[int, int]]) -> None:
         """Draw a highlight frame around these (row, column) cells, e.g. the pair a lesson talks about."""
@@ -406,8 +417,8 @@ class MatrixPlot(QtWidgets.QWidget):
         for row, col in cells:
             rect = self._highlight_rect()
             rect.setRect(col - 0.5, row - 0.5, 1, 1)
-            rect.setVisible(True)
             self._outline_rects.append(rect)
+        self._show_frames()
 
     def _highlight_rect(self) -> QtWidgets.QGraphicsRectItem:
         rect = QtWidgets.QGraphicsRectItem()
@@ -444,6 +455,7 @@ class MatrixPlot(QtWidgets.QWidget):
                           row if row is not None else col, force)
         self._draw_region()
         self._update_value_visibility()
+        self._show_frames()
         self.framed.emit(self.frame.zoomable)
 
     def fit(self) -> None:
