@@ -268,8 +268,12 @@ class PretrainedControls(QtCore.QObject):
         """A forward was cancelled. After a head was switched off, what is on screen stays and the heads
         go back to the shown forward's (a cancelled right-click left "1 head off" over next tokens made
         with none off). After the text changed, the text stays as typed and the views say the model has
-        not read it (they had gone on showing the last text's tokens under the new one)."""
+        not read it (they had gone on showing the last text's tokens under the new one). A forward that
+        failed before, and shows why in place of views, says so too: forty thousand letters typed over a
+        text the model refused, then stopped, went on saying that text's fault (X11 walk, seed 110)."""
         if self._ptrace is None:
+            if self._real_model is not None and self._real_error:
+                self._accept_forward(None, FORWARD_STOPPED, 0.0)
             return
         if self._ptrace.text != self._sentence:
             self._accept_forward(None, FORWARD_STOPPED, 0.0)

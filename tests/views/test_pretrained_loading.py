@@ -284,6 +284,37 @@ def test_a_forward_cancelled_after_an_edit_keeps_the_text_and_says_the_model_has
     assert window.pretrained.next_tokens.title.text() == FORWARD_STOPPED
 
 
+def test_a_forward_cancelled_after_a_refused_text_says_the_new_text_was_not_read(window, qtbot, monkeypatch):
+    """A text the model refused (half of a character), then a long one typed over it and stopped: the
+    window went on naming the first text's fault, at a character the new text does not have."""
+    from PySide6 import QtCore
+
+    from attention_explorer.controller_pretrained import FORWARD_STOPPED
+    from attention_explorer.engine.pretrained import model as model_module
+    from attention_explorer.engine.pretrained.progress import report
+
+    c = window.controller
+    c.open_model(str(Path(BERT).parent / "tiny-llama.gguf"), "the cat sat")
+    qtbot.waitUntil(lambda: c.is_real and c.pretrained_trace is not None and not c.busy)
+    c.set_sentence("the cat \udcff sat")
+    qtbot.waitUntil(lambda: not c.busy)
+    assert c.trace is None and "U+DCFF" in c.error
+
+    def never_done(self, text, ablate=frozenset(), progress=None, **_):
+        while True:
+            report(progress, 0.5, "running layer 1")
+            QtCore.QThread.msleep(5)
+
+    monkeypatch.setattr(model_module.PretrainedModel, "run", never_done)
+    c.set_sentence("x" * 4000)
+    assert c.busy
+    window.pretrained.cancel_button.click()
+    qtbot.waitUntil(lambda: not c.busy)
+    assert c.sentence == "x" * 4000
+    assert c.trace is None and c.error == FORWARD_STOPPED
+    assert window.pretrained.next_tokens.title.text() == FORWARD_STOPPED
+
+
 def test_progress_is_drawn_with_the_window_s_next_paint_not_at_once(window, qtbot):
     """QProgressBar.setValue repaints on the spot: a decoder writing moved the bar at every token, a
     paint and a flush of its own each time among the hovers. It is now drawn with the rest."""
