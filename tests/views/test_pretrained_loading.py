@@ -20,6 +20,21 @@ from attention_explorer.settings import restore_settings, save_settings  # noqa:
 BERT = str(Path(__file__).parents[1] / "engine" / "pretrained" / "data" / "tiny-bert")
 
 
+def _forwards_never_end(monkeypatch) -> None:
+    """Every forward of a real model from now on runs, reporting, until it is cancelled."""
+    from PySide6 import QtCore
+
+    from attention_explorer.engine.pretrained import model as model_module
+    from attention_explorer.engine.pretrained.progress import report
+
+    def never_done(self, text, ablate=frozenset(), progress=None, **_):
+        while True:
+            report(progress, 0.5, "running layer 1")
+            QtCore.QThread.msleep(5)
+
+    monkeypatch.setattr(model_module.PretrainedModel, "run", never_done)
+
+
 @pytest.fixture
 def window(qtbot, settings, monkeypatch):
     controller = Controller(engine.load_builtin("cat-sat-on-mat"), background=True)
@@ -229,22 +244,13 @@ def test_a_cancelled_ablation_puts_the_head_back_on_as_the_screen_shows_it(windo
     from PySide6 import QtCore
     from PySide6.QtTest import QTest
 
-    from attention_explorer.engine.pretrained import model as model_module
-    from attention_explorer.engine.pretrained.progress import report
-
     llama = str(Path(BERT).parent / "tiny-llama.gguf")
     c = window.controller
     c.open_model(llama)
     qtbot.waitUntil(lambda: c.is_real and c.pretrained_trace is not None and not c.busy)
     shown = c.pretrained_trace
     window.pretrained.dock.show()
-
-    def never_done(self, text, ablate=frozenset(), progress=None, **_):
-        while True:  # a forward that only ends when cancelled
-            report(progress, 0.5, "running layer 1")
-            QtCore.QThread.msleep(5)
-
-    monkeypatch.setattr(model_module.PretrainedModel, "run", never_done)
+    _forwards_never_end(monkeypatch)
     view = window.pretrained.model_view
     QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(0, 1).center().toPoint())
     assert c.ablated == {(0, 1)} and c.busy
@@ -258,22 +264,12 @@ def test_a_cancelled_ablation_puts_the_head_back_on_as_the_screen_shows_it(windo
 def test_a_forward_cancelled_after_an_edit_keeps_the_text_and_says_the_model_has_not_read_it(window, qtbot,
                                                                                                monkeypatch):
     """The views had gone on showing the last text's tokens under the new one."""
-    from PySide6 import QtCore
-
     from attention_explorer.controller_pretrained import FORWARD_STOPPED
-    from attention_explorer.engine.pretrained import model as model_module
-    from attention_explorer.engine.pretrained.progress import report
 
     c = window.controller
     c.open_model(str(Path(BERT).parent / "tiny-llama.gguf"), "the cat sat")
     qtbot.waitUntil(lambda: c.is_real and c.pretrained_trace is not None and not c.busy)
-
-    def never_done(self, text, ablate=frozenset(), progress=None, **_):
-        while True:
-            report(progress, 0.5, "running layer 1")
-            QtCore.QThread.msleep(5)
-
-    monkeypatch.setattr(model_module.PretrainedModel, "run", never_done)
+    _forwards_never_end(monkeypatch)
     c.set_sentence("the cat sat on the mat")
     assert c.busy
     window.pretrained.cancel_button.click()
@@ -287,11 +283,7 @@ def test_a_forward_cancelled_after_an_edit_keeps_the_text_and_says_the_model_has
 def test_a_forward_cancelled_after_a_refused_text_says_the_new_text_was_not_read(window, qtbot, monkeypatch):
     """A text the model refused (half of a character), then a long one typed over it and stopped: the
     window went on naming the first text's fault, at a character the new text does not have."""
-    from PySide6 import QtCore
-
     from attention_explorer.controller_pretrained import FORWARD_STOPPED
-    from attention_explorer.engine.pretrained import model as model_module
-    from attention_explorer.engine.pretrained.progress import report
 
     c = window.controller
     c.open_model(str(Path(BERT).parent / "tiny-llama.gguf"), "the cat sat")
@@ -299,13 +291,7 @@ def test_a_forward_cancelled_after_a_refused_text_says_the_new_text_was_not_read
     c.set_sentence("the cat \udcff sat")
     qtbot.waitUntil(lambda: not c.busy)
     assert c.trace is None and "U+DCFF" in c.error
-
-    def never_done(self, text, ablate=frozenset(), progress=None, **_):
-        while True:
-            report(progress, 0.5, "running layer 1")
-            QtCore.QThread.msleep(5)
-
-    monkeypatch.setattr(model_module.PretrainedModel, "run", never_done)
+    _forwards_never_end(monkeypatch)
     c.set_sentence("x" * 4000)
     assert c.busy
     window.pretrained.cancel_button.click()
