@@ -208,6 +208,34 @@ def test_cells_masked_by_a_sliding_window_are_hatched_the_other_way(qtbot):
     assert not image.isNull()
 
 
+def test_a_read_only_mask_given_again_is_not_read_again_and_a_changed_one_is(qtbot, monkeypatch):
+    """A real model gives every layer of its text one read-only causal mask: finding its runs reads
+    every cell (54 ms a layer change at 8,192 tokens), so a second layer keeps the runs; a mask that
+    can change, or another one, is read again."""
+    from attention_explorer.engine.attention import causal_mask
+    from attention_explorer.views import hatch
+
+    read, runs_of = [], hatch.mask_runs
+    monkeypatch.setattr(hatch, "mask_runs", lambda mask: read.append(mask.shape) or runs_of(mask))
+    n = 1100  # past REGION_CELLS: the mask is handed to the hatch as it is
+    words = [f"w{i}" for i in range(n)]
+    mask = causal_mask(n)
+    mask.flags.writeable = False
+    heatmap = _heatmap(qtbot)
+    rng = np.random.default_rng(0)
+    for _layer in range(3):
+        heatmap.show_matrix(np.where(mask, 0.0, rng.random((n, n))).astype(np.float32), words, words, mask=mask,
+                            levels=(0, 1))
+    assert read == [(n, n)]
+    assert len(heatmap.hatch.masked_rects()) == n - 1  # every row but the last: one run to its end
+    writable = causal_mask(n)
+    heatmap.show_matrix(np.zeros((n, n), dtype=np.float32), words, words, mask=writable, levels=(0, 1))
+    writable[-1, 0] = True  # the same object, changed: its runs are found again
+    heatmap.show_matrix(np.zeros((n, n), dtype=np.float32), words, words, mask=writable, levels=(0, 1))
+    assert read == [(n, n)] * 3
+    assert len(heatmap.hatch.masked_rects()) == n
+
+
 def test_the_readout_says_why_a_cell_is_masked(qtbot):
     from attention_explorer.engine.softmax import why_masked
 
