@@ -41,3 +41,11 @@ def test_a_window_reads_as_that_part_of_the_array_and_makes_only_its_blocks():
     assert part.shape == (9, 9)
     assert part[0, 0] == values[1, 1] and made == [(0, 4)]
     np.testing.assert_array_equal(np.asarray(part), values[1:, 1:])
+
+
+def test_its_blocks_in_turn_make_the_whole_once_and_reuse_the_blocks_kept():
+    values = np.arange(40, dtype=np.float32).reshape(10, 4)
+    matrix, made = _counted(values, [(0, 4), (4, 8), (8, 10)])
+    matrix[5, 0]  # keeps the middle block
+    np.testing.assert_array_equal(np.concatenate(list(matrix.blocks())), values)
+    assert made == [(4, 8), (0, 4), (8, 10)]

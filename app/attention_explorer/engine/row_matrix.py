@@ -83,6 +83,13 @@ class RowMatrix:
         return RowMatrix((r1 - r0, c1 - c0), self.dtype, lambda start, stop: self.rows(r0 + start, r0 + stop)[:, c0:c1],
                          blocks)
 
+    def blocks(self):
+        """Each block of rows in turn, made when not kept and let go: a pass over the whole (its range)
+        that reads each block while it is fresh in the caches."""
+        for index, (start, stop) in enumerate(self._blocks):
+            kept = self._kept.get(index)
+            yield kept if kept is not None else self._make(start, stop)
+
     def __iter__(self):
         """Row by row, a block made at a time (a file written from it holds one block)."""
         for start, stop in self._blocks:

@@ -19,6 +19,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..engine.cell_arithmetic import fmt
+from ..engine.row_matrix import RowMatrix
 from ..engine.steps import StepTable
 from . import theme
 
@@ -60,17 +61,21 @@ def value_levels(values: np.ndarray, key: str, found: tuple[float, float, bool] 
 
 def finite_range(values: np.ndarray) -> tuple[float, float, bool]:
     """The smallest and largest finite value (inf, −inf when none) and whether any is infinite: a
-    block of rows at a time, so a large table is never copied."""
+    block of rows at a time, so a large table is never copied whole. A matrix made by rows (a long text's
+    scores) is read in its own blocks, each while it is fresh in the caches: joined into bands first,
+    they were copied and read from main memory (154 ms of a layer change at 8,192 tokens)."""
     low, high, infinite = np.inf, -np.inf, False
     band = max(1, (1 << 22) // max(values.shape[1], 1))
-    for start in range(0, values.shape[0], band):
-        block = values[start:start + band]
+    blocks = values.blocks() if isinstance(values, RowMatrix) else (
+        values[start:start + band] for start in range(0, values.shape[0], band))
+    for block in blocks:
         finite = np.isfinite(block)
-        low = min(low, float(block.min(where=finite, initial=np.inf)))
-        high = max(high, float(block.max(where=finite, initial=-np.inf)))
-        infinite = infinite or bool(np.isinf(block).any())
+        if not finite.all():
+            infinite = infinite or bool(np.isinf(block).any())  # (NaN is neither)
+            block = block[finite]  # the finite cells side by side: plain reductions, twice as fast as masked ones
+        if block.size:
+            low, high = min(low, float(block.min())), max(high, float(block.max()))
     return low, high, infinite
-
 
 
 def widest_text(found: tuple[float, float, bool]) -> str:
