@@ -25,6 +25,7 @@ from PySide6 import QtCore
 
 from .controller_encoder_decoder import EncoderDecoderControls
 from .engine.errors import EngineError
+from .engine.memory import release_free_memory
 
 if TYPE_CHECKING:
     from .engine.pretrained.generate import Generation
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 POLL_MS = 30            # how often the window looks for new tokens while one is written
 FOLLOW_MS = 200         # the views follow the newest token at most this often, and take at most a third of the time
 TRACES_KEPT = 8         # texts so far kept made, for scrubbing back and forth
+RELEASE_WHILE_WRITING_S = 1.0  # free memory handed back this often while the views follow a text so far
+RELEASE_WHILE_WRITING_FROM = 256  # of this many tokens or more (below, the heaps stay small)
 WRITE_LANE = "write"
 
 
@@ -84,6 +87,7 @@ class GenerationControls(EncoderDecoderControls):
         self._shared: tuple[Generation, SharedProjections] | None = None  # see _shared_projections
         self._generation_error = ""
         self._next_follow = 0.0                     # when the views may next follow the newest token
+        self._released_at = 0.0                     # when free memory was last handed back while writing
         self._poll = QtCore.QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self._take_written)
@@ -216,14 +220,26 @@ class GenerationControls(EncoderDecoderControls):
         made = mailbox.take()
         if made is not None:
             written, trace, made_ms = made
-            self._traces[written] = trace
+            self._keep_trace(written, trace)
             if self._following:
                 started = time.perf_counter()
                 self._show(written, trace, made_ms)
                 took = time.perf_counter() - started
                 self._next_follow = time.perf_counter() + max(FOLLOW_MS / 1000 - took, 2 * took)
+                self._release_while_writing(trace.n)
         elif self._following and time.perf_counter() >= self._next_follow:
             mailbox.want()
+
+    def _release_while_writing(self, n: int) -> None:
+        """Hand free memory back about once a second while the views follow a longer text so far: each
+        text so far the worker makes, and the views' matrices of the one before, leave glibc's heaps
+        full of free blocks that the next sizes do not fit, and the window grew by their sum
+        (release_free_memory: a few milliseconds). The release after a long trace is replaced
+        (Controller._release_memory_soon) waits a second with nothing replaced: never while writing."""
+        now = time.perf_counter()
+        if n >= RELEASE_WHILE_WRITING_FROM and now - self._released_at >= RELEASE_WHILE_WRITING_S:
+            release_free_memory()
+            self._released_at = now
 
     def _written(self, generation: Generation) -> None:
         """Done (or stopped with Stop): the views on all of it, made on the worker as it ended."""
@@ -232,7 +248,7 @@ class GenerationControls(EncoderDecoderControls):
         self._follow_text(generation)
         made = mailbox.take() if mailbox is not None else None
         if made is not None:
-            self._traces[made[0]] = made[1]
+            self._keep_trace(made[0], made[1])
         written = self.written_ready
         fresh = made is not None and made[0] == written
         self._show(written, self._trace_of(written), made[2] if fresh else None)
@@ -277,11 +293,21 @@ class GenerationControls(EncoderDecoderControls):
             started = time.perf_counter()
             trace = trace_so_far(self._real_model, self._generation, written, self._shared_projections())
             self._forward_ms = (time.perf_counter() - started) * 1000
-            self._traces[written] = trace
+        self._keep_trace(written, trace)
+        return trace
+
+    def _keep_trace(self, written: int, trace: PretrainedTrace) -> None:
+        """Keep the text so far with `written` tokens as the newest of the TRACES_KEPT kept for scrubbing.
+        Every text so far the views followed while writing was kept until it ended (each holds its
+        thumbnails and up to 48 MiB of projections): 5 GB at 400 tokens of SmolLM2. Those not on
+        screen keep only their thumbnails: a layer of one shown again is made again (tens of ms)."""
+        self._traces[written] = trace
         self._traces.move_to_end(written)
         while len(self._traces) > TRACES_KEPT:
             self._traces.popitem(last=False)
-        return trace
+        for kept in self._traces.values():
+            if kept is not trace and kept is not self._ptrace:
+                kept.let_go_of_caches()
 
     def _shared_projections(self) -> SharedProjections | None:
         """The projections of the ended generation's whole text, which its texts so far share (None

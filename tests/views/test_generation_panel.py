@@ -226,6 +226,46 @@ def test_stop_keeps_what_was_written(real_window, qtbot, monkeypatch):
     assert "(stopped)" in panel.position.text() and panel.generate_button.isEnabled()
 
 
+def test_the_texts_so_far_followed_while_writing_are_not_all_kept(real_window, qtbot, monkeypatch):
+    """The views follow the newest text so far while it writes; only the last TRACES_KEPT of those are
+    kept for scrubbing. Every one was kept until the generation ended: 5 GB at 400 tokens of SmolLM2."""
+    import gc
+    import weakref
+
+    from attention_explorer import controller_generation
+    from attention_explorer.engine.pretrained import generation_trace
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    made, make = [], generation_trace.trace_so_far
+
+    def recorded(*args, **kwargs):
+        trace = make(*args, **kwargs)
+        made.append(weakref.ref(trace))
+        return trace
+
+    monkeypatch.setattr(generation_trace, "trace_so_far", recorded)
+    monkeypatch.setattr(controller_generation, "FOLLOW_MS", 0)  # follow every token written
+    monkeypatch.setattr(controller_generation, "TRACES_KEPT", 3)
+    slow = generate.__globals__["choose"]
+
+    def choose_slowly(*args):
+        QtCore.QThread.msleep(30)  # the views follow each text so far before the next is written
+        return slow(*args)
+
+    monkeypatch.setitem(generate.__globals__, "choose", choose_slowly)
+    panel = window.pretrained.generation
+    panel.tokens.setValue(50)
+    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(made) >= 12, timeout=30_000)
+    assert c.generating
+    gc.collect()
+    alive = [ref for ref in made if ref() is not None]
+    assert len(alive) <= 3 + 2  # those kept, the one shown and the one the worker is handing over
+    qtbot.mouseClick(panel.stop_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not c.generating and not c.busy, timeout=30_000)
+
+
 def test_a_head_off_and_generate_again_puts_the_continuations_side_by_side(real_window, qtbot):
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     c = window.controller
