@@ -114,6 +114,11 @@ def main() -> int:
           f"hovers, {statistics.median(passes):.0f} passes |")
     print(f"| a scrubber step back | median {statistics.median(scrubs):.0f} ms "
           f"({min(scrubs):.0f}–{max(scrubs):.0f}), anchor {statistics.median(anchors):.1f} ms, {ratio:.0f}× |")
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line) \
+        if Path("/proc/self/status").exists() else {}
+    if "VmHWM" in status:
+        print(f"| the window's memory | peak {int(status['VmHWM'].split()[0]) / 1024:.0f} MiB, "
+              f"kept {int(status['VmRSS'].split()[0]) / 1024:.0f} MiB |")
     return 0
 
 

