@@ -211,3 +211,27 @@ def test_extending_a_text_by_written_tokens_asks_the_tokenizer_once_per_token_ev
     assert again.labels == first.labels[:-1] and again.pieces == first.pieces[:-1]
     tokenizer.token_label(17)  # a label reads the same pieces
     assert counting.asked == 3
+
+
+def test_a_next_token_is_labelled_as_it_would_be_written_after_the_text(data):
+    """After a word, "the" continues it and " the" starts a new one: the next-token list had named
+    both "the". Each candidate reads as the token will once written (extended), "·the" and "the"."""
+    tokenizer = open_pretrained(data / "tiny-gpt2").tokenizer
+    spaced, joined = tokenizer.token_id("Ġthe"), tokenizer.token_id("the")
+    after_word = tokenizer.encode("the cat sat")
+    assert after_word.labels[-1] == "·at"
+    assert tokenizer.label_after(after_word, spaced) == "the"
+    assert tokenizer.label_after(after_word, joined) == "·the"
+    for token in (spaced, joined):
+        assert tokenizer.label_after(after_word, token) == tokenizer.extended(after_word, [token]).labels[-1]
+    after_space = tokenizer.encode("the cat ")
+    assert tokenizer.label_after(after_space, joined) == "the"  # nothing to continue
+
+
+def test_the_next_tokens_of_a_forward_name_a_continuation_as_one(data):
+    model = open_pretrained(data / "tiny-gpt2")
+    trace = model.run("the mat")
+    labels = [candidate.label for candidate in trace.next_tokens]
+    assert "cat" in labels and "·at" in labels  # " cat" starts a word, "at" continues "mat"
+    for candidate in trace.next_tokens:
+        assert candidate.label == model.tokenizer.extended(trace.encoded, [candidate.token_id]).labels[-1]

@@ -27,10 +27,10 @@ import numpy as np
 from .forward import ForwardResult, Projections, project
 from .generate import Generation
 from .model import CheckedTrace, PretrainedModel
-from .real_trace import NextToken, PretrainedTrace, make_labels, summarise_rows
+from .real_trace import NextToken, PretrainedTrace, make_labels, next_label, summarise_rows
 from .recompute import LayerMaker
 from .thumbnails import thumb_size, thumb_step
-from .tokenizing import marked_written
+from .tokenizing import Encoded, marked_written
 
 WRITTEN_KEY = "tokens written"  # in a text so far's memo: how many of its tokens were written
 
@@ -183,7 +183,7 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int,
     trace = CheckedTrace(
         model_name=model.name, text=generation.text + model.tokenizer.decode(ids), encoded=encoded,
         labels=make_labels(encoded), ablated=generation.reader.ablate,
-        next_tokens=_next_tokens(model, generation, written), model=model.weights, forward_result=result)
+        next_tokens=_next_tokens(model, generation, written, encoded), model=model.weights, forward_result=result)
     first = 0
     if shared is not None:
         trace.take_projections_from(shared)
@@ -216,10 +216,12 @@ def step_rows(model: PretrainedModel, generation: Generation, layers: Sequence[i
     return rows
 
 
-def _next_tokens(model: PretrainedModel, generation: Generation, written: int) -> tuple[NextToken, ...]:
-    """After `written` tokens: the candidates of the next token written, or the model's guess after the last."""
+def _next_tokens(model: PretrainedModel, generation: Generation, written: int, after: Encoded
+                 ) -> tuple[NextToken, ...]:
+    """After `written` tokens (the text so far `after`): the candidates of the next token written, or
+    the model's guess after the last; labelled as written after that text."""
     if written < len(generation.steps):
         tokenizer = model.tokenizer
-        return tuple(NextToken(c.token_id, tokenizer.token_text(c.token_id), tokenizer.token_label(c.token_id),
+        return tuple(NextToken(c.token_id, tokenizer.token_text(c.token_id), next_label(tokenizer, c.token_id, after),
                                c.probability) for c in generation.steps[written].choice.candidates)
-    return model.likeliest_next(generation.after_logits)
+    return model.likeliest_next(generation.after_logits, after)

@@ -23,7 +23,7 @@ from .hf_folder import read_hf_folder
 from .progress import Progress, report
 from .real_trace import NextToken, PretrainedTrace, likeliest_tokens, make_labels
 from .stored_layers import StoredLayers
-from .tokenizing import TextTokenizer
+from .tokenizing import Encoded, TextTokenizer
 from .weights import Architecture, ModelWeights, ShapeOfArchitecture, all_finite
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -107,7 +107,7 @@ class PretrainedModel(ShapeOfArchitecture):
             raise overflow_error(self.name, result.overflow)
         return CheckedTrace(
             model_name=self.name, text=text, encoded=encoded, labels=make_labels(encoded), ablated=ablate,
-            next_tokens=self.likeliest_next(result.next_logits), model=self.weights, forward_result=result,
+            next_tokens=self.likeliest_next(result.next_logits, encoded), model=self.weights, forward_result=result,
         )
 
     def checked_heads(self, ablate) -> frozenset[tuple[int, int]]:
@@ -119,8 +119,9 @@ class PretrainedModel(ShapeOfArchitecture):
                                    f"layers of {self.n_heads} heads")
         return ablate
 
-    def likeliest_next(self, logits: np.ndarray | None) -> tuple[NextToken, ...]:
-        return () if logits is None else likeliest_tokens(self.tokenizer, logits)
+    def likeliest_next(self, logits: np.ndarray | None, after: Encoded | None = None) -> tuple[NextToken, ...]:
+        """The five likeliest tokens after the text `after` (labelled as written after it)."""
+        return () if logits is None else likeliest_tokens(self.tokenizer, logits, after=after)
 
 
 def open_pretrained(path_or_name: str | Path, progress: Progress | None = None,

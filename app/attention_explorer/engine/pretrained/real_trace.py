@@ -43,15 +43,22 @@ class NextToken:
     probability: float
 
 
-def likeliest_tokens(tokenizer, logits: np.ndarray, count: int = TOP_NEXT_TOKENS) -> tuple[NextToken, ...]:
+def likeliest_tokens(tokenizer, logits: np.ndarray, count: int = TOP_NEXT_TOKENS, after: Encoded | None = None
+                     ) -> tuple[NextToken, ...]:
     """The `count` likeliest tokens of one row of scores (vocab), best first, with their softmax
-    probabilities (in float64: a float32 sum over 50,000 scores loses the small ones)."""
+    probabilities (in float64: a float32 sum over 50,000 scores loses the small ones); labelled as
+    they would be written after the text `after` when given ("·the" continuing its last word)."""
     logits = logits.astype(np.float64)
     probabilities = np.exp(logits - logits.max())
     probabilities /= probabilities.sum()
     best = np.argsort(probabilities)[::-1][:count]
-    return tuple(NextToken(int(i), tokenizer.token_text(i), tokenizer.token_label(i), float(probabilities[i]))
+    return tuple(NextToken(int(i), tokenizer.token_text(i), next_label(tokenizer, i, after), float(probabilities[i]))
                  for i in best)
+
+
+def next_label(tokenizer, token_id: int, after: Encoded | None) -> str:
+    """A candidate's label: as it would be written after the text `after`, or alone."""
+    return tokenizer.token_label(token_id) if after is None else tokenizer.label_after(after, token_id)
 
 
 @dataclass(frozen=True)

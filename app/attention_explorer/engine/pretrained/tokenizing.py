@@ -38,6 +38,14 @@ _CONTROL_PICTURES[0x7F] = "\u2421"
 _DETAIL_CHARS = 160  # of the library's own message, quoted in ours
 
 
+def _continues(labels, special, piece: str, tidy: str, is_special: bool) -> bool:
+    """Whether a written piece continues the word before it (labels and special: the text's so far):
+    both ordinary, the piece does not start a word ("Ġ", "▁"), and they meet on a letter or digit (the
+    pre-tokenizer's own split is not there to ask, and it makes punctuation and spaces words of their own)."""
+    return (bool(len(labels)) and not is_special and not special[-1] and not piece.startswith(_WORD_START)
+            and tidy[:1].isalnum() and labels[-1][-1:].isalnum())
+
+
 @dataclass(frozen=True)
 class Cut:
     """Which tokens of a text longer than the model takes were kept.
@@ -258,8 +266,7 @@ class TextTokenizer:
         for token_id, piece in zip(ids, pieces, strict=True):
             is_special = token_id in self.special_ids
             tidy = piece if is_special else self._tidy(piece)
-            continues = (bool(labels) and not is_special and not special[-1] and not piece.startswith(_WORD_START)
-                         and tidy[:1].isalnum() and labels[-1][-1:].isalnum())
+            continues = _continues(labels, special, piece, tidy, is_special)
             if continues:
                 words[-1].append(len(labels))
             else:
@@ -300,6 +307,15 @@ class TextTokenizer:
     def token_id(self, piece: str) -> int | None:
         """The id of a token given as its text ("<|im_end|>"), None when the tokenizer has no such token."""
         return guarded(self.source, "cannot look a token up", self.tokenizer.token_to_id, piece)
+
+    def label_after(self, encoded: Encoded, token_id: int) -> str:
+        """Token `token_id`'s label were it written after `encoded`, as extended() would label it: "·the"
+        when it would continue the text's last word. The next-token list names its candidates so: after
+        "finall", " the" and "the" both read "the" there."""
+        label = self.token_label(token_id)
+        piece = self._pieces([int(token_id)])[0]
+        is_special = int(token_id) in self.special_ids
+        return (CONTINUATION if _continues(encoded.labels, encoded.special, piece, label, is_special) else "") + label
 
     def token_label(self, token_id: int) -> str:
         token_id = int(token_id)
