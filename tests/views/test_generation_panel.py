@@ -79,9 +79,10 @@ def test_the_scrubber_steps_through_the_text_so_far_with_each_steps_candidates(r
     chosen = steps[shown]
     assert [t.token_id for t in c.pretrained_trace.next_tokens] == [x.token_id for x in chosen.choice.candidates]
     next_tokens = window.pretrained.next_tokens
-    assert f"Token {shown + 1} written" in next_tokens.title.text()
+    label = c.real_model.tokenizer.label_after(c.pretrained_trace.encoded, chosen.token_id)  # "·…" continuing a word
+    assert f"Token {shown + 1} written, {label!r}, was chosen from" in next_tokens.title.text()
     bold = [w.text() for w in next_tokens.words if w.isVisible() and w.font().bold()]
-    assert bold == [c.real_model.tokenizer.token_label(chosen.token_id)]
+    assert bold == [label]
     # its weights are the step's own attention row, kept as it was written
     last_row = c.pretrained_trace.layer_weights(1)[:, -1]
     written = generate(c.real_model, PROMPT, GenerationSettings(tokens=6))  # rows kept as they were made

@@ -109,8 +109,8 @@ class QtNextTokens(QtWidgets.QWidget):
             off = len(ptrace.ablated)  # the heads off in the forward these numbers came from
             note = f", with {off} head{'s' if off != 1 else ''} off" if off else ""
             if chosen is not None:
-                self.title.setText(f"Token {chosen[0] + 1} written, {model.tokenizer.token_label(chosen[1])!r}, "
-                                   f"was chosen from{note}:")
+                written = model.tokenizer.label_after(ptrace.encoded, chosen[1])  # as the rows name it
+                self.title.setText(f"Token {chosen[0] + 1} written, {written!r}, was chosen from{note}:")
             else:
                 self.title.setText(f"What {model.name} would write next{note}:")
         chosen_id = None if chosen is None else chosen[1]
