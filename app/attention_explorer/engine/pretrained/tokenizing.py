@@ -39,7 +39,7 @@ _DETAIL_CHARS = 160  # of the library's own message, quoted in ours
 
 
 def _continues(labels, special, piece: str, tidy: str, is_special: bool) -> bool:
-    """Whether a written piece continues the word before it (labels and special: the text's so far):
+    """Whether a written piece continues the word before it (`labels`, `special`: the text's before it):
     both ordinary, the piece does not start a word ("Ġ", "▁"), and they meet on a letter or digit (the
     pre-tokenizer's own split is not there to ask, and it makes punctuation and spaces words of their own)."""
     return (bool(len(labels)) and not is_special and not special[-1] and not piece.startswith(_WORD_START)
@@ -310,8 +310,8 @@ class TextTokenizer:
 
     def label_after(self, encoded: Encoded, token_id: int) -> str:
         """Token `token_id`'s label were it written after `encoded`, as extended() would label it: "·the"
-        when it would continue the text's last word. The next-token list names its candidates so: after
-        "finall", " the" and "the" both read "the" there."""
+        when it would continue the text's last word. The next-token list names its candidates so (it
+        named " the" and "the" both "the")."""
         label = self.token_label(token_id)
         piece = self._pieces([int(token_id)])[0]
         is_special = int(token_id) in self.special_ids
