@@ -40,6 +40,7 @@ def main() -> int:
     from attention_explorer.controller import Controller
     from attention_explorer.engine.pretrained import installed_models
     from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
+    from bench_real_window import memory_mib
     from settling import settle
 
     if SMOLLM not in installed_models():
@@ -114,11 +115,9 @@ def main() -> int:
           f"hovers, {statistics.median(passes):.0f} passes |")
     print(f"| a scrubber step back | median {statistics.median(scrubs):.0f} ms "
           f"({min(scrubs):.0f}–{max(scrubs):.0f}), anchor {statistics.median(anchors):.1f} ms, {ratio:.0f}× |")
-    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line) \
-        if Path("/proc/self/status").exists() else {}
-    if "VmHWM" in status:
-        print(f"| the window's memory | peak {int(status['VmHWM'].split()[0]) / 1024:.0f} MiB, "
-              f"kept {int(status['VmRSS'].split()[0]) / 1024:.0f} MiB |")
+    if Path("/proc/self/status").exists():
+        peak, kept = memory_mib()
+        print(f"| the window's memory | peak {peak:.0f} MiB, kept {kept:.0f} MiB |")
     return 0
 
 

@@ -43,6 +43,9 @@ def memory_mib():
         fields = dict(line.split(":", 1) for line in status)
     return int(fields["VmHWM"].split()[0]) / 1024, int(fields["VmRSS"].split()[0]) / 1024
 """
+_PEAK_NAMESPACE: dict = {}
+exec(PEAK, _PEAK_NAMESPACE)  # the same function as the torch child's, for this process (and the other benches)
+memory_mib = _PEAK_NAMESPACE["memory_mib"]
 
 TORCH = PEAK + """
 import gc, json, sys, time
@@ -115,9 +118,6 @@ def run_case(name: str, n: int, repeat: int) -> dict:
     from attention_explorer.engine.pretrained import open_pretrained
     from settling import settle
 
-    namespace: dict = {}
-    exec(PEAK, namespace)
-    memory_mib = namespace["memory_mib"]
     QtCore.qInstallMessageHandler(lambda *args: None)  # the offscreen platform's notes on window hints
     create_application()
     tokenizer = open_pretrained(name).tokenizer
