@@ -183,6 +183,29 @@ def test_a_scrubber_step_lays_the_written_text_out_without_its_bar_coming_and_go
     check_backing_store(window, "three steps back")
 
 
+def test_a_scrubber_step_lays_out_neither_the_dock_nor_the_window(real_window, qtbot):
+    """The line under the scrubber and the next tokens' title are wrapped labels with a new text each
+    step; each new text asked the panel, the dock and the window to lay out again, and the window's layout
+    moved and repainted its docks on a pass of its own. Their lines stay as many: nothing is laid out."""
+    from screen_oracle import settle
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    panel = generate_in(window, qtbot, 6)
+    next_tokens, dock = window.pretrained.next_tokens, window.pretrained.dock
+    settle()
+    with EventLog((QtCore.QEvent.Type.LayoutRequest,), window, dock, dock.widget()) as asked:
+        for button in (panel.back, panel.back, panel.back, panel.forth):
+            qtbot.mouseClick(button, QtCore.Qt.MouseButton.LeftButton)
+            settle()
+            shown = window.controller.written_shown
+            assert panel.position.text().startswith(f"Token {shown + 1} of 6:")
+            assert next_tokens.title.text().startswith(f"Token {shown + 1} written,")
+            for label in (panel.position, next_tokens.title):  # each shown whole, every line
+                assert label.height() == label.heightForWidth(label.width())
+    assert asked.seen == []
+    check_backing_store(window, "four scrubber steps")
+
+
 def test_a_scrubber_step_leaves_the_token_count_s_greatest_value_alone(real_window, qtbot):
     """Each step set the count's greatest value to the same number, and a spin box given its range asks
     to be laid out again, and with it the panel, the dock and the window."""

@@ -81,3 +81,43 @@ class FoldingLabel(ElidedLabel):
             super()._elide()
         elif self.text() != self._full:
             self.setText(self._full)
+
+
+class WrappedLabelSeal(LayoutSeal):
+    """Holds a word-wrapped label whose text changes often (a scrubber's line, the next tokens' title)
+    and passes its layout requests on only when its size at its width changes. A new text of the same
+    number of lines asked the panel, the dock and the window to lay out again at every step of the
+    scrubber: the window's layout then moved its docks and toolbars again and repainted them, in a
+    pass of its own."""
+
+    def __init__(self, label: QtWidgets.QLabel, parent: QtWidgets.QWidget | None = None):
+        super().__init__(label, parent)
+        self._needs = self._needs_now()
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt API
+        return self.child.hasHeightForWidth()
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
+        return self.child.heightForWidth(width)
+
+    def _needs_now(self) -> tuple:
+        """What the layout around needs of the label: its height at its width, whether it shows, and
+        whether its longest word still fits. Not the hints that follow each text without changing what
+        is shown: the width it would like (233 or 238 px for two lines of a scrubber step), its least
+        width below the width it has, the height it would like at that width. A layout run for another
+        reason reads them as they are then."""
+        least = self.child.minimumSizeHint()
+        return (self.child.heightForWidth(max(self.width(), 1)), least.height(), least.width() <= self.width(),
+                self.child.isVisibleTo(self))
+
+    def event(self, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.LayoutRequest:
+            needs = self._needs_now()
+            if needs != self._needs:
+                self._needs = needs
+                self.updateGeometry()
+        return super().event(event)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self._needs = self._needs_now()

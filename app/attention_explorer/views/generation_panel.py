@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
 from ..engine.errors import EngineError
+from .elided_label import WrappedLabelSeal
 from .sampling_controls import QtSamplingControls
 from .scrub_controls import scrub_controls
 from .step_timeline import OWNS_ARROWS
@@ -74,7 +75,7 @@ class QtGenerationPanel(QtWidgets.QWidget):
         layout.addLayout(controls)
         layout.addWidget(self.sampling)
         layout.addLayout(scrub)
-        layout.addWidget(self.position)
+        layout.addWidget(WrappedLabelSeal(self.position))  # a step's new line lays out nothing else
         layout.addWidget(self.text, 1)
 
         self.generate_button.clicked.connect(self._generate)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from ..controller import Controller
-from .elided_label import ElidedLabel, LayoutSeal
+from .elided_label import ElidedLabel, LayoutSeal, WrappedLabelSeal
 from .wrapped_height import with_wrapped_label
 
 SHOWN = 5
@@ -27,7 +27,7 @@ class QtNextTokens(QtWidgets.QWidget):
         self.title.setWordWrap(True)
         layout = QtWidgets.QGridLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.title, 0, 0, 1, 2)
+        layout.addWidget(WrappedLabelSeal(self.title), 0, 0, 1, 2)  # a step's new title lays out nothing else
         self.words: list[ElidedLabel] = []  # each cut with … to the column, whole in its tooltip
         self.bars: list[QtWidgets.QProgressBar] = []
         self._sealed_words: list[LayoutSeal] = []  # a new token or its bold face lays nothing out again
