@@ -398,6 +398,24 @@ def test_a_head_projected_alone_that_differs_in_a_bit_is_not_used(data, monkeypa
     assert trace._maker._alone_exact is False
 
 
+def test_a_layer_whose_weights_are_not_small_is_made_head_by_head(data, monkeypatch):
+    """Past WHOLE_LAYER_BYTES a head read is made alone and only it is kept: a long generation's texts so
+    far each held every head of the layers shown (36 MB a layer of SmolLM2 at 1,000 tokens) where the
+    views show one. Its numbers are the layer's own."""
+    from attention_explorer.engine.pretrained import recompute
+
+    model = open_pretrained(data / "tiny-llama")
+    text = "the cat sat on the mat because it was tired"
+    whole = model.run(text)
+    assert whole._maker.layer_fits()
+    size = model.n_heads * whole.n * whole.n * 4
+    monkeypatch.setattr(recompute, "WHOLE_LAYER_BYTES", size - 1)
+    long = model.run(text)
+    assert not long._maker.layer_fits()
+    np.testing.assert_array_equal(long.head_weights(1, 2), whole.layer_weights(1, keep=False)[2])
+    assert long._maker._weights.used == whole.n * whole.n * 4  # that head, not its layer
+
+
 @pytest.mark.parametrize("name", EVERY)
 def test_one_head_made_when_its_layer_does_not_fit_is_the_layer_s_own_to_the_bit(data, name, monkeypatch):
     """A long text's shown head is made alone (its layer's weights would not fit the cache): from that

@@ -5,7 +5,8 @@ The forward keeps only each layer's input (n × d_model); a view that shows a la
 writes one or the census that measures one asks here. The cache holds the projections of as many
 layers as fit in PROJECTION_BYTES (at least two) and
 as many heads' weights as fit in WEIGHTS_CACHE_BYTES (at 128 tokens every head of SmolLM2 fits; at
-8,192 one head is 268 MB and is not cached: the trace shown holds it while it is shown).
+8,192 one head is 268 MB and is not cached: the trace shown holds it while it is shown), a short
+text's layer made whole, a longer one's head by head (WHOLE_LAYER_BYTES).
 One row of one head (a hover on the model view) is made from that head's q and k projected alone,
 where they come out to the bit as the whole layer's (see _one_head), and those are kept within
 HEADS_ALONE_BYTES.
@@ -29,6 +30,10 @@ from .weights import ModelWeights
 PROJECTION_LAYERS = 2            # layers' q, k, v kept at least, and as many more as fit in PROJECTION_BYTES
 PROJECTION_BYTES = 48 * 1024 * 1024  # (every layer of a short text: hovering the model view's cells is then a row)
 WEIGHTS_CACHE_BYTES = 128 * 1024 * 1024
+# A layer's heads are made together while their weights take at most this (every head of MiniLM at 512
+# tokens, of SmolLM2 at 680), else one by one as they are read: past 256 tokens the views show one head,
+# and a long generation's texts so far each held nine of SmolLM2's (36 MB a layer at 1,000 tokens).
+WHOLE_LAYER_BYTES = 16 * 1024 * 1024
 HEADS_ALONE_BYTES = 16 * 1024 * 1024  # heads projected alone (project_head): 4 MB a head at 8,192 tokens
 WHOLE_SCORES_CELLS = 2048 * 2048  # a head's scores of more cells are made a block of rows at a time (RowMatrix)
 
@@ -251,8 +256,10 @@ class LayerMaker:
             return whole
 
     def layer_fits(self) -> bool:
-        """Whether a whole layer's weights fit the cache twice over: then a head is made with its layer."""
-        return self.arch.n_heads * self.n * self.n * 4 * 2 <= self._weights.budget
+        """Whether a head is made with its whole layer: while the layer's weights are small (WHOLE_LAYER_BYTES)
+        and fit the cache twice over."""
+        size = self.arch.n_heads * self.n * self.n * 4
+        return size <= WHOLE_LAYER_BYTES and size * 2 <= self._weights.budget
 
     def head_output(self, layer: int, head: int, weights: np.ndarray) -> np.ndarray:
         """weights · V of one head (n × d_head), zero when it is switched off; block by block, as the
