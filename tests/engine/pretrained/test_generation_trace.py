@@ -135,6 +135,21 @@ def test_a_whole_text_too_large_to_share_leaves_each_text_so_far_its_own(data, m
     assert np.array_equal(trace.thumbnails, expected.thumbnails)
 
 
+def test_an_ended_generation_s_reader_keeps_its_layer_inputs_and_lets_its_keys_and_values_go(data):
+    """Nothing is read after the last token, and the texts so far are made from the layer inputs alone:
+    the keys and values went on being held (46 MB at 1,000 SmolLM2 tokens) as long as the generation."""
+    model = open_pretrained(data / "tiny-llama")
+    generation = generate(model, PROMPT, GenerationSettings(tokens=4), keep_reader=True)
+    reader = generation.reader
+    assert reader.cache.keys is None and reader.cache.values is None
+    inputs = reader.layer_inputs(reader.length)
+    assert len(inputs) == model.n_layers and inputs[0].shape[0] == reader.length
+    written = written_so_far(generation)
+    assert trace_so_far(model, generation, written).n == len(generation.prompt_ids) + written
+    with pytest.raises(RuntimeError, match="stopped reading"):
+        reader.step(generation.steps[-1].token_id)
+
+
 def test_a_generation_still_writing_shares_nothing(data):
     model = open_pretrained(data / "tiny-llama")
     generation = generate(model, PROMPT, GenerationSettings(tokens=2), keep_reader=True)

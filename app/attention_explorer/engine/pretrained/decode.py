@@ -112,6 +112,8 @@ class Decoder:
         """Read one more token: the scores of the token after it (vocab,) and its attention on every
         token so far, itself included (layers, heads, length)."""
         arch, t = self.arch, self.length
+        if self.cache is not None and self.cache.keys is None:
+            raise RuntimeError("this decoder has stopped reading: its keys and values are gone")
         if reads_again(arch.rope_scaling, self.at_once, t + 1):
             self._earlier = self.cache if self.keep_inputs else None  # kept for the texts so far before it
             self.reread_at = t + 1
@@ -134,6 +136,13 @@ class Decoder:
             raise overflow_error(self.model.name, f"the scores after token {t + 1}")
         self.length = t + 1
         return logits, rows
+
+    def stop_reading(self) -> None:
+        """The text is read to its end: the keys and values go, the layer inputs kept for the texts so far
+        stay. Reading on after this is a mistake of the caller's."""
+        for cache in (self.cache, self._earlier):
+            if cache is not None:
+                cache.let_go_of_keys_and_values()
 
     def layer_inputs(self, length: int) -> list[np.ndarray]:
         """The residual stream entering each layer for the first `length` tokens, as this generation read

@@ -161,5 +161,7 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
     if keep_reader and decoder.length < decoder.most:
         with np.errstate(all="ignore"):
             result.after_logits, _ = decoder.step(result.steps[-1].token_id)
+    if keep_reader:
+        decoder.stop_reading()  # the texts so far need only the layer inputs
     result.written = model.tokenizer.decode([s.token_id for s in result.steps])
     return result
