@@ -54,3 +54,19 @@ def test_a_longest_word_wider_than_the_label_widens_it_as_the_layout_allows(qtbo
     label.setText("averyveryverylongwordthatcannotwrapanywhere")
     settle()
     assert panel.minimumSizeHint().width() >= label.minimumSizeHint().width() > 120
+
+
+def test_a_text_set_while_hidden_gets_its_height_once_shown(qtbot):
+    """Qt sends a hidden widget's parent no layout request: a dock closed while the text changed kept the
+    old text's height once opened again (the next tokens' title, two lines high for one)."""
+    panel, label, below = sealed_panel(qtbot, 240)
+    label.setText("A much longer line that wraps over several lines at this width, " * 2)
+    settle()
+    tall = label.height()
+    panel.hide()
+    label.setText("short")
+    settle()
+    panel.show()
+    settle()
+    assert label.height() == label.heightForWidth(label.width()) < tall
+    assert below.y() < tall

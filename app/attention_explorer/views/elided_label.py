@@ -112,12 +112,21 @@ class WrappedLabelSeal(LayoutSeal):
 
     def event(self, event: QtCore.QEvent) -> bool:
         if event.type() == QtCore.QEvent.Type.LayoutRequest:
-            needs = self._needs_now()
-            if needs != self._needs:
-                self._needs = needs
-                self.updateGeometry()
+            self._pass_on_a_change()
         return super().event(event)
+
+    def _pass_on_a_change(self) -> None:
+        needs = self._needs_now()
+        if needs != self._needs:
+            self._needs = needs
+            self.updateGeometry()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)
         self._needs = self._needs_now()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt API
+        """Shown again (itself or a window or dock around it): a text set while hidden asked nothing of
+        anyone (Qt sends a hidden widget no layout request), so its size is checked now."""
+        super().showEvent(event)
+        self._pass_on_a_change()
