@@ -97,15 +97,23 @@ class WrappedLabelSeal(LayoutSeal):
     def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt API
         return self.child.hasHeightForWidth()
 
+    def sizeHint(self) -> QtCore.QSize:  # noqa: N802 - Qt API
+        """The label's width hint and, once placed, the height it needs at the width it has: a wrapped
+        label's own height hint is for the width it would like, which changes with every text (two or
+        three lines), and a layout short of room shares it out from that hint."""
+        hint = self.child.sizeHint()
+        if self.testAttribute(QtCore.Qt.WidgetAttribute.WA_Resized) and self.width() > 0:
+            hint.setHeight(self.child.heightForWidth(self.width()))
+        return hint
+
     def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
         return self.child.heightForWidth(width)
 
     def _needs_now(self) -> tuple:
-        """What the layout around needs of the label: its height at its width, whether it shows, and
-        whether its longest word still fits. Not the hints that follow each text without changing what
-        is shown: the width it would like (233 or 238 px for two lines of a scrubber step), its least
-        width below the width it has, the height it would like at that width. A layout run for another
-        reason reads them as they are then."""
+        """What the layout around needs of the label: its height at its width (its height hint too),
+        whether it shows, and whether its longest word still fits. Not the width it would like (233 or
+        238 px for two lines of a scrubber step), nor its least width below the width it has: they follow
+        each text without changing what is shown, and a layout run for another reason reads them then."""
         least = self.child.minimumSizeHint()
         return (self.child.heightForWidth(max(self.width(), 1)), least.height(), least.width() <= self.width(),
                 self.child.isVisibleTo(self))
@@ -123,7 +131,8 @@ class WrappedLabelSeal(LayoutSeal):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)
-        self._needs = self._needs_now()
+        if event.size().width() != event.oldSize().width():
+            self._pass_on_a_change()  # its height hint is the height at its width
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt API
         """Shown again (itself or a window or dock around it): a text set while hidden asked nothing of
