@@ -430,3 +430,34 @@ def test_a_shorter_text_s_tables_are_laid_out_and_painted_in_one_pass(make_timel
         assert paints.late == [], (count, paints.late)
         assert [t.matrix_model.rowCount() for t in timeline.panel.results().values()] == [timeline.controller.trace.n]
     check_backing_store(timeline, "seven words")  # once: its full repaint of the window lays the tables out again
+
+
+def test_new_tables_paint_the_steps_dock_on_the_pass_that_paints_the_window(make_window):
+    """The tables' new size laid the panel and the scroll area out again, and Qt lays the scroll bars out on
+    a queued call: both ran after the window was painted (a plot's scene paints it from a queued call of
+    its own), and the Steps dock was painted again on a later pass. Now it is laid out as the tables are
+    set, and neither laid out nor painted again after the first pass: it shows what a full repaint shows."""
+    from event_log import EventLog
+
+    long = " ".join(["the cat sat on the mat"] * 5)  # tables wider than the dock: its scroll bars' ranges change
+    window = make_window(sentence=long)
+    window.steps_dock.show()
+    settle()
+    c, dock = window.controller, window.steps_dock
+    timeline = dock.widget()
+    if not timeline.tables_shown():  # folded away on a short screen
+        timeline.tables_button.click()
+        settle()
+    frame = (QtWidgets.QDockWidget, QtWidgets.QAbstractScrollArea, QtWidgets.QScrollBar, QtStepTimeline)
+    for change in (lambda: c.set_sentence(long + " the cat"), lambda: c.set_head(1),
+                   lambda: c.set_sentence(long), lambda: c.set_sentence(long + " the mat sat on the cat")):
+        widgets = (dock, *dock.findChildren(QtWidgets.QWidget))
+        change()
+        with EventLog({QtCore.QEvent.Type.LayoutRequest}, *widgets) as laid_out_later:
+            QtWidgets.QApplication.processEvents()  # the pass that paints the window
+            with EventLog({QtCore.QEvent.Type.Paint}, *widgets) as painted_later:
+                settle()
+        assert laid_out_later.seen == []
+        # (a table's caption may still be painted on the next pass: 14 pixels high)
+        assert not [widget for widget, _ in painted_later.seen if isinstance(widget, frame)]
+    check_backing_store(window, "new sentences and heads with the Steps dock open")

@@ -138,6 +138,12 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self._update_arithmetic()
         self._fit_texts()
 
+    def lay_out_now(self) -> None:
+        """Do now the layout requests a new step posted, from the tables' blocks up to this panel, rather than
+        on the next pass (see QtStepTimeline._draw_panel)."""
+        for widget in (*self._blocks, self.row, self):
+            QtCore.QCoreApplication.sendPostedEvents(widget, QtCore.QEvent.Type.LayoutRequest)
+
     def holds_trace(self) -> bool:
         """Whether the tables show a trace (and keep it)."""
         return self._trace is not None

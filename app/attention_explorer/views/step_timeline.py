@@ -336,6 +336,14 @@ class QtStepTimeline(QtWidgets.QWidget):
             self._panel.show_step(trace, self.controller.step, self.controller.head, self.controller.colormap,
                                   self._reading_note())
         self._show_focus()
+        # The tables' new size lays the panel and the scroll area out again and changes the scroll bars'
+        # ranges, on which Qt lays the bars out on a queued call of the scroll area's. Both ran after the
+        # window was painted (a plot's scene paints it from its own queued call) and painted the dock again
+        # on a pass of their own (a head changed: 1.5 ms more): they run now, painted with the rest. Only
+        # this dock's: the views that hear of the change after it have not drawn it yet.
+        self._panel.lay_out_now()
+        QtCore.QCoreApplication.sendPostedEvents(self.scroll.viewport(), QtCore.QEvent.Type.LayoutRequest)
+        QtCore.QCoreApplication.sendPostedEvents(self.scroll, QtCore.QEvent.Type.MetaCall)
 
     def _reading_note(self) -> str:
         """What the steps show when the other views show a reading of the layer (words, hidden
