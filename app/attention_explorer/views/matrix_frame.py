@@ -78,10 +78,14 @@ class MatrixFrame:
         # kept its size (it filled the pane, zoomed) does not lay out its axes again when it is placed,
         # and longer words measured with the short words' axis left the cells too narrow, fitted again
         # pass after pass (X11 walk, seed 108).
-        self.plot.layout.invalidate()
-        self.graphics.ci.layout.invalidate()
-        self.graphics.ci.layout.activate()
-        self.plot.layout.activate()
+        self._lay_out_plot()
+        if self.plot.width() < self.plot.layout.minimumWidth() or self.plot.height() < self.plot.layout.minimumHeight():
+            # held by the maximum the previous words were fitted to, narrower than these words' labels
+            # need: the layout ran past the plot's edge and the cells took the shortfall, so the plot less
+            # its cells was not what the labels and the colour bar take (a long word after short ones: a
+            # cell 8 px wide where a fresh view's was 36). Measured with the plot free to take its room.
+            self.plot.setMaximumSize(QtCore.QSizeF(UNLIMITED_PX, UNLIMITED_PX))
+            self._lay_out_plot()
         over_w = self.plot.width() - self.view.width()    # axes and colour bar: fixed sizes
         over_h = self.plot.height() - self.view.height()
         layout = self.graphics.ci.layout
@@ -128,6 +132,12 @@ class MatrixFrame:
             central.layout.invalidate()
             central.setGeometry(pane)
             central.layout.activate()
+
+    def _lay_out_plot(self) -> None:
+        self.plot.layout.invalidate()
+        self.graphics.ci.layout.invalidate()
+        self.graphics.ci.layout.activate()
+        self.plot.layout.activate()
 
     def fitted_area(self) -> QtCore.QSizeF | None:
         """The size of pane that holds the whole matrix at its present square cells, with its title,
