@@ -7,7 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from attention_explorer import engine
 from attention_explorer.views.matrix_plot import MatrixPlot, shared_levels, symmetric_levels
-from screen_oracle import check_backing_store
+from screen_oracle import check_backing_store, check_same_picture, settle
 
 
 def _heatmap(qtbot, width=700, height=500):
@@ -243,13 +243,13 @@ def test_the_readout_says_why_a_cell_is_masked(qtbot):
     assert why_masked(6, 1, "tree", "the") == "the is too far back for the layer's sliding window"
 
 
-def _docked(qtbot, width: int, height: int) -> tuple[QtWidgets.QWidget, MatrixPlot]:
+def _docked(qtbot, width: int, height: int, **options) -> tuple[QtWidgets.QWidget, MatrixPlot]:
     """A square-celled plot in a plain host, as a docked view is: it can be made smaller than its
     least size, which a window cannot."""
     host = QtWidgets.QWidget()
     qtbot.addWidget(host)
     host.resize(width, height)
-    plot = MatrixPlot(parent=host, min_size=None, square_cells=True)
+    plot = MatrixPlot(parent=host, min_size=None, square_cells=True, **options)
     plot.resize(width, height)
     host.show()
     qtbot.waitExposed(host)
@@ -369,6 +369,49 @@ def test_much_longer_words_after_a_zoomed_matrix_get_at_once_the_cells_a_fresh_v
     assert not fresh.frame.zoomable and not heatmap.frame.zoomable
     assert at_once == heatmap.plot.maximumSize() == fresh.plot.maximumSize()
     assert heatmap.view.geometry() == fresh.view.geometry()
+
+
+def test_a_long_word_after_short_ones_that_fitted_whole_gets_the_cells_a_fresh_view_gives(qtbot):
+    """A pane 330 × 130: two short words fitted whole (the plot held to their width), then one word elided
+    to the longest a label may be. Its axis needed more than the plot's old width: the layout ran past
+    the plot's edge and the cell took the shortfall, so the plot less its cell read 37 px short of what
+    the labels and the colour bar take, and the cell came out 8 px wide where a fresh view's was 36 (a
+    generation's first token in a narrow pane, offscreen walk, seed 127)."""
+    _host, heatmap = _docked(qtbot, 330, 130)
+    titles = ("word looking", "word looked at")
+    heatmap.show_matrix(np.full((1, 2), 0.5), ["·ly"], ["·ly", "on"], levels=(0, 1), axis_titles=titles)
+    QtWidgets.QApplication.processEvents()
+    assert not heatmap.frame.zoomable
+    long, matrix = ["a" * 40], np.full((1, 1), 0.5)
+    heatmap.show_matrix(matrix, long, long, levels=(0, 1), axis_titles=titles)
+    at_once = heatmap.plot.maximumSize()
+    _fresh_host, fresh = _docked(qtbot, 330, 130)
+    fresh.show_matrix(matrix, long, long, levels=(0, 1), axis_titles=titles)
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+    assert at_once == heatmap.plot.maximumSize() == fresh.plot.maximumSize()
+    assert heatmap.view.geometry() == fresh.view.geometry()
+    assert heatmap.cell_px() == fresh.cell_px() > 30
+
+
+def test_a_title_set_where_there_was_none_takes_its_height_from_the_cells_as_in_a_fresh_view(qtbot):
+    """The same one-word matrix, first untitled and then titled: the title took a line of the pane's
+    height, but only a new shape or new words fitted the plot again, so the cells kept the height they
+    had without it and ran under the pane's bottom edge (found by a fuzzer of plot updates). In the
+    heatmap's title size: an empty title takes the height of a line of the default size."""
+    matrix, words, titles = np.full((1, 1), 0.5), ["the"], ("word looking", "word looked at")
+    _host, heatmap = _docked(qtbot, 330, 250, title_size="10pt")
+    heatmap.show_matrix(matrix, words, words, levels=(0, 1), axis_titles=titles)
+    settle()
+    title = "scaled scores QKᵀ/√d_k — layer 2, head 1 of 9"
+    heatmap.show_matrix(matrix, words, words, levels=(0, 1), axis_titles=titles, title=title)
+    settle()
+    _fresh_host, fresh = _docked(qtbot, 330, 250, title_size="10pt")
+    fresh.show_matrix(matrix, words, words, levels=(0, 1), axis_titles=titles, title=title)
+    settle()
+    assert heatmap.plot.maximumSize() == fresh.plot.maximumSize()
+    assert heatmap.view.geometry() == fresh.view.geometry()
+    check_same_picture(heatmap, fresh, "a title set on an untitled plot")
 
 
 def test_a_pane_with_no_room_for_cells_frames_no_word_and_its_screen_matches_a_repaint(qtbot):

@@ -233,18 +233,21 @@ class MatrixPlot(QtWidgets.QWidget):
         self.top_axis.set_tokens(column_labels)
         if axis_titles is not None:
             self._set_axis_titles(axis_titles)
+        title_resized = False
         if title != self._title:
             self._title = title
-            self._fit_title()
+            title_resized = self._fit_title()
         if region:
             self._write_values(None, None, None, "", value_format)
         else:
             self._write_values(matrix, colours, masked, masked_text, value_format)
         self.set_outlined([])
-        if reshaped or self.top_axis.widest_px() != widest_before:
+        if reshaped or title_resized or self.top_axis.widest_px() != widest_before:
             # fitted again for new words of the same count too: whether the column words stand upright
             # is decided from their width, and a longer word ("mice" typed on to "miceet") left them
-            # lying flat where a view made for it stood them up, their room no longer what they need
+            # lying flat where a view made for it stood them up, their room no longer what they need;
+            # and for a title that takes another height (a title set where there was none), as the
+            # cells share the pane's height with it
             self._on_resized(force=reshaped)
         self._show_focus()
 
@@ -431,10 +434,10 @@ class MatrixPlot(QtWidgets.QWidget):
         return rect
 
     # --- zoom and pan ---------------------------------------------------------------------------
-    def _fit_title(self) -> None:
+    def _fit_title(self) -> bool:
         """Each line of the title (lines end at <br>) cut with … to the pane: a real model's long title
         ran past the edge of a heatmap beside the model view. Cut line by line, as two lines joined
-        were cut after the first ("…, not added (…")."""
+        were cut after the first ("…, not added (…"). Whether the title's height changed."""
         font = QtGui.QFont()
         font.setPointSizeF(float(self._title_size.removesuffix("pt")))
         left, _top, right, _bottom = self.graphics.ci.layout.getContentsMargins()
@@ -444,9 +447,12 @@ class MatrixPlot(QtWidgets.QWidget):
         elide = QtCore.Qt.TextElideMode.ElideRight
         shown = "<br>".join(html.escape(metrics.elidedText(line, elide, width), quote=False)
                             for line in self._title.split("<br>"))
-        if shown != self.title_item.text:  # a new text re-lays out the scene
-            self.title_item.setText(shown, color=theme.foreground(), size=self._title_size)
-            refit_scene_after_layout(self.graphics)  # a longer title before this one held the scene too wide
+        if shown == self.title_item.text:
+            return False
+        height = self.title_item.minimumHeight()
+        self.title_item.setText(shown, color=theme.foreground(), size=self._title_size)  # re-lays out the scene
+        refit_scene_after_layout(self.graphics)  # a longer title before this one held the scene too wide
+        return self.title_item.minimumHeight() != height
 
     def _on_resized(self, *_, force: bool = False) -> None:
         self._fit_title()
