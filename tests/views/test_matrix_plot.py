@@ -3,7 +3,7 @@ values only when they fit; labels never overlap."""
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtTest, QtWidgets
 
 from attention_explorer import engine
 from attention_explorer.views.matrix_plot import MatrixPlot, shared_levels, symmetric_levels
@@ -432,3 +432,35 @@ def test_a_pane_with_no_room_for_cells_frames_no_word_and_its_screen_matches_a_r
     QtWidgets.QApplication.processEvents()
     assert heatmap.view.height() >= 1 and heatmap.row_highlight.isVisible()  # room again: the frame is back
     check_backing_store(host, "room again")
+
+
+@pytest.mark.parametrize("by", ["key", "wheel"])
+def test_zooming_in_a_pane_a_cell_wide_keeps_the_cells_square(qtbot, by):
+    """A pane made so narrow that one zoomed column fills the view's width: the view's least range held
+    the columns while the rows zoomed on, and once a word was focused the cells were drawn 8 px wide
+    and 10 px tall, not square (a view given the same range squared them again; found by a fuzzer of
+    plot updates)."""
+    host, heatmap = _docked(qtbot, 330, 160, title_size="10pt")
+    words = ["mat", "sat", "a" * 40, "the", "a"] * 14
+    heatmap.show_matrix(np.random.default_rng(0).random((70, 70)), words, words, levels=(0, 1),
+                        axis_titles=("word looking", "word looked at"), title="attention weights")
+    settle()
+    host.resize(260, 140)
+    heatmap.resize(260, 140)
+    settle()
+    assert heatmap.frame.zoomable
+    assert heatmap.frame.cell_size()[0] == pytest.approx(heatmap.view.width())  # one column fills the width
+    if by == "key":
+        heatmap.graphics.setFocus()
+        QtTest.QTest.keyClick(heatmap.graphics, QtCore.Qt.Key.Key_Plus)
+    else:
+        centre = heatmap.graphics.mapFromScene(heatmap.view.sceneBoundingRect().center())
+        wheel = QtGui.QWheelEvent(QtCore.QPointF(centre), QtCore.QPointF(heatmap.graphics.mapToGlobal(centre)),
+                                  QtCore.QPoint(0, 0), QtCore.QPoint(0, 120), QtCore.Qt.MouseButton.NoButton,
+                                  QtCore.Qt.KeyboardModifier.NoModifier, QtCore.Qt.ScrollPhase.NoScrollPhase, False)
+        QtWidgets.QApplication.sendEvent(heatmap.graphics.viewport(), wheel)
+    settle()
+    heatmap.set_focus(7, None)
+    settle()
+    width, height = heatmap.frame.cell_size()
+    assert width == pytest.approx(height, abs=0.01)

@@ -21,6 +21,36 @@ UNLIMITED_PX = 1e6       # "no maximum size" for a graphics item
 UPRIGHT_MAX_SHARE = 0.5  # of the height the column words and the cells share, the most upright words take
 
 
+class SquareZoomViewBox(pg.ViewBox):
+    """A view whose zoom stops where its limits would stop one side alone. pyqtgraph holds each side to
+    its limits on its own, so with square cells locked, a side already at its least range (a cell as wide
+    as a pane only a few pixels wide) or at its whole span stayed there while the other side zoomed on:
+    the cells were no longer square, and a view given the same range squared them again."""
+
+    def scaleBy(self, s=None, center=None, x=None, y=None):  # noqa: N802 - pyqtgraph API
+        if s is not None:
+            x, y = s[0], s[1]
+        if self.state["aspectLocked"] is False or (x is None and y is None):
+            return super().scaleBy(None, center, x, y)
+        factor = self._allowed_scale(y if y is not None else x)  # locked, pyqtgraph scales both sides by y's
+        if factor != 1.0:
+            super().scaleBy(None, center, factor, factor)
+
+    def _allowed_scale(self, factor: float) -> float:
+        """`factor` (of the ranges: under 1 zooms in) cut to what both sides' limits allow, never turned
+        from a zoom in to a zoom out or back."""
+        limits, shown = self.state["limits"], self.targetRect()
+        for span, (least, most), (low, high) in ((shown.width(), limits["xRange"], limits["xLimits"]),
+                                                 (shown.height(), limits["yRange"], limits["yLimits"])):
+            if span <= 0:
+                return 1.0
+            if factor < 1.0 and least is not None:
+                factor = min(1.0, max(factor, least / span))
+            elif factor > 1.0:
+                factor = max(1.0, min(factor, (high - low) / span, most / span if most is not None else factor))
+        return factor if abs(factor - 1.0) > 1e-9 else 1.0
+
+
 class MatrixFrame:
     def __init__(self, graphics: pg.GraphicsLayoutWidget, title: pg.LabelItem, plot: pg.PlotItem,
                  square: bool = True):

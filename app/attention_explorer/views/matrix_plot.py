@@ -31,7 +31,7 @@ from .cell_colours import MatrixColours, hidden_cells, value_span
 from .cell_image import CellImage
 from .colour_bar import ColourBar
 from .hatch import MaskHatchItem
-from .matrix_frame import MatrixFrame
+from .matrix_frame import MatrixFrame, SquareZoomViewBox
 from .message_label import message_label
 from .plot_style import make_matrix, refit_scene_after_layout
 from .resting_pointer import RestingPointer
@@ -87,7 +87,7 @@ class MatrixPlot(QtWidgets.QWidget):
         # sentence's square matrix would then drift away from its labels
         self.title_item = self.graphics.addLabel("", row=0, col=0)
         self.plot = self.graphics.addPlot(row=1, col=0, axisItems={"left": self.left_axis, "top": self.top_axis},
-                                          viewBox=pg.ViewBox(enableMenu=False))  # a menu never shown: not built
+                                          viewBox=SquareZoomViewBox(enableMenu=False))  # no menu: never shown
         make_matrix(self.plot)
         self.view = self.plot.getViewBox()
         self.view.setAspectLocked(False)  # square cells come from the plot's size (see MatrixFrame)
