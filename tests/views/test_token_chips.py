@@ -5,6 +5,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from attention_explorer.views import flow_layout
 from gui_helpers import hover_widget
+from screen_oracle import settle
 
 
 def _count_arranges(monkeypatch) -> dict:
@@ -180,3 +181,19 @@ def test_after_any_run_of_hovers_and_pins_every_chip_is_styled_for_the_focus_and
                         known and chip.token_index == controller.pinned)
             assert (chip.property("unknown"), chip.property("focused"), chip.property("pinned")) == expected, \
                 f"after {kind} {value}: chip {chip.text()!r}"
+
+
+def test_a_long_sentence_remembered_from_the_last_run_is_laid_out_at_the_chips_width(make_window, settings):
+    """The app opened on a sentence of four rows of chips, remembered from the last run: the chips got
+    their size in an event Qt sends as it first shows them, the strip then showed its scroll bar and
+    made them narrower, and Qt dropped that size before the chips heard of it. The chips stayed placed
+    for the width without the scroll bar, the last of the first row under it, where a fresh view wraps
+    it (found by a fuzzer of window updates)."""
+    words = ("big ate small bird jumped fox house mouse in park box brown red over fish slept a my " * 4)[:-1]
+    settings.setValue("model/sentence", words)
+    window = make_window()
+    settle()
+    chips, area = window.chips, window.chips.parentWidget().parentWidget()
+    assert area.verticalScrollBar().isVisible(), "the test needs more rows than the strip shows"
+    assert chips.layout().geometry() == chips.contentsRect()
+    assert max(chip.geometry().right() for chip in chips.chips) < chips.width()

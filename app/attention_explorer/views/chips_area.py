@@ -42,4 +42,19 @@ class QtChipsArea(QtWidgets.QScrollArea):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
         if watched is self.chips and event.type() == QtCore.QEvent.Type.LayoutRequest:
             QtCore.QTimer.singleShot(0, self, self.refit)
+        if watched is self.chips and event.type() == QtCore.QEvent.Type.Show:
+            self._place_chips_at_their_width()
         return super().eventFilter(watched, event)
+
+    def _place_chips_at_their_width(self) -> None:
+        """Lay the chips out at the width they have, if their layout still holds another.
+
+        The chips of a long sentence restored as the window first opens get their size just before
+        they are shown, in an event Qt sends while showing them. This area hears of that size and
+        shows its scroll bar, which makes the chips narrower at once; but Qt marks the narrower size
+        as still to be sent and then clears the mark as it finishes sending the first, so the chips
+        were never told. They stayed placed for the width without the scroll bar, the last of a row
+        under it (a fresh view wrapped that chip to the next row)."""
+        layout = self.chips.layout()
+        if layout is not None and layout.geometry() != self.chips.contentsRect():
+            layout.setGeometry(self.chips.contentsRect())
