@@ -265,7 +265,7 @@ class TextTokenizer:
         pieces = self._pieces(ids)
         for token_id, piece in zip(ids, pieces, strict=True):
             is_special = token_id in self.special_ids
-            tidy = piece if is_special else self._tidy(piece)
+            tidy = self.token_label(token_id)  # kept per token: a scrubber step extends by every written token
             continues = _continues(labels, special, piece, tidy, is_special)
             if continues:
                 words[-1].append(len(labels))
