@@ -183,6 +183,38 @@ def test_a_scrubber_step_lays_the_written_text_out_without_its_bar_coming_and_go
     check_backing_store(window, "three steps back")
 
 
+def test_a_scrubber_step_moves_the_frame_without_writing_the_text_again(real_window, qtbot):
+    """The written text was set again as HTML at each step, all of it (16 ms of a step at 1,000 tokens) and
+    the box scrolled back to the top. Now a step changes the format of the two tokens whose frame moved,
+    and scrolls the framed one into sight; the words of the text are left alone."""
+    window = real_window(str(DATA / "tiny-llama"), PROMPT + "  and\nthen")
+    c, panel = window.controller, window.pretrained.generation
+    panel = generate_in(window, qtbot, 40)
+    document, tokenizer = panel.text.document(), c.real_model.tokenizer
+    text = panel.text.toPlainText()
+    assert text.startswith(PROMPT + "  and\nthen")  # as typed: spaces and the line break kept
+    assert panel.written.framed() is None  # every token written shown: none framed
+    changes = []
+    document.contentsChange.connect(lambda at, removed, added: changes.append((at, removed, added)))
+    for _ in range(30):
+        qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+    QtWidgets.QApplication.processEvents()
+    shown = c.written_shown
+    written = tokenizer.token_text(c.generation.steps[shown].token_id).replace("\n", "↵\n")
+    assert panel.text.toPlainText() == text
+    start, end = panel.written.token_span(shown)
+    assert panel.written.framed() == shown and text[start:end] == written
+    assert all(removed == added and removed <= 2 * max(len(written), 8) for _, removed, added in changes)
+    framed = QtGui.QTextCursor(document)
+    framed.setPosition(start + 1)
+    assert framed.charFormat().fontWeight() == QtGui.QFont.Weight.Bold and framed.charFormat().fontUnderline()
+    later = QtGui.QTextCursor(document)
+    later.setPosition(panel.written.token_span(shown + 1)[0] + 1)
+    assert later.charFormat().fontWeight() != QtGui.QFont.Weight.Bold and not later.charFormat().fontUnderline()
+    assert panel.text.viewport().rect().intersects(panel.text.cursorRect(framed))  # in sight
+    check_backing_store(window, "thirty steps back")
+
+
 def test_a_scrubber_step_lays_out_neither_the_dock_nor_the_window(real_window, qtbot):
     """The line under the scrubber and the next tokens' title are wrapped labels with a new text each
     step; each new text asked the panel, the dock and the window to lay out again, and the window's layout

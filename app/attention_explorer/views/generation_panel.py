@@ -10,8 +10,6 @@ part marked in both.
 
 from __future__ import annotations
 
-import html
-
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
@@ -22,10 +20,9 @@ from .scrub_controls import scrub_controls
 from .step_timeline import OWNS_ARROWS
 from .token_count import token_count_box
 from .wrapped_height import with_wrapped_label
+from .written_text import WrittenText
 
 MOST_TOKENS = 2048
-WRITTEN_TINT = "rgba(255, 170, 0, 0.22)"   # behind the tokens written, in light and dark themes alike
-PARTED_TINT = "rgba(230, 60, 60, 0.35)"    # the first token where two continuations part
 
 
 class QtGenerationPanel(QtWidgets.QWidget):
@@ -59,7 +56,7 @@ class QtGenerationPanel(QtWidgets.QWidget):
         # three times a step and the panel around it once more
         self.text.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.text.installEventFilter(self)  # ← and → step the scrubber there too (the text has no caret)
-        self._text_shown = ""  # the HTML the text was last given
+        self.written = WrittenText(self.text)
         self.setProperty(OWNS_ARROWS, True)   # the step timeline's ← and → leave this panel alone
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
 
@@ -150,11 +147,10 @@ class QtGenerationPanel(QtWidgets.QWidget):
         self.forth.setEnabled(scrubbable and c.written_shown < ready)
         self.position.setText(self._position_text())
         self.text.setVisible(generation is not None)
-        if generation is not None:
-            text = self._text_html()
-            if text != self._text_shown:  # a step emits several of the signals heard: laid out once
-                self._text_shown = text
-                self.text.setHtml(text)
+        if generation is None:
+            self.written.clear()
+        else:
+            self.written.show(model.tokenizer, generation, c.compared, c.written_shown)
 
     def _position_text(self) -> str:
         c = self.controller
@@ -174,19 +170,6 @@ class QtGenerationPanel(QtWidgets.QWidget):
             where = f"All {count} written tokens; next tokens: the model's guess after them"
         return f"{where}. ({state})"
 
-    def _text_html(self) -> str:
-        c = self.controller
-        generation, compared = c.generation, c.compared
-        if generation is None:
-            return ""
-        tokenizer = c.real_model.tokenizer
-        if compared is None:
-            return _continuation_html(tokenizer, generation, c.written_shown, None)
-        parted = _first_difference(compared, generation)
-        return (f"<p><b>{html.escape(_heads(compared))}</b><br>{_continuation_html(tokenizer, compared, None, parted)}"
-                f"</p><p><b>{html.escape(_heads(generation))}</b><br>"
-                f"{_continuation_html(tokenizer, generation, c.written_shown, parted)}</p>")
-
 
 def _label(controller: Controller, token_id: int) -> str:
     return "›" + controller.real_model.tokenizer.token_label(token_id)
@@ -197,38 +180,3 @@ def _ended(stopped: str) -> str:
 
     return {STOP_TOKEN: "stopped at the model's stop token", LENGTH: "wrote the count asked for",
             CANCELLED: "stopped"}.get(stopped, "stopped")
-
-
-def _heads(generation) -> str:
-    """What a continuation was written with, as the heading over it: its heads, and how it picked
-    its tokens when not greedy or asked as a chat."""
-    settings = generation.settings
-    off = sorted(settings.ablate)
-    said = ["Heads off: " + ", ".join(f"layer {layer + 1} head {head + 1}" for layer, head in off) if off
-            else "Every head on"]
-    if not settings.sampling.greedy:
-        said.append(settings.sampling.describe())
-    if settings.chat:
-        said.append("asked as a chat")
-    return "; ".join(said) + ":"
-
-
-def _first_difference(first, second) -> int | None:
-    """The index of the first written token where two generations part, None when one continues the other."""
-    for index, (a, b) in enumerate(zip(first.steps, second.steps)):  # noqa: B905 - the shorter one ends it
-        if a.token_id != b.token_id:
-            return index
-    return None
-
-
-def _continuation_html(tokenizer, generation, shown: int | None, parted: int | None) -> str:
-    """The prompt plain, each written token tinted; the one at `shown` framed, the one at `parted` red."""
-    pieces = [html.escape(generation.prompt)]
-    for index, step in enumerate(generation.steps):
-        tint = PARTED_TINT if index == parted else WRITTEN_TINT
-        style = f"background-color: {tint};"
-        if index == shown:
-            style += " font-weight: bold; text-decoration: underline;"
-        text = html.escape(tokenizer.token_text(step.token_id)).replace("\n", "↵<br>")
-        pieces.append(f'<span style="{style}">{text}</span>')
-    return "".join(pieces).replace("\n", "<br>")
