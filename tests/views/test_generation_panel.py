@@ -21,7 +21,7 @@ from attention_explorer.engine.pretrained.generate import (  # noqa: E402
 )
 from attention_explorer.engine.pretrained.tokenizing import WRITTEN_MARK  # noqa: E402
 from event_log import EventLog  # noqa: E402
-from screen_oracle import check_backing_store  # noqa: E402
+from screen_oracle import check_backing_store, settle  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
 PROMPT = "the cat sat on the mat"
@@ -194,6 +194,7 @@ def test_a_scrubber_step_moves_the_frame_without_writing_the_text_again(real_win
     text = panel.text.toPlainText()
     assert text.startswith(PROMPT + "  and\nthen")  # as typed: spaces and the line break kept
     assert panel.written.framed() is None  # every token written shown: none framed
+    panel.text.setFixedWidth(140)  # narrow: the text runs past the box
     changes = []
     document.contentsChange.connect(lambda at, removed, added: changes.append((at, removed, added)))
     for _ in range(30):
@@ -211,7 +212,14 @@ def test_a_scrubber_step_moves_the_frame_without_writing_the_text_again(real_win
     later = QtGui.QTextCursor(document)
     later.setPosition(panel.written.token_span(shown + 1)[0] + 1)
     assert later.charFormat().fontWeight() != QtGui.QFont.Weight.Bold and not later.charFormat().fontUnderline()
-    assert panel.text.viewport().rect().intersects(panel.text.cursorRect(framed))  # in sight
+    assert panel.text.viewport().rect().contains(panel.text.cursorRect(framed))  # in sight
+    bar = panel.text.verticalScrollBar()
+    for height in (70, 50, 90, 44):  # the box made shorter (the window's layout) with the token at its foot
+        bar.setValue(bar.value() + panel.text.cursorRect(framed).bottom() - panel.text.viewport().height() + 1)
+        assert panel.text.viewport().rect().contains(panel.text.cursorRect(framed))
+        panel.text.setFixedHeight(height)
+        settle()
+        assert panel.text.viewport().rect().contains(panel.text.cursorRect(framed)), height
     check_backing_store(window, "thirty steps back")
 
 
@@ -219,7 +227,6 @@ def test_a_scrubber_step_lays_out_neither_the_dock_nor_the_window(real_window, q
     """The line under the scrubber and the next tokens' title are wrapped labels with a new text each
     step; each new text asked the panel, the dock and the window to lay out again, and the window's layout
     moved and repainted its docks on a pass of its own. Their lines stay as many: nothing is laid out."""
-    from screen_oracle import settle
 
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     panel = generate_in(window, qtbot, 6)

@@ -11,7 +11,7 @@ spaces kept (HTML ran several spaces into one).
 
 from __future__ import annotations
 
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 WRITTEN_TINT = QtGui.QColor(255, 170, 0, 56)  # behind the tokens written, in light and dark themes alike
 PARTED_TINT = QtGui.QColor(230, 60, 60, 89)   # the first token where two continuations part
@@ -41,12 +41,14 @@ def first_difference(first, second) -> int | None:
     return None
 
 
-class WrittenText:
+class WrittenText(QtCore.QObject):
     """Keeps `browser`'s document showing a generation (and the one it is compared with), changing only
-    what a new step or a new token changes."""
+    what a new step or a new token changes, and the framed token in sight."""
 
     def __init__(self, browser: QtWidgets.QTextBrowser):
+        super().__init__(browser)
         self.browser = browser
+        browser.viewport().installEventFilter(self)  # made shorter, the box keeps the framed token in sight
         self.document = browser.document()
         self.document.setUndoRedoEnabled(False)  # each frame moved would be kept as an edit to undo
         self._made_for: tuple | None = None  # (tokenizer, generation, compared, parted) the text was made for
@@ -118,11 +120,28 @@ class WrittenText:
         cursor.mergeCharFormat(frame)
 
     def _reveal(self, index: int) -> None:
-        """Scroll the framed token into sight: a long generation runs past the box."""
+        """Scroll the framed token to the middle of the box when any of it is out of sight: a long
+        generation runs past the box, and the box is a few lines high beside the model view."""
+        start, end = self._spans[index]
         cursor = QtGui.QTextCursor(self.document)
-        cursor.setPosition(self._spans[index][0])
-        self.browser.setTextCursor(cursor)
-        self.browser.ensureCursorVisible()
+        cursor.setPosition(start)
+        first = self.browser.cursorRect(cursor)
+        cursor.setPosition(end)
+        last = self.browser.cursorRect(cursor)
+        area = self.browser.viewport().rect()
+        if area.contains(first) and area.contains(last):
+            return
+        bar = self.browser.verticalScrollBar()
+        bar.setValue(bar.value() + (first.top() + last.bottom()) // 2 - area.height() // 2)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if event.type() == QtCore.QEvent.Type.Resize:  # once the box has its new scroll range, not before
+            QtCore.QTimer.singleShot(0, self, self._reveal_framed)
+        return False
+
+    def _reveal_framed(self) -> None:
+        if self._framed is not None:
+            self._reveal(self._framed)
 
 
 def _insert_heading(cursor: QtGui.QTextCursor, text: str) -> None:
