@@ -60,17 +60,19 @@ class WrittenText(QtCore.QObject):
         """Show `generation` (after `compared`, when set), its written token `shown` framed (none when
         None or past the last)."""
         parted = first_difference(compared, generation) if compared is not None else None
-        made_for = (tokenizer, generation, compared, parted)
+        made_for, reveal = (tokenizer, generation, compared, parted), True
         if (self._made_for is None or any(a is not b for a, b in zip(made_for[:3], self._made_for[:3], strict=True))
                 or parted != self._made_for[3] or len(generation.steps) < len(self._spans)):
             self._make(tokenizer, generation, compared, parted)
             self._made_for = made_for
         elif len(generation.steps) > len(self._spans):  # written on: the new tokens go at the end
+            # the box follows the newest token unless the reader scrolled away from it to read on
+            reveal = self._framed is None or self._in_sight(self._framed)
             cursor = QtGui.QTextCursor(self.document)
             cursor.movePosition(QtGui.QTextCursor.MoveOperation.End)
             for index in range(len(self._spans), len(generation.steps)):
                 self._spans.append(_insert_token(cursor, tokenizer, generation.steps[index].token_id, index == parted))
-        self._frame(shown if shown is not None and 0 <= shown < len(self._spans) else None)
+        self._frame(shown if shown is not None and 0 <= shown < len(self._spans) else None, reveal)
 
     def clear(self) -> None:
         if self._made_for is None:
@@ -99,7 +101,7 @@ class WrittenText(QtCore.QObject):
             _insert_heading(cursor, heads_heading(generation))
         self._spans = _insert_continuation(cursor, tokenizer, generation, parted)
 
-    def _frame(self, index: int | None) -> None:
+    def _frame(self, index: int | None, reveal: bool) -> None:
         if index == self._framed:
             return
         if self._framed is not None:
@@ -107,7 +109,8 @@ class WrittenText(QtCore.QObject):
         self._framed = index
         if index is not None:
             self._format(index, framed=True)
-            self._reveal(index)
+            if reveal:
+                self._reveal(index)
 
     def _format(self, index: int, framed: bool) -> None:
         start, end = self._spans[index]
@@ -122,17 +125,24 @@ class WrittenText(QtCore.QObject):
     def _reveal(self, index: int) -> None:
         """Scroll the framed token to the middle of the box when any of it is out of sight: a long
         generation runs past the box, and the box is a few lines high beside the model view."""
-        start, end = self._spans[index]
-        cursor = QtGui.QTextCursor(self.document)
-        cursor.setPosition(start)
-        first = self.browser.cursorRect(cursor)
-        cursor.setPosition(end)
-        last = self.browser.cursorRect(cursor)
-        area = self.browser.viewport().rect()
-        if area.contains(first) and area.contains(last):
+        if self._in_sight(index):
             return
+        first, last = self._corners(index)
         bar = self.browser.verticalScrollBar()
-        bar.setValue(bar.value() + (first.top() + last.bottom()) // 2 - area.height() // 2)
+        bar.setValue(bar.value() + (first.top() + last.bottom()) // 2 - self.browser.viewport().height() // 2)
+
+    def _in_sight(self, index: int) -> bool:
+        area = self.browser.viewport().rect()
+        return all(area.contains(corner) for corner in self._corners(index))
+
+    def _corners(self, index: int) -> tuple[QtCore.QRect, QtCore.QRect]:
+        """The text cursor's rectangles (in the box) at the start and the end of written token `index`."""
+        cursor = QtGui.QTextCursor(self.document)
+        corners = []
+        for position in self._spans[index]:
+            cursor.setPosition(position)
+            corners.append(self.browser.cursorRect(cursor))
+        return corners[0], corners[1]
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
         if event.type() == QtCore.QEvent.Type.Resize:  # once the box has its new scroll range, not before

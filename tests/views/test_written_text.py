@@ -1,0 +1,56 @@
+"""The written text under the scrubber follows the newest token while it is in sight, leaves a reader who
+scrolled away to read alone, and brings the framed token into sight at a scrubber step."""
+
+from dataclasses import dataclass, field
+
+from PySide6 import QtWidgets
+
+from attention_explorer.views.written_text import WrittenText
+from screen_oracle import settle
+
+
+@dataclass
+class _Step:
+    token_id: int
+
+
+@dataclass
+class _Generation:
+    prompt: str
+    steps: list = field(default_factory=list)
+
+
+class _Tokenizer:
+    @staticmethod
+    def token_text(token_id: int) -> str:
+        return f" word{token_id}"
+
+
+def _box(qtbot) -> tuple[QtWidgets.QTextBrowser, WrittenText]:
+    browser = QtWidgets.QTextBrowser()
+    qtbot.addWidget(browser)
+    browser.resize(220, 70)
+    browser.show()
+    return browser, WrittenText(browser)
+
+
+def test_the_box_follows_the_newest_token_unless_the_reader_scrolled_away(qtbot):
+    browser, written = _box(qtbot)
+    tokenizer, generation = _Tokenizer(), _Generation("The cat sat on the mat")
+    bar = browser.verticalScrollBar()
+    for count in range(1, 61):  # written one by one, the newest framed, as while the views follow
+        generation.steps.append(_Step(count))
+        written.show(tokenizer, generation, None, count - 1)
+        settle()
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()  # at the foot, the newest token in sight
+    bar.setValue(0)  # the reader goes back to the start to read
+    for count in range(61, 66):
+        generation.steps.append(_Step(count))
+        written.show(tokenizer, generation, None, count - 1)
+        settle()
+    assert bar.value() == 0  # left where the reader is
+    assert browser.toPlainText().endswith(" word65")
+    written.show(tokenizer, generation, None, 30)  # a scrubber step: the framed token brought into sight
+    settle()
+    start, end = written.token_span(30)
+    assert browser.toPlainText()[start:end] == " word31" and 0 < bar.value() < bar.maximum()
