@@ -53,7 +53,6 @@ class WrittenText(QtCore.QObject):
         self.document.setUndoRedoEnabled(False)  # each frame moved would be kept as an edit to undo
         self._made_for: tuple | None = None  # (tokenizer, generation, compared, parted) the text was made for
         self._spans: list[tuple[int, int]] = []  # each written token of the shown generation: (start, end)
-        self._parted: int | None = None
         self._framed: int | None = None
 
     def show(self, tokenizer, generation, compared, shown: int | None) -> None:
