@@ -173,6 +173,10 @@ def check_backing_store(window: QtWidgets.QWidget, where: str) -> None:
     """The window as its partial repaints left it equals a full repaint of it now."""
     close_popups()
     tip = hide_tooltips()
+    # again, for one opened while the event loop ran as the tip was waited for: an X11 walk (seed 136,
+    # action 679, just after keys were typed) grabbed the sentence box's list of words over the window
+    # once; the same seed run again did not meet it, so the cause is not known for sure
+    close_popups()
     shown, expected = backing_store(window), window.grab().toImage()
     if tip is not None:  # a tip that stays (see hide_tooltips) covers its part of the screen's picture
         _cover(tip.translated(-window.mapToGlobal(QtCore.QPoint(0, 0))), shown, expected)
