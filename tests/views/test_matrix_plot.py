@@ -256,6 +256,19 @@ def _docked(qtbot, width: int, height: int, **options) -> tuple[QtWidgets.QWidge
     return host, plot
 
 
+def _then_fresh(qtbot, heatmap: MatrixPlot, matrix: np.ndarray, words: list[str], **options
+                ) -> tuple[QtCore.QSizeF, QtWidgets.QWidget, MatrixPlot]:
+    """Show `matrix` over `words` in `heatmap`, then in a plot built fresh at its size: the heatmap's plot
+    size as that call left it, and the fresh plot with its host, once both have settled."""
+    heatmap.show_matrix(matrix, words, words, levels=(0, 1), **options)
+    at_once = heatmap.plot.maximumSize()
+    host, fresh = _docked(qtbot, heatmap.width(), heatmap.height())
+    fresh.show_matrix(matrix, words, words, levels=(0, 1), **options)
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+    return at_once, host, fresh
+
+
 def test_a_pane_shorter_than_a_zoomed_cell_opens_on_one_row_of_square_cells(qtbot):
     """A 63-word heatmap in a window made small (its cells' pane a few pixels tall) asked for cells 18 px
     wide and a third of a row: the limits stretched that to one row and the square lock then widened the
@@ -358,14 +371,8 @@ def test_much_longer_words_after_a_zoomed_matrix_get_at_once_the_cells_a_fresh_v
     heatmap.show_matrix(np.random.default_rng(0).random((7, 7)), short, short, levels=(0, 1), axis_titles=titles)
     QtWidgets.QApplication.processEvents()
     assert heatmap.frame.zoomable
-    long = ["a" * 300, "aaaa"]
-    matrix = np.random.default_rng(1).random((2, 2))
-    heatmap.show_matrix(matrix, long, long, levels=(0, 1), axis_titles=titles)
-    at_once = heatmap.plot.maximumSize()
-    _fresh_host, fresh = _docked(qtbot, 341, 165)
-    fresh.show_matrix(matrix, long, long, levels=(0, 1), axis_titles=titles)
-    for _ in range(3):
-        QtWidgets.QApplication.processEvents()
+    at_once, _fresh_host, fresh = _then_fresh(qtbot, heatmap, np.random.default_rng(1).random((2, 2)),
+                                              ["a" * 300, "aaaa"], axis_titles=titles)
     assert not fresh.frame.zoomable and not heatmap.frame.zoomable
     assert at_once == heatmap.plot.maximumSize() == fresh.plot.maximumSize()
     assert heatmap.view.geometry() == fresh.view.geometry()
@@ -382,13 +389,7 @@ def test_a_long_word_after_short_ones_that_fitted_whole_gets_the_cells_a_fresh_v
     heatmap.show_matrix(np.full((1, 2), 0.5), ["·ly"], ["·ly", "on"], levels=(0, 1), axis_titles=titles)
     QtWidgets.QApplication.processEvents()
     assert not heatmap.frame.zoomable
-    long, matrix = ["a" * 40], np.full((1, 1), 0.5)
-    heatmap.show_matrix(matrix, long, long, levels=(0, 1), axis_titles=titles)
-    at_once = heatmap.plot.maximumSize()
-    _fresh_host, fresh = _docked(qtbot, 330, 130)
-    fresh.show_matrix(matrix, long, long, levels=(0, 1), axis_titles=titles)
-    for _ in range(3):
-        QtWidgets.QApplication.processEvents()
+    at_once, _fresh_host, fresh = _then_fresh(qtbot, heatmap, np.full((1, 1), 0.5), ["a" * 40], axis_titles=titles)
     assert at_once == heatmap.plot.maximumSize() == fresh.plot.maximumSize()
     assert heatmap.view.geometry() == fresh.view.geometry()
     assert heatmap.cell_px() == fresh.cell_px() > 30
