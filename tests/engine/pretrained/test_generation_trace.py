@@ -73,11 +73,20 @@ def test_texts_so_far_make_no_projection_once_the_whole_texts_are_made(data, mon
         monkeypatch.setattr(module, "project", lambda *args, original=original: made.append(1) or original(*args))
     first = trace_so_far(model, generation, 6, projections)
     assert len(made) == model.n_layers  # the whole text's, once a layer
+    prompt = len(generation.prompt_ids)
     for written in (5, 2, 0):
         trace = trace_so_far(model, generation, written, projections)
-        weights = trace.layer_trace(1).heads[0].weights  # a view of a layer reads them too
-        assert weights.shape == (trace.n, trace.n)
-    assert len(made) == model.n_layers
+        shown = trace.layer_trace(1).heads[0]  # a view of a layer reads them too
+        assert shown.weights.shape == (trace.n, trace.n)
+        counted = len(made)
+        expected = LayerMaker(model.weights, forward(model.weights, generation.ids[:prompt + written]),
+                              frozenset()).projections(1)
+        del made[counted:]  # the forward's own projections are not the texts so far's
+        for shown_here, own in ((shown.q_before_rope, expected.q_raw[0]), (shown.k_before_rope, expected.k_raw[0]),
+                                (shown.k, expected.k[0]), (shown.q, expected.q[0])):
+            assert np.abs(shown_here - own).max() <= TOLERANCE
+    # and layer 2's q and k before RoPE, which the whole text's keep no longer: once for every text so far
+    assert len(made) == model.n_layers + 1
     assert first.layer_weights(0)[:, :trace.n, :trace.n] == pytest.approx(trace.layer_weights(0), abs=1e-6)
 
 

@@ -54,11 +54,19 @@ class Projections:
     q: np.ndarray         # after RoPE when the model has it
     k: np.ndarray         # (kv_heads, n, d_head), after RoPE
     v: np.ndarray
-    q_raw: np.ndarray     # before RoPE, after the q/k norm when the model has one (the same arrays as q
-    k_raw: np.ndarray     # and k without RoPE)
+    q_raw: np.ndarray | None  # before RoPE, after the q/k norm when the model has one (the same arrays as
+    k_raw: np.ndarray | None  # q and k without RoPE); None where they are not kept (a generation's shared
+                              # projections): LayerMaker.before_rope makes them for a layer shown
     k_t: np.ndarray       # k transposed, (kv_heads, d_head, n) in row order: BLAS multiplies a few
                           # queries by it half as fast again as by k's transposed view
     scale: float = 1.0    # 1 ÷ the score divisor (√d_head, or √query_scalar)
+
+    def nbytes(self) -> int:
+        """What its arrays take, each once: q_raw and k_raw are q and k themselves without RoPE, and k may be
+        a view of k_t (a generation's shared projections)."""
+        arrays = {id(a): a for a in (self.q, self.v, self.k_t, self.q_raw, self.k_raw) if a is not None}
+        k = 0 if np.may_share_memory(self.k, self.k_t) or id(self.k) in arrays else self.k.nbytes
+        return sum(a.nbytes for a in arrays.values()) + k
 
     def q_scaled(self) -> np.ndarray:
         """q × scale, as every weight is made from (n × d values to scale instead of n × n)."""

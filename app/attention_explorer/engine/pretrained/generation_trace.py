@@ -18,6 +18,7 @@ tokens tells them from the prompt's.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import pairwise
@@ -58,12 +59,16 @@ class SharedProjections:
     A decoder's query, key and value of token t read only tokens 0 … t (rotary turns each by its own
     position, q/k norms work row by row), so those of a text so far are the first rows of the whole
     text's (to the rounding of products of another length: a test checks 1e-5, as for the inputs).
-    Shared only while every layer's fit in MAX_BYTES (SmolLM2: about 1,100 tokens); past that each text
-    so far makes its own (at 1,000 SmolLM2 tokens about 0.9 s, against 15 ms shared). Thread-safe: the
-    window's worker and its GUI thread may both ask.
+    Each layer keeps q, k transposed and v: k is a view of its transpose, and q and k before RoPE (which
+    only the Steps dock shows, for one layer) are made again for the last BEFORE_ROPE_LAYERS layers
+    asked for; kept with every layer, they doubled what was shared (SmolLM2 at 1,000 tokens: 215 →
+    108 MiB). Shared only while every layer's fit in MAX_BYTES (SmolLM2: about 2,300 tokens); past
+    that each text so far makes its own (at 1,000 SmolLM2 tokens about 0.9 s, against 15 ms shared).
+    Thread-safe: the window's worker and its GUI thread may both ask.
     """
 
     MAX_BYTES = 256 * 1024 * 1024
+    BEFORE_ROPE_LAYERS = 2
 
     def __init__(self, model: PretrainedModel, generation: Generation):
         reader = generation.reader
@@ -76,6 +81,7 @@ class SharedProjections:
                                      to_the_bit=False)
         self._maker = LayerMaker(model.weights, self._result, reader.ablate)
         self._made: dict[int, Projections] = {}
+        self._before_rope: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._too_large = False  # every layer's would not fit in MAX_BYTES
         self._lock = threading.Lock()
         self._special = model.tokenizer.extended(
@@ -90,14 +96,30 @@ class SharedProjections:
         with self._lock:
             whole = self._made.get(layer)
             if whole is None:
-                whole = project(self._maker.arch, self._maker.model.layers[layer],
-                                self._maker.attention_input(layer), self._maker.rope(layer))
-                if _nbytes(whole) * self._maker.arch.n_layers > self.MAX_BYTES:
+                made = self._project(layer)
+                whole = replace(made, k=made.k_t.transpose(0, 2, 1), q_raw=None, k_raw=None)
+                if whole.nbytes() * self._maker.arch.n_layers > self.MAX_BYTES:
                     self._too_large = True
                     return None
                 self._made[layer] = whole
         return first_rows(whole, n)
 
+    def before_rope(self, layer: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The first n tokens' q and k of `layer` before RoPE (views): the layer projected again, kept
+        for the last BEFORE_ROPE_LAYERS layers (a layer shown as the scrubber steps)."""
+        with self._lock:
+            made = self._before_rope.get(layer)
+            if made is None:
+                projected = self._project(layer)
+                made = self._before_rope[layer] = (projected.q_raw, projected.k_raw)
+                while len(self._before_rope) > self.BEFORE_ROPE_LAYERS:
+                    self._before_rope.popitem(last=False)
+            self._before_rope.move_to_end(layer)
+        return made[0][:, :n], made[1][:, :n]
+
+    def _project(self, layer: int) -> Projections:
+        maker = self._maker
+        return project(maker.arch, maker.model.layers[layer], maker.attention_input(layer), maker.rope(layer))
 
     def summarised_rows(self, n: int, thumbnails: np.ndarray, sinks: np.ndarray) -> int:
         """Fill the first rows of the thumbnails (layers, heads, m, m) and sink sums (layers, heads, n, 2)
@@ -155,13 +177,8 @@ class SharedProjections:
 
 def first_rows(p: Projections, n: int) -> Projections:
     """The projections of the first n tokens: views into `p`'s arrays."""
-    return replace(p, q=p.q[:, :n], k=p.k[:, :n], v=p.v[:, :n], q_raw=p.q_raw[:, :n], k_raw=p.k_raw[:, :n],
-                   k_t=p.k_t[:, :, :n])
-
-
-def _nbytes(p: Projections) -> int:
-    arrays = {id(a): a for a in (p.q, p.k, p.v, p.q_raw, p.k_raw, p.k_t)}  # q_raw may be q itself
-    return sum(a.nbytes for a in arrays.values())
+    q_raw, k_raw = (None, None) if p.q_raw is None else (p.q_raw[:, :n], p.k_raw[:, :n])
+    return replace(p, q=p.q[:, :n], k=p.k[:, :n], v=p.v[:, :n], q_raw=q_raw, k_raw=k_raw, k_t=p.k_t[:, :, :n])
 
 
 def trace_so_far(model: PretrainedModel, generation: Generation, written: int,

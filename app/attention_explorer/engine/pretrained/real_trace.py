@@ -258,6 +258,7 @@ class PretrainedTrace:
         rotary = maker.rope(layer)
         off = frozenset(head for lay, head in self.ablated if lay == layer)
         rope = arch.rotary
+        q_raw, k_raw = self._maker.before_rope(layer) if rope else (None, None)
         grams = w_o_grams(weights.w_o, arch.n_heads)
         heads = []
         for h in range(arch.n_heads):
@@ -274,7 +275,7 @@ class PretrainedTrace:
                 w_v=weights.w_v[:, kv_cols], q=p.q[h], k=p.k[kv], v=p.v[kv],
                 b_q=bias_part(weights.b_q, q_cols), b_k=bias_part(weights.b_k, kv_cols),
                 b_v=bias_part(weights.b_v, kv_cols),
-                q_before_rope=p.q_raw[h] if rope else None, k_before_rope=p.k_raw[kv] if rope else None,
+                q_before_rope=q_raw[h] if rope else None, k_before_rope=k_raw[kv] if rope else None,
                 kv_head=kv if arch.group > 1 else None,
             ))
         # the makers hold the LayerMaker, not this trace: the trace keeps its last layer trace (memo),

@@ -18,6 +18,7 @@ import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
@@ -36,6 +37,17 @@ WEIGHTS_CACHE_BYTES = 128 * 1024 * 1024
 WHOLE_LAYER_BYTES = 16 * 1024 * 1024
 HEADS_ALONE_BYTES = 16 * 1024 * 1024  # heads projected alone (project_head): 4 MB a head at 8,192 tokens
 WHOLE_SCORES_CELLS = 2048 * 2048  # a head's scores of more cells are made a block of rows at a time (RowMatrix)
+
+
+class ProjectionSource(Protocol):
+    """Where a forward's layers take their q, k, v from instead of projecting them (a generation's
+    texts so far share those of its whole text: generation_trace.SharedProjections)."""
+
+    def __call__(self, layer: int, n: int) -> Projections | None:
+        """The first n tokens' projections of `layer`, or None: project them from the layer's input."""
+
+    def before_rope(self, layer: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """q and k before RoPE of those it gave without them (q_raw None)."""
 
 
 class _ByteCache:
@@ -83,7 +95,7 @@ class LayerMaker:
         self._ropes: list[tuple | None] | None = None
         self._masks: dict = {}  # n, or ("window", n, window) → a read-only mask
         self._lock = threading.RLock()
-        self._projections_from: Callable[[int, int], Projections | None] | None = None
+        self._projections_from: ProjectionSource | None = None
 
     def let_go(self) -> None:
         """Drop every cached projection and weight: a forward that will replace this one has started, and
@@ -111,7 +123,7 @@ class LayerMaker:
         alone.result, alone._projections_from, alone._projections = None, None, projections
         return alone
 
-    def take_projections_from(self, source: Callable[[int, int], Projections | None]) -> None:
+    def take_projections_from(self, source: ProjectionSource) -> None:
         """Read each layer's q, k, v as `source(layer, n)` (None: make them here), instead of projecting
         this forward's own layer inputs: a generation's texts so far share those of its whole text."""
         with self._lock:
@@ -172,7 +184,10 @@ class LayerMaker:
         """What layer `layer`'s W_Q, W_K, W_V read (normalised first when pre-LN): n × d_model."""
         return attention_input(self.arch, self.model.layers[layer], self.result.layer_inputs[layer])
 
-    def projections(self, layer: int) -> Projections:
+    def projections(self, layer: int, keep: bool = True) -> Projections:
+        """Layer `layer`'s q, k, v; a sweep over every layer (a text so far's thumbnails) passes `keep`
+        False, as for layer_weights: kept, they held the last 48 MiB of layers of a text so far the views
+        no longer show (at 1,000 SmolLM2 tokens, six layers each of the last two texts written)."""
         with self._lock:
             if layer in self._projections:
                 self._projections.move_to_end(layer)
@@ -180,13 +195,21 @@ class LayerMaker:
             made = self._projections_from(layer, self.n) if self._projections_from is not None else None
             if made is None:
                 made = project(self.arch, self.model.layers[layer], self.attention_input(layer), self.rope(layer))
+            if not keep:
+                return made
             self._projections[layer] = made
-            size = sum(a.nbytes for a in (made.q, made.k, made.v, made.k_t)) + (
-                0 if made.q_raw is made.q else made.q_raw.nbytes + made.k_raw.nbytes)
-            kept = max(PROJECTION_LAYERS, PROJECTION_BYTES // max(size, 1))
+            kept = max(PROJECTION_LAYERS, PROJECTION_BYTES // max(made.nbytes(), 1))
             while len(self._projections) > kept:
                 self._projections.popitem(last=False)
             return made
+
+    def before_rope(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
+        """Layer `layer`'s q and k before RoPE (what the Steps dock shows turned): its projections', or
+        where those do not keep them (a generation's shared projections), made by their source."""
+        p = self.projections(layer)
+        if p.q_raw is not None:
+            return p.q_raw, p.k_raw
+        return self._projections_from.before_rope(layer, self.n)
 
     def head_weights(self, layer: int, head: int) -> np.ndarray:
         """The forward's weights of one head, n × n float32 (rows sum to 1)."""
