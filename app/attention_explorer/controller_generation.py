@@ -36,10 +36,19 @@ if TYPE_CHECKING:
 POLL_MS = 30            # how often the window looks for new tokens while one is written
 FOLLOW_MS = 200         # the views follow the newest token at most this often, and take at most a third of the
                         # time (the worker's making of the text so far with the views' drawing of it)
-TRACES_KEPT = 8         # texts so far kept made, for scrubbing back and forth
+TRACES_KEPT = 8         # texts so far kept made, for scrubbing back and forth, while their summaries take at
+TRACES_KEPT_BYTES = 48 * 1024 * 1024  # most this (then two: from about 250 SmolLM2 tokens, whose thumbnails
+                                      # alone are 17 MiB a text; eight made a step back at 1,000 tokens
+                                      # hold 150 MiB more to save 20 ms of making one again)
 RELEASE_WHILE_WRITING_S = 1.0  # free memory handed back this often while the views follow a text so far
 RELEASE_WHILE_WRITING_FROM = 256  # of this many tokens or more (below, the heaps stay small)
 WRITE_LANE = "write"
+
+
+def _summary_bytes(trace: PretrainedTrace) -> int:
+    """What a text so far's thumbnails and sink sums take (those made of whole blocks of rows are views of
+    the whole text's, and take nothing: counted all the same)."""
+    return trace.forward_result.thumbnails.nbytes + trace.forward_result.sinks.nbytes
 
 
 class _Mailbox:
@@ -299,13 +308,15 @@ class GenerationControls(EncoderDecoderControls):
         return trace
 
     def _keep_trace(self, written: int, trace: PretrainedTrace) -> None:
-        """Keep the text so far with `written` tokens as the newest of the TRACES_KEPT kept for scrubbing.
+        """Keep the text so far with `written` tokens as the newest of those kept for scrubbing (TRACES_KEPT,
+        fewer of a long text: TRACES_KEPT_BYTES).
         Every text so far the views followed while writing was kept until it ended (each holds its
         thumbnails and up to 48 MiB of projections): 5 GB at 400 tokens of SmolLM2. Those not on
         screen keep only their thumbnails: a layer of one shown again is made again (tens of ms)."""
         self._traces[written] = trace
         self._traces.move_to_end(written)
-        while len(self._traces) > TRACES_KEPT:
+        while len(self._traces) > TRACES_KEPT or (
+                len(self._traces) > 2 and sum(map(_summary_bytes, self._traces.values())) > TRACES_KEPT_BYTES):
             self._traces.popitem(last=False)
         for kept in self._traces.values():
             if kept is not trace and kept is not self._ptrace:
@@ -327,7 +338,9 @@ class GenerationControls(EncoderDecoderControls):
         """The views on the text so far with `written` tokens, its last row pinned; `made_ms`: how long
         the worker took to make it (None: _trace_of timed it, or it was made before)."""
         self._written_shown = written
-        self._ptrace, self._real_error = trace, ""
+        before, self._ptrace, self._real_error = self._ptrace, trace, ""
+        if before is not None and before is not trace and any(kept is before for kept in self._traces.values()):
+            before.let_go_of_caches()  # kept for scrubbing, no longer shown (see _keep_trace)
         if made_ms is not None:
             self._forward_ms = made_ms
         self._recompute((self.pretrained_trace_changed, trace), (self.written_shown_changed, written),

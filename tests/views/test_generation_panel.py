@@ -329,6 +329,47 @@ def test_the_texts_so_far_followed_while_writing_are_not_all_kept(real_window, q
     qtbot.waitUntil(lambda: not c.generating and not c.busy, timeout=30_000)
 
 
+def test_scrubbing_a_long_text_keeps_few_texts_so_far_and_no_layer_of_those_not_shown(real_window, qtbot,
+                                                                                      monkeypatch):
+    """A long text's texts so far each hold 17 MiB of thumbnails (SmolLM2 from about 250 tokens), and each
+    kept the layer the views had shown of it, with the matrices the Steps dock read: eight kept for
+    scrubbing held 150 MiB more at 1,000 tokens. Past TRACES_KEPT_BYTES two are kept, and one kept but
+    no longer shown keeps no layer (made again when it is shown again)."""
+    import gc
+    import weakref
+
+    from attention_explorer import controller_generation
+    from attention_explorer.engine.pretrained import generation_trace
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 12)
+    monkeypatch.setattr(controller_generation, "TRACES_KEPT_BYTES", 0)  # a tiny model's texts stand for long ones
+    made, make = [], generation_trace.trace_so_far
+
+    def recorded(*args, **kwargs):
+        trace = make(*args, **kwargs)
+        made.append(weakref.ref(trace))
+        return trace
+
+    monkeypatch.setattr(generation_trace, "trace_so_far", recorded)
+    layers = []
+    for _ in range(6):
+        layers.append(weakref.ref(c.pretrained_trace.layer_trace(c.layer)))
+        qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not c.busy)
+    gc.collect()
+    shown = c.pretrained_trace
+    alive = [ref() for ref in made if ref() is not None]
+    assert len(made) == 6 and len(alive) == 2 and shown in alive  # the one shown and the one before it
+    before = next(trace for trace in alive if trace is not shown)
+    assert "layer trace" not in before.memo and "layer trace" in shown.memo
+    assert sum(ref() is not None for ref in layers) == 0  # the layers shown before the last step are gone
+    qtbot.mouseClick(panel.forth, QtCore.Qt.MouseButton.LeftButton)  # the one before, shown again
+    qtbot.waitUntil(lambda: not c.busy)
+    assert c.pretrained_trace is before and window.heatmap.shown_matrix().shape == (before.n, before.n)
+
+
 def test_a_head_off_and_generate_again_puts_the_continuations_side_by_side(real_window, qtbot):
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     c = window.controller

@@ -95,12 +95,15 @@ class PretrainedTrace:
         return self.forward_result.read_from
 
     def let_go_of_caches(self) -> None:
-        """Drop the layers made again and the rollouts kept (not what a view already holds): the forward
-        that replaces this trace runs meanwhile, and the old caches beside its own arrays are what
-        peaked (SmolLM2 at 2,048 tokens: a switched-off head)."""
+        """Drop the layers made again, the rollouts and the layer trace kept (not what a view already
+        holds): the forward that replaces this trace runs meanwhile, and the old caches beside its own
+        arrays are what peaked (SmolLM2 at 2,048 tokens: a switched-off head). A generation's texts so
+        far kept for scrubbing each held the layer trace last shown, with the n × n matrices the Steps
+        dock had read of it (at 1,000 SmolLM2 tokens 10 MB a text)."""
         self._maker.let_go()
         with self._rollout_lock:
             self._rolled.clear()
+        self.memo.pop("layer trace", None)
 
     @property
     def arch(self):
@@ -156,8 +159,8 @@ class PretrainedTrace:
         forward does on its way: for a trace whose inputs were kept elsewhere (the text so far of a
         generation, generation_trace.py), made with them zero. The rows before `first` are there
         already (a text so far's, taken from its whole text's)."""
-        summarise_rows(self.model.arch, self._maker.projections, self.n, np.flatnonzero(self.special),
-                       self.forward_result.thumbnails, self.forward_result.sinks, first)
+        summarise_rows(self.model.arch, lambda layer: self._maker.projections(layer, keep=False), self.n,
+                       np.flatnonzero(self.special), self.forward_result.thumbnails, self.forward_result.sinks, first)
 
     # --- layers made again ------------------------------------------------------------------------
     def causal_mask(self, n: int) -> np.ndarray:
