@@ -144,6 +144,27 @@ def test_a_whole_text_too_large_to_share_leaves_each_text_so_far_its_own(data, m
     assert np.array_equal(trace.thumbnails, expected.thumbnails)
 
 
+def test_a_text_so_far_made_alone_keeps_none_of_the_layers_its_thumbnails_were_made_from(data, monkeypatch):
+    """While a generation is written each text so far projects every layer for its thumbnails; kept, the
+    last 48 MiB of them stayed with each of the last two texts written (six layers each at 1,000 SmolLM2
+    tokens), though the views then show one layer."""
+    import gc
+    import weakref
+
+    from attention_explorer.engine.pretrained import recompute
+
+    model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())
+    generation = generate(model, PROMPT, GenerationSettings(tokens=4), keep_reader=True)
+    made, original = [], recompute.project
+    monkeypatch.setattr(recompute, "project", lambda *args: made.append(weakref.ref(p := original(*args))) or p)
+    trace = trace_so_far(model, generation, 3)
+    gc.collect()
+    assert len(made) == model.n_layers and not any(ref() for ref in made)
+    expected = forward(model.weights, generation.ids[:len(generation.prompt_ids) + 3], special=trace.special)
+    assert np.abs(trace.thumbnails - expected.thumbnails).max() <= TOLERANCE
+    assert trace.layer_trace(1).heads[0].weights.shape == (trace.n, trace.n)  # a layer shown is made again
+
+
 def test_an_ended_generation_s_reader_keeps_its_layer_inputs_and_lets_its_keys_and_values_go(data):
     """Nothing is read after the last token, and the texts so far are made from the layer inputs alone:
     the keys and values went on being held (46 MB at 1,000 SmolLM2 tokens) as long as the generation."""
