@@ -36,10 +36,10 @@ if TYPE_CHECKING:
 POLL_MS = 30            # how often the window looks for new tokens while one is written
 FOLLOW_MS = 200         # the views follow the newest token at most this often, and take at most a third of the
                         # time (the worker's making of the text so far with the views' drawing of it)
-TRACES_KEPT = 8         # texts so far kept made, for scrubbing back and forth, while their summaries take at
-TRACES_KEPT_BYTES = 48 * 1024 * 1024  # most this (then two: from about 250 SmolLM2 tokens, whose thumbnails
-                                      # alone are 17 MiB a text; eight made a step back at 1,000 tokens
-                                      # hold 150 MiB more to save 20 ms of making one again)
+TRACES_KEPT = 8         # texts so far kept made, for scrubbing back and forth...
+# ...while their thumbnails and sink sums take at most this, else two: from about 250 SmolLM2 tokens a text's
+# thumbnails alone are 17 MiB, and eight kept at 1,000 tokens held 110 MiB more to save 20 ms of a step back
+TRACES_KEPT_BYTES = 48 * 1024 * 1024
 RELEASE_WHILE_WRITING_S = 1.0  # free memory handed back this often while the views follow a text so far
 RELEASE_WHILE_WRITING_FROM = 256  # of this many tokens or more (below, the heaps stay small)
 WRITE_LANE = "write"
