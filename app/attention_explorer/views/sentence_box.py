@@ -57,8 +57,19 @@ class QtSentenceBox(QtWidgets.QPlainTextEdit):
         if sentence != self.toPlainText():
             with QtCore.QSignalBlocker(self):
                 self.setPlainText(sentence)
-                self.moveCursor(QtGui.QTextCursor.MoveOperation.End)
+                self.setTextCursor(self._after_the_last_word())
         self.setExtraSelections([])  # until trace_changed brings the words of this sentence
+
+    def _after_the_last_word(self) -> QtGui.QTextCursor:
+        """A cursor at the end of the last line that holds more than spaces. The box is one line high and
+        shows the cursor's line: a generation's text often ends in line breaks, and a cursor at its very
+        end showed an empty line, as if the box held nothing."""
+        block = self.document().lastBlock()
+        while not block.text().strip() and block.previous().isValid():
+            block = block.previous()
+        cursor = QtGui.QTextCursor(block)
+        cursor.movePosition(QtGui.QTextCursor.MoveOperation.EndOfBlock)
+        return cursor
 
     def _flag_unknown_words(self, *_):
         selections = []
