@@ -43,9 +43,9 @@ def own_pages(shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
     grew it further (malloc_trim alone, run after, cannot prevent the growth).
 
     The mapping is private, and where the system can, its pages are faulted in as it is mapped, all at
-    once (every caller writes all of it): shared and faulted one page at a time, as mmap maps by
-    default, a text so far's 17 MiB of thumbnails took 6–7 ms to map and fill, 3 ms so (a scrubber
-    step at 1,000 SmolLM2 tokens makes one)."""
+    once (every caller writes into every page of it). Shared and faulted one page at a time, as mmap
+    maps by default, a text so far's 17 MiB of thumbnails took 6–7 ms to map and fill; 3 ms so (a
+    scrubber step at 1,000 SmolLM2 tokens makes one)."""
     nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     if nbytes < OWN_PAGES_BYTES:
         return np.zeros(shape, dtype=dtype)
