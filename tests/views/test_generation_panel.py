@@ -289,17 +289,12 @@ def test_stop_keeps_what_was_written(real_window, qtbot, monkeypatch):
     assert "(stopped)" in panel.position.text() and panel.generate_button.isEnabled()
 
 
-def test_the_texts_so_far_followed_while_writing_are_not_all_kept(real_window, qtbot, monkeypatch):
-    """The views follow the newest text so far while it writes; only the last TRACES_KEPT of those are
-    kept for scrubbing. Every one was kept until the generation ended: 5 GB at 400 tokens of SmolLM2."""
-    import gc
+def _record_texts_so_far(monkeypatch) -> list:
+    """Weak references to every text so far made from now on, in the order they are made."""
     import weakref
 
-    from attention_explorer import controller_generation
     from attention_explorer.engine.pretrained import generation_trace
 
-    window = real_window(str(DATA / "tiny-llama"), PROMPT)
-    c = window.controller
     made, make = [], generation_trace.trace_so_far
 
     def recorded(*args, **kwargs):
@@ -308,6 +303,19 @@ def test_the_texts_so_far_followed_while_writing_are_not_all_kept(real_window, q
         return trace
 
     monkeypatch.setattr(generation_trace, "trace_so_far", recorded)
+    return made
+
+
+def test_the_texts_so_far_followed_while_writing_are_not_all_kept(real_window, qtbot, monkeypatch):
+    """The views follow the newest text so far while it writes; only the last TRACES_KEPT of those are
+    kept for scrubbing. Every one was kept until the generation ended: 5 GB at 400 tokens of SmolLM2."""
+    import gc
+
+    from attention_explorer import controller_generation
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    made = _record_texts_so_far(monkeypatch)
     monkeypatch.setattr(controller_generation, "FOLLOW_MS", 0)  # follow every token written
     monkeypatch.setattr(controller_generation, "TRACES_KEPT", 3)
     slow = generate.__globals__["choose"]
@@ -339,20 +347,12 @@ def test_scrubbing_a_long_text_keeps_few_texts_so_far_and_no_layer_of_those_not_
     import weakref
 
     from attention_explorer import controller_generation
-    from attention_explorer.engine.pretrained import generation_trace
 
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     c = window.controller
     panel = generate_in(window, qtbot, 12)
     monkeypatch.setattr(controller_generation, "TRACES_KEPT_BYTES", 0)  # a tiny model's texts stand for long ones
-    made, make = [], generation_trace.trace_so_far
-
-    def recorded(*args, **kwargs):
-        trace = make(*args, **kwargs)
-        made.append(weakref.ref(trace))
-        return trace
-
-    monkeypatch.setattr(generation_trace, "trace_so_far", recorded)
+    made = _record_texts_so_far(monkeypatch)
     layers = []
     for _ in range(6):
         layers.append(weakref.ref(c.pretrained_trace.layer_trace(c.layer)))
