@@ -21,6 +21,20 @@ def settings(tmp_path_factory):
 
 
 @pytest.fixture
+def sentence_box(qtbot):
+    """The sentence box alone, 600 px wide and focused, on an empty sentence of the cat-sat-on-mat model."""
+    from attention_explorer.views.sentence_box import QtSentenceBox
+
+    widget = QtSentenceBox(Controller(engine.load_builtin("cat-sat-on-mat"), ""))
+    qtbot.addWidget(widget)
+    widget.resize(600, widget.height())
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.setFocus()
+    return widget
+
+
+@pytest.fixture
 def make_window(qtbot, settings):
     def make(model: str = "cat-sat-on-mat", sentence: str | None = None) -> MainWindow:
         controller = Controller(engine.load_builtin(model), sentence)

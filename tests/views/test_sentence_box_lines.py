@@ -5,8 +5,6 @@ box look as if it held nothing."""
 import numpy as np
 import pytest
 
-from attention_explorer import engine
-from attention_explorer.controller import Controller
 from attention_explorer.views.sentence_box import QtSentenceBox
 
 
@@ -16,15 +14,10 @@ def _pixels(box: QtSentenceBox) -> np.ndarray:
 
 
 @pytest.mark.parametrize("text", ["the cat sat\non the mat\n\n", "the cat sat\non the mat\n \n", "on the mat"])
-def test_a_text_set_from_outside_shows_its_last_line_with_words(qtbot, text):
-    controller = Controller(engine.load_builtin("cat-sat-on-mat"), "")
-    box = QtSentenceBox(controller)
-    qtbot.addWidget(box)
-    box.resize(600, box.height())
-    box.show()
-    qtbot.waitExposed(box)
+def test_a_text_set_from_outside_shows_its_last_line_with_words(sentence_box, text):
+    box = sentence_box
     empty = _pixels(box)
-    controller.set_sentence(text)
+    box.controller.set_sentence(text)
     assert box.toPlainText() == text  # the text itself, line breaks and all
     assert box.firstVisibleBlock().text() == "on the mat"
     assert box.textCursor().block().text() == "on the mat" and box.textCursor().atBlockEnd()

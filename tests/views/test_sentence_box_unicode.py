@@ -7,19 +7,11 @@ from PySide6 import QtCore, QtGui
 
 from attention_explorer import engine
 from attention_explorer.controller import Controller
-from attention_explorer.views.sentence_box import QtSentenceBox
 
 
 @pytest.fixture
-def box(qtbot):
-    controller = Controller(engine.load_builtin("cat-sat-on-mat"), "")
-    widget = QtSentenceBox(controller)
-    qtbot.addWidget(widget)
-    widget.resize(600, widget.height())
-    widget.show()
-    qtbot.waitExposed(widget)
-    widget.setFocus()
-    return widget
+def box(sentence_box):
+    return sentence_box
 
 
 def _type(qtbot, box, text: str) -> None:
