@@ -312,14 +312,19 @@ class GenerationControls(EncoderDecoderControls):
         fewer of a long text: TRACES_KEPT_BYTES).
         Every text so far the views followed while writing was kept until it ended (each holds its
         thumbnails and up to 48 MiB of projections): 5 GB at 400 tokens of SmolLM2. Those not on
-        screen keep only their thumbnails: a layer of one shown again is made again (tens of ms)."""
+        screen keep only their thumbnails (_let_go_off_screen)."""
         self._traces[written] = trace
         self._traces.move_to_end(written)
         while len(self._traces) > TRACES_KEPT or (
                 len(self._traces) > 2 and sum(map(_summary_bytes, self._traces.values())) > TRACES_KEPT_BYTES):
             self._traces.popitem(last=False)
+        self._let_go_off_screen(trace, self._ptrace)
+
+    def _let_go_off_screen(self, *spared: PretrainedTrace | None) -> None:
+        """The texts so far kept for scrubbing, but for `spared`, keep only their thumbnails: a layer of one
+        shown again is made again (at 1,000 SmolLM2 tokens each held 10 MB of the layer last shown)."""
         for kept in self._traces.values():
-            if kept is not trace and kept is not self._ptrace:
+            if all(kept is not trace for trace in spared):
                 kept.let_go_of_caches()
 
     def _shared_projections(self) -> SharedProjections | None:
@@ -338,9 +343,8 @@ class GenerationControls(EncoderDecoderControls):
         """The views on the text so far with `written` tokens, its last row pinned; `made_ms`: how long
         the worker took to make it (None: _trace_of timed it, or it was made before)."""
         self._written_shown = written
-        before, self._ptrace, self._real_error = self._ptrace, trace, ""
-        if before is not None and before is not trace and any(kept is before for kept in self._traces.values()):
-            before.let_go_of_caches()  # kept for scrubbing, no longer shown (see _keep_trace)
+        self._ptrace, self._real_error = trace, ""
+        self._let_go_off_screen(trace)  # the text shown until now too
         if made_ms is not None:
             self._forward_ms = made_ms
         self._recompute((self.pretrained_trace_changed, trace), (self.written_shown_changed, written),
