@@ -158,6 +158,8 @@ def built_figure(controller, state: ViewState, options: FigureOptions, facts: Fi
                 pieces, size = [Piece(widget, QtCore.QPointF(0, 0))], QtCore.QSizeF(widget.size())
                 if state.view == "heatmap":
                     facts = replace(facts, span=view.colour_scale())
+                elif state.view == "arcs":
+                    facts = replace(facts, arcs_heads=len(view.heads_shown()))
             figure = _compose(pieces, size, state, options, facts, view if state.grid is None else None)
             yield figure
         finally:

@@ -39,6 +39,7 @@ class FigureFacts:
     unknown: tuple[str, ...] = ()
     visible: tuple[range, range] | None = None  # the rows and columns of a part of the heatmap
     span: str | None = None      # the heatmap's colour span as drawn
+    arcs_heads: int | None = None  # the arcs: how many heads' lines were drawn (one when too many words)
 
 
 def caption(state: ViewState, facts: FigureFacts) -> str:
@@ -76,7 +77,10 @@ def _where(state: ViewState, facts: FigureFacts) -> str:
     if state.grid == "layers":
         return f"head {state.head + 1} of {facts.heads} in every layer ({facts.layers or 1})"
     if state.view == "arcs" and state.all_heads and facts.heads > 1:
-        return f"{layer}all {facts.heads} heads, one colour each"
+        if facts.arcs_heads is None or facts.arcs_heads > 1:
+            return f"{layer}all {facts.heads} heads, one colour each"
+        return f"{layer}head {state.head + 1} of {facts.heads} (too many words at this height to tell every head's " \
+               f"arcs apart)"
     return f"{layer}head {state.head + 1} of {facts.heads}"
 
 

@@ -14,7 +14,8 @@ from attention_explorer.controller import LOOKED_AT, LOOKING, Controller
 from attention_explorer.image_export import svg_bytes
 from attention_explorer.views import theme
 from attention_explorer.views.arc_diagram import (
-    ALL_HEADS_MAX_WORDS,
+    ALL_HEADS_PX_PER_HEAD,
+    ALL_HEADS_TIP,
     DIMMED_OPACITY,
     LEFT,
     ONE_HEAD_TIP,
@@ -278,15 +279,42 @@ def test_the_longest_words_fit_beside_the_lines_in_a_narrow_pane(qtbot):
         assert min(r.left() for r in rects) >= 0 and max(r.right() for r in rects) <= visible, side
 
 
-def test_past_the_all_heads_length_the_arcs_draw_the_selected_head_and_the_box_says_why(qtbot, make_arcs):
-    arcs = make_arcs(ALL_HEADS_MAX_WORDS)
-    arcs.controller.set_options(arcs.controller.options.with_changes(heads=2))
-    qtbot.waitUntil(lambda: arcs.heads_shown() == [0, 1])
-    assert arcs.all_heads.isEnabled() and {head for head, *_ in arcs.drawn_arcs()} == {0, 1}
-    words = arcs.controller.sentence.split()
-    arcs.controller.set_sentence(" ".join(words + words[:1]))
+def test_a_pane_too_short_for_every_heads_arcs_draws_the_selected_head_and_the_box_says_why(qtbot, make_arcs):
+    """Every head's lines need ALL_HEADS_PX_PER_HEAD a head in each word's row; below that they cannot be
+    told apart, and the arcs draw the selected head. Resizing the pane past the limit either way redraws."""
+    arcs = make_arcs(60, size=(520, 720))
+    arcs.controller.set_options(arcs.controller.options.with_changes(heads=8))  # 2.7 px a word needed
+    qtbot.waitUntil(lambda: arcs.heads_shown() == list(range(8)))
+    row_px = arcs.view.height() / (60 + 0.4)
+    assert row_px >= 8 * ALL_HEADS_PX_PER_HEAD
+    assert arcs.all_heads.isEnabled() and {head for head, *_ in arcs.drawn_arcs()} == set(range(8))
+    arcs.resize(520, 150)  # under 2.7 px a word
     qtbot.waitUntil(lambda: arcs.heads_shown() == [0])
+    assert arcs.view.height() / (60 + 0.4) < 8 * ALL_HEADS_PX_PER_HEAD
     assert not arcs.all_heads.isEnabled() and arcs.all_heads.toolTip() == ONE_HEAD_TIP
     assert {head for head, *_ in arcs.drawn_arcs()} == {0}
+    assert arcs.all_heads.isChecked()  # what the user chose is kept for a taller pane
     arcs.controller.set_head(1)
     qtbot.waitUntil(lambda: {head for head, *_ in arcs.drawn_arcs()} == {1})
+    arcs.resize(520, 720)
+    qtbot.waitUntil(lambda: arcs.heads_shown() == list(range(8)))
+    assert arcs.all_heads.isEnabled() and arcs.all_heads.toolTip() == ALL_HEADS_TIP
+    assert {head for head, *_ in arcs.drawn_arcs()} == set(range(8))
+    check_twin(arcs, "a pane made short and tall again")
+
+
+def test_a_figure_of_arcs_too_short_for_every_head_says_in_its_caption_that_it_draws_one(tmp_path):
+    """`--width-cm` lays a figure out at a print width, so a long text gets fewer pixels a word: the caption
+    names the head drawn, not "all heads"."""
+    model = engine.load_builtin("cat-sat-on-mat")
+    sentence = sentence_of(300, model)
+    out = tmp_path / "arcs.svg"
+    assert main(["export", "--sentence", sentence, "--heads", "8", "--view", "arcs", "--width-cm", "8",
+                 "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "head 1 of 8 (too many words at this height to tell every head" in text
+    assert "all 8 heads" not in text
+    out = tmp_path / "few.svg"
+    assert main(["export", "--sentence", sentence_of(20, model), "--heads", "8", "--view", "arcs",
+                 "-o", str(out)]) == 0
+    assert "all 8 heads, one colour each" in out.read_text()

@@ -36,12 +36,14 @@ from .token_axis import GAP_PX, MAX_LABEL_PX
 
 AUTO_LIMIT_ABOVE = 24  # words; longer sentences keep only the strongest arcs per word
 AUTO_STRONGEST = 3
-# Longer texts draw the selected head's arcs only. Above it a word has under 4 px of a full-height view,
-# and every head's strongest lines from that spot (36 at twelve heads) cannot be told apart; drawing
-# them (18,432 antialiased lines at 512 words) was the largest cost of a layer change or a reading.
-ALL_HEADS_MAX_WORDS = 256
+# Every head's arcs are drawn while each word's row has at least this many pixels per head (4 px at
+# twelve heads), else the selected head's alone. Below it every head's strongest lines from one word's
+# spot (36 at twelve heads in 4 px) cannot be told apart: 128 words in a 190-px pane drew a smear of
+# 4,600 lines, and drawing them was the largest cost of a layer change or a reading.
+ALL_HEADS_PX_PER_HEAD = 1 / 3
 ALL_HEADS_TIP = "Draw every head in its own colour, or only the selected head"
-ONE_HEAD_TIP = f"Above {ALL_HEADS_MAX_WORDS} words the arcs show the selected head only"
+ONE_HEAD_TIP = ("Too many words for this height to tell every head's arcs apart: the arcs show the selected "
+                "head. Make the view taller to see them all")
 LEFT, RIGHT = "left", "right"
 ROLE_OF_SIDE = {LEFT: LOOKING, RIGHT: LOOKED_AT}
 LABEL_OFFSET_PX = 8.0  # between a line's end and its word
@@ -117,6 +119,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         # the legend wraps to the plot's own new size (this widget's resize comes before the plot's)
         self.graphics.sigDeviceRangeChanged.connect(lambda *_: self._fit_legend())
         self.view.sigResized.connect(self._fit_x_range)
+        self.view.sigResized.connect(self._on_resized)
         self.view.sigResized.connect(self._place_labels)
         self.all_heads.toggled.connect(self._draw_lines)
         self.strongest.valueChanged.connect(self._draw_lines)
@@ -155,9 +158,14 @@ class QtArcDiagram(QtWidgets.QWidget):
         trace = self.controller.trace
         if trace is None:
             return []
-        if self.all_heads.isChecked() and trace.n <= ALL_HEADS_MAX_WORDS:
+        if self.all_heads.isChecked() and self._room_for_every_head(trace):
             return list(range(len(trace.heads)))
         return [self.controller.head]
+
+    def _room_for_every_head(self, trace) -> bool:
+        """Whether each word's row is tall enough for every head's lines (ALL_HEADS_PX_PER_HEAD)."""
+        row_px = self.view.height() / (_rows(trace) + Y_MARGIN[0] - Y_MARGIN[1])
+        return row_px >= len(trace.heads) * ALL_HEADS_PX_PER_HEAD
 
     def _label_place(self, side: str, index: int) -> tuple[TextLayer | None, int]:
         for layer in (self.focus_labels[side], self.labels[side]):
@@ -184,10 +192,6 @@ class QtArcDiagram(QtWidgets.QWidget):
             return
         self.message.hide()
         self.graphics.show()
-        few = trace.n <= ALL_HEADS_MAX_WORDS
-        if self.all_heads.isEnabled() != few:
-            self.all_heads.setEnabled(few)
-            self.all_heads.setToolTip(ALL_HEADS_TIP if few else ONE_HEAD_TIP)
         size = 10 if trace.n <= 20 else 8
         self._texts = {LEFT: [_shortened(text, size) for text in trace.labels],
                        RIGHT: [_shortened(text, size) for text in trace.looked_at_labels]}
@@ -210,6 +214,10 @@ class QtArcDiagram(QtWidgets.QWidget):
         trace = self.controller.trace
         if trace is None:
             return
+        room = self._room_for_every_head(trace)
+        if self.all_heads.isEnabled() != room:
+            self.all_heads.setEnabled(room)
+            self.all_heads.setToolTip(ALL_HEADS_TIP if room else ONE_HEAD_TIP)
         heads = self.heads_shown()
         colors = head_colors(heads, self.controller.head)
         key = (tuple(heads), tuple(color.rgba() for color in colors), self.strongest.value())
@@ -227,6 +235,12 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.lines.set_batches(batches_of(self._selection), _rows(trace))
         self._update_legend(heads)
         self._show_focus()
+
+    def _on_resized(self, *_):
+        """A new height may leave room for every head's lines, or no longer. Not while a new trace is being
+        announced (a view heard of it first and laid the window out): the rebuild that follows draws it."""
+        if self.controller.trace is not None and self.controller.trace is self._selection_of:
+            self._draw_lines()
 
     def _show_focus(self, *_):
         """Draw the focused word's lines strongly over the dimmed rest: out of it while it is the
