@@ -280,17 +280,16 @@ def test_the_longest_words_fit_beside_the_lines_in_a_narrow_pane(qtbot):
 
 
 def test_a_pane_too_short_for_every_heads_arcs_draws_the_selected_head_and_the_box_says_why(qtbot, make_arcs):
-    """Every head's lines need ALL_HEADS_PX_PER_HEAD a head in each word's row; below that they cannot be
-    told apart, and the arcs draw the selected head. Resizing the pane past the limit either way redraws."""
+    """Every head's lines need ALL_HEADS_PX_PER_HEAD of the pane's height a head for each word; below that
+    they cannot be told apart, and the arcs draw the selected head. Resizing past the limit redraws."""
     arcs = make_arcs(60, size=(520, 720))
     arcs.controller.set_options(arcs.controller.options.with_changes(heads=8))  # 2.7 px a word needed
     qtbot.waitUntil(lambda: arcs.heads_shown() == list(range(8)))
-    row_px = arcs.view.height() / (60 + 0.4)
-    assert row_px >= 8 * ALL_HEADS_PX_PER_HEAD
+    assert arcs.graphics.height() / 60 >= 8 * ALL_HEADS_PX_PER_HEAD
     assert arcs.all_heads.isEnabled() and {head for head, *_ in arcs.drawn_arcs()} == set(range(8))
     arcs.resize(520, 150)  # under 2.7 px a word
     qtbot.waitUntil(lambda: arcs.heads_shown() == [0])
-    assert arcs.view.height() / (60 + 0.4) < 8 * ALL_HEADS_PX_PER_HEAD
+    assert arcs.graphics.height() / 60 < 8 * ALL_HEADS_PX_PER_HEAD
     assert not arcs.all_heads.isEnabled() and arcs.all_heads.toolTip() == ONE_HEAD_TIP
     assert {head for head, *_ in arcs.drawn_arcs()} == {0}
     assert arcs.all_heads.isChecked()  # what the user chose is kept for a taller pane
@@ -318,3 +317,23 @@ def test_a_figure_of_arcs_too_short_for_every_head_says_in_its_caption_that_it_d
     assert main(["export", "--sentence", sentence_of(20, model), "--heads", "8", "--view", "arcs",
                  "-o", str(out)]) == 0
     assert "all 8 heads, one colour each" in out.read_text()
+
+
+def test_every_head_is_drawn_from_one_pane_height_on_and_the_choice_settles_at_every_height(qtbot, make_arcs):
+    """The choice depends on the pane, not on the lines' own height: the legend of every head takes more
+    rows than one head's, and a choice made on the lines' height flipped at each redraw near the limit."""
+    arcs = make_arcs(60, size=(520, 720))
+    arcs.controller.set_options(arcs.controller.options.with_changes(heads=8))
+    qtbot.waitUntil(lambda: arcs.heads_shown() == list(range(8)))
+    every = []
+    for height in range(120, 330, 4):
+        arcs.resize(520, height)
+        for _ in range(3):
+            QtWidgets.QApplication.processEvents()
+        shown = arcs.heads_shown()
+        drawn = {head for head, *_ in arcs.drawn_arcs()}
+        for _ in range(3):
+            QtWidgets.QApplication.processEvents()
+        assert arcs.heads_shown() == shown and {head for head, *_ in arcs.drawn_arcs()} == drawn == set(shown), height
+        every.append(len(shown) == 8)
+    assert not every[0] and every[-1] and every == sorted(every)  # one head, then every head from one height on

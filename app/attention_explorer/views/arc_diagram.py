@@ -119,7 +119,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         # the legend wraps to the plot's own new size (this widget's resize comes before the plot's)
         self.graphics.sigDeviceRangeChanged.connect(lambda *_: self._fit_legend())
         self.view.sigResized.connect(self._fit_x_range)
-        self.view.sigResized.connect(self._on_resized)
+        self.graphics.sigDeviceRangeChanged.connect(self._on_resized)
         self.view.sigResized.connect(self._place_labels)
         self.all_heads.toggled.connect(self._draw_lines)
         self.strongest.valueChanged.connect(self._draw_lines)
@@ -163,9 +163,10 @@ class QtArcDiagram(QtWidgets.QWidget):
         return [self.controller.head]
 
     def _room_for_every_head(self, trace) -> bool:
-        """Whether each word's row is tall enough for every head's lines (ALL_HEADS_PX_PER_HEAD)."""
-        row_px = self.view.height() / (_rows(trace) + Y_MARGIN[0] - Y_MARGIN[1])
-        return row_px >= len(trace.heads) * ALL_HEADS_PX_PER_HEAD
+        """Whether the pane has room for every head's lines: ALL_HEADS_PX_PER_HEAD a head for each word.
+        Measured on the whole pane, not on the lines' part of it: every head's legend takes more rows
+        than one head's, so a choice made on the lines' height would undo itself at the next layout."""
+        return self.graphics.height() / _rows(trace) >= len(trace.heads) * ALL_HEADS_PX_PER_HEAD
 
     def _label_place(self, side: str, index: int) -> tuple[TextLayer | None, int]:
         for layer in (self.focus_labels[side], self.labels[side]):
