@@ -168,7 +168,7 @@ class ArcLinesItem(PixelPaddedItem):
         painter.resetTransform()
         if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG:
             painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
-            for pen, lines in self._device_batches(to_device):
+            for pen, lines, *_ in self._device_batches(to_device):
                 painter.setPen(pen)
                 draw_line_array(painter, lines)
         else:
@@ -180,20 +180,27 @@ class ArcLinesItem(PixelPaddedItem):
             painter.drawImage(*self._image)
         painter.restore()
 
-    def _device_batches(self, to_device: QtGui.QTransform, origin: QtCore.QPoint | None = None) -> list:
-        """(pen, lines as line_array rows) in device pixels counted from `origin` (the view only scales
-        and shifts)."""
+    def _device_batches(self, to_device: QtGui.QTransform, origin: QtCore.QPoint | None = None,
+                        opaque_layers: bool = False) -> list[tuple[QtGui.QPen, np.ndarray, bool, float]]:
+        """(pen, lines as line_array rows, layered, opacity) of each batch in device pixels counted from
+        `origin` (the view only scales and shifts). The lines are made for every batch in one go and
+        each batch's are a slice of them, and the pens come from a cache: a hundred batches (twelve heads
+        at a few words) spent more time in Python per batch than in drawing. With `opaque_layers` the
+        pens of layered batches are opaque (see the class)."""
         sx, sy = to_device.m11(), to_device.m22()
         dx, dy = to_device.dx(), to_device.dy()
         if origin is not None:
             dx, dy = dx - origin.x(), dy - origin.y()
-        x0, x1 = dx, sx + dx
-        batches = []
+        ys = np.concatenate([pairs for _, pairs in self._batches]) * sy + dy
+        lines = line_array(dx, sx + dx, ys[:, 0], ys[:, 1])
+        batches, start = [], 0
         for pen, pairs in self._batches:
-            plain = QtGui.QPen(pen)
-            plain.setCosmetic(False)  # the width is already in device pixels
-            ys = pairs * sy + dy
-            batches.append((plain, line_array(x0, x1, ys[:, 0], ys[:, 1])))
+            color, width = pen.color(), pen.widthF()
+            layered = width >= LAYERED_WIDTH_PX
+            stop = start + len(pairs)
+            batches.append((_device_pen(color.rgba(), width, layered and opaque_layers), lines[start:stop], layered,
+                            color.alphaF()))
+            start = stop
         return batches
 
     def _render(self, to_device: QtGui.QTransform, ratio: float) -> tuple[QtCore.QPoint, QtGui.QImage]:
@@ -202,9 +209,10 @@ class ArcLinesItem(PixelPaddedItem):
         image = _transparent_image(area.size(), ratio)
         layer = None
         painter = _antialiased_painter(image)
-        for (layered, _alpha), group in groupby(self._device_batches(to_device, area.topLeft()), key=_layering):
+        batches = self._device_batches(to_device, area.topLeft(), opaque_layers=True)
+        for (layered, opacity), group in groupby(batches, key=lambda batch: batch[2:]):
             if not layered:  # thin lines are cheap either way; a layer would cost more
-                for pen, lines in group:
+                for pen, lines, *_ in group:
                     painter.setPen(pen)
                     draw_line_array(painter, lines)
                 continue
@@ -212,13 +220,8 @@ class ArcLinesItem(PixelPaddedItem):
                 layer = _transparent_image(area.size(), ratio)
             layer.fill(QtCore.Qt.GlobalColor.transparent)
             layer_painter = _antialiased_painter(layer)
-            for pen, lines in group:  # one bucket: every head's lines, each in its colour, at one opacity
-                opaque = QtGui.QPen(pen)
-                color = QtGui.QColor(pen.color())
-                opacity = color.alphaF()
-                color.setAlpha(255)
-                opaque.setColor(color)
-                layer_painter.setPen(opaque)
+            for pen, lines, *_ in group:  # one bucket: every head's lines, each in its colour, at one opacity
+                layer_painter.setPen(pen)
                 draw_line_array(layer_painter, lines)
             layer_painter.end()
             painter.setOpacity(opacity)
@@ -228,11 +231,16 @@ class ArcLinesItem(PixelPaddedItem):
         return area.topLeft(), image
 
 
-def _layering(batch: tuple[QtGui.QPen, np.ndarray]) -> tuple[bool, int]:
-    """Whether a batch's lines go through a layer, and the opacity they share with the batches of the
-    same bucket (every head's): consecutive batches alike share one layer."""
-    pen = batch[0]
-    return pen.widthF() >= LAYERED_WIDTH_PX, pen.color().alpha()
+@functools.lru_cache(maxsize=512)
+def _device_pen(rgba: int, width: float, opaque: bool) -> QtGui.QPen:
+    """A batch's pen in device pixels (not cosmetic: the width is already in pixels), opaque for a layer.
+    One a colour, width and kind, shared by every batch and render that draws with it."""
+    color = QtGui.QColor.fromRgba(rgba)
+    if opaque:
+        color.setAlpha(255)
+    pen = QtGui.QPen(color, width)
+    pen.setCapStyle(QtCore.Qt.PenCapStyle.FlatCap)
+    return pen
 
 
 def _transparent_image(size: QtCore.QSize, ratio: float) -> QtGui.QImage:
