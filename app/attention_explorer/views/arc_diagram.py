@@ -36,10 +36,10 @@ from .token_axis import GAP_PX, MAX_LABEL_PX
 
 AUTO_LIMIT_ABOVE = 24  # words; longer sentences keep only the strongest arcs per word
 AUTO_STRONGEST = 3
-# Every head's arcs are drawn while each word's row has at least this many pixels per head (4 px at
-# twelve heads), else the selected head's alone. Below it every head's strongest lines from one word's
-# spot (36 at twelve heads in 4 px) cannot be told apart: 128 words in a 190-px pane drew a smear of
-# 4,600 lines, and drawing them was the largest cost of a layer change or a reading.
+# Every head's arcs are drawn while the pane has, for each word, at least this many pixels a head (4 px
+# a word at twelve heads), else the selected head's alone. Below it every head's strongest lines from one
+# word's spot (36 at twelve heads in 4 px) cannot be told apart: 128 words in a 280-px pane drew a smear
+# of 4,600 lines, and drawing them was the largest cost of a layer change or a reading.
 ALL_HEADS_PX_PER_HEAD = 1 / 3
 ALL_HEADS_TIP = "Draw every head in its own colour, or only the selected head"
 ONE_HEAD_TIP = ("Too many words for this height to tell every head's arcs apart: the arcs show the selected "
