@@ -18,6 +18,7 @@ from attention_explorer.views.arc_diagram import (
     ALL_HEADS_TIP,
     DIMMED_OPACITY,
     LEFT,
+    ONE_HEAD_NOTE,
     ONE_HEAD_TIP,
     RIGHT,
     QtArcDiagram,
@@ -286,18 +287,22 @@ def test_a_pane_too_short_for_every_heads_arcs_draws_the_selected_head_and_the_b
     arcs.controller.set_options(arcs.controller.options.with_changes(heads=8))  # 2.7 px a word needed
     qtbot.waitUntil(lambda: arcs.heads_shown() == list(range(8)))
     assert arcs.graphics.height() / 60 >= 8 * ALL_HEADS_PX_PER_HEAD
-    assert arcs.all_heads.isEnabled() and {head for head, *_ in arcs.drawn_arcs()} == set(range(8))
+    assert {head for head, *_ in arcs.drawn_arcs()} == set(range(8)) and ONE_HEAD_NOTE not in arcs.legend.text
     arcs.resize(520, 150)  # under 2.7 px a word
     qtbot.waitUntil(lambda: arcs.heads_shown() == [0])
     assert arcs.graphics.height() / 60 < 8 * ALL_HEADS_PX_PER_HEAD
-    assert not arcs.all_heads.isEnabled() and arcs.all_heads.toolTip() == ONE_HEAD_TIP
+    assert arcs.all_heads.toolTip() == ONE_HEAD_TIP and ONE_HEAD_NOTE in arcs.legend.text
     assert {head for head, *_ in arcs.drawn_arcs()} == {0}
-    assert arcs.all_heads.isChecked()  # what the user chose is kept for a taller pane
+    assert arcs.all_heads.isChecked() and arcs.all_heads.isEnabled()  # the choice stays the user's
+    arcs.all_heads.click()  # one head asked for: drawn, and no note (it draws what was asked)
+    assert {head for head, *_ in arcs.drawn_arcs()} == {0} and ONE_HEAD_NOTE not in arcs.legend.text
+    arcs.all_heads.click()
+    assert ONE_HEAD_NOTE in arcs.legend.text
     arcs.controller.set_head(1)
     qtbot.waitUntil(lambda: {head for head, *_ in arcs.drawn_arcs()} == {1})
     arcs.resize(520, 720)
     qtbot.waitUntil(lambda: arcs.heads_shown() == list(range(8)))
-    assert arcs.all_heads.isEnabled() and arcs.all_heads.toolTip() == ALL_HEADS_TIP
+    assert arcs.all_heads.toolTip() == ALL_HEADS_TIP and ONE_HEAD_NOTE not in arcs.legend.text
     assert {head for head, *_ in arcs.drawn_arcs()} == set(range(8))
     check_twin(arcs, "a pane made short and tall again")
 

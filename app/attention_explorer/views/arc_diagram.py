@@ -43,7 +43,8 @@ AUTO_STRONGEST = 3
 ALL_HEADS_PX_PER_HEAD = 1 / 3
 ALL_HEADS_TIP = "Draw every head in its own colour, or only the selected head"
 ONE_HEAD_TIP = ("Too many words for this height to tell every head's arcs apart: the arcs show the selected "
-                "head. Make the view taller to see them all")
+                "head. Make the view taller to see them all, or untick this to draw one head in figures too")
+ONE_HEAD_NOTE = "(every head needs more height)"  # in the legend, beside the one head drawn
 LEFT, RIGHT = "left", "right"
 ROLE_OF_SIDE = {LEFT: LOOKING, RIGHT: LOOKED_AT}
 LABEL_OFFSET_PX = 8.0  # between a line's end and its word
@@ -215,13 +216,14 @@ class QtArcDiagram(QtWidgets.QWidget):
         trace = self.controller.trace
         if trace is None:
             return
-        room = self._room_for_every_head(trace)
-        if self.all_heads.isEnabled() != room:
-            self.all_heads.setEnabled(room)
-            self.all_heads.setToolTip(ALL_HEADS_TIP if room else ONE_HEAD_TIP)
+        tip = ALL_HEADS_TIP if self._room_for_every_head(trace) else ONE_HEAD_TIP
+        if self.all_heads.toolTip() != tip:
+            self.all_heads.setToolTip(tip)
         heads = self.heads_shown()
         colors = head_colors(heads, self.controller.head)
-        key = (tuple(heads), tuple(color.rgba() for color in colors), self.strongest.value())
+        # the box too: ticked or not, one head may be drawn, and the legend says whether every head was asked for
+        key = (tuple(heads), tuple(color.rgba() for color in colors), self.strongest.value(),
+               self.all_heads.isChecked())
         if key == self._lines_key:
             return  # another head chosen while every head is shown: the same lines, nothing to redraw
         self._lines_key = key
@@ -278,6 +280,9 @@ class QtArcDiagram(QtWidgets.QWidget):
     def _update_legend(self, heads: list[int]) -> None:
         # entries break only between each other, so a dozen heads wrap onto a second line
         spans = [f'<span style="color:{theme.head_color(h).name()}">■</span>&nbsp;head&nbsp;{h + 1}' for h in heads]
+        trace = self.controller.trace
+        if self.all_heads.isChecked() and len(heads) < len(trace.heads):  # every head asked for, no room for them
+            spans.append(ONE_HEAD_NOTE)
         if self.controller.matrix == "norm":
             spans.insert(0, "lines: weight × moved norm, the largest thickest:")
         html = " &nbsp; ".join(spans)
