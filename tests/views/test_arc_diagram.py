@@ -342,3 +342,16 @@ def test_every_head_is_drawn_from_one_pane_height_on_and_the_choice_settles_at_e
         assert arcs.heads_shown() == shown and {head for head, *_ in arcs.drawn_arcs()} == drawn == set(shown), height
         every.append(len(shown) == 8)
     assert not every[0] and every[-1] and every == sorted(every)  # one head, then every head from one height on
+
+
+@pytest.mark.parametrize("words", [5, 60, 200])
+def test_the_first_and_last_words_labels_lie_whole_inside_the_view_however_thin_the_rows(make_arcs, words):
+    """A label is centred on its row: with rows thinner than a label (200 words in 300 px), the room
+    above the first row and below the last grows to half a label, or the first word was cut in half."""
+    arcs = make_arcs(words, size=(520, 300))
+    view = arcs.view.sceneBoundingRect()
+    for side in (LEFT, RIGHT):
+        rows = sorted(arcs.drawn_labels(side), key=lambda label: label[0])
+        assert rows[0][0] == 0
+        for _index, rect in (rows[0], rows[-1]):
+            assert view.top() <= rect.top() and rect.bottom() <= view.bottom(), (side, rect, view)

@@ -51,7 +51,7 @@ LABEL_OFFSET_PX = 8.0  # between a line's end and its word
 DIMMED_OPACITY = 0.25  # the other words' lines while one word is focused
 X_MARGIN = 0.45  # room for the words on each side, in widths of the lines' span: more in a narrow pane
 LINES_LEAST_PX = 40.0  # the lines keep at least this width when the words take the rest
-Y_MARGIN = (0.7, 0.3)  # rows of room above the first word and below the last
+Y_MARGIN_ROWS = 0.7  # room above the first word and below the last, in rows, or half a label where rows are thin
 
 
 class QtArcDiagram(QtWidgets.QWidget):
@@ -119,6 +119,7 @@ class QtArcDiagram(QtWidgets.QWidget):
         self.graphics.scene().sigMouseClicked.connect(self._on_mouse_clicked)
         # the legend wraps to the plot's own new size (this widget's resize comes before the plot's)
         self.graphics.sigDeviceRangeChanged.connect(lambda *_: self._fit_legend())
+        self.view.sigResized.connect(self._fit_y_range)
         self.view.sigResized.connect(self._fit_x_range)
         self.graphics.sigDeviceRangeChanged.connect(self._on_resized)
         self.view.sigResized.connect(self._place_labels)
@@ -201,11 +202,7 @@ class QtArcDiagram(QtWidgets.QWidget):
             + LABEL_OFFSET_PX
         for layer in (*self.labels.values(), *self.focus_labels.values()):
             layer.set_point_size(size)
-        if self.view.viewRange()[1] != [-Y_MARGIN[0], _rows(trace) - Y_MARGIN[1]]:
-            self.view.setYRange(-Y_MARGIN[0], _rows(trace) - Y_MARGIN[1], padding=0)
-            # now, not as the next paint begins: the items' bounds follow the new scale before the scene
-            # is drawn (at the paint they changed during it, and every text so far was drawn twice)
-            self.view.updateMatrix()
+        self._fit_y_range()
         self._fit_x_range()
         if trace.n > AUTO_LIMIT_ABOVE and self.strongest.value() == 0:
             self.strongest.setValue(AUTO_STRONGEST)  # draws the lines through its signal
@@ -304,6 +301,24 @@ class QtArcDiagram(QtWidgets.QWidget):
             refit_scene_after_layout(self.graphics)  # the wider legend had widened the plot past the pane
 
     # --- labels ---------------------------------------------------------------------------------
+    def _fit_y_range(self, *_):
+        """The rows from the first word to the last, with room above and below: Y_MARGIN_ROWS rows, or
+        half a label where rows are thinner than that (a 200-token text's first label was cut in half at
+        the view's top edge)."""
+        trace = self.controller.trace
+        if trace is None:
+            return
+        rows, height = _rows(trace), self.view.height()
+        half_label = QtGui.QFontMetricsF(self.labels[LEFT].font).height() / 2
+        margin = Y_MARGIN_ROWS
+        if height > 2 * half_label and margin * height / (rows - 1 + 2 * margin) < half_label:
+            margin = half_label * (rows - 1) / (height - 2 * half_label)  # so that margin × a row's px = half_label
+        if self.view.viewRange()[1] != [-margin, rows - 1 + margin]:
+            self.view.setYRange(-margin, rows - 1 + margin, padding=0)
+            # now, not as the next paint begins: the items' bounds follow the new scale before the scene
+            # is drawn (at the paint they changed during it, and every text so far was drawn twice)
+            self.view.updateMatrix()
+
     def _fit_x_range(self, *_):
         """Lines from 0 to 1 with room on each side for the widest word (bold, as when focused): a
         fixed share of the width left "because" cut in a pane beside the model view."""
@@ -322,7 +337,8 @@ class QtArcDiagram(QtWidgets.QWidget):
         rows = max(len(texts) for texts in self._texts.values())
         font = self.labels[LEFT].font
         line_px = QtGui.QFontMetricsF(font).height() + GAP_PX
-        row_px = self.view.height() / (rows + sum(Y_MARGIN)) if rows else 1.0
+        low, high = self.view.viewRange()[1]
+        row_px = self.view.height() / (high - low) if rows else 1.0
         stride = max(1, math.ceil(line_px / max(row_px, 1e-6)))
         ink = theme.foreground()
         for side, x in ((LEFT, 0.0), (RIGHT, 1.0)):
