@@ -14,9 +14,10 @@ from PySide6 import QtCore, QtWidgets
 class FlowLayout(QtWidgets.QLayout):
     def __init__(self, parent: QtWidgets.QWidget | None = None, spacing: int = 4):
         self._items: list[QtWidgets.QLayoutItem] = []
-        self._hints: list[QtCore.QSize] | None = None  # each item's size hint, read once per change
+        self._hints: list[tuple[int, int]] | None = None  # each item's size hint (w, h), read once per change
+        self._rects: dict[QtWidgets.QLayoutItem, tuple[int, int, int, int]] = {}  # where each item was placed
         self._heights: dict[int, int] = {}              # width → height needed
-        self._placed: QtCore.QRect | None = None        # the rectangle the items are placed in now
+        self._placed: tuple[int, int, int] | None = None  # (x, y, width) the items are placed at now
         self._minimum: QtCore.QSize | None = None
         super().__init__(parent)  # (Qt calls invalidate from here: the caches must exist first)
         self.setSpacing(spacing)
@@ -36,7 +37,20 @@ class FlowLayout(QtWidgets.QLayout):
         if not 0 <= index < len(self._items):
             return None
         self.invalidate()
+        self._rects.pop(self._items[index], None)
         return self._items.pop(index)
+
+    def set_widgets(self, widgets: list[QtWidgets.QWidget]) -> None:
+        """Hold exactly these widgets, in this order: those it holds keep their items (and Qt's
+        cached size hints), new ones are added, the rest leave. One invalidation however many change."""
+        held = {item.widget(): item for item in self._items}
+        for widget in widgets:
+            if widget not in held:
+                self.addWidget(widget)  # Qt's own item, which caches the widget's size hint
+                held[widget] = self._items[-1]
+        self._items = [held[widget] for widget in widgets]
+        self._rects = {item: self._rects[item] for item in self._items if item in self._rects}
+        self.invalidate()
 
     def invalidate(self):
         """An item was added, removed or changed its size hint: forget every computed arrangement."""
@@ -56,10 +70,13 @@ class FlowLayout(QtWidgets.QLayout):
         return self._heights[width]
 
     def setGeometry(self, rect):  # noqa: N802 - Qt API
+        """Places the items again only where the rectangle's top left or width changed: a new height
+        (the parent grown to the height asked for) moves nothing (512 chips: 2 ms a time)."""
         super().setGeometry(rect)
-        if rect != self._placed:
+        placed = (rect.x(), rect.y(), rect.width())
+        if placed != self._placed:
             self._arrange(rect, move=True)
-            self._placed = QtCore.QRect(rect)
+            self._placed = placed
 
     def sizeHint(self):  # noqa: N802 - Qt API
         return self.minimumSize()
@@ -73,23 +90,26 @@ class FlowLayout(QtWidgets.QLayout):
             self._minimum = size + QtCore.QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
         return self._minimum
 
-    def _size_hints(self) -> list[QtCore.QSize]:
+    def _size_hints(self) -> list[tuple[int, int]]:
         if self._hints is None:
-            self._hints = [item.sizeHint() for item in self._items]
+            self._hints = [(hint.width(), hint.height()) for hint in (item.sizeHint() for item in self._items)]
         return self._hints
 
     def _arrange(self, rect: QtCore.QRect, move: bool) -> int:
-        """Place the items (when `move`) and return the height they need at this width."""
+        """Place the items (when `move`) and return the height they need at this width. An item
+        already where it goes is not placed again (a word typed at the end moves none before it)."""
         margins = self.contentsMargins()
         area = rect.adjusted(margins.left(), margins.top(), -margins.right(), -margins.bottom())
         left, right, spacing = area.x(), area.right() + 1, self.spacing()
         x, y, row_height = left, area.y(), 0
-        for item, hint in zip(self._items, self._size_hints(), strict=True):
-            width, height = hint.width(), hint.height()
+        rects = self._rects
+        for item, (width, height) in zip(self._items, self._size_hints(), strict=True):
             if x + width > right and row_height > 0:
                 x, y, row_height = left, y + row_height + spacing, 0
-            if move:
+            if move and rects.get(item) != (x, y, width, height):
                 item.setGeometry(QtCore.QRect(x, y, width, height))
+                if not item.isEmpty():  # Qt places no hidden widget (a chip not shown yet): it must go later
+                    rects[item] = (x, y, width, height)
             x += width + spacing
             row_height = max(row_height, height)
         return y + row_height - rect.y() + margins.bottom()

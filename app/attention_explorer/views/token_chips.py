@@ -11,6 +11,7 @@ from ..controller import Controller
 from ..engine import nearest_words
 from . import theme
 from .flow_layout import FlowLayout
+from .list_edits import edits
 
 # A chip shows at most this many characters: one 40,000-letter "word" would otherwise make a chip,
 # and with it the window, hundreds of thousands of pixels wide (a gigabyte of window memory).
@@ -41,13 +42,18 @@ class _Chip(QtWidgets.QLabel):
         if shown == self._shown:  # a new layer of the same words: nothing to set (512 chips: 18 → 1.4 ms)
             return
         was_token = self._shown is not None and self._shown[0] == "token"
+        if shown[:2] != self.shown_text():  # the same word at another index (the specials hidden): the same text
+            self.setText(_shortened(label))
         self._shown = shown
-        self.setText(_shortened(label))
         self.token_index = index
         self.unknown_word = None
         if not was_token:  # words shifted one place (specials hidden): the same tip and cursor (512 chips: 8 ms)
             self.setToolTip("Hover to see where this word looks; click to pin it")
             self.setCursor(QtCore.Qt.CursorShape.PointingHandCursor)
+
+    def shown_text(self) -> tuple[str, str] | None:
+        """("token", label) or ("unknown", word): what this chip shows, whatever its token's index."""
+        return self._shown[:2] if self._shown is not None else None
 
     def show_unknown(self, word: str) -> None:
         """An unknown word. It has no tooltip of its own: the chips widget writes one when asked,
@@ -131,32 +137,30 @@ class QtTokenChips(QtWidgets.QWidget):
             return  # another layer or head of the same words: each chip shows what it shows (2,048: 3 ms)
         self._shown = shown
         labels = iter(trace.labels if trace else [])
+        wanted = [("token", next(labels)) if word.known and trace is not None else ("unknown", word.text)
+                  for word in words]
         hovered_before = next((chip.token_index for chip in self.chips if chip.under_mouse), None)
         self._rebuilding = True
-        while len(self.chips) > len(words):
-            chip = self.chips.pop()
-            self._layout.takeAt(self._layout.count() - 1)
+        chips, gone = self._chips_for(wanted)
+        for chip in gone:
             chip.hide()  # gone from the screen now, not when the event loop next deletes (a nested loop may not)
             chip.deleteLater()  # no leave event will come from it: the hover is settled below
-        hidden_while_adding = len(words) - len(self.chips) >= HIDE_TO_ADD and self.isVisible()
+        added = len(chips) - (len(self.chips) - len(gone))
+        hidden_while_adding = added >= HIDE_TO_ADD and self.isVisible()
         if hidden_while_adding:
             # Qt lays out every visible parent each time a child is shown: with this widget hidden
             # while the new chips go in, the window is laid out once, not once per chip. Not for a
             # few: hidden and shown again, every chip is painted anew (a word written: all 64 of them).
             self.hide()
+        self.chips = chips
+        self._layout.set_widgets(chips)
         index = 0
-        for position, word in enumerate(words):
-            if position == len(self.chips):
-                chip = _Chip()
-                chip.hovered.connect(self._on_chip_hovered)
-                chip.clicked.connect(lambda c=chip: self._on_chip_clicked(c))
-                self._layout.addWidget(chip)
-                self.chips.append(chip)
-            if word.known and trace is not None:
-                self.chips[position].show_token(next(labels), index)
+        for chip, (kind, text) in zip(chips, wanted, strict=True):
+            if kind == "token":
+                chip.show_token(text, index)
                 index += 1
             else:
-                self.chips[position].show_unknown(word.text)
+                chip.show_unknown(text)
         if hidden_while_adding:
             self.show()
         self._rebuilding = False
@@ -166,6 +170,26 @@ class QtTokenChips(QtWidgets.QWidget):
         self._styled_for = None
         self._restyle()
         self.updateGeometry()
+
+    def _chips_for(self, wanted: list[tuple[str, str]]) -> tuple[list[_Chip], list[_Chip]]:
+        """A chip for each wanted word, in order, and the chips left over. A chip that shows a word
+        still wanted keeps showing it (the specials hidden: the words between keep their chips, so
+        none is re-measured), others are reused in place or made."""
+        shown = [chip.shown_text() for chip in self.chips]
+        chips: list[_Chip] = []
+        gone: list[_Chip] = []
+        for _tag, i1, i2, j1, j2 in edits(shown, wanted):
+            reused = self.chips[i1:i2]
+            chips += reused[:j2 - j1]
+            gone += reused[j2 - j1:]
+            chips += [self._new_chip() for _ in range(j2 - j1 - len(reused))]
+        return chips, gone
+
+    def _new_chip(self) -> _Chip:
+        chip = _Chip()
+        chip.hovered.connect(self._on_chip_hovered)
+        chip.clicked.connect(lambda c=chip: self._on_chip_clicked(c))
+        return chip
 
     def _on_chip_hovered(self, index: int | None) -> None:
         if not self._rebuilding:  # hiding and showing the chips while rebuilding moves no mouse
