@@ -242,18 +242,20 @@ class PretrainedControls(QtCore.QObject):
         """Run the current sentence through the real model again (after an edit or an ablation); the
         layers an ablation leaves alone are taken from the last forward of the same text."""
         model, text, ablated, previous = self._real_model, self._sentence, self._ablated, self._ptrace
+        layer = self._layer  # its weights come with the forward (model.run's show_layer)
         if previous is not None:
             previous.let_go_of_caches()
             _release_around_forward(previous.n)
         runner = self._worker()
         if runner is None:
-            result = self._forward(model, text, ablated, previous=previous)
+            result = self._forward(model, text, ablated, previous=previous, show_layer=layer)
             # the trace replaced goes once the controller lets go of it, before the views make the new
             # one's matrices: held here too, its layer inputs had set the peak beside the new ones
             del previous
             self._accept_forward(*result)
             return
-        runner.submit("run", lambda progress: self._forward(model, text, ablated, progress, previous=previous),
+        runner.submit("run", lambda progress: self._forward(model, text, ablated, progress, previous=previous,
+                                                            show_layer=layer),
                             lambda result: self._accept_forward(*result),
                             lambda message: self._accept_forward(None, self._failure_message(model.name, message), 0.0)
                             if message else self._after_cancelled_forward())
@@ -282,7 +284,7 @@ class PretrainedControls(QtCore.QObject):
             self.ablation_changed.emit(self._ablated)
 
     @staticmethod
-    def _forward(model, text, ablated, progress=None, model_errors: bool = True, previous=None
+    def _forward(model, text, ablated, progress=None, model_errors: bool = True, previous=None, show_layer=None
                  ) -> tuple[PretrainedTrace | None, str, float]:
         """One forward, its error and milliseconds; bad text is an error to show, not a failure of the model.
         A model that fails on the text (ModelError) is an error to show too, unless `model_errors` is
@@ -291,7 +293,8 @@ class PretrainedControls(QtCore.QObject):
         started = time.perf_counter()
         try:
             ptrace = model.run(text, ablated, progress,
-                               previous=previous if previous is not None and previous.model is model.weights else None)
+                               previous=previous if previous is not None and previous.model is model.weights else None,
+                               show_layer=show_layer)
         except EngineError as error:
             if isinstance(error, ModelError) and not model_errors:
                 raise

@@ -165,7 +165,7 @@ def test_an_error_in_a_forward_is_shown_in_place_of_the_trace(window, qtbot):
     window.open_model(BERT)
     qtbot.waitUntil(lambda: c.is_real and not c.busy, timeout=20_000)
 
-    def broken(text, ablate=frozenset(), progress=None, previous=None):
+    def broken(text, ablate=frozenset(), progress=None, previous=None, **_):
         raise TypeError("unhashable type: 'list'")
 
     c.real_model.run = broken

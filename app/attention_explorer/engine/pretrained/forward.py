@@ -31,7 +31,8 @@ real_trace) and each head's thumbnail, pooled block by block as the attention is
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -80,6 +81,13 @@ class Projections:
         return self.q[head:head + 1] * np.float32(self.scale), self.k_t[key_head:key_head + 1]
 
 
+class ShownLayer(NamedTuple):
+    """A layer's q, k, v and every head's weights (heads, n, n), as the forward made them."""
+    layer: int
+    projections: Projections
+    weights: np.ndarray
+
+
 @dataclass(frozen=True)
 class ForwardResult:
     layer_inputs: list[np.ndarray]  # the residual stream entering each layer, n × d_model
@@ -97,6 +105,8 @@ class ForwardResult:
                                     # generation read token by token, or so in the result this one resumed
                                     # from): the whole forward's then to the rounding of products of another
                                     # length
+    shown: list[ShownLayer] = field(default_factory=list, compare=False)  # forward's `show_layer`, made on
+                                    # the way, until the first maker of this result's layers takes it
 
 
 def norm(arch: Architecture, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
@@ -318,14 +328,15 @@ def _capped(arch: Architecture, logits: np.ndarray) -> np.ndarray:
 
 
 def _attend(arch: Architecture, p: Projections, off: set[int], thumbs: np.ndarray, sinks: np.ndarray,
-            special: np.ndarray, window: int = 0, outputs_from: int = 0, weights_from: int = 0
-            ) -> tuple[np.ndarray, bool]:
+            special: np.ndarray, window: int = 0, outputs_from: int = 0, weights_from: int = 0,
+            whole: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
     """The heads' outputs side by side for query rows outputs_from … n − 1 (n − outputs_from, heads·d_head),
     block by block of query rows, each block's weights pooled into `thumbs` (heads, m, m) and its weight
     on the first and the `special` tokens written into `sinks` (heads, n, 2) on the way; the blocks
     before row `weights_from` (where a block starts, ≤ outputs_from) are left out, their summaries kept
     from an earlier forward. Heads in `off` output zero; `window` is the layer's sliding window (0:
-    none). Also whether every weight made was finite."""
+    none). Each block's weights are also copied into `whole` (heads, n, n) when given. Also whether
+    every weight made was finite."""
     n = p.q.shape[1]
     q_scaled, step = p.q_scaled(), thumb_step(n)
     merged = np.empty((n - outputs_from, arch.n_heads * arch.d_head), dtype=np.float32)
@@ -336,6 +347,8 @@ def _attend(arch: Architecture, p: Projections, off: set[int], thumbs: np.ndarra
         weights = block_weights(arch, q_scaled, p.k_t, start, stop, window=window)
         finite = finite and bool(np.isfinite(weights[..., 0]).all())  # a NaN or ∞ spoils its whole row
         summarise_block(weights, start, step, thumbs, sinks, special)
+        if whole is not None:
+            whole[:, start:stop, :weights.shape[-1]] = weights
         if stop <= outputs_from:
             continue
         skipped = max(outputs_from - start, 0)
@@ -361,7 +374,7 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
             progress: Progress | None = None, resume: tuple[ForwardResult, int] | None = None,
             special: np.ndarray | None = None,
             keep: Callable[[int, Projections], None] | None = None, at_once: int | None = None,
-            prefix: tuple[ForwardResult, int] | None = None) -> ForwardResult:
+            prefix: tuple[ForwardResult, int] | None = None, show_layer: int | None = None) -> ForwardResult:
     """Run `ids` through `model`; `ablate` holds (layer, head) pairs whose attention output is zeroed;
     `special` marks the special tokens (bool per token), whose weight each row gives is kept; `at_once`:
     the tokens turned as a generation reads them, `at_once` at once and then one at a time
@@ -371,6 +384,9 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
     that result unchanged (switching a head off in layer L changes nothing before L). `progress`
     hears of every layer and may cancel between layers (see progress.py). `keep(layer, projections)`
     is handed each layer's q, k, v as they are made (a generation keeps the keys and values).
+    `show_layer`: a layer the window is about to draw; its q, k, v and whole weights are kept in the
+    result (`shown`) as they are made, since making them again cost the views a tenth of a 512-token
+    forward. The caller asks only for a layer whose weights are small (recompute.whole_layer_fits).
 
     `prefix` = (an earlier result of a decoder, P): its ids began with these ids' first P tokens. A
     decoder's token reads only the tokens up to it, so the residual stream of those P tokens entering
@@ -403,6 +419,7 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         layer_inputs, h = list(resume[0].layer_inputs[:first]), resume[0].layer_inputs[first]
         thumbnails[:first], sinks[...] = resume[0].thumbnails[:first], resume[0].sinks
     weights_from = _kept_summaries(prefix, n, thumbnails, sinks) if prefix is not None and long_text else 0
+    shown: list[ShownLayer] = []
     for index in range(first, arch.n_layers):
         layer = model.layers[index]
         report(progress, index / arch.n_layers, f"layer {index + 1} of {arch.n_layers}")
@@ -420,8 +437,11 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
         if keep is not None:
             keep(index, p)
         off = {head for lay, head in ablate if lay == index}
+        whole = np.zeros((arch.n_heads, n, n), dtype=np.float32) if index == show_layer and not weights_from else None
         merged, finite = _attend(arch, p, off, thumbnails[index], sinks[index], columns, arch.window(index),
-                                 outputs_from=read_from, weights_from=weights_from)
+                                 outputs_from=read_from, weights_from=weights_from, whole=whole)
+        if whole is not None and finite:
+            shown.append(ShownLayer(index, p, whole))
         del p  # not held through the feed-forward, the layer's largest step (15 MiB at 2,048 tokens of SmolLM2)
         if not finite:
             return ForwardResult(layer_inputs, thumbnails, sinks, None, f"layer {index + 1}")
@@ -438,7 +458,7 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
             return ForwardResult(layer_inputs, thumbnails, sinks, None, "the next-token scores")
     to_the_bit = prefix is None and (resume is None or resume[0].to_the_bit)
     return ForwardResult(layer_inputs, thumbnails, sinks, logits, at_once=at_once, read_from=read_from,
-                         to_the_bit=to_the_bit)
+                         to_the_bit=to_the_bit, shown=shown)
 
 
 def _kept_summaries(prefix: tuple[ForwardResult, int], n: int, thumbnails: np.ndarray, sinks: np.ndarray) -> int:

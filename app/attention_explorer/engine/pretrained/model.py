@@ -22,6 +22,7 @@ from .gguf_reader import GGUFFile
 from .hf_folder import read_hf_folder
 from .progress import Progress, report
 from .real_trace import NextToken, PretrainedTrace, likeliest_tokens, make_labels
+from .recompute import whole_layer_fits
 from .stored_layers import StoredLayers
 from .tokenizing import Encoded, TextTokenizer
 from .weights import Architecture, ModelWeights, ShapeOfArchitecture, all_finite
@@ -78,14 +79,17 @@ class PretrainedModel(ShapeOfArchitecture):
         return self.tokenizer.max_tokens
 
     def run(self, text: str, ablate: frozenset[tuple[int, int]] = frozenset(),
-            progress: Progress | None = None, previous: PretrainedTrace | None = None) -> PretrainedTrace:
+            progress: Progress | None = None, previous: PretrainedTrace | None = None,
+            show_layer: int | None = None) -> PretrainedTrace:
         """Tokenise `text` and run the model; `ablate` switches off (layer, head) pairs (0-based).
 
         `previous`, an earlier run of this model: when it read the same tokens, the layers before the
         first one whose heads are switched differently are taken from it (an ablation in layer 20 runs
         10 layers of 30); when a decoder's earlier run began with the same tokens, with the same heads
         off, those tokens' layer inputs are (forward's `prefix`: a word typed at the end reads that
-        word). Raises SentenceError for text that gives no tokens, OptionsError for a head
+        word). `show_layer`, the layer the window draws next: while its weights are small, the trace
+        holds them as the forward made them (forward's `show_layer`). Raises SentenceError for text that
+        gives no tokens, OptionsError for a head
         that does not exist, Cancelled when `progress` (told of every layer) answers False.
         """
         ablate = self.checked_heads(ablate)
@@ -102,7 +106,9 @@ class PretrainedModel(ShapeOfArchitecture):
                 prefix = (previous.forward_result, kept) if kept > 0 else None
         # damaged weights may overflow: the result is checked, so NumPy's warnings would only add noise
         with np.errstate(all="ignore"):
-            result = forward(self.weights, encoded.ids, ablate, progress, resume, encoded.special, prefix=prefix)
+            kept = show_layer if show_layer is not None and whole_layer_fits(self.arch, len(encoded.ids)) else None
+            result = forward(self.weights, encoded.ids, ablate, progress, resume, encoded.special, prefix=prefix,
+                             show_layer=kept)
         if result.overflow:
             raise overflow_error(self.name, result.overflow)
         return CheckedTrace(

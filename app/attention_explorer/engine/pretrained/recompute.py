@@ -26,7 +26,7 @@ from ..row_matrix import RowMatrix
 from ..softmax import causal_mask
 from .blocks import block_of, block_weights, head_scores, head_weights, keys_for, outside_window, row_blocks, score_rows
 from .forward import ForwardResult, Projections, attention_input, project, project_head, rope_for
-from .weights import ModelWeights
+from .weights import Architecture, ModelWeights
 
 PROJECTION_LAYERS = 2            # layers' q, k, v kept at least, and as many more as fit in PROJECTION_BYTES
 PROJECTION_BYTES = 48 * 1024 * 1024  # (every layer of a short text: hovering the model view's cells is then a row)
@@ -37,6 +37,13 @@ WEIGHTS_CACHE_BYTES = 128 * 1024 * 1024
 WHOLE_LAYER_BYTES = 16 * 1024 * 1024
 HEADS_ALONE_BYTES = 16 * 1024 * 1024  # heads projected alone (project_head): 4 MB a head at 8,192 tokens
 WHOLE_SCORES_CELLS = 2048 * 2048  # a head's scores of more cells are made a block of rows at a time (RowMatrix)
+
+
+def whole_layer_fits(arch: Architecture, n: int) -> bool:
+    """Whether one layer's heads are made, and kept, together at n tokens: while the layer's weights are
+    small (WHOLE_LAYER_BYTES) and fit the weights' cache twice over."""
+    size = arch.n_heads * n * n * 4
+    return size <= WHOLE_LAYER_BYTES and size * 2 <= WEIGHTS_CACHE_BYTES
 
 
 class ProjectionSource(Protocol):
@@ -96,6 +103,11 @@ class LayerMaker:
         self._masks: dict = {}  # n, or ("window", n, window) → a read-only mask
         self._lock = threading.RLock()
         self._projections_from: ProjectionSource | None = None
+        if result.shown:  # the layer the window draws, made by the forward on the way (forward's show_layer)
+            shown = result.shown.pop()  # taken, not shared: let_go then lets go of it
+            self._projections[shown.layer] = shown.projections
+            shown.weights.flags.writeable = False  # shared by every view that reads it
+            self._weights.put(shown.layer, shown.weights)
 
     def let_go(self) -> None:
         """Drop every cached projection and weight: a forward that will replace this one has started, and
@@ -279,10 +291,8 @@ class LayerMaker:
             return whole
 
     def layer_fits(self) -> bool:
-        """Whether a head is made with its whole layer: while the layer's weights are small (WHOLE_LAYER_BYTES)
-        and fit the cache twice over."""
-        size = self.arch.n_heads * self.n * self.n * 4
-        return size <= WHOLE_LAYER_BYTES and size * 2 <= self._weights.budget
+        """Whether a head is made with its whole layer (whole_layer_fits)."""
+        return whole_layer_fits(self.arch, self.n)
 
     def head_output(self, layer: int, head: int, weights: np.ndarray) -> np.ndarray:
         """weights · V of one head (n × d_head), zero when it is switched off; block by block, as the
