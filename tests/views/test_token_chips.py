@@ -201,8 +201,9 @@ def test_a_long_sentence_remembered_from_the_last_run_is_laid_out_at_the_chips_w
 
 def test_hiding_the_specials_keeps_every_word_s_chip_in_place_of_re_texting_them_all(real_window, qtbot, monkeypatch):
     """With [CLS] hidden, each chip was given its neighbour's word, so every chip was re-measured and
-    placed again (512 tokens: about 20 ms of a 44-ms toggle). The words between keep their chips; the
-    chips read and lie as a window opened on the same words would show them."""
+    placed again (512 tokens: about 20 ms of a 44-ms toggle). The words between keep their chips, the
+    two chips shown again are placed with the rest in one pass (each had laid the row out again when
+    Qt showed it later), and the chips read and lie as a window opened on the same words shows them."""
     from pathlib import Path
 
     from screen_oracle import settle
@@ -223,9 +224,14 @@ def test_hiding_the_specials_keeps_every_word_s_chip_in_place_of_re_texting_them
     shown = [chip for chip in window.chips.findChildren(type(before[0])) if chip.isVisible()]
     assert sorted(chip.token_index for chip in shown) == list(range(len(before) - 2)), "[CLS] and [SEP] are gone"
     monkeypatch.undo()
+    placed = []  # each pass that placed the chips (each new chip shown after the others laid the row out again)
+    arrange = flow_layout.FlowLayout._arrange
+    monkeypatch.setattr(flow_layout.FlowLayout, "_arrange",
+                        lambda self, rect, move: (move and placed.append(rect)) or arrange(self, rect, move))
     window.pretrained.bar.hide_specials.click()
     qtbot.waitUntil(lambda: len(window.chips.chips) == len(before))
     settle()
+    assert len(placed) == 1, f"the chips were placed {len(placed)} times for one change"
     assert window.chips.chips[1:-1] == before[1:-1]
     assert [chip.text() for chip in window.chips.chips] == words
     rows = [(chip.geometry(), chip.isVisible()) for chip in window.chips.chips]

@@ -37,6 +37,7 @@ class TextLayer(PixelPaddedItem):
         self.font = QtGui.QFont()
         self.font.setPointSizeF(point_size)
         self._labels: list[Label] = []
+        self._sizes: dict[tuple[bool, str], QtCore.QSizeF] = {}  # (bold, text) → its size in this font
         self._bounds = QtCore.QRectF()      # the anchors, in data coordinates
         self._reach = QtCore.QSizeF()       # how far a text may reach from its anchor, in pixels
         # No device cache: Qt reuses such an item's cached pixmap, shifted, when only its bounding
@@ -60,6 +61,7 @@ class TextLayer(PixelPaddedItem):
     def set_point_size(self, size: float) -> None:
         if size != self.font.pointSizeF():
             self.font.setPointSizeF(size)
+            self._sizes.clear()
             self._measure(self._labels)
             self.update()
 
@@ -73,9 +75,18 @@ class TextLayer(PixelPaddedItem):
             self.update()
 
     def _measure(self, labels: list[Label]) -> None:
+        """Each label's size, from the sizes already measured in this font where it can: a heatmap's
+        values repeat ("0.03" in many cells), and asking Qt for each was most of a new set's cost."""
         metrics = {False: QtGui.QFontMetricsF(self.font), True: QtGui.QFontMetricsF(self._bold_font())}
+        sizes = self._sizes
+        if len(sizes) > 4 * len(labels) + 1024:  # texts of many sets ago: measured again if they come back
+            sizes.clear()
         for label in labels:
-            label.size = metrics[label.bold].size(0, label.text)
+            key = (label.bold, label.text)
+            size = sizes.get(key)
+            if size is None:
+                size = sizes[key] = metrics[label.bold].size(0, label.text)
+            label.size = size
         widest = max((lab.size.width() for lab in self._labels), default=0.0)
         tallest = max((lab.size.height() for lab in self._labels), default=0.0)
         reach = QtCore.QSizeF(widest + abs(self.offset_px) + 2, tallest + 2)

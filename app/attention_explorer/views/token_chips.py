@@ -27,8 +27,8 @@ class _Chip(QtWidgets.QLabel):
     hovered = QtCore.Signal(object)
     clicked = QtCore.Signal()
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, parent: QtWidgets.QWidget):
+        super().__init__(parent)
         self.token_index: int | None = None
         self.under_mouse = False
         self.unknown_word: str | None = None
@@ -141,17 +141,23 @@ class QtTokenChips(QtWidgets.QWidget):
                   for word in words]
         hovered_before = next((chip.token_index for chip in self.chips if chip.under_mouse), None)
         self._rebuilding = True
-        chips, gone = self._chips_for(wanted)
-        for chip in gone:
-            chip.hide()  # gone from the screen now, not when the event loop next deletes (a nested loop may not)
-            chip.deleteLater()  # no leave event will come from it: the hover is settled below
-        added = len(chips) - (len(self.chips) - len(gone))
-        hidden_while_adding = added >= HIDE_TO_ADD and self.isVisible()
+        chips, gone, new = self._chips_for(wanted)
+        hidden_while_adding = len(new) >= HIDE_TO_ADD and self.isVisible()
         if hidden_while_adding:
             # Qt lays out every visible parent each time a child is shown: with this widget hidden
             # while the new chips go in, the window is laid out once, not once per chip. Not for a
             # few: hidden and shown again, every chip is painted anew (a word written: all 64 of them).
             self.hide()
+        # Shown with the layout switched off, and placed once with the rest below: each chip shown (now, or
+        # by Qt a pass later) is polished by the style sheet, which invalidates the row, and showing it lays
+        # the row out again (the specials shown again at 512 tokens: two passes of 2 ms over every chip).
+        self._layout.setEnabled(False)
+        for chip in new:
+            chip.show()
+        self._layout.setEnabled(True)
+        for chip in gone:
+            chip.hide()  # gone from the screen now, not when the event loop next deletes (a nested loop may not)
+            chip.deleteLater()  # no leave event will come from it: the hover is settled below
         self.chips = chips
         self._layout.set_widgets(chips)
         index = 0
@@ -171,22 +177,24 @@ class QtTokenChips(QtWidgets.QWidget):
         self._restyle()
         self.updateGeometry()
 
-    def _chips_for(self, wanted: list[tuple[str, str]]) -> tuple[list[_Chip], list[_Chip]]:
-        """A chip for each wanted word, in order, and the chips left over. A chip that shows a word
-        still wanted keeps showing it (the specials hidden: the words between keep their chips, so
-        none is re-measured), others are reused in place or made."""
+    def _chips_for(self, wanted: list[tuple[str, str]]) -> tuple[list[_Chip], list[_Chip], list[_Chip]]:
+        """A chip for each wanted word, in order; the chips left over; and the chips made. A chip that
+        shows a word still wanted keeps showing it (the specials hidden: the words between keep their
+        chips, so none is re-measured), others are reused in place or made."""
         shown = [chip.shown_text() for chip in self.chips]
         chips: list[_Chip] = []
         gone: list[_Chip] = []
+        new: list[_Chip] = []
         for _tag, i1, i2, j1, j2 in edits(shown, wanted):
             reused = self.chips[i1:i2]
-            chips += reused[:j2 - j1]
+            made = [self._new_chip() for _ in range(j2 - j1 - len(reused))]
+            chips += reused[:j2 - j1] + made
             gone += reused[j2 - j1:]
-            chips += [self._new_chip() for _ in range(j2 - j1 - len(reused))]
-        return chips, gone
+            new += made
+        return chips, gone, new
 
     def _new_chip(self) -> _Chip:
-        chip = _Chip()
+        chip = _Chip(self)
         chip.hovered.connect(self._on_chip_hovered)
         chip.clicked.connect(lambda c=chip: self._on_chip_clicked(c))
         return chip
