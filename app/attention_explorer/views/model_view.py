@@ -83,7 +83,7 @@ class CellPictures(Mapping):
             self._made.clear()  # another model's grid may have had more cells
             self._due = {(layer, head) for layer in range(layers) for head in range(heads)}
         else:  # compared all at once: a comparison a cell cost more than making its picture
-            for cell in map(tuple, np.argwhere((old != thumbnails).reshape(layers, heads, -1).any(axis=2)).tolist()):
+            for cell in map(tuple, np.argwhere(changed_cells(old, thumbnails)).tolist()):
                 self._made.pop(cell, None)
                 self._due.add(cell)
         self._thumbnails, self._colormap = thumbnails, colormap
@@ -115,6 +115,19 @@ class CellPictures(Mapping):
 
     def __len__(self) -> int:
         return len(self._made) + len(self._due)
+
+
+def changed_cells(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """(layers, heads): whether each cell's thumbnail differs. Each cell's last row (the last word's,
+    which reads every word before it, so a change anywhere reaches it) is compared first; only where some
+    cell's last row is the same are the cells compared whole. A new text changes every cell's last row,
+    and comparing all of SmolLM2's 270 cells whole took about 2 ms at 256 tokens."""
+    if old.shape[-2] == 0:
+        return np.zeros(old.shape[:2], dtype=bool)
+    changed = (old[..., -1, :] != new[..., -1, :]).any(axis=-1)
+    if changed.all():
+        return changed
+    return (old != new).reshape(*old.shape[:2], -1).any(axis=2)
 
 
 @lru_cache(maxsize=8)
