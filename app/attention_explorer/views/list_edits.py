@@ -20,8 +20,7 @@ Opcode = tuple[str, int, int, int, int]  # as difflib's: (tag, i1, i2, j1, j2), 
 def edits(old: Sequence, new: Sequence, reach: int = 2) -> list[Opcode]:
     """Opcodes that make `new` from `old`: up to `reach` items removed from or added at the front,
     the longest common run after that, the longest common end, and one stretch between them."""
-    skip_old, skip_new = _front_offsets(old, new, reach)
-    start = _common_start(old, new, skip_old, skip_new)
+    skip_old, skip_new, start = _front_alignment(old, new, reach)
     i1, j1 = skip_old + start, skip_new + start
     end = _common_end(old, new, min(len(old) - i1, len(new) - j1))
     i2, j2 = len(old) - end, len(new) - end
@@ -40,12 +39,13 @@ def edits(old: Sequence, new: Sequence, reach: int = 2) -> list[Opcode]:
     return opcodes
 
 
-def _front_offsets(old: Sequence, new: Sequence, reach: int) -> tuple[int, int]:
+def _front_alignment(old: Sequence, new: Sequence, reach: int) -> tuple[int, int, int]:
     """How many items to drop from the front of `old` (or add to the front of `new`) so that the
-    most items after them agree; none where nothing gains."""
+    most items after them agree, none where nothing gains, and how many agree then."""
     candidates = [(0, 0)] + [(k, 0) for k in range(1, min(reach, len(old)) + 1)] \
         + [(0, k) for k in range(1, min(reach, len(new)) + 1)]
-    return max(candidates, key=lambda skips: _common_start(old, new, *skips))  # max keeps the first of equals
+    aligned = [(*skips, _common_start(old, new, *skips)) for skips in candidates]
+    return max(aligned, key=lambda alignment: alignment[2])  # max keeps the first of equals
 
 
 def _common_start(old: Sequence, new: Sequence, skip_old: int, skip_new: int) -> int:
