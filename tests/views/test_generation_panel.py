@@ -81,7 +81,7 @@ def test_the_scrubber_steps_through_the_text_so_far_with_each_steps_candidates(r
     next_tokens = window.pretrained.next_tokens
     label = c.real_model.tokenizer.label_after(c.pretrained_trace.encoded, chosen.token_id)  # "·…" continuing a word
     assert f"Token {shown + 1} written, {label!r}, was chosen from" in next_tokens.title.text()
-    bold = [w.text() for w in next_tokens.words if w.isVisible() and w.font().bold()]
+    bold = [row.text for row in next_tokens.candidates.rows() if row.bold]
     assert bold == [label]
     # its weights are the step's own attention row, kept as it was written
     last_row = c.pretrained_trace.layer_weights(1)[:, -1]
@@ -145,25 +145,24 @@ def test_the_row_bars_draw_a_scrubber_step_once(real_window, qtbot, monkeypatch)
     check_backing_store(window, "stepped back and forth")
 
 
-def test_a_scrubber_step_keeps_the_next_tokens_bars_where_they_are(real_window, qtbot):
+def test_a_scrubber_step_redraws_the_next_tokens_in_place(real_window, qtbot):
     """The candidates' column was as wide as its widest token: each step moved and resized every bar,
-    and laid the panel out again. It now has one width, a longer token cut with … and whole in its tip."""
+    and laid the panel out again. The rows are one widget of one size: a step sets and paints them."""
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     panel = generate_in(window, qtbot, 6)
-    next_tokens = window.pretrained.next_tokens
-    with EventLog((QtCore.QEvent.Type.Resize, QtCore.QEvent.Type.Move), *next_tokens.bars) as moved:
+    rows = window.pretrained.next_tokens.candidates
+    kinds = (QtCore.QEvent.Type.Resize, QtCore.QEvent.Type.Move, QtCore.QEvent.Type.LayoutRequest)
+    with EventLog(kinds, rows) as moved:
         for button in (panel.back, panel.back, panel.back, panel.forth):
             qtbot.mouseClick(button, QtCore.Qt.MouseButton.LeftButton)
             QtWidgets.QApplication.processEvents()
-            shown = next_tokens.shown()
-            assert [word.full_text() for word in next_tokens.words] == [label for label, _ in shown]
+            shown = window.pretrained.next_tokens.shown()
+            assert [(row.label, row.percent) for row in rows.rows()] == [(t, f"{p:.1%}") for t, p in shown]
+            step = window.controller.generation.steps[window.controller.written_shown]
+            assert [row.label for row in rows.rows() if row.bold] == [
+                window.controller.real_model.tokenizer.label_after(window.controller.pretrained_trace.encoded,
+                                                                   step.token_id)]
     assert moved.seen == []
-    columns = {bar.geometry().left() - word.parentWidget().geometry().right()
-               for word, bar in zip(next_tokens.words, next_tokens.bars, strict=True)}
-    assert len(columns) == 1 and columns.pop() > 0  # every bar right of its token, none over it
-    word = next_tokens.words[0]
-    word.set_full_text("a token far longer than the column " * 3)
-    assert word.text().endswith("…") and word.toolTip().startswith("a token far longer")
     check_backing_store(window, "stepped back and forth")
 
 

@@ -292,7 +292,8 @@ def test_a_gguf_decoder_shows_its_next_tokens_and_they_follow_an_ablation(real_w
     assert c.real_model.is_decoder and c.options.causal
     shown = panel.shown()
     assert len(shown) == 5 and shown[0][1] >= shown[-1][1]
-    assert panel.bars[0].format().endswith("%") and panel.words[0].text() == shown[0][0]
+    first = panel.candidates.rows()[0]
+    assert first.percent == f"{shown[0][1]:.1%}" and first.label == first.text == shown[0][0]
     assert "shared key/value" in window.status_line.text()
     before = [p for _t, p in shown]
     c.set_ablated({(0, h) for h in range(c.real_model.n_heads)})

@@ -49,7 +49,8 @@ def test_a_typed_target_lists_the_decoder_s_guess_at_its_last_token(bart_window,
     np.testing.assert_allclose([p for _, p in shown], probabilities[ids], rtol=1e-9)
     last = int(bart.tokenizer.encode(SOURCE).ids[-1])
     assert f"target's last token, {bart.tokenizer.token_label(last)!r}" in panel.title.text()
-    assert panel.words[0].isVisible() and not window.pretrained.target_box.scrubber.isVisible()
+    assert [row.label for row in panel.candidates.rows()] == [label for label, _ in shown]
+    assert panel.candidates.isVisible() and not window.pretrained.target_box.scrubber.isVisible()
 
 
 def test_the_scrubber_steps_through_the_target_written_with_each_token_s_candidates(bart_window, bart, qtbot):

@@ -10,7 +10,8 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from ..controller import Controller
-from .elided_label import ElidedLabel, LayoutSeal, WrappedLabelSeal
+from .candidate_rows import QtCandidateRows
+from .elided_label import WrappedLabelSeal
 from .wrapped_height import with_wrapped_label
 
 SHOWN = 5
@@ -28,25 +29,10 @@ class QtNextTokens(QtWidgets.QWidget):
         layout = QtWidgets.QGridLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(WrappedLabelSeal(self.title), 0, 0, 1, 2)  # a step's new title lays out nothing else
-        self.words: list[ElidedLabel] = []  # each cut with … to the column, whole in its tooltip
-        self.bars: list[QtWidgets.QProgressBar] = []
-        self._sealed_words: list[LayoutSeal] = []  # a new token or its bold face lays nothing out again
-        for row in range(SHOWN):
-            word = ElidedLabel()
-            word.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-            sealed = LayoutSeal(word)
-            sealed.setFixedWidth(WORD_COLUMN_PX)
-            sealed.setSizePolicy(QtWidgets.QSizePolicy.Policy.Fixed, QtWidgets.QSizePolicy.Policy.Preferred)
-            bar = QtWidgets.QProgressBar()
-            bar.setRange(0, 1000)
-            bar.setTextVisible(True)
-            layout.addWidget(sealed, row + 1, 0)
-            layout.addWidget(bar, row + 1, 1)
-            self.words.append(word)
-            self._sealed_words.append(sealed)
-            self.bars.append(bar)
+        self.candidates = QtCandidateRows(SHOWN, WORD_COLUMN_PX)  # each token cut with … to its column
+        layout.addWidget(self.candidates, 1, 0, 1, 2)
         layout.setColumnStretch(1, 1)
-        layout.setRowStretch(SHOWN + 1, 1)
+        layout.setRowStretch(2, 1)
         controller.pretrained_trace_changed.connect(self._sync)
         controller.real_model_changed.connect(self._sync)
         controller.error_changed.connect(self._sync)  # said after the trace's signals: a stopped forward
@@ -69,16 +55,6 @@ class QtNextTokens(QtWidgets.QWidget):
         ptrace = self.controller.pretrained_trace
         return [(t.label, t.probability) for t in ptrace.next_tokens] if ptrace is not None else []
 
-    def _sync(self, *_):
-        # a QProgressBar repaints at once, inside setValue, when its value changes; with updates off
-        # the five rows are painted once, together, on the next pass instead (the panel took 10 ms a
-        # scrubber step, painted, and takes 7)
-        self.setUpdatesEnabled(False)
-        try:
-            self._show_rows()
-        finally:
-            self.setUpdatesEnabled(True)
-
     def _target_title(self, model, ptrace, chosen: tuple[int, int, bool] | None) -> str:
         """What an encoder–decoder's rows are: the scores its decoder's last row gave the target's token."""
         if ptrace is None or chosen is None:
@@ -92,7 +68,7 @@ class QtNextTokens(QtWidgets.QWidget):
             return f"Token {index + 1} written was {label}; with the heads now off, the scores are:"
         return f"Token {index + 1} written, {label}, was chosen from:"
 
-    def _show_rows(self) -> None:
+    def _sync(self, *_) -> None:
         model, ptrace = self.controller.real_model, self.controller.pretrained_trace
         rows = self.shown()
         chosen = self.controller.shown_choice()  # a generation's text so far: (index, token written after it)
@@ -115,15 +91,6 @@ class QtNextTokens(QtWidgets.QWidget):
                 self.title.setText(f"What {model.name} would write next{note}:")
         chosen_id = None if chosen is None else chosen[1]
         ids = [t.token_id for t in ptrace.next_tokens] if ptrace is not None else []
-        for row, (word, sealed, bar) in enumerate(zip(self.words, self._sealed_words, self.bars, strict=True)):
-            visible = row < len(rows)
-            sealed.setVisible(visible)
-            bar.setVisible(visible)
-            if visible:
-                label, probability = rows[row]
-                font = word.font()
-                font.setBold(ids[row] == chosen_id)  # the token written at this step
-                word.setFont(font)
-                word.set_full_text(label)  # cut in the font it is drawn in
-                bar.setValue(round(probability * 1000))
-                bar.setFormat(f"{probability:.1%}")
+        self.candidates.set_rows([(label, probability, token_id == chosen_id)  # bold: the token written here
+                                  for (label, probability), token_id in zip(rows, ids, strict=True)])
+        self.candidates.setVisible(bool(rows))
