@@ -195,6 +195,9 @@ class QtTokenChips(QtWidgets.QWidget):
 
     def _new_chip(self) -> _Chip:
         chip = _Chip(self)
+        # of no size until the row places it: shown at its default size it covered the first chips, which
+        # were painted again for it (a written word repainted five chips it never touched)
+        chip.resize(0, 0)
         chip.hovered.connect(self._on_chip_hovered)
         chip.clicked.connect(lambda c=chip: self._on_chip_clicked(c))
         return chip
