@@ -29,11 +29,12 @@ v_h(x_j) placed in the head's own columns.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 import numpy as np
+
+from ..weight_memo import per_weight
 
 FORMULA = "‖α_ij · f(x_j)‖,  f(x) = (x·W_V + b_V)·W_O"
 FORMULA_SUMMED = "‖Σ_h α^h_ij · f_h(x_j)‖"
@@ -99,22 +100,13 @@ def moved_lengths(values: np.ndarray, w_o_rows: np.ndarray | None, gram: np.ndar
     return np.sqrt(np.maximum(squared, 0.0))
 
 
-_GRAMS: dict[int, tuple[weakref.ref, np.ndarray]] = {}  # id(W_O) -> (W_O, each head's Gram matrix)
-
-
+@per_weight
 def w_o_grams(w_o: np.ndarray, heads: int) -> np.ndarray:
     """Each head's rows of W_O times their transpose, (heads, d_head, d_head) float64: the same for every
     text, so made once per layer of a model (a layer's trace made them again each time it was shown:
     100 ms per layer of SmolLM2 on a busy machine)."""
-    kept = _GRAMS.get(id(w_o))
-    if kept is not None and kept[0]() is w_o:
-        return kept[1]
     rows = np.asarray(w_o, dtype=np.float64).reshape(heads, -1, w_o.shape[1])
-    grams = np.matmul(rows, rows.transpose(0, 2, 1))
-    for key in [key for key, (ref, _) in _GRAMS.items() if ref() is None]:  # closed models' layers
-        del _GRAMS[key]
-    _GRAMS[id(w_o)] = (weakref.ref(w_o), grams)
-    return grams
+    return np.matmul(rows, rows.transpose(0, 2, 1))
 
 
 def _without(weights: np.ndarray, off: Collection[int]) -> np.ndarray:

@@ -13,6 +13,7 @@ from ..errors import ModelError, OptionsError
 from ..lazy_trace import LazyTrace
 from ..limits import MAX_REAL_TOKENS
 from ..threads import use_one_blas_thread
+from ..weight_memo import per_weight
 from .catalog import known_model_opened_by, known_model_path
 from .dependencies import require
 from .forward import forward
@@ -214,9 +215,16 @@ def _products_bounded(trace: LazyTrace, group: int) -> bool:
     largest_value = max(max(abs(float(head.v.max(initial=0.0))), abs(float(head.v.min(initial=0.0))))
                         for head in trace.heads[::group])
     concat_row = largest_value * np.sqrt(len(trace.heads) * trace.heads[0].d_k)
-    column = np.sqrt(np.square(trace.w_o, dtype=np.float64).sum(axis=0).max())
+    column = longest_column(trace.w_o)
     bias = 0.0 if trace.b_o is None else float(np.abs(trace.b_o).max())
     return bool(concat_row * column + bias < limit)
+
+
+@per_weight
+def longest_column(w_o: np.ndarray) -> float:
+    """The largest length of a column of W_O, made once per layer of a model (0.4 ms of SmolLM2's each
+    time a layer was shown)."""
+    return float(np.sqrt(np.square(w_o, dtype=np.float64).sum(axis=0).max()))
 
 
 def overflow_error(name: str, where: str) -> ModelError:
