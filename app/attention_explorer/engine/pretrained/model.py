@@ -222,8 +222,8 @@ def _products_bounded(trace: LazyTrace, group: int) -> bool:
 
 @per_weight
 def longest_column(w_o: np.ndarray) -> float:
-    """The largest length of a column of W_O, made once per layer of a model (0.4 ms of SmolLM2's each
-    time a layer was shown)."""
+    """The largest length of a column of W_O, made once per layer of a model, not each time the layer is
+    shown (0.12 ms of MiniLM's, 0.16 of SmolLM2's)."""
     return float(np.sqrt(np.square(w_o, dtype=np.float64).sum(axis=0).max()))
 
 
