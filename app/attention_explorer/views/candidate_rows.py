@@ -37,12 +37,11 @@ class QtCandidateRows(QtWidgets.QWidget):
         self._given: list[tuple[str, float, bool]] = []
         self._rows: list[CandidateRow] = []
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed)
-        self.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.DefaultContextMenu)
         self.setAccessibleName("Likeliest next tokens")
 
     # --- what it shows --------------------------------------------------------------------------
     def set_rows(self, rows: list[tuple[str, float, bool]]) -> None:
-        """(token, probability, written) per row, best first; repainted only where something changed."""
+        """(token, probability, written) per row, best first; repainted only when something changed."""
         self._given = list(rows[:self._capacity])
         shown = [self._row(label, probability, bold) for label, probability, bold in self._given]
         if shown == self._rows:

@@ -26,13 +26,12 @@ class QtNextTokens(QtWidgets.QWidget):
         self.controller = controller
         self.title = QtWidgets.QLabel()
         self.title.setWordWrap(True)
-        layout = QtWidgets.QGridLayout(self)
+        layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(WrappedLabelSeal(self.title), 0, 0, 1, 2)  # a step's new title lays out nothing else
+        layout.addWidget(WrappedLabelSeal(self.title))  # a step's new title lays out nothing else
         self.candidates = QtCandidateRows(SHOWN, WORD_COLUMN_PX)  # each token cut with … to its column
-        layout.addWidget(self.candidates, 1, 0, 1, 2)
-        layout.setColumnStretch(1, 1)
-        layout.setRowStretch(2, 1)
+        layout.addWidget(self.candidates)
+        layout.addStretch(1)
         controller.pretrained_trace_changed.connect(self._sync)
         controller.real_model_changed.connect(self._sync)
         controller.error_changed.connect(self._sync)  # said after the trace's signals: a stopped forward
