@@ -69,7 +69,6 @@ class QtNextTokens(QtWidgets.QWidget):
 
     def _sync(self, *_) -> None:
         model, ptrace = self.controller.real_model, self.controller.pretrained_trace
-        rows = self.shown()
         chosen = self.controller.shown_choice()  # a generation's text so far: (index, token written after it)
         if model is None:
             self.title.setText("The next tokens of a decoder (SmolLM2, GPT-2, Llama, Qwen, Gemma, …) show here.")
@@ -89,7 +88,7 @@ class QtNextTokens(QtWidgets.QWidget):
             else:
                 self.title.setText(f"What {model.name} would write next{note}:")
         chosen_id = None if chosen is None else chosen[1]
-        ids = [t.token_id for t in ptrace.next_tokens] if ptrace is not None else []
-        self.candidates.set_rows([(label, probability, token_id == chosen_id)  # bold: the token written here
-                                  for (label, probability), token_id in zip(rows, ids, strict=True)])
-        self.candidates.setVisible(bool(rows))
+        candidates = ptrace.next_tokens if ptrace is not None else ()
+        self.candidates.set_rows([(t.label, t.probability, t.token_id == chosen_id)  # bold: the token written here
+                                  for t in candidates])
+        self.candidates.setVisible(bool(candidates))
