@@ -18,7 +18,7 @@ import random
 import tempfile
 from pathlib import Path
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 from attention_explorer import engine
@@ -483,8 +483,16 @@ class Walk:
             QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=point)  # a head off or on
 
     def context_menu(self):
-        """Right-click a view: its menu picks one entry (export image, copy, CSV)."""
-        name = self.rng.choice(["heatmap", "arcs"])
+        """Right-click a view: its menu picks one entry (export image, copy, CSV); or a decoder's next
+        tokens, anywhere on their rows: copy one token or all of them."""
+        name = self.rng.choice(["heatmap", "arcs", "next tokens"])
+        if name == "next tokens":
+            rows = self.window.pretrained.next_tokens.candidates
+            if rows.isVisible():  # what Qt sends a widget on a right-click (QTest's click sends mouse events alone)
+                point = QtCore.QPoint(self.rng.randrange(rows.width()), self.rng.randrange(rows.height()))
+                QtWidgets.QApplication.sendEvent(rows, QtGui.QContextMenuEvent(
+                    QtGui.QContextMenuEvent.Reason.Mouse, point, rows.mapToGlobal(point)))
+            return
         widget = self.window.views[name].export_widget()
         if widget.isVisible():
             QTest.mouseClick(widget.viewport(), QtCore.Qt.MouseButton.RightButton,

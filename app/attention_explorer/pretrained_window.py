@@ -33,6 +33,7 @@ class PretrainedParts(QtCore.QObject):
         controller = window.controller
         self.model_view = QtModelView(controller)
         self.next_tokens = QtNextTokens(controller)
+        self.next_tokens.candidates.customContextMenuRequested.connect(self._copy_candidates)
         self.generation = QtGenerationPanel(controller)
         self.generation.export_requested.connect(lambda: export_generation(window))
         self.bar = QtPretrainedBar(controller)
@@ -92,6 +93,12 @@ class PretrainedParts(QtCore.QObject):
         if path:
             remember_folder(settings, "model-folder", path)  # the folder that holds it: where its siblings are
             self.window.open_model(path)
+
+    def _copy_candidates(self, point: QtCore.QPoint) -> None:
+        """A right-click on the next tokens: their copy menu, opened where the window opens every menu."""
+        menu = self.next_tokens.candidates.copy_menu(point, self.window)
+        if menu is not None:
+            self.window.pop_up(menu)
 
     def _show_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)

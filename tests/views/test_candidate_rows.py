@@ -62,24 +62,20 @@ def test_a_long_token_is_cut_to_its_column_and_whole_in_its_tip(rows, qtbot):
     QtWidgets.QToolTip.hideText()
 
 
-def test_the_menu_copies_the_token_under_the_pointer(rows, qtbot):
+def test_the_menu_copies_the_token_under_the_pointer_or_every_row(rows):
     rows.set_rows([("·the", 0.6, False), ("·a", 0.4, False)])
-    QtWidgets.QApplication.clipboard().clear()
-    chosen = []
-
-    def choose_first_action():
-        menu = QtWidgets.QApplication.activePopupWidget()
-        chosen.append([action.text() for action in menu.actions()])
-        menu.actions()[0].trigger()
-        menu.close()
-
-    QtCore.QTimer.singleShot(0, choose_first_action)
-    point = row_centre(rows, 1)
-    QtWidgets.QApplication.sendEvent(rows, QtGui.QContextMenuEvent(QtGui.QContextMenuEvent.Reason.Mouse, point,
-                                                                   rows.mapToGlobal(point)))
-    qtbot.waitUntil(lambda: bool(chosen))
-    assert chosen == [["Copy '·a'", "Copy every candidate"]]
+    owner = QtWidgets.QWidget()
+    menu = rows.copy_menu(row_centre(rows, 1), owner)
+    assert [action.text() for action in menu.actions()] == ["Copy '·a'", "Copy every candidate"]
+    assert menu.parent() is owner  # the window's, to delete once it closes
+    menu.actions()[0].trigger()
     assert QtWidgets.QApplication.clipboard().text() == "·a"
+    below = rows.copy_menu(QtCore.QPoint(20, rows.height() - 2), owner)  # no row there: every row only
+    assert [action.text() for action in below.actions()] == ["Copy every candidate"]
+    below.actions()[0].trigger()
+    assert QtWidgets.QApplication.clipboard().text() == "·the\t60.0%\n·a\t40.0%"
+    rows.set_rows([])
+    assert rows.copy_menu(row_centre(rows, 0), owner) is None
 
 
 def test_the_same_rows_again_paint_nothing_and_other_rows_paint_once(rows, qtbot):

@@ -302,6 +302,28 @@ def test_a_gguf_decoder_shows_its_next_tokens_and_they_follow_an_ablation(real_w
     assert "heads off" in panel.title.text()
 
 
+def test_a_right_click_on_the_next_tokens_opens_their_copy_menu_as_the_window_s_menus(real_window, monkeypatch):
+    """Through the window's own pop_up, where every menu is deleted once it closes (and tests choose)."""
+    window = real_window(LLAMA_GGUF, "the cat sat on the")
+    window.pretrained.dock.show()
+    rows = window.pretrained.next_tokens.candidates
+    assert rows.isVisible()
+    opened = []
+
+    def choose_first(menu):
+        opened.append(([action.text() for action in menu.actions()], menu.parent()))
+        menu.actions()[0].trigger()
+
+    monkeypatch.setattr(type(window), "run_menu", lambda _window, menu: choose_first(menu))
+    point = QtCore.QPoint(20, rows.height() // 10)  # on the first row
+    # what Qt sends a widget on a right-click (QTest's click sends the mouse events alone)
+    QtWidgets.QApplication.sendEvent(rows, QtGui.QContextMenuEvent(QtGui.QContextMenuEvent.Reason.Mouse, point,
+                                                                   rows.mapToGlobal(point)))
+    first = rows.rows()[0].label
+    assert opened == [([f"Copy {first!r}", "Copy every candidate"], window)]
+    assert QtWidgets.QApplication.clipboard().text() == first
+
+
 def test_a_bad_folder_says_why_and_keeps_the_model(real_window, qtbot, tmp_path, monkeypatch):
     window = real_window(BERT)
     c = window.controller

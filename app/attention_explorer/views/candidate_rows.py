@@ -37,6 +37,7 @@ class QtCandidateRows(QtWidgets.QWidget):
         self._given: list[tuple[str, float, bool]] = []
         self._rows: list[CandidateRow] = []
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed)
+        self.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)  # the window opens copy_menu
         self.setAccessibleName("Likeliest next tokens")
 
     # --- what it shows --------------------------------------------------------------------------
@@ -138,18 +139,19 @@ class QtCandidateRows(QtWidgets.QWidget):
             return True
         return super().event(event)
 
-    def contextMenuEvent(self, event: QtGui.QContextMenuEvent) -> None:  # noqa: N802 - Qt API
-        """Copy a token, or every row, as text: the rows are painted, not selectable labels."""
-        index = self.row_at(event.pos())
-        menu = QtWidgets.QMenu(self)
+    def copy_menu(self, point: QtCore.QPoint, parent: QtWidgets.QWidget) -> QtWidgets.QMenu | None:
+        """What a right-click at `point` offers, None with no rows: copy the token there, or every row as
+        text (the rows are painted, not selectable labels). The window opens it, as its every menu."""
+        if not self._rows:
+            return None
+        menu = QtWidgets.QMenu(parent)
+        index = self.row_at(point)
         if index is not None:
             token = self._rows[index].label
             menu.addAction(f"Copy {token!r}", lambda: QtWidgets.QApplication.clipboard().setText(token))
-        if self._rows:
-            every = "\n".join(f"{row.label}\t{row.percent}" for row in self._rows)
-            menu.addAction("Copy every candidate", lambda: QtWidgets.QApplication.clipboard().setText(every))
-        if not menu.isEmpty():
-            menu.exec(event.globalPos())
+        every = "\n".join(f"{row.label}\t{row.percent}" for row in self._rows)
+        menu.addAction("Copy every candidate", lambda: QtWidgets.QApplication.clipboard().setText(every))
+        return menu
 
     def _row_rect(self, index: int) -> QtCore.QRect:
         return QtCore.QRect(0, index * self._row_px(), self.width(), self._row_px())
