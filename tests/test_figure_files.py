@@ -222,6 +222,28 @@ def test_group_opacity_moves_into_the_shapes_for_the_pdf():
     assert ' opacity="' not in text and 'stroke-opacity="0.2"' in text and 'fill-opacity="0.25"' in text
 
 
+def test_consecutive_groups_at_one_opacity_become_one_group_dimmed_as_a_whole():
+    """Qt writes an item drawn at an opacity (the arcs' lines dimmed under a focused word) as a group per
+    pen, each at that opacity: where lines of two groups crossed they darkened each other in every
+    viewer, while the PNG dims the item's picture as a whole. A run of groups at one opacity becomes one
+    group at that opacity; groups at another opacity, or alone, stay as they are."""
+    lines = "".join(f'<g opacity="0.25" stroke="#{c}" stroke-opacity="0.5"><polyline points="0,{i} 9,{9 - i}"/></g>'
+                    for i, c in enumerate(("f00", "0f0", "00f")))
+    svg = (f'<svg xmlns="{SVG_NS}" viewBox="0 0 9 9"><g stroke="#000"><polyline points="0,0 9,0"/></g>{lines}'
+           f'<g opacity="0.5" stroke="#000"><polyline points="0,9 9,9"/></g>'
+           f'<g opacity="0.25" stroke="#000"><polyline points="0,5 9,5"/></g></svg>').encode()
+    root = ET.fromstring(fix_svg(svg, family="DejaVu Sans", drawn_size=round, title="T", description="D",
+                                 metadata=None, width="9", height="9"))
+    groups = root.findall(f"{{{SVG_NS}}}g")
+    assert [group.get("opacity") for group in groups] == [None, "0.25", "0.5", "0.25"]
+    dimmed = groups[1].findall(f"{{{SVG_NS}}}g")
+    assert [group.get("stroke") for group in dimmed] == ["#f00", "#0f0", "#00f"]  # in their order
+    assert all(group.get("opacity") is None and group.get("stroke-opacity") == "0.5" for group in dimmed)
+    flat = ET.fromstring(without_group_opacity(ET.tostring(root)))  # the PDF's: each line's own opacity
+    assert {group.get("stroke-opacity") for group in flat.iter(f"{{{SVG_NS}}}g") if group.get("stroke") == "#0f0"} \
+        == {"0.125"}
+
+
 def test_characters_xml_does_not_allow_are_shown_as_their_pictures():
     """Qt writes a text's characters into the SVG as they come: a control character made the file
     ill-formed. The fixed SVG shows each as its picture, in Qt's text and in the title, description

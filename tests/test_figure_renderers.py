@@ -60,9 +60,14 @@ FIGURES = {  # name: (controller, view, grid)
     "model view": (real, "model", None),
     "real heatmap": (real, "heatmap", None),
     "layers side by side": (real, "heatmap", "layers"),
+    "dimmed arcs": (real, "arcs", None),  # every head's lines, dimmed under the pinned word, crossing
 }
 GENERATION = "generation"  # a decoder's generation (generation_figure): PNG and SVG, no PDF
 SVG_FIGURES = [*FIGURES, GENERATION]
+# A PDF page has no group opacity in Qt (its SVG renderer would draw the group as a picture at the page's
+# 1,200 dpi), so each dimmed line carries its own: where many meet at a word they darken one another,
+# unlike the PNG (1 % of the pixels, 51 % of the worst block for twelve heads' dimmed lines).
+PDF_FIGURES = [name for name in FIGURES if name != "dimmed arcs"]
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +119,7 @@ def test_librsvg_draws_the_svg_as_qt_draws_the_png(figures, name):
 
 
 @needs_poppler
-@pytest.mark.parametrize("name", list(FIGURES))
+@pytest.mark.parametrize("name", PDF_FIGURES)
 def test_poppler_draws_the_pdf_as_qt_draws_the_png(figures, name):
     stem = figures[name]
     png = Image.open(f"{stem}.png")

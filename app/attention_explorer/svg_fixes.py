@@ -17,6 +17,10 @@ QSvgGenerator writes four things that other renderers draw differently:
   viewers smooth into a blur (librsvg even blends neighbouring cells of a picture drawn a few times
   its size): they are enlarged pixel by pixel (nearest neighbour) to at least their drawn size in
   the output's pixels and marked `image-rendering: pixelated`.
+- An item drawn at an opacity (the arcs' lines, dimmed under a focused word) as one group per pen,
+  each at that opacity, so that where lines of two groups cross they darken each other: the screen
+  and the PNG dim the item's picture as a whole. Each run of consecutive groups at one opacity goes
+  into one group at that opacity, which viewers composite as one picture.
 Shapes neither filled nor stroked (pyqtgraph's plot areas) are dropped: they draw nothing, except in
 Qt's SVG renderer on a PDF page, which filled such a frame's outline black around the heatmap. Empty
 groups (Qt writes one per change of pen or brush) are dropped too, and the figure's view state is
@@ -85,6 +89,7 @@ def fix_svg(svg: bytes, *, family: str, drawn_size: Callable[[float], float], ti
         _sharpen(image, (sx * pixel_ratio, sy * pixel_ratio), max_enlarged)
     _drop_invisible_shapes(root, "black", "none")
     _drop_empty_groups(root)
+    _group_translucent_runs(root)
     root.set("width", width)
     root.set("height", height)
     _set_text(root, "title", title, 0)
@@ -289,6 +294,30 @@ def _drop_empty_groups(root: ET.Element) -> None:
         for child in list(parent):
             if child.tag == f"{{{SVG_NS}}}g" and len(child) == 0 and not (child.text or "").strip():
                 parent.remove(child)
+
+
+def _group_translucent_runs(root: ET.Element) -> None:
+    """Each run of two or more consecutive sibling groups with one opacity below 1 moved into one group
+    at that opacity, their own opacities dropped."""
+    for parent in list(root.iter()):
+        runs: list[list[ET.Element]] = []
+        previous = None
+        for child in parent:
+            opacity = child.get("opacity") if child.tag == f"{{{SVG_NS}}}g" else None
+            if opacity is not None and float(opacity) < 1 and opacity == previous:
+                runs[-1].append(child)
+            elif opacity is not None and float(opacity) < 1:
+                runs.append([child])
+            previous = opacity
+        for run in runs:
+            if len(run) < 2:
+                continue
+            wrapper = ET.Element(f"{{{SVG_NS}}}g", {"opacity": run[0].get("opacity")})
+            parent.insert(list(parent).index(run[0]), wrapper)
+            for group in run:
+                parent.remove(group)
+                del group.attrib["opacity"]
+                wrapper.append(group)
 
 
 def without_group_opacity(svg: bytes) -> bytes:

@@ -11,7 +11,8 @@ from PySide6 import QtCore, QtWidgets
 from attention_explorer import engine
 from attention_explorer.cli import main
 from attention_explorer.controller import LOOKED_AT, LOOKING, Controller
-from attention_explorer.image_export import svg_bytes
+from attention_explorer.image_export import export_svg, svg_bytes
+from attention_explorer.svg_fixes import SVG_NS
 from attention_explorer.views import theme
 from attention_explorer.views.arc_diagram import (
     ALL_HEADS_PX_PER_HEAD,
@@ -23,7 +24,7 @@ from attention_explorer.views.arc_diagram import (
     RIGHT,
     QtArcDiagram,
 )
-from attention_explorer.views.arc_lines import selected_arcs, strongest_first
+from attention_explorer.views.arc_lines import LAYERED_WIDTH_PX, selected_arcs, strongest_first
 from gui_helpers import hover_arc_end
 from screen_oracle import check_backing_store
 from view_twins import check_twin
@@ -305,6 +306,27 @@ def test_a_pane_too_short_for_every_heads_arcs_draws_the_selected_head_and_the_b
     assert arcs.all_heads.toolTip() == ALL_HEADS_TIP and ONE_HEAD_NOTE not in arcs.legend.text
     assert {head for head, *_ in arcs.drawn_arcs()} == set(range(8))
     check_twin(arcs, "a pane made short and tall again")
+
+
+def test_an_svg_of_the_arcs_draws_each_bucket_s_wide_lines_as_one_translucent_group_as_the_picture_does(
+        qtbot, make_arcs, tmp_path):
+    """On screen and in a PNG each bucket's wide lines, every head's, are drawn opaque into a layer laid
+    over the picture at the bucket's opacity, so lines of a bucket that cross show once. The SVG drew
+    each line translucent, and the crossings came out darker in every viewer. It now holds one group a
+    bucket at the bucket's opacity, its lines (of several heads) opaque; thin lines keep their pens."""
+    arcs = make_arcs(20)
+    arcs.controller.set_options(arcs.controller.options.with_changes(heads=8))
+    qtbot.waitUntil(lambda: arcs.heads_shown() == list(range(8)))
+    layered = {pen.color().alpha() for pen, _ in arcs.lines.batches() if pen.widthF() >= LAYERED_WIDTH_PX}
+    export_svg(arcs, tmp_path / "arcs.svg")
+    root = ET.parse(tmp_path / "arcs.svg").getroot()
+    groups = [group for group in root.iter(f"{{{SVG_NS}}}g") if group.get("opacity") is not None]
+    assert len(layered) > 2 and sorted(round(float(g.get("opacity")) * 255) for g in groups) == sorted(layered)
+    pens = [group.findall(f"{{{SVG_NS}}}g") or [group] for group in groups]  # a bucket of one head: its own
+    assert {pen.get("stroke-opacity") for bucket in pens for pen in bucket} == {"1"}
+    assert max(len({pen.get("stroke") for pen in bucket}) for bucket in pens) > 1  # one group, many heads
+    thin = [g for g in root.iter(f"{{{SVG_NS}}}g") if g.get("stroke-width") == "0.95"]
+    assert thin and all(float(g.get("stroke-opacity")) < 1 for g in thin)
 
 
 def test_a_figure_of_arcs_too_short_for_every_head_says_in_its_caption_that_it_draws_one(tmp_path):

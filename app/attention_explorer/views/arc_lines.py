@@ -134,7 +134,10 @@ class ArcLinesItem(PixelPaddedItem):
     semi-transparent, wide, antialiased lines about five times slower than opaque ones, and one layer
     a bucket rather than one a head and bucket saves ninety fills and blends of the whole image at
     twelve heads. (Where lines of one bucket cross, the layer shows them once rather than darker, which
-    reads better anyway.) SVG gets one vector line per arc with a translucent pen.
+    reads better anyway.) SVG gets one vector line per arc. Undimmed, a bucket's wide lines are opaque, each
+    head's in a group at the bucket's opacity, which svg_fixes gathers into one group a bucket: viewers
+    composite it as the layer. Dimmed, every line keeps its translucent pen, each group at the item's
+    opacity, gathered into one group dimmed as a whole, as the picture is.
 
     Dimmed on screen (a word focused over the lines, at DIMMED_OPACITY), the image is drawn without
     antialiasing: at a quarter of their strength the lines' steps cannot be told from smooth edges, and
@@ -175,7 +178,10 @@ class ArcLinesItem(PixelPaddedItem):
         painter.resetTransform()
         if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG:
             painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
-            for pen, lines, *_ in self._device_batches(to_device):
+            whole = painter.opacity()
+            layers = whole >= 1  # undimmed: each bucket's wide lines opaque in a group at its opacity, as the image
+            for pen, lines, layered, opacity in self._device_batches(to_device, opaque_layers=layers):
+                painter.setOpacity(whole * opacity if layers and layered else whole)
                 painter.setPen(pen)
                 draw_line_array(painter, lines)
         else:
