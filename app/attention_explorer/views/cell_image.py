@@ -30,6 +30,26 @@ class CellImage(pg.ImageItem):
         self._scaled_key: tuple | None = None
         self.setAcceptHoverEvents(True)
 
+    def render(self):
+        """pyqtgraph colours a float image that holds NaN (a decoder's masked half: every cell after the
+        diagonal) by listing each NaN's position and writing a zero alpha through the list, then converts
+        the result for drawing: 7.3 ms at 1,014 tokens, where colouring the cells takes 2.7. The same
+        colours (the same levels, table and rounding), made from the NaN mask in one pass
+        (masked_colours); any other image as pyqtgraph makes it."""
+        image, lut, levels = self.image, self.lut, self.levels
+        plain = (image is not None and image.ndim == 2 and image.dtype.kind == "f" and isinstance(lut, np.ndarray)
+                 and lut.dtype == np.uint8 and lut.ndim == 2 and lut.shape[1] in (3, 4) and 0 < len(lut) <= 256
+                 and levels is not None and np.ndim(levels) == 1 and not self.autoDownsample)
+        if plain:
+            hidden = np.isnan(image)
+            plain = bool(hidden.any())
+        if not plain:
+            super().render()
+            return
+        self.qimage = masked_colours(image, hidden, levels, lut)
+        self._processingBuffer = self._displayBuffer = None
+        self._renderRequired = self._unrenderable = False
+
     def paint(self, painter, *args):
         if painter.paintEngine().type() == QtGui.QPaintEngine.Type.SVG and self.qimage is not None:
             self._paint_cells_as_rects(painter)
@@ -104,6 +124,23 @@ class CellImage(pg.ImageItem):
         rows, cols = self.matrix_shape
         inside = 0 <= row < rows and 0 <= col < cols
         self._on_cell((row, col) if inside else None, ev.screenPos() if inside else None)
+
+
+def masked_colours(values: np.ndarray, hidden: np.ndarray, levels, lut: np.ndarray) -> QtGui.QImage:
+    """`values` (rows × cols, float) coloured through `lut` (uint8, entries × RGB or RGBA) over `levels`
+    exactly as pyqtgraph colours a float image (its rescaleData: entries ÷ the levels' span, clipped to
+    the table, truncated), the `hidden` cells transparent, as a 32-bit ARGB image: premultiplied (what
+    _cells_in_pixels draws from, no conversion) when the table is opaque."""
+    low, high = float(levels[0]), float(levels[1])
+    entries = len(lut)
+    index = pg.functions.rescaleData(values, entries / ((high - low) or 1), low, dtype=np.uint8, clip=(0, entries - 1))
+    alpha = lut[:, 3].astype(np.uint32) if lut.shape[1] == 4 else np.full(entries, 255, dtype=np.uint32)
+    table = alpha << 24 | lut[:, 0].astype(np.uint32) << 16 | lut[:, 1].astype(np.uint32) << 8 | lut[:, 2]
+    pixels = table[index]
+    pixels[hidden] = 0
+    formats = QtGui.QImage.Format
+    kind = formats.Format_ARGB32_Premultiplied if (alpha == 255).all() else formats.Format_ARGB32
+    return pg.functions.ndarray_to_qimage(pixels, kind)  # on the array's memory, which it holds
 
 
 def _cells_in_pixels(qimage: QtGui.QImage, target: QtCore.QRectF, pixels: tuple[int, int, int, int], ratio: float,
