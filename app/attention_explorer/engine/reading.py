@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cell_arithmetic import sum_of
+from .tokenizer import subscript
 from .trace import Trace
 
 SIGNIFICANT_DIGITS = 3  # not 2 decimals as in the step tables: a weight of 0.004 must not read as 0
@@ -29,10 +30,6 @@ SIGNIFICANT_DIGITS = 3  # not 2 decimals as in the step tables: a weight of 0.00
 def weight(x: float) -> str:
     """A weight in a reading's arithmetic: 0.308, 0.0123, 0.0000052."""
     return np.format_float_positional(float(x), precision=SIGNIFICANT_DIGITS, fractional=False, trim="-")
-
-
-def _subscript(number: int) -> str:
-    return str(number).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
 
 
 class _Stage:
@@ -62,12 +59,12 @@ class RolloutStage(_Stage):
         return f"the rollout up to layer {self.layer + 1}"
 
     def explain(self, head: int, row: int, col: int, a: str, b: str, value: float) -> str:
-        here = _subscript(self.layer + 1)
+        here = subscript(self.layer + 1)
         if self.previous is None:
             total = self.mean[row].sum() + 1.0
             return (f"R{here}[{a}, {b}] = (mean of the {self.heads} heads {weight(self.mean[row, col])}"
                     f" + {1 if row == col else 0}) ÷ {weight(total)} = {weight(value)}")
-        before = _subscript(self.layer)
+        before = subscript(self.layer)
         terms = [f"{weight(m)}×{weight(r)}" for m, r in zip(self.mixed[row], self.previous[:, col], strict=True)]
         return f"R{here}[{a}, {b}] = Σₖ Â{here}[{a}, k]·R{before}[k, {b}] = {sum_of(terms)} = {weight(value)}"
 

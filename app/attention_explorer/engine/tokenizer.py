@@ -110,9 +110,13 @@ def token_labels(tokens: list[str]) -> list[str]:
             labels.append(token)
             continue
         seen[token] += 1
-        labels.append(f"{token}{_subscript(seen[token])}")
+        labels.append(f"{token}{subscript(seen[token])}")
     return labels
 
 
-def _subscript(number: int) -> str:
-    return str(number).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
+_SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def subscript(number: int) -> str:
+    """`number` in subscript digits: 12 → "₁₂"."""
+    return str(number).translate(_SUBSCRIPT_DIGITS)

@@ -21,7 +21,7 @@ from attention_explorer.engine.pretrained.generation_trace import (
     written_so_far,
 )
 from attention_explorer.engine.pretrained.recompute import LayerMaker
-from attention_explorer.engine.pretrained.tokenizing import CONTINUATION, WRITTEN_MARK
+from attention_explorer.engine.pretrained.tokenizing import CONTINUATION, WRITTEN_MARK, first_tokens
 from tiny_checkpoints import DECODERS
 
 pytest.importorskip("tokenizers")
@@ -200,6 +200,23 @@ def test_written_tokens_are_marked_and_the_text_is_what_was_written(data):
     # the words are runs of neighbouring tokens that cover them all, the prompt's as encode() makes them
     assert [i for word in trace.words for i in word] == list(range(trace.n))
     assert trace.words[:len(model.tokenizer.encode(PROMPT).words)] == model.tokenizer.encode(PROMPT).words
+
+
+@pytest.mark.parametrize("name", DECODERS)
+def test_a_text_so_far_shared_is_encoded_as_its_own_tokens_encode(data, name):
+    """A text so far takes its tokens, labels and words from the whole text's (first_tokens): the same as
+    extending the prompt by its own written tokens, word cut in the middle or not."""
+    model = dataclasses.replace(open_pretrained(data / name), generation=GenerationInfo())
+    generation = generate(model, "The cat sat on the mat, un-believably", GenerationSettings(tokens=8), keep_reader=True)
+    projections = SharedProjections(model, generation)
+    for written in range(9):
+        ids = [step.token_id for step in generation.steps[:written]]
+        own = model.tokenizer.extended(generation.encoded, ids)
+        taken = first_tokens(projections.encoded, len(generation.prompt_ids) + written)
+        assert np.array_equal(taken.ids, own.ids) and np.array_equal(taken.special, own.special)
+        assert (taken.pieces, taken.labels, taken.words, taken.cut) == (own.pieces, own.labels, own.words, own.cut)
+        shared, alone = trace_so_far(model, generation, written, projections), trace_so_far(model, generation, written)
+        assert (shared.tokens, shared.words) == (alone.tokens, alone.words)
 
 
 def test_the_cli_keeps_no_reader(data):

@@ -32,7 +32,7 @@ from .model import CheckedTrace, PretrainedModel
 from .real_trace import NextToken, PretrainedTrace, make_labels, next_label, summarise_rows
 from .recompute import LayerMaker
 from .thumbnails import thumb_size, thumb_step
-from .tokenizing import Encoded, marked_written
+from .tokenizing import Encoded, first_tokens, marked_written
 
 WRITTEN_KEY = "tokens written"  # in a text so far's memo: how many of its tokens were written
 
@@ -84,8 +84,9 @@ class SharedProjections:
         self._before_rope: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._too_large = False  # every layer's would not fit in MAX_BYTES
         self._lock = threading.Lock()
-        self._special = model.tokenizer.extended(
-            generation.encoded, [s.token_id for s in generation.steps]).special[:self.length]
+        # the whole text as encoded, of which each text so far is the first tokens (first_tokens)
+        self.encoded = model.tokenizer.extended(generation.encoded, [s.token_id for s in generation.steps])
+        self._special = self.encoded.special[:self.length]
         self._summary: tuple[np.ndarray, np.ndarray] | None = None  # the whole text's thumbnails and sinks
 
     def __call__(self, layer: int, n: int) -> Projections | None:
@@ -191,7 +192,9 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int,
     prompt = len(generation.prompt_ids)
     length = prompt + written
     ids = [step.token_id for step in generation.steps[:written]]
-    encoded = marked_written(model.tokenizer.extended(generation.encoded, ids), prompt)
+    whole = first_tokens(shared.encoded, length) if shared is not None else model.tokenizer.extended(
+        generation.encoded, ids)
+    encoded = marked_written(whole, prompt)
     n_layers, n_heads, m = model.n_layers, model.n_heads, thumb_size(length)
     reader = generation.reader
     summary = shared.summary_of(length) if shared is not None else None

@@ -8,6 +8,7 @@ their own text and are flagged. A byte-level piece holding part of a character s
 
 from __future__ import annotations
 
+import bisect
 import os
 import sys
 import tempfile
@@ -85,6 +86,20 @@ class Encoded:
     @property
     def truncated(self) -> bool:
         return self.cut is not None
+
+
+def first_tokens(encoded: Encoded, n: int) -> Encoded:
+    """The first n tokens of `encoded`, as encoding their text would make them when a token's label and
+    word depend only on the tokens before it (a decoder's written text, Tokenizer.extended): the text
+    so far of a generation, taken from its whole text's in a few slices instead of labelling every
+    token again (3 ms a scrubber step at 1,000 tokens)."""
+    if n >= len(encoded.ids):
+        return encoded
+    words = encoded.words[:bisect.bisect_left([word[0] for word in encoded.words], n)]
+    if words and words[-1][-1] >= n:  # the word the cut falls in keeps its pieces before it
+        words = (*words[:-1], tuple(i for i in words[-1] if i < n))
+    return replace(encoded, ids=encoded.ids[:n], pieces=encoded.pieces[:n], labels=encoded.labels[:n],
+                   special=encoded.special[:n], words=words)
 
 
 def marked_written(encoded: Encoded, first: int) -> Encoded:
