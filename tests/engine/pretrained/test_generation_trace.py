@@ -207,7 +207,8 @@ def test_a_text_so_far_shared_is_encoded_as_its_own_tokens_encode(data, name):
     """A text so far takes its tokens, labels and words from the whole text's (first_tokens): the same as
     extending the prompt by its own written tokens, word cut in the middle or not."""
     model = dataclasses.replace(open_pretrained(data / name), generation=GenerationInfo())
-    generation = generate(model, "The cat sat on the mat, un-believably", GenerationSettings(tokens=8), keep_reader=True)
+    generation = generate(model, "The cat sat on the mat, un-believably", GenerationSettings(tokens=8),
+                          keep_reader=True)
     projections = SharedProjections(model, generation)
     for written in range(9):
         ids = [step.token_id for step in generation.steps[:written]]
