@@ -2,8 +2,9 @@
 beside the engine alone; a word hovered while it writes; a step of the scrubber once it has written.
 
 Run: `python bench/bench_generation_window.py` (`--tokens N`, default 64; `--repeat N` hovers and
-scrub steps). SmolLM2 in a 1400 × 900 window, offscreen, with every view, the Steps dock and the
-model view open; the model's stop token may end it sooner. The window's controller
+scrub steps; `--pause MS` the event loop runs between two scrub steps, as a user looking at each, 0 by
+default: back to back, as a held key). SmolLM2 in a 1400 × 900 window, offscreen, with every view, the
+Steps dock and the model view open; the model's stop token may end it sooner. The window's controller
 writes on its worker, as the app does; each hover and scrub step is timed until the event loop has
 settled (bench/settling.py) and paired with its anchor, a bare pyqtgraph ImageItem of the same n × n
 set and painted. Medians; never asserted in tests.
@@ -27,6 +28,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--pause", type=int, default=0,
+                        help="ms the event loop runs between two scrubber steps (0: back to back, as a held key)")
     args = parser.parse_args()
     screen = Path(tempfile.gettempdir()) / "attention-explorer-bench-screen.json"
     screen.write_text('{"screens": [{"name": "bench", "x": 0, "y": 0, "width": 1920, "height": 1200, '
@@ -109,6 +112,8 @@ def main() -> int:
         panel.back.click()
         settle()
         scrubs.append((time.perf_counter() - begun) * 1000)
+        if args.pause:
+            wait(lambda: False, args.pause)  # a user looking at the step before taking the next
     ratio = statistics.median(s / a for s, a in zip(scrubs, anchors, strict=True))
     print(f"| {written} tokens after a {alone_prompt}-token prompt | engine alone "
           f"{written / alone_s:.1f} tokens/s | in the window, views following {written / window_s:.1f} tokens/s |")
@@ -116,7 +121,8 @@ def main() -> int:
           f"{statistics.quantiles(hovers, n=10)[-1]:.0f} ms, largest {max(hovers):.0f} ms over {len(hovers)} "
           f"hovers, {statistics.median(passes):.0f} passes |")
     print(f"| a scrubber step back | median {statistics.median(scrubs):.0f} ms "
-          f"({min(scrubs):.0f}–{max(scrubs):.0f}), anchor {statistics.median(anchors):.1f} ms, {ratio:.0f}× |")
+          f"({min(scrubs):.0f}–{max(scrubs):.0f}; the first, as soon as it has written, {scrubs[0]:.0f}), "
+          f"anchor {statistics.median(anchors):.1f} ms, {ratio:.0f}× |")
     if Path("/proc/self/status").exists():
         peak, kept = memory_mib()
         print(f"| the window's memory | peak {peak:.0f} MiB, kept {kept:.0f} MiB |")

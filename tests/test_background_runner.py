@@ -1,5 +1,5 @@
-"""The worker's runner lets go of what a dropped job returns once the job ends, and a quit waits for
-its step under way."""
+"""The worker's runner lets go of what a dropped job returns once the job ends, a quit waits for its step
+under way, and a quiet job (work done ahead) never shows as busy."""
 
 import threading
 import time
@@ -68,3 +68,35 @@ def test_quitting_waits_for_every_worker_s_step_and_no_longer(qapp, monkeypatch)
     assert not wait_for_every_worker(200)  # a step that never reports is not waited for
     stuck.set()
     assert wait_for_every_worker(10_000)
+
+
+def test_a_quiet_job_never_makes_the_runner_busy(qapp):
+    """Work done ahead of the user (the scrubber's next step) shows no busy cursor, progress or Cancel: a
+    quiet job leaves the runner not busy, and a job beside it makes it busy until that job ends."""
+    runner = BackgroundRunner()
+    heard, done, shown = [], [], []
+    runner.busy_changed.connect(heard.append)
+    runner.progress_changed.connect(lambda fraction, text: shown.append(text))
+    release = threading.Event()
+
+    def ahead(progress):
+        assert progress(0.5, "a layer made ahead")  # still wanted: it goes on, and nobody sees its progress
+        release.wait(10)
+        return "made ahead"
+
+    runner.submit("ahead", ahead, done.append, done.append, quiet=True)
+    assert not runner.busy and heard == []
+    runner.submit("run", lambda _progress: "forward", done.append, done.append)
+    assert runner.busy and heard == [True]
+    release.set()
+    assert runner.wait(10_000)
+    deadline = time.monotonic() + 5
+    while len(done) < 2 and time.monotonic() < deadline:  # delivered by the runner's timer
+        QTest.qWait(10)
+    assert sorted(done) == ["forward", "made ahead"] and not runner.busy and heard == [True, False]
+    assert shown == []
+    runner.submit("ahead", lambda _progress: "again", done.append, done.append, quiet=True)
+    runner.drop("ahead")  # dropped before it answers: no word, and never busy
+    assert runner.wait(10_000)
+    QTest.qWait(50)
+    assert heard == [True, False] and done[-1] != "again"

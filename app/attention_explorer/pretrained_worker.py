@@ -5,7 +5,8 @@ delivered; the older job is told to stop at its next progress report), `cancel()
 (their callers hear so now, not when the work reaches its next report), `drop(lane)` forgets a lane's
 job without a word (another model was chosen meanwhile) and `drop_all()` every job (quitting). A job
 left behind inside a long step does not hold up the next one: that starts on a fresh thread, and the
-old one ends when its step does.
+old one ends when its step does. A quiet job (work done ahead of the user: the scrubber's next step)
+never makes the runner busy, so no progress, Cancel or busy cursor shows for it.
 
 Why a plain Python thread and a timer rather than Qt's thread pool: the worker never touches Qt. It
 hands each outcome to a queue that a timer on the GUI thread empties, so nothing the worker does can
@@ -74,6 +75,7 @@ class BackgroundRunner(QtCore.QObject):
         self._next_id = 0
         self._current: dict[str, int] = {}                 # lane -> its latest job
         self._callbacks: dict[int, tuple[str, Callable, Callable]] = {}
+        self._quiet: set[int] = set()                      # jobs that leave the runner not busy
         self._timer = QtCore.QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._deliver)
@@ -81,7 +83,7 @@ class BackgroundRunner(QtCore.QObject):
 
     @property
     def busy(self) -> bool:
-        return bool(self._callbacks)
+        return any(job_id not in self._quiet for job_id in self._callbacks)
 
     def has_job(self, lane: str) -> bool:
         """A job of `lane` is queued, running, or done and not yet delivered."""
@@ -93,9 +95,10 @@ class BackgroundRunner(QtCore.QObject):
             return job_id in self._current.values()
 
     def submit(self, lane: str, work: Work, on_done: Callable[[Any], None],
-               on_failed: Callable[[str], None]) -> int:
+               on_failed: Callable[[str], None], quiet: bool = False) -> int:
         """Start `work` on the worker; the older job of `lane` stops and is never delivered.
-        `on_failed` hears "" when the job was cancelled by the user."""
+        `on_failed` hears "" when the job was cancelled by the user. A `quiet` job leaves the runner
+        not busy."""
         was_busy = self.busy
         with self._lock:
             self._next_id += 1
@@ -112,10 +115,13 @@ class BackgroundRunner(QtCore.QObject):
                                                 name="real-model worker", daemon=True)
                 self._thread.start()
         self._callbacks.pop(superseded, None)  # never delivered: the newer job answers
+        self._quiet.discard(superseded)
         self._callbacks[job_id] = (lane, on_done, on_failed)
+        if quiet:
+            self._quiet.add(job_id)
         self._timer.start()
-        if not was_busy:
-            self.busy_changed.emit(True)
+        if self.busy != was_busy:
+            self.busy_changed.emit(self.busy)
         return job_id
 
     def cancel(self) -> None:
@@ -172,7 +178,8 @@ class BackgroundRunner(QtCore.QObject):
         def progress(fraction: float, text: str) -> bool:
             if not self.is_current(job_id):
                 return False
-            self._progress = (job_id, fraction, text)
+            if job_id not in self._quiet:  # a quiet job only asks whether it is still wanted
+                self._progress = (job_id, fraction, text)
             return True
 
         if not self.is_current(job_id):  # superseded while it waited
@@ -212,8 +219,10 @@ class BackgroundRunner(QtCore.QObject):
             self._timer.stop()
 
     def _take(self, job_id: int) -> tuple[str, Callable, Callable] | None:
+        was_busy = self.busy
         entry = self._callbacks.pop(job_id, None)
-        if entry is not None and not self._callbacks:
+        self._quiet.discard(job_id)
+        if was_busy and not self.busy:
             self.busy_changed.emit(False)
         return entry
 

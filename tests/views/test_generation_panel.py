@@ -288,6 +288,12 @@ def test_stop_keeps_what_was_written(real_window, qtbot, monkeypatch):
     assert "(stopped)" in panel.position.text() and panel.generate_button.isEnabled()
 
 
+def wait_for_the_step_made_ahead(controller, qtbot) -> None:
+    """Until the window has asked for the scrubber's next step (once it is idle) and the worker made it."""
+    qtbot.waitUntil(lambda: not controller._ahead_timer.isActive())
+    assert controller._runner.wait(10_000)
+
+
 def _record_texts_so_far(monkeypatch) -> list:
     """Weak references to every text so far made from now on, in the order they are made."""
     import weakref
@@ -303,6 +309,57 @@ def _record_texts_so_far(monkeypatch) -> list:
 
     monkeypatch.setattr(generation_trace, "trace_so_far", recorded)
     return made
+
+
+def test_the_scrubber_s_next_step_is_made_on_the_worker_while_the_window_shows_this_one(real_window, qtbot,
+                                                                                         monkeypatch):
+    """The end of a generation makes its first step back on the worker, and each step back the one after it
+    (scrub_ahead.py), quietly: the window never turns busy, a step back shows that text so far without
+    making it again, and it is the text so far the window would have made. A step the other way, or an
+    edit, leaves nothing made ahead behind."""
+    import threading
+
+    from attention_explorer.engine.pretrained import generation_trace
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    busy = []
+    c.busy_changed.connect(busy.append)
+    panel = generate_in(window, qtbot, 8)
+    wait_for_the_step_made_ahead(c, qtbot)
+    first = c._ahead._making
+    assert first.written == 7 and first.trace is not None and busy == [True, False]  # busy while it wrote only
+    del busy[:]
+    threads, make = [], generation_trace.trace_so_far
+
+    def recorded(*args, **kwargs):
+        trace = make(*args, **kwargs)
+        threads.append((args[2], threading.current_thread() is threading.main_thread(), trace))
+        return trace
+
+    monkeypatch.setattr(generation_trace, "trace_so_far", recorded)
+    qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+    assert c.written_shown == 7 and c.pretrained_trace is first.trace
+    wait_for_the_step_made_ahead(c, qtbot)
+    assert [(written, on_gui) for written, on_gui, _ in threads] == [(6, False)]  # none made by the window
+    ahead = threads[-1][2]
+    qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+    assert c.written_shown == 6 and c.pretrained_trace is ahead
+    wait_for_the_step_made_ahead(c, qtbot)
+    assert [(written, on_gui) for written, on_gui, _ in threads[1:]] == [(5, False)]  # the next, again ahead
+    fresh = make(c.real_model, c.generation, 6, c._shared_projections())
+    assert ahead.tokens == fresh.tokens and np.array_equal(ahead.thumbnails, fresh.thumbnails)
+    assert np.array_equal(ahead.layer_weights(c.layer), fresh.layer_weights(c.layer))
+    assert window.heatmap.shown_matrix().shape == (ahead.n, ahead.n)
+    qtbot.mouseClick(panel.forth, QtCore.Qt.MouseButton.LeftButton)  # the other way: 7 and 8 are kept made
+    assert c.written_shown == 7
+    wait_for_the_step_made_ahead(c, qtbot)
+    assert threads[2:] == [] and c._ahead._making is None  # the step back made ahead, dropped
+    assert busy == []  # never busy: no cursor, progress or Cancel for work done ahead
+    window.sentence_box.setPlainText("the dog")  # an edit ends the generation: nothing ahead is kept
+    qtbot.waitUntil(lambda: c.generation is None and not c.busy)
+    assert c._ahead._making is None
+    check_backing_store(window, "scrubbed with steps made ahead, then edited")
 
 
 def test_the_texts_so_far_followed_while_writing_are_not_all_kept(real_window, qtbot, monkeypatch):
@@ -350,6 +407,7 @@ def test_scrubbing_a_long_text_keeps_few_texts_so_far_and_no_layer_of_those_not_
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     c = window.controller
     panel = generate_in(window, qtbot, 12)
+    wait_for_the_step_made_ahead(c, qtbot)  # the first step back, made as the generation ended
     monkeypatch.setattr(controller_generation, "TRACES_KEPT_BYTES", 0)  # a tiny model's texts stand for long ones
     made = _record_texts_so_far(monkeypatch)
     layers = []
@@ -357,12 +415,15 @@ def test_scrubbing_a_long_text_keeps_few_texts_so_far_and_no_layer_of_those_not_
         layers.append(weakref.ref(c.pretrained_trace.layer_trace(c.layer)))
         qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: not c.busy)
+        wait_for_the_step_made_ahead(c, qtbot)
     gc.collect()
     shown = c.pretrained_trace
     alive = [ref() for ref in made if ref() is not None]
-    assert len(made) == 6 and len(alive) == 2 and shown in alive  # the one shown and the one before it
-    before = next(trace for trace in alive if trace is not shown)
-    assert "layer trace" not in before.memo and "layer trace" in shown.memo
+    # the one shown, the one before it, and the next step back made ahead (scrub_ahead.py)
+    # (the first step back was made ahead as the generation ended, before the recording began)
+    assert len(made) == 6 and len(alive) == 3 and shown is alive[1] and alive[2].n == shown.n - 1
+    before, ahead = alive[0], alive[2]
+    assert "layer trace" not in before.memo and "layer trace" not in ahead.memo and "layer trace" in shown.memo
     assert sum(ref() is not None for ref in layers) == 0  # the layers shown before the last step are gone
     qtbot.mouseClick(panel.forth, QtCore.Qt.MouseButton.LeftButton)  # the one before, shown again
     qtbot.waitUntil(lambda: not c.busy)
