@@ -95,6 +95,7 @@ class GenerationControls(EncoderDecoderControls):
         self._written_shown = 0
         self._following = True                      # the views follow the newest token
         self._traces: OrderedDict[int, PretrainedTrace] = OrderedDict()
+        self._made_ms: dict[int, float] = {}         # how long each text so far took to make, by tokens written
         self._ahead = ScrubAhead()                  # the scrubber's next step, made on the worker meanwhile
         self._ahead_at = 0                          # ...with this many tokens written, once the window is idle
         self._ahead_timer = QtCore.QTimer(self)
@@ -189,6 +190,7 @@ class GenerationControls(EncoderDecoderControls):
         mailbox = _Mailbox()
         self._mailbox, self._following, self._generation_error = mailbox, True, ""
         self._traces.clear()
+        self._made_ms.clear()
         self._forget_ahead()
         self._shared = None
 
@@ -261,6 +263,7 @@ class GenerationControls(EncoderDecoderControls):
         made = mailbox.take()
         if made is not None:
             written, trace, made_ms = made
+            self._made_ms[written] = made_ms
             self._keep_trace(written, trace)
             if self._following:
                 started = time.perf_counter()
@@ -290,6 +293,7 @@ class GenerationControls(EncoderDecoderControls):
         self._follow_text(generation)
         made = mailbox.take() if mailbox is not None else None
         if made is not None:
+            self._made_ms[made[0]] = made[2]
             self._keep_trace(made[0], made[1])
         written = self.written_ready
         fresh = made is not None and made[0] == written
@@ -334,12 +338,14 @@ class GenerationControls(EncoderDecoderControls):
 
         ahead = self._ahead.take(self._runner, self._generation, written) if self._mailbox is None else None
         trace = self._traces.get(written)
-        if trace is None:
-            trace = ahead
+        if trace is None and ahead is not None:
+            trace, self._made_ms[written] = ahead
         if trace is None:
             started = time.perf_counter()
             trace = trace_so_far(self._real_model, self._generation, written, self._shared_projections())
-            self._forward_ms = (time.perf_counter() - started) * 1000
+            self._made_ms[written] = (time.perf_counter() - started) * 1000
+        # the status line says how long this text so far took to make, wherever and whenever it was made
+        self._forward_ms = self._made_ms.get(written, self._forward_ms)
         self._keep_trace(written, trace)
         return trace
 
@@ -404,6 +410,7 @@ class GenerationControls(EncoderDecoderControls):
             self._generation = self._compared = None
             self._shared = None
             self._traces.clear()
+            self._made_ms.clear()
             self._forget_ahead()
             self._written_shown = 0
             self.generation_changed.emit(None)

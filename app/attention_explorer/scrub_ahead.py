@@ -16,6 +16,7 @@ cursor, no progress, no Cancel for it) and is superseded by the next one; a step
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -32,12 +33,14 @@ WAIT_S = 5.0  # at most this long for a step on its way (a text so far past the 
 
 @dataclass(eq=False)
 class _Making:
-    """One text so far being made ahead: which, and (once `done`) the trace, None if it failed."""
+    """One text so far being made ahead: which, and (once `done`) the trace, None if it failed, and how long
+    it took to make."""
     generation: Generation
     written: int
     started: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
     trace: PretrainedTrace | None = None
+    made_ms: float = 0.0
 
 
 class ScrubAhead:
@@ -57,6 +60,7 @@ class ScrubAhead:
 
         def work(progress):
             making.started.set()
+            begun = time.perf_counter()
             try:
                 # the whole text's projections first, a layer at a time, stopping when dropped: the first
                 # step back after a generation makes them all (a second at 1,000 SmolLM2 tokens)
@@ -66,15 +70,17 @@ class ScrubAhead:
                     shared(layer, written)
                 trace = trace_so_far(model, generation, written, shared)
                 trace.head_weights(*shown)
+                making.made_ms = (time.perf_counter() - begun) * 1000
                 making.trace = trace
             finally:
                 making.done.set()
 
         runner.submit(AHEAD_LANE, work, lambda _result: None, lambda _message: None, quiet=True)
 
-    def take(self, runner: BackgroundRunner | None, generation: Generation, written: int) -> PretrainedTrace | None:
-        """The text so far with `written` tokens of `generation` if it was made ahead or is being made (then
-        waited for), else None; whatever else was on its way is dropped."""
+    def take(self, runner: BackgroundRunner | None, generation: Generation, written: int
+             ) -> tuple[PretrainedTrace, float] | None:
+        """The text so far with `written` tokens of `generation`, and the ms it took to make, if it was made
+        ahead or is being made (then waited for), else None; whatever else was on its way is dropped."""
         making, self._making = self._making, None
         if making is None:
             return None
@@ -82,7 +88,9 @@ class ScrubAhead:
             if runner is not None:
                 runner.drop(AHEAD_LANE)
             return None
-        return making.trace if making.done.wait(WAIT_S) else None
+        if not making.done.wait(WAIT_S) or making.trace is None:
+            return None
+        return making.trace, making.made_ms
 
     def forget(self, runner: BackgroundRunner | None) -> None:
         """The generation went (an edit, another model, Generate again): nothing made ahead is wanted."""

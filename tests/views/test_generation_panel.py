@@ -340,6 +340,8 @@ def test_the_scrubber_s_next_step_is_made_on_the_worker_while_the_window_shows_t
     monkeypatch.setattr(generation_trace, "trace_so_far", recorded)
     qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
     assert c.written_shown == 7 and c.pretrained_trace is first.trace
+    status = window.statusBar().findChild(QtWidgets.QLabel, "statusLine").text()
+    assert f"made from the kept layer inputs in {first.made_ms:.0f} ms" in status  # its own time, made ahead
     wait_for_the_step_made_ahead(c, qtbot)
     assert [(written, on_gui) for written, on_gui, _ in threads] == [(6, False)]  # none made by the window
     ahead = threads[-1][2]
@@ -353,6 +355,8 @@ def test_the_scrubber_s_next_step_is_made_on_the_worker_while_the_window_shows_t
     assert window.heatmap.shown_matrix().shape == (ahead.n, ahead.n)
     qtbot.mouseClick(panel.forth, QtCore.Qt.MouseButton.LeftButton)  # the other way: 7 and 8 are kept made
     assert c.written_shown == 7
+    status = window.statusBar().findChild(QtWidgets.QLabel, "statusLine").text()
+    assert f"in {first.made_ms:.0f} ms" in status  # the time of the one shown again, not of the last made
     wait_for_the_step_made_ahead(c, qtbot)
     assert threads[2:] == [] and c._ahead._making is None  # the step back made ahead, dropped
     assert busy == []  # never busy: no cursor, progress or Cancel for work done ahead
