@@ -2,8 +2,8 @@
 beside the engine alone; a word hovered while it writes; a step of the scrubber once it has written.
 
 Run: `python bench/bench_generation_window.py` (`--tokens N`, default 64; `--repeat N` hovers and
-scrub steps; `--pause MS` the event loop runs between two scrub steps, as a user looking at each, 0 by
-default: back to back, as a held key). SmolLM2 in a 1400 × 900 window, offscreen, with every view, the
+scrub steps; `--pause MS` the event loop runs before each scrub step, as a user looking at what is
+shown, 0 by default: back to back, as a held key). SmolLM2 in a 1400 × 900 window, offscreen, with every view, the
 Steps dock and the model view open; the model's stop token may end it sooner. The window's controller
 writes on its worker, as the app does; each hover and scrub step is timed until the event loop has
 settled (bench/settling.py) and paired with its anchor, a bare pyqtgraph ImageItem of the same n × n
@@ -29,7 +29,7 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--pause", type=int, default=0,
-                        help="ms the event loop runs between two scrubber steps (0: back to back, as a held key)")
+                        help="ms the event loop runs before each scrubber step (0: back to back, as a held key)")
     args = parser.parse_args()
     screen = Path(tempfile.gettempdir()) / "attention-explorer-bench-screen.json"
     screen.write_text('{"screens": [{"name": "bench", "x": 0, "y": 0, "width": 1920, "height": 1200, '
@@ -103,6 +103,8 @@ def main() -> int:
     bare = BareImageWindow(window.heatmap.graphics.size())
     bare.update(n, 0)
     scrubs, anchors, cpu = [], [], []
+    if args.pause:
+        wait(lambda: False, args.pause)  # a user looking at what was written before the first step
     for step in range(min(args.repeat, written)):
         begun = time.perf_counter()
         bare.update(n, step)
@@ -122,7 +124,7 @@ def main() -> int:
           f"{statistics.quantiles(hovers, n=10)[-1]:.0f} ms, largest {max(hovers):.0f} ms over {len(hovers)} "
           f"hovers, {statistics.median(passes):.0f} passes |")
     print(f"| a scrubber step back | median {statistics.median(scrubs):.0f} ms "
-          f"({min(scrubs):.0f}–{max(scrubs):.0f}; the first, as soon as it has written, {scrubs[0]:.0f}), "
+          f"({min(scrubs):.0f}–{max(scrubs):.0f}; the first, {args.pause} ms after it has written, {scrubs[0]:.0f}), "
           f"anchor {statistics.median(anchors):.1f} ms, {ratio:.0f}×; the window's thread "
           f"{statistics.median(cpu):.0f} ms of CPU |")
     if Path("/proc/self/status").exists():
