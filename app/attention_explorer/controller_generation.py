@@ -245,10 +245,11 @@ class GenerationControls(EncoderDecoderControls):
 
     def _make_ahead(self) -> None:
         """The text so far a step further, made on the worker while the user looks at this one (ScrubAhead):
-        only for an ended generation (while one is written the worker writes) and a step not kept made."""
+        only for an ended generation (while one is written the worker writes) that the scrubber can step
+        through (written with the heads now switched off), and a step not kept made."""
         runner, generation, written = self._worker(), self._generation, self._ahead_at
         if (runner is None or generation is None or self._mailbox is not None or written in self._traces
-                or not 0 <= written <= self.written_ready):
+                or not 0 <= written <= self.written_ready or not self.can_scrub()):
             return
         self._ahead.start(runner, self._real_model, generation, written, self._shared_projections(),
                           (self._layer, self._head))
