@@ -64,10 +64,11 @@ class ScrubAhead:
             try:
                 # the whole text's projections first, a layer at a time, stopping when dropped: the first
                 # step back after a generation makes them all (a second at 1,000 SmolLM2 tokens)
+                length = len(generation.prompt_ids) + written  # the text so far's tokens
                 for layer in range(model.n_layers if shared is not None else 0):
                     if not progress(layer / model.n_layers, ""):
                         return
-                    shared(layer, written)
+                    shared(layer, length)
                 trace = trace_so_far(model, generation, written, shared)
                 trace.head_weights(*shown)
                 making.made_ms = (time.perf_counter() - begun) * 1000
@@ -85,8 +86,7 @@ class ScrubAhead:
         if making is None:
             return None
         if making.generation is not generation or making.written != written or not making.started.is_set():
-            if runner is not None:
-                runner.drop(AHEAD_LANE)
+            self.forget(runner)
             return None
         if not making.done.wait(WAIT_S) or making.trace is None:
             return None
