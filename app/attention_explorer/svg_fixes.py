@@ -304,9 +304,10 @@ def _group_translucent_runs(root: ET.Element) -> None:
         previous = None
         for child in parent:
             opacity = child.get("opacity") if child.tag == f"{{{SVG_NS}}}g" else None
-            if opacity is not None and float(opacity) < 1 and opacity == previous:
+            translucent = opacity is not None and float(opacity) < 1
+            if translucent and opacity == previous:
                 runs[-1].append(child)
-            elif opacity is not None and float(opacity) < 1:
+            elif translucent:
                 runs.append([child])
             previous = opacity
         for run in runs:

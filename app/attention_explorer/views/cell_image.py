@@ -37,13 +37,13 @@ class CellImage(pg.ImageItem):
         colours (the same levels, table and rounding), made from the NaN mask in one pass
         (masked_colours); any other image as pyqtgraph makes it."""
         image, lut, levels = self.image, self.lut, self.levels
-        plain = (image is not None and image.ndim == 2 and image.dtype.kind == "f" and isinstance(lut, np.ndarray)
-                 and lut.dtype == np.uint8 and lut.ndim == 2 and lut.shape[1] in (3, 4) and 0 < len(lut) <= 256
-                 and levels is not None and np.ndim(levels) == 1 and not self.autoDownsample)
-        if plain:
+        ours = (image is not None and image.ndim == 2 and image.dtype.kind == "f" and isinstance(lut, np.ndarray)
+                and lut.dtype == np.uint8 and lut.ndim == 2 and lut.shape[1] in (3, 4) and 0 < len(lut) <= 256
+                and levels is not None and np.ndim(levels) == 1 and not self.autoDownsample)
+        if ours:
             hidden = np.isnan(image)
-            plain = bool(hidden.any())
-        if not plain:
+            ours = bool(hidden.any())
+        if not ours:
             super().render()
             return
         self.qimage = masked_colours(image, hidden, levels, lut)
