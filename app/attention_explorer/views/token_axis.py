@@ -152,12 +152,24 @@ class TokenAxis(pg.AxisItem):
 
     def _cell_px(self) -> float:
         """Pixels between two neighbouring words along this edge."""
+        from_view = self._from_view()
+        if from_view is None:
+            return 0.0
+        a, b = from_view.map(QtCore.QPointF(0, 0)), from_view.map(QtCore.QPointF(1, 1))
+        return abs(b.x() - a.x()) if self._horizontal() else abs(b.y() - a.y())
+
+    def _from_view(self) -> QtGui.QTransform | None:
+        """The map from the linked view's coordinates to this axis', as one transform: the view's own
+        mapping through the scene, three pyqtgraph calls a point, cost more than the rest of placing
+        the words (a scrubber step placed about forty of them on four axes)."""
         view = self.linkedView()
         if view is None:
-            return 0.0
-        a = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(0, 0)))
-        b = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(1, 1)))
-        return abs(b.x() - a.x()) if self._horizontal() else abs(b.y() - a.y())
+            return None
+        view.updateMatrix()  # what view.mapViewToScene does first: its range's transform made current
+        from_scene, invertible = self.sceneTransform().inverted()
+        if not invertible:
+            return None
+        return view.childTransform() * view.sceneTransform() * from_scene
 
     def _update_extent(self) -> None:
         """Reserve room for the words (and the axis title), standing the top or bottom words upright
@@ -200,16 +212,12 @@ class TokenAxis(pg.AxisItem):
         self._rotation_decided = rotated
         self._update_extent()
 
-    def _anchor(self, index: int) -> QtCore.QPointF:
-        view = self.linkedView()
-        return self.mapFromScene(view.mapViewToScene(QtCore.QPointF(index, index)))
-
-    def _rect_for(self, index: int, size: QtCore.QSizeF) -> QtCore.QRectF:
-        """Where a label of `size` goes: centred on its word's place, against the plot's edge, on a whole
-        pixel of the scene along it. A place to a fraction of a pixel followed the view's range to its
-        last bit, and a range reached through zooms, a bit off the same range set anew, drew a glyph on
-        the other side of its rounding edge."""
-        anchor, bounds, origin = self._anchor(index), self.boundingRect(), self.scenePos()
+    def _rect_for(self, index: int, size: QtCore.QSizeF, from_view: QtGui.QTransform) -> QtCore.QRectF:
+        """Where a label of `size` goes: centred on its word's place (`from_view`: see _from_view), against
+        the plot's edge, on a whole pixel of the scene along it. A place to a fraction of a pixel followed
+        the view's range to its last bit, and a range reached through zooms, a bit off the same range set
+        anew, drew a glyph on the other side of its rounding edge."""
+        anchor, bounds, origin = from_view.map(QtCore.QPointF(index, index)), self.boundingRect(), self.scenePos()
         w, h = (size.height(), size.width()) if self._rotated else (size.width(), size.height())
         if self.orientation == "left":  # kept inside the edge: a word at the very end is not cut off
             y = _on_whole_pixel(anchor.y() - h / 2, bounds.top(), bounds.bottom() - h, origin.y())
@@ -238,21 +246,27 @@ class TokenAxis(pg.AxisItem):
         self._placed = []
         if not self._labels:
             return
+        from_view = self._from_view()
+        if from_view is None:
+            return
         cell = max(self._cell_px(), 1e-6)
         along = [(s.height() if self._rotated or not self._horizontal() else s.width()) for s in self._sizes]
         stride = max(1, math.ceil((max(along) + GAP_PX) / cell))  # one regular rhythm reads better than gaps
         for index in self._visible_indices():
             if index % stride == 0:
-                rect = self._rect_for(index, self._sizes[index])
+                rect = self._rect_for(index, self._sizes[index], from_view)
                 if not self._placed or not _overlap(rect, self._placed[-1][1]):  # an end word pushed inward
                     self._placed.append((index, rect))
 
     def _focus_rect(self) -> QtCore.QRectF | None:
         if self._focus is None or self.linkedView() is None or self._focus not in self._visible_indices():
             return None
+        from_view = self._from_view()
+        if from_view is None:
+            return None
         size = QtGui.QFontMetricsF(self._bold).size(0, self._shown_texts[self._focus])
         pad = FOCUS_PAD_PX
-        return self._rect_for(self._focus, QtCore.QSizeF(size.width() + 2 * pad, size.height()))
+        return self._rect_for(self._focus, QtCore.QSizeF(size.width() + 2 * pad, size.height()), from_view)
 
     # --- pyqtgraph hooks ------------------------------------------------------------------------
     def linkToView(self, view):  # noqa: N802 - pyqtgraph API
