@@ -145,6 +145,37 @@ def test_the_row_bars_draw_a_scrubber_step_once(real_window, qtbot, monkeypatch)
     check_backing_store(window, "stepped back and forth")
 
 
+def test_a_step_back_keeps_the_model_view_s_pictures_and_draws_what_pictures_made_afresh_draw(real_window, qtbot,
+                                                                                               monkeypatch):
+    """A text so far's thumbnails are the top-left corner of the whole text's: a step back to a shorter one
+    draws the pictures already made through the part its tokens cover (a decoder's largest weight is
+    always its first token's 1), and the grid is drawn as pictures made from the shorter text itself."""
+    from attention_explorer.views import model_view
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c, view = window.controller, window.pretrained.model_view
+    window.pretrained.dock.show()
+    panel = generate_in(window, qtbot, 6)
+    made = []
+    original = model_view.weights_images
+    monkeypatch.setattr(model_view, "weights_images", lambda cells, *rest: made.append(len(cells))
+                        or original(cells, *rest))
+    qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+    QtWidgets.QApplication.processEvents()
+    assert not view.cells.thumbnails.flags.writeable  # a view into the whole text's
+    for _ in range(3):
+        made.clear()
+        qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+        QtWidgets.QApplication.processEvents()
+        assert made == []  # no picture made again
+        stepped = view.grid.grab().toImage()
+        view.images.clear()
+        view.rebuild()  # every picture made from this text so far's own thumbnails
+        assert view.images[(0, 0)].width() == c.trace.n
+        assert view.grid.grab().toImage() == stepped
+    check_backing_store(window, "stepped back with the model view's pictures kept")
+
+
 def test_a_scrubber_step_redraws_the_next_tokens_in_place(real_window, qtbot):
     """The candidates' column was as wide as its widest token: each step moved and resized every bar,
     and laid the panel out again. The rows are one widget of one size: a step sets and paints them."""

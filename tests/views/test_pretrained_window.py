@@ -122,8 +122,8 @@ def test_a_new_text_makes_the_pictures_of_the_cells_on_show_and_the_rest_when_th
     qtbot.waitUntil(lambda: view.scroll.viewport().height() <= view.cell_rect(1, 0).top())
     made = []
     original = model_view.weights_images
-    monkeypatch.setattr(model_view, "weights_images", lambda cells, colors: made.append(len(cells))
-                        or original(cells, colors))
+    monkeypatch.setattr(model_view, "weights_images", lambda cells, colors, tops=None: made.append(len(cells))
+                        or original(cells, colors, tops))
     c.set_sentence(SENTENCE + " and slept")
     settle(qtbot, c)
     layers, heads = c.real_model.n_layers, c.real_model.n_heads
