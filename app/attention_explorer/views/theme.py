@@ -74,8 +74,10 @@ def _figure_palette(figure: FigureTheme) -> QtGui.QPalette:
 
 
 def _app_palette() -> QtGui.QPalette:
+    """The application's palette, a copy of its own (Qt hands it out by value: changing it changes no
+    one else's), asked a few hundred times a scrubber step."""
     app = QtWidgets.QApplication.instance()
-    return QtGui.QPalette(app.palette()) if app is not None else QtGui.QPalette()
+    return app.palette() if app is not None else QtGui.QPalette()
 
 
 def palette() -> QtGui.QPalette:
