@@ -118,8 +118,10 @@ def batches_of(arcs: list[HeadArcs]) -> list[Batch]:
     group = (bucket * len(arcs) + which)[order]
     starts = np.flatnonzero(np.diff(group, prepend=-1))
     stops = np.append(starts[1:], len(order))
-    return [(bucket_pen(arcs[which[order[start]]].color, int(bucket[order[start]])), pairs[order[start:stop]])
-            for start, stop in zip(starts.tolist(), stops.tolist(), strict=True)]
+    ordered, first = pairs[order], order[starts]  # each batch a slice of the ordered lines
+    colours = [head.color.rgba() for head in arcs]
+    return [(_bucket_pen(colours[head], level), ordered[start:stop]) for head, level, start, stop
+            in zip(which[first].tolist(), bucket[first].tolist(), starts.tolist(), stops.tolist(), strict=True)]
 
 
 class ArcLinesItem(PixelPaddedItem):
