@@ -1,6 +1,6 @@
 """The scrubber's next step made ahead: while the window shows a text so far of an ended generation, the
 worker makes the one a step further in the direction the scrubber last moved (the step before the last
-once a generation ends), and the shown layer's trace and the weights of the head on screen with it.
+once a generation ends), and the shown layer's weights of the head on screen with it.
 
 At 1,000 SmolLM2 tokens a text so far takes about 20 ms to make and its shown layer's weights a few more,
 a third of a step back; made while the window draws the step before, the next step only draws. The first
@@ -70,8 +70,7 @@ class ScrubAhead:
                         return
                     shared(layer, length)
                 trace = trace_so_far(model, generation, written, shared)
-                trace.head_weights(*shown)  # kept where the shown layer's trace (made next) reads it
-                trace.layer_trace(shown[0])  # the shown layer as the views draw it: 1 ms of a 64-token step
+                trace.head_weights(*shown)
                 making.made_ms = (time.perf_counter() - begun) * 1000
                 making.trace = trace
             finally:
