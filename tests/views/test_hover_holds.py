@@ -57,3 +57,18 @@ def test_a_pointer_that_glides_onto_a_cell_and_stops_focuses_it(make_window, qtb
     # machine the moves may come slowly enough that none is dropped): the resting pointer focuses it
     # (an earlier cell of the same row focuses the word too: wait for the cell the pointer rests on)
     qtbot.waitUntil(lambda: c.focus == 4 and heatmap.readout.text() == heatmap.cell_text(4, 4), timeout=1000)
+
+
+def test_a_move_pyqtgraph_heard_is_not_sent_again_when_the_pointer_rests(make_window, qtbot):
+    """The resting pointer resends only a move pyqtgraph dropped: one it handled went through its hover
+    work once already."""
+    window = make_window("it-was-tired", "the cat sat on the mat because it was tired")
+    heatmap, c = window.heatmap, window.controller
+    hover_cell(heatmap, 1, 1)
+    heard = []
+    heatmap.graphics.scene().sigMouseMoved.connect(heard.append)
+    QTest.qWait(30)  # past pyqtgraph's rate limit: the next move is handled
+    QTest.mouseMove(heatmap.graphics.viewport(), _point(heatmap, 3, 3))
+    assert len(heard) == 1 and c.focus == 3
+    QTest.qWait(60)  # the pointer rests past the resting pointer's delay
+    assert len(heard) == 1
