@@ -27,6 +27,7 @@ from .controller_encoder_decoder import EncoderDecoderControls
 from .engine.errors import EngineError
 from .engine.memory import release_free_memory
 from .scrub_ahead import ScrubAhead
+from .window_turn import WindowTurn
 
 if TYPE_CHECKING:
     from .engine.pretrained.generate import Generation
@@ -109,6 +110,7 @@ class GenerationControls(EncoderDecoderControls):
         self._poll = QtCore.QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self._take_written)
+        self._turn = WindowTurn(self)               # the worker writing waits while the user acts
 
     # --- read-only state -------------------------------------------------------------------------
     @property
@@ -200,11 +202,12 @@ class GenerationControls(EncoderDecoderControls):
 
         def write(progress):
             generation = generate(model, prompt, settings, lambda f, t: progress(f, t) and not mailbox.stop,
-                                  on_step, keep_reader=True, on_start=lambda g: setattr(mailbox, "generation", g))
+                                  on_step, keep_reader=True, on_start=lambda g: setattr(mailbox, "generation", g),
+                                  between_layers=turn.wait)
             _make_newest(model, mailbox)
             return generation
 
-        runner = self._worker()
+        runner, turn = self._worker(), self._turn
         self.generating_changed.emit(True)
         if runner is None:  # a controller without a worker (tests, the command line): all at once
             try:
@@ -213,6 +216,7 @@ class GenerationControls(EncoderDecoderControls):
                 self._write_failed(str(error))
             return
         self._poll.start()
+        turn.watch(True)
         runner.submit(WRITE_LANE, write, self._written, self._write_failed)
 
     def stop_generating(self) -> None:
@@ -321,6 +325,7 @@ class GenerationControls(EncoderDecoderControls):
 
     def _end_writing(self) -> None:
         self._poll.stop()
+        self._turn.watch(False)
         self._mailbox = None
         self.generating_changed.emit(False)
 

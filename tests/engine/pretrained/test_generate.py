@@ -104,6 +104,20 @@ def test_a_seed_writes_the_same_again_and_the_candidates_are_the_models(data):
         assert step.choice.candidates[0].probability >= step.choice.candidates[-1].probability
 
 
+def test_between_layers_hears_every_layer_read_and_changes_nothing_written(data):
+    """A window's worker waits there while the user acts: once after each layer of the prompt and of each
+    token read, and the generation is the same with it."""
+    model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())  # no stop
+    settings = GenerationSettings(tokens=4)
+    plain = generate(model, PROMPT, settings, keep_reader=True)
+    heard = []
+    paused = generate(model, PROMPT, settings, keep_reader=True, between_layers=lambda: heard.append(1))
+    # the prompt, the three tokens read after the first written, and the last (read for its scores)
+    assert len(heard) == model.arch.n_layers * (1 + 3 + 1)
+    assert [s.token_id for s in paused.steps] == [s.token_id for s in plain.steps]
+    np.testing.assert_array_equal(paused.after_logits, plain.after_logits)
+
+
 def test_it_stops_after_a_stop_token_of_the_model(data):
     model = open_pretrained(data / "tiny-gpt2")
     assert model.generation.stop_ids == (0,)  # config.json's eos_token_id

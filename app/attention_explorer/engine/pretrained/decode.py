@@ -20,6 +20,8 @@ far; the cache of the earlier reading is kept for the texts so far that end befo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .blocks import softmax_rows
@@ -57,11 +59,13 @@ class Decoder:
     """A decoder part-way through a text: the keys and values of the tokens read so far, and how many."""
 
     def __init__(self, model: PretrainedModel, ablate: frozenset[tuple[int, int]], most: int,
-                 keep_inputs: bool = False):
+                 keep_inputs: bool = False, between_layers: Callable[[], None] | None = None):
         """`ablate`: (layer, head) pairs switched off, as in the forward; `most`: the longest text it
         will read (the cache never grows past it); `keep_inputs`: keep the residual stream entering
-        each layer too, for a trace of the text so far (KVCache)."""
+        each layer too, for a trace of the text so far (KVCache); `between_layers` is called after
+        each layer of a token read one at a time (a window lets the user act first)."""
         self.model, self.weights, self.arch = model, model.weights, model.arch
+        self.between_layers = between_layers
         self.off = {layer: sorted(h for lay, h in ablate if lay == layer) for layer, _ in ablate}
         self.ablate = frozenset(ablate)
         self.most = most
@@ -131,6 +135,8 @@ class Decoder:
             merged, rows[index] = attend_newest(arch, p.q_scaled()[:, 0], *self.cache.read(index, t + 1),
                                                 self.off.get(index), arch.window(index))
             h = finish_layer(arch, layer, h, merged)
+            if self.between_layers is not None:
+                self.between_layers()
         logits = next_logits(self.weights, h[0])
         if not np.isfinite(logits).all():
             raise overflow_error(self.model.name, f"the scores after token {t + 1}")

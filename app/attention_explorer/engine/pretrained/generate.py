@@ -101,9 +101,12 @@ def prompt_text(model: PretrainedModel, prompt: str, chat: bool) -> str:
 
 def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings = GenerationSettings(),
              progress: Progress | None = None, on_step: Callable[[Step], None] | None = None,
-             keep_reader: bool = False, on_start: Callable[[Generation], None] | None = None) -> Generation:
+             keep_reader: bool = False, on_start: Callable[[Generation], None] | None = None,
+             between_layers: Callable[[], None] | None = None) -> Generation:
     """Write up to `settings.tokens` tokens after `prompt`; `on_step` hears of each as it is made, and
     `on_start` is handed the generation before the prompt is read (a window watches it grow).
+    `between_layers` is called after every layer read, of the prompt and of each token: a window's
+    worker waits there while the user acts on the window.
 
     `keep_reader`: the generation keeps its decoder (`reader`) with every layer's input, and reads
     the last token written too (`after_logits`), so a viewer can show any text so far (a window; the
@@ -129,7 +132,8 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
     stop_ids = model.generation.stop_ids
     result = Generation(model.name, prompt, text, encoded, settings, stop_ids)
     hold_layers(model.weights, every_layer=True)  # each token written reads every layer
-    decoder = Decoder(model, ablate, len(encoded.ids) + settings.tokens, keep_inputs=keep_reader)
+    decoder = Decoder(model, ablate, len(encoded.ids) + settings.tokens, keep_inputs=keep_reader,
+                      between_layers=between_layers)
     if keep_reader:
         result.reader = decoder
     if on_start is not None:
@@ -137,11 +141,14 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
     share = 1 / (settings.tokens + 1)  # of the progress bar, for reading the prompt
 
     def reading(fraction: float, what: str):
-        return progress(fraction * share, f"reading the prompt: {what}")
+        if between_layers is not None:
+            between_layers()
+        return None if progress is None else progress(fraction * share, f"reading the prompt: {what}")
 
     rng = generator(settings.sampling)
     with np.errstate(all="ignore"):  # the scores are checked; NumPy's warnings add nothing
-        logits, rows = decoder.prefill(encoded.ids, encoded.special, None if progress is None else reading)
+        logits, rows = decoder.prefill(encoded.ids, encoded.special,
+                                      None if progress is None and between_layers is None else reading)
     while True:
         choice = choose(logits, settings.sampling, rng)
         step = Step(choice, model.tokenizer.token_text(choice.token_id), None if keep_reader else rows)

@@ -1,0 +1,94 @@
+"""The window's turn: while a decoder writes on the worker, the user's input (a mouse move, a key) holds
+the worker between two layers until the window's event loop has nothing left to do; the tokens written
+are the same."""
+
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtTest import QTest
+
+pytest.importorskip("tokenizers")
+
+from attention_explorer import window_turn  # noqa: E402
+from attention_explorer.engine.pretrained import open_pretrained  # noqa: E402
+from attention_explorer.engine.pretrained.generate import GenerationSettings, generate  # noqa: E402
+from attention_explorer.window_turn import WindowTurn  # noqa: E402
+
+DATA = Path(__file__).parents[1] / "engine" / "pretrained" / "data"
+PROMPT = "the cat sat on the mat"
+
+
+@pytest.fixture
+def widget(qtbot):
+    widget = QtWidgets.QLineEdit()
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def test_input_gives_the_window_the_floor_only_while_watched_and_until_it_sleeps(widget, qtbot, monkeypatch):
+    monkeypatch.setattr(window_turn, "MOST_WAIT_S", 30.0)  # a worker held until the window sleeps, however slow
+    turn = WindowTurn()
+    QTest.mouseMove(widget, QtCore.QPoint(5, 5))
+    assert not turn.window_has_the_floor()  # no worker writing: input holds nothing
+    turn.watch(True)
+    for act in (lambda: QTest.mouseMove(widget, QtCore.QPoint(9, 7)), lambda: QTest.keyClick(widget, "a"),
+                lambda: QTest.mouseClick(widget, QtCore.Qt.MouseButton.LeftButton)):
+        act()
+        assert turn.window_has_the_floor()
+        worker = threading.Thread(target=turn.wait)
+        worker.start()
+        worker.join(0.05)
+        assert worker.is_alive()  # held while the window answers
+        qtbot.wait(20)  # the event loop runs out of work and sleeps
+        worker.join(10)
+        assert not worker.is_alive() and not turn.window_has_the_floor()
+    turn.watch(False)
+    QTest.keyClick(widget, "b")
+    assert not turn.window_has_the_floor()
+    turn.wait()  # returns at once
+
+
+def test_a_floor_never_given_back_holds_a_worker_for_a_moment_at_a_time(widget, monkeypatch):
+    monkeypatch.setattr(window_turn, "MOST_WAIT_S", 0.01)
+    turn = WindowTurn()
+    turn.watch(True)
+    QTest.mouseMove(widget, QtCore.QPoint(6, 6))
+    assert turn.window_has_the_floor()
+    worker = threading.Thread(target=lambda: [turn.wait() for _ in range(3)])
+    worker.start()
+    worker.join(10)  # the event loop never runs here: each wait ends on its own
+    assert not worker.is_alive() and turn.window_has_the_floor()
+    turn.watch(False)
+    assert not turn.window_has_the_floor()
+
+
+def test_a_mouse_move_while_a_decoder_writes_holds_its_worker_and_the_tokens_stay_the_same(real_window, qtbot,
+                                                                                         monkeypatch):
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    controller, panel = window.controller, window.pretrained.generation
+    moved, seen = threading.Event(), threading.Event()
+    floors = []
+    wait = WindowTurn.wait
+
+    def wait_after_the_move(self):
+        if not floors:  # the first layer read: the worker waits for the test's mouse move
+            moved.wait(10)
+            floors.append(self.window_has_the_floor())
+            seen.set()
+        wait(self)
+
+    monkeypatch.setattr(WindowTurn, "wait", wait_after_the_move)
+    panel.tokens.setValue(6)
+    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
+    assert controller.generating
+    QTest.mouseMove(window.heatmap.graphics.viewport(), QtCore.QPoint(40, 40))
+    moved.set()
+    assert seen.wait(10)  # the worker looked before the window's event loop ran again
+    qtbot.waitUntil(lambda: not controller.generating and not controller.busy, timeout=30_000)
+    assert floors == [True]
+    alone = generate(open_pretrained(DATA / "tiny-llama"), PROMPT, GenerationSettings(tokens=6))
+    assert [step.token_id for step in controller.generation.steps] == [step.token_id for step in alone.steps]
