@@ -1,5 +1,6 @@
 """A decoder writing in the window, as a user feels it: tokens per second with the views following,
-beside the engine alone; a word hovered while it writes; a step of the scrubber once it has written.
+beside the engine alone; a word hovered while it writes (the mouse moved onto its cell of the heatmap);
+a step of the scrubber once it has written.
 
 Run: `python bench/bench_generation_window.py` (`--tokens N`, default 64; `--repeat N` hovers and
 scrub steps; `--pause MS` the event loop runs before each scrub step, as a user looking at what is
@@ -13,6 +14,7 @@ set and painted. Medians; never asserted in tests.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -36,6 +38,7 @@ def main() -> int:
                       '"logicalDpi": 96, "dpr": 1}]}')
     os.environ.setdefault("QT_QPA_PLATFORM", f"offscreen:configfile={screen}")
     from PySide6 import QtCore
+    from PySide6.QtTest import QTest
 
     from anchors import BareImageWindow
     from attention_explorer.app import MainWindow
@@ -78,18 +81,35 @@ def main() -> int:
     del alone  # its reader (every layer's input) is not the window's memory
 
     panel = window.pretrained.generation
+    heatmap = window.heatmap
+
+    def hover_word(k: int, n: int) -> int:
+        """The mouse moved onto a cell of a row in sight other than the focused one, the k-th of them (its
+        word looking at itself, or the nearest cell in sight), as a hand moves it: the event goes through the
+        window as the user's does (and gives the window its turn, window_turn.py). Returns the row's word."""
+        view_box = heatmap.plot.getViewBox()
+        view_box.updateMatrix()  # a range set for a new token reaches the view's transform at its paint otherwise
+        (left, right), (top, bottom) = view_box.viewRange()
+        rows = [row for row in range(n) if top <= row <= bottom and row != controller.focus] or [n - 1]
+        row = rows[k % len(rows)]
+        column = min(max(row, math.ceil(left)), math.floor(right))
+        point = heatmap.graphics.mapFromScene(view_box.mapViewToScene(QtCore.QPointF(column, row)))
+        QTest.mouseMove(heatmap.graphics.viewport(), point)
+        return row
     panel.tokens.setValue(args.tokens)
     hovers, passes = [], []
     started = time.perf_counter()
     panel.generate_button.click()
     i = 0
+    focused = 0
     while controller.generating:
         trace = controller.trace
         if trace is not None:
             begun = time.perf_counter()
-            controller.set_hovered((7 * i + 3) % trace.n)
+            word = hover_word(5 * i + 3, trace.n)
             passes.append(settle())
             hovers.append((time.perf_counter() - begun) * 1000)
+            focused += controller.focus == word
             i += 1
         wait(lambda: False, 40)  # the event loop runs 40 ms between two hovers
     wait(lambda: not controller.busy)
@@ -122,7 +142,7 @@ def main() -> int:
           f"{written / alone_s:.1f} tokens/s | in the window, views following {written / window_s:.1f} tokens/s |")
     print(f"| hover while writing | median {statistics.median(hovers):.0f} ms, 90th percentile "
           f"{statistics.quantiles(hovers, n=10)[-1]:.0f} ms, largest {max(hovers):.0f} ms over {len(hovers)} "
-          f"hovers, {statistics.median(passes):.0f} passes |")
+          f"hovers ({focused} focused their word), {statistics.median(passes):.0f} passes |")
     print(f"| a scrubber step back | median {statistics.median(scrubs):.0f} ms "
           f"({min(scrubs):.0f}–{max(scrubs):.0f}; the first, {args.pause} ms after it has written, {scrubs[0]:.0f}), "
           f"anchor {statistics.median(anchors):.1f} ms, {ratio:.0f}×; the window's thread "
