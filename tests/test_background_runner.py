@@ -100,3 +100,17 @@ def test_a_quiet_job_never_makes_the_runner_busy(qapp):
     assert runner.wait(10_000)
     QTest.qWait(50)
     assert heard == [True, False] and done[-1] != "again"
+
+
+def test_an_outcome_is_delivered_as_soon_as_its_job_ends_not_on_the_next_poll(qapp, qtbot, monkeypatch):
+    """The worker wakes the window's thread when a job ends: with the progress poll a minute apart, a
+    quick job's outcome still arrives within the event loop's next passes."""
+    from attention_explorer import pretrained_worker
+
+    monkeypatch.setattr(pretrained_worker, "POLL_MS", 60_000)
+    runner = BackgroundRunner()
+    heard = []
+    for answer in ("first", "second"):  # and again: each end wakes it
+        runner.submit("run", lambda _progress, answer=answer: answer, heard.append, heard.append)
+        qtbot.waitUntil(lambda answer=answer: heard[-1:] == [answer], timeout=5_000)
+    assert heard == ["first", "second"]

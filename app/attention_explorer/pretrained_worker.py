@@ -9,8 +9,11 @@ old one ends when its step does. A quiet job (work done ahead of the user: the s
 never makes the runner busy, so no progress, Cancel or busy cursor shows for it.
 
 Why a plain Python thread and a timer rather than Qt's thread pool: the worker never touches Qt. It
-hands each outcome to a queue that a timer on the GUI thread empties, so nothing the worker does can
-reach a Qt object being destroyed, and the thread is a daemon: quitting while a load is still inside
+hands each outcome to a queue that the GUI thread empties, so nothing the worker does can reach a Qt
+object being destroyed. The GUI thread looks at once when the worker writes a byte to a socket pair
+(a QSocketNotifier watches its other end: a plain socket, no Qt call on the worker), and on a timer
+for progress; on the timer alone, an outcome waited up to POLL_MS for it (7 ms in the median of typing
+a word in MiniLM at 13 tokens, a quarter of the whole). The thread is a daemon: quitting while a load is still inside
 a long step exits at once instead of waiting for it (Qt's pool waits for its threads when it is
 destroyed). Every job comes back, whatever it raises: a ModelError as its message, anything else as
 a message that says it was not foreseen (and the log has its traceback), so busy, progress and
@@ -19,8 +22,10 @@ Cancel always clear.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
+import socket
 import threading
 import time
 import weakref
@@ -79,6 +84,11 @@ class BackgroundRunner(QtCore.QObject):
         self._timer = QtCore.QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self._deliver)
+        self._wake_read, self._wake_write = socket.socketpair()  # the worker's "an outcome waits"
+        for end in (self._wake_read, self._wake_write):
+            end.setblocking(False)
+        self._waker = QtCore.QSocketNotifier(self._wake_read.fileno(), QtCore.QSocketNotifier.Type.Read, self)
+        self._waker.activated.connect(self._woken)
         _RUNNERS.add(self)
 
     @property
@@ -166,6 +176,7 @@ class BackgroundRunner(QtCore.QObject):
                     return
                 self._running = job_id
             self._outcomes.put(self._run(job_id, work))
+            self._wake()
             del work  # not held while waiting for the next job: its closure (a model) would outlive its use
             with self._lock:
                 self._unfinished -= 1
@@ -199,7 +210,18 @@ class BackgroundRunner(QtCore.QObject):
             detail = " ".join(str(error).split())[:200]
             return job_id, False, f"{UNFORESEEN} ({type(error).__name__}{': ' + detail if detail else ''})"
 
+    def _wake(self) -> None:
+        """Tell the GUI thread an outcome waits: a byte on the socket its notifier watches."""
+        with contextlib.suppress(OSError):  # full (a wake waits already) or closed (the runner has gone)
+            self._wake_write.send(b"\0")
+
     # --- back on the GUI thread ----------------------------------------------------------------------
+    def _woken(self) -> None:
+        with contextlib.suppress(OSError):  # raised once nothing is left to read
+            while self._wake_read.recv(256):
+                pass
+        self._deliver()
+
     def _deliver(self) -> None:
         progress = self._progress
         if progress is not None and progress != self._shown_progress and self.is_current(progress[0]):
