@@ -6,17 +6,19 @@ into Qt hands the lock over and then waits to get it back, so a word hovered whi
 took twice as long, and its slowest tenth four times (SmolLM2, 64 tokens: median 22 against 14 ms,
 90th percentile 51–83 against 27–32). So an input event (the mouse moved, pressed or wheeled, a key)
 gives the window the floor until its event loop has nothing left to do and is about to sleep; the
-worker, between two layers, waits for that. It never waits longer than MOST_WAIT_S at a time: a floor
-kept by a window that never sleeps slows the writing, and never stops it.
+worker, between two layers, waits for that. The floor lasts FLOOR_S at most after the latest input:
+a window that does not sleep (quitting, which waits for the worker's step to end) holds the writing up
+that long, never longer.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
 from PySide6 import QtCore
 
-MOST_WAIT_S = 0.1
+FLOOR_S = 0.2
 USER_INPUT = frozenset({
     QtCore.QEvent.Type.MouseMove, QtCore.QEvent.Type.MouseButtonPress, QtCore.QEvent.Type.MouseButtonRelease,
     QtCore.QEvent.Type.MouseButtonDblClick, QtCore.QEvent.Type.Wheel, QtCore.QEvent.Type.KeyPress,
@@ -32,6 +34,7 @@ class WindowTurn(QtCore.QObject):
         super().__init__(parent)
         self._free = threading.Event()
         self._free.set()
+        self._claimed_at = 0.0  # time.monotonic() of the latest input that gave the window the floor
         self._release = self._free.set  # one bound method, connected and disconnected
         self._watching = False
 
@@ -51,13 +54,16 @@ class WindowTurn(QtCore.QObject):
             self._free.set()
 
     def wait(self) -> None:
-        """On the worker: return once the window has answered the user's latest input (or MOST_WAIT_S)."""
-        self._free.wait(MOST_WAIT_S)
+        """On the worker: return once the window has answered the user's latest input, or its floor ran out."""
+        left = self._claimed_at + FLOOR_S - time.monotonic()
+        if left > 0:
+            self._free.wait(left)
 
     def window_has_the_floor(self) -> bool:
         return not self._free.is_set()
 
     def eventFilter(self, _watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt API
         if event.type() in USER_INPUT:
+            self._claimed_at = time.monotonic()
             self._free.clear()
         return False
