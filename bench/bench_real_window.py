@@ -4,7 +4,8 @@ the window's memory beside PyTorch's for the same text.
 Run: `python bench/bench_real_window.py` (every model and length; `--cases "SmolLM2:128,2048"` for
 some, `--repeat N` samples per figure at up to 512 tokens, fewer above). Each model and length runs
 in a fresh process: a 1400 × 900 window, offscreen, with every view, the Steps dock and the model
-view open. Each interaction is timed until the event loop has settled (bench/settling.py: passes
+view open. The window's controller runs forwards on its worker, as the app's does. Each interaction is
+timed until the worker's job is on screen and the event loop has settled (bench/settling.py: passes
 until two in a row do no work), in turns with its anchor, a bare pyqtgraph ImageItem of the same
 n × n set and painted and settled the same way; the ratio is the median of the pairs' ratios.
 "passes" is how many event-loop passes did work before the action settled.
@@ -123,15 +124,22 @@ def run_case(name: str, n: int, repeat: int) -> dict:
     tokenizer = open_pretrained(name).tokenizer
     text = text_of(tokenizer, n)
     texts = [text, text.rsplit(" ", 1)[0] + " lamp"]  # a typed edit: the last word changes
-    window = MainWindow(Controller(), None)
+    window = MainWindow(Controller(background=True), None)  # forwards on the worker, as in the app
     window.resize(1400, 900)
     window.show()
     window.steps_dock.show()
     settle()
     controller = window.controller
+
+    def settled() -> int:
+        """The worker's job (an edit's forward) done and on screen, then the event loop settled."""
+        while controller.busy:  # each pass waits for the next event: the job's end wakes it
+            QtCore.QCoreApplication.processEvents(QtCore.QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+        return settle()
+
     started = time.perf_counter()
     controller.open_pretrained(name, sentence=text)
-    settle()
+    settled()
     open_ms = (time.perf_counter() - started) * 1000
     window.pretrained.dock.show()
     settle()
@@ -174,14 +182,14 @@ def run_case(name: str, n: int, repeat: int) -> dict:
     def timed(action, i):
         begun = time.perf_counter()
         action(i)
-        passes = settle()
+        passes = settled()
         return (time.perf_counter() - begun) * 1000, passes
 
     for action in actions.values():  # once each, for memory, before the anchor exists
         timed(action, 0)
         timed(action, 1)
     controller.set_hovered(None)
-    settle()
+    settled()
     peak, kept = memory_mib()
 
     forward_samples = []
@@ -206,7 +214,7 @@ def run_case(name: str, n: int, repeat: int) -> dict:
                        "low": min(times), "high": max(times)}
         controller.set_hovered(None)
         back_to_plain()
-        settle()
+        settled()
     return {"model": name, "n": n_tokens, "open_ms": open_ms, "forward_ms": statistics.median(forward_samples),
             "peak_mib": peak, "kept_mib": kept, "rows": rows, "ids": list(map(int, tokenizer.encode(text).ids))}
 
