@@ -35,6 +35,7 @@ from typing import Any
 from PySide6 import QtCore
 
 from .engine import EngineError
+from .engine.memory import one_heap_for_every_thread
 from .engine.pretrained import Cancelled
 from .engine.threads import use_one_blas_thread
 from .gc_policy import collect_on_gui_thread_only
@@ -68,6 +69,7 @@ class BackgroundRunner(QtCore.QObject):
         super().__init__(parent)
         collect_on_gui_thread_only()  # the worker must never be the thread that frees the GUI's garbage
         use_one_blas_thread()  # before any worker: the limit must not change while a product runs
+        one_heap_for_every_thread()  # before any worker too: its own heap would keep what it frees
         self._lock = threading.Condition()
         self._jobs: queue.SimpleQueue[tuple[int, Work]] = queue.SimpleQueue()
         self._outcomes: queue.SimpleQueue[tuple[int, bool, object]] = queue.SimpleQueue()  # (id, done?, result)
