@@ -114,3 +114,21 @@ def test_an_outcome_is_delivered_as_soon_as_its_job_ends_not_on_the_next_poll(qa
         runner.submit("run", lambda _progress, answer=answer: answer, heard.append, heard.append)
         qtbot.waitUntil(lambda answer=answer: heard[-1:] == [answer], timeout=5_000)
     assert heard == ["first", "second"]
+
+
+def test_a_job_is_let_go_of_before_the_window_hears_its_outcome(qapp, qtbot):
+    """A forward's closure holds the trace it replaces: held while the window takes the outcome, its layer
+    inputs stand beside the new trace's matrices as the views make them. The worker lets go of the job
+    before it hands the outcome over, so however soon the window takes it, nothing of the job is left."""
+    runner = BackgroundRunner()
+    replaced = _Weights()
+    held = weakref.ref(replaced)
+    alive_when_heard = []
+
+    def forward(_progress, replaced=replaced):
+        return "new trace" if replaced is not None else None
+
+    runner.submit("run", forward, lambda _result: alive_when_heard.append(held() is not None), print)
+    del forward, replaced
+    qtbot.waitUntil(lambda: len(alive_when_heard) == 1, timeout=5_000)
+    assert alive_when_heard == [False]

@@ -177,9 +177,14 @@ class BackgroundRunner(QtCore.QObject):
                     self._jobs.put((job_id, work))
                     return
                 self._running = job_id
-            self._outcomes.put(self._run(job_id, work))
+            outcome = self._run(job_id, work)
+            # let go before the window hears of the outcome, which it may take at once (_wake): a forward's
+            # closure holds the trace it replaces, whose layer inputs would stand beside the new trace's
+            # matrices as the views make them; nor held while waiting for the next job (a model)
+            del work
+            self._outcomes.put(outcome)
+            del outcome
             self._wake()
-            del work  # not held while waiting for the next job: its closure (a model) would outlive its use
             with self._lock:
                 self._unfinished -= 1
                 self._lock.notify_all()
