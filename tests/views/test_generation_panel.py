@@ -102,6 +102,30 @@ def test_the_scrubber_steps_through_the_text_so_far_with_each_steps_candidates(r
     check_backing_store(window, "scrubbed to the prompt")
 
 
+def test_a_held_arrow_s_repeats_waiting_are_shown_as_one_step(real_window, qtbot):
+    """A key held down repeats faster than a long text's step is drawn: the repeats that came meanwhile
+    are shown as one step, wherever the key is pressed, so the scrubber stops when the key is let go."""
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 12)
+    assert c.written_shown >= 9
+    shown = []
+    c.written_shown_changed.connect(shown.append)
+    expected = []
+    for target in (panel, panel.slider, panel.text):
+        start = c.written_shown
+        for _ in range(3):  # the keyboard's repeats, waiting together
+            QtWidgets.QApplication.postEvent(target, QtGui.QKeyEvent(
+                QtCore.QEvent.Type.KeyPress, QtCore.Qt.Key.Key_Left, QtCore.Qt.KeyboardModifier.NoModifier, "", True))
+        qtbot.waitUntil(lambda start=start: c.written_shown == start - 3)
+        expected.append(start - 3)
+    settle()
+    assert shown == expected  # one step each time, never the ones between
+    QTest.keyClick(panel.text, QtCore.Qt.Key.Key_Right)  # a key pressed, not held: a step at once
+    assert c.written_shown == expected[-1] + 1 and shown[-1] == expected[-1] + 1
+    check_backing_store(window, "a held key's steps")
+
+
 def test_a_scrubber_step_moves_the_focus_once_straight_to_the_new_last_row(real_window, qtbot):
     """Stepping back, the pinned last row fell outside the shorter text: every view heard the focus
     dropped, then the new last row pinned, and drew both."""

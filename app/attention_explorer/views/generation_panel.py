@@ -56,6 +56,12 @@ class QtGenerationPanel(QtWidgets.QWidget):
         # three times a step and the panel around it once more
         self.text.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.text.installEventFilter(self)  # ← and → step the scrubber there too (the text has no caret)
+        self.slider.installEventFilter(self)  # its held ← and → are gathered as the panel's are (_stepped)
+        self._held_steps = 0                  # a held key's repeats not yet shown
+        self._held = QtCore.QTimer(self)
+        self._held.setSingleShot(True)
+        self._held.setInterval(0)             # fires once the window has handled every key event waiting
+        self._held.timeout.connect(self._step_held)
         self.written = WrittenText(self.text)
         self.setProperty(OWNS_ARROWS, True)   # the step timeline's ← and → leave this panel alone
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
@@ -106,17 +112,31 @@ class QtGenerationPanel(QtWidgets.QWidget):
             super().keyPressEvent(event)
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt's name
-        if watched is self.text and event.type() == QtCore.QEvent.Type.KeyPress:
+        if event.type() == QtCore.QEvent.Type.KeyPress and (
+                watched is self.text or (watched is self.slider and event.isAutoRepeat())):
             return self._stepped(event)
         return super().eventFilter(watched, event)
 
     def _stepped(self, event: QtGui.QKeyEvent) -> bool:
-        """← or →: the scrubber one token back or on."""
+        """← or →: the scrubber one token back or on. A held key's repeats are gathered and shown as one
+        step once the window has handled every key event waiting: stepped one by one, the repeats that
+        came while a step was drawn (a step of a long text takes longer than the keyboard's repeat) queued
+        up, and the scrubber went on moving after the key was let go."""
         step = {QtCore.Qt.Key.Key_Left: -1, QtCore.Qt.Key.Key_Right: 1}.get(QtCore.Qt.Key(event.key()))
         if step is None or event.modifiers() & ~QtCore.Qt.KeyboardModifier.KeypadModifier:
             return False
-        self.controller.show_written(self.controller.written_shown + step)
+        self._held_steps += step
+        if event.isAutoRepeat():
+            self._held.start()
+        else:
+            self._step_held()
         return True
+
+    def _step_held(self) -> None:
+        self._held.stop()
+        steps, self._held_steps = self._held_steps, 0
+        if steps:
+            self.controller.show_written(self.controller.written_shown + steps)
 
     def _sync(self, *_) -> None:
         c = self.controller
