@@ -62,6 +62,10 @@ class WindowTurn(QtCore.QObject):
     def window_has_the_floor(self) -> bool:
         return not self._free.is_set()
 
+    def since_input_s(self) -> float:
+        """Seconds since the user's latest input while watched (a large number when none came)."""
+        return time.monotonic() - self._claimed_at
+
     def eventFilter(self, _watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 - Qt API
         if event.type() in USER_INPUT:
             self._claimed_at = time.monotonic()

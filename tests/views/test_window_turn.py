@@ -3,6 +3,7 @@ the worker between two layers until the window's event loop has nothing left to 
 are the same."""
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ pytest.importorskip("tokenizers")
 
 from attention_explorer import window_turn  # noqa: E402
 from attention_explorer.engine.pretrained import open_pretrained  # noqa: E402
+from attention_explorer.engine.pretrained.decode import Decoder  # noqa: E402
 from attention_explorer.engine.pretrained.generate import GenerationSettings, generate  # noqa: E402
 from attention_explorer.window_turn import WindowTurn  # noqa: E402
 
@@ -87,10 +89,43 @@ def test_a_mouse_move_while_a_decoder_writes_holds_its_worker_and_the_tokens_sta
     panel.tokens.setValue(6)
     qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
     assert controller.generating
-    QTest.mouseMove(window.heatmap.graphics.viewport(), QtCore.QPoint(40, 40))
+    for point in (QtCore.QPoint(37, 42), QtCore.QPoint(40, 40)):  # one move at least, wherever the pointer was
+        QTest.mouseMove(window.heatmap.graphics.viewport(), point)
     moved.set()
     assert seen.wait(10)  # the worker looked before the window's event loop ran again
     qtbot.waitUntil(lambda: not controller.generating and not controller.busy, timeout=30_000)
     assert floors == [True]
     alone = generate(open_pretrained(DATA / "tiny-llama"), PROMPT, GenerationSettings(tokens=6))
     assert [step.token_id for step in controller.generation.steps] == [step.token_id for step in alone.steps]
+
+
+def test_the_views_hold_their_text_so_far_while_the_user_acts_and_take_the_whole_text_at_the_end(
+        real_window, qtbot, monkeypatch):
+    """A new text so far moves every word under a pointer that stays still: while the user acts, the views
+    keep the one they show (for FOLLOW_AT_LEAST_S at most), and the text box follows every token."""
+    from attention_explorer import controller_generation
+
+    monkeypatch.setattr(controller_generation, "ACTING_S", 60.0)
+    monkeypatch.setattr(controller_generation, "FOLLOW_AT_LEAST_S", 60.0)
+    step = Decoder.step
+
+    def a_slower_token(self, token_id):  # long enough for the views to follow several times, were they let
+        time.sleep(0.01)
+        return step(self, token_id)
+
+    monkeypatch.setattr(Decoder, "step", a_slower_token)
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    controller, panel = window.controller, window.pretrained.generation
+    shown = []
+    controller.written_shown_changed.connect(lambda written: shown.append((controller.generating, written)))
+    texts = []
+    controller.sentence_changed.connect(lambda _text: texts.append(controller.generating))
+    panel.tokens.setValue(40)
+    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
+    for point in (QtCore.QPoint(43, 41), QtCore.QPoint(40, 40)):  # the user acts as it begins (a move to where
+        QTest.mouseMove(window.heatmap.graphics.viewport(), point)  # the pointer is already sends nothing)
+    qtbot.waitUntil(lambda: not controller.generating and not controller.busy, timeout=30_000)
+    written = len(controller.generation.steps)
+    assert {w for writing, w in shown if writing} <= {0}  # the prompt as it began, then no token while it wrote
+    assert controller.written_shown == written and shown[-1] == (False, written)  # the whole text at the end
+    assert sum(texts) > 10  # the text box followed the tokens as they came
