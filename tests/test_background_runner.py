@@ -132,3 +132,27 @@ def test_a_job_is_let_go_of_before_the_window_hears_its_outcome(qapp, qtbot):
     del forward, replaced
     qtbot.waitUntil(lambda: len(alive_when_heard) == 1, timeout=5_000)
     assert alive_when_heard == [False]
+
+
+def test_a_runner_freed_by_its_ending_worker_leaves_the_event_loop_sound(qapp, qtbot, monkeypatch):
+    """A runner without a parent is held last by its worker thread, and freed there when the thread ends
+    idle. What it watches on the window's thread (its timer, the socket the worker wakes it by) is off by
+    then: a socket notifier still on, freed from the worker, corrupted the event loop, and a later test
+    crashed inside its events."""
+    from attention_explorer import pretrained_worker
+
+    monkeypatch.setattr(pretrained_worker, "IDLE_EXIT_S", 0.05)
+    for _ in range(20):
+        runner = BackgroundRunner()
+        heard = []
+        runner.submit("run", lambda _progress: "done", heard.append, heard.append)
+        qtbot.waitUntil(lambda heard=heard: heard == ["done"], timeout=5_000)
+        thread = runner._thread
+        del runner  # the worker thread holds it last
+        thread.join(5)
+        assert not thread.is_alive()
+        QTest.qWait(5)  # the window's events go on as before
+    second = BackgroundRunner()
+    heard = []
+    second.submit("run", lambda _progress: "still answered", heard.append, heard.append)
+    qtbot.waitUntil(lambda: heard == ["still answered"], timeout=5_000)

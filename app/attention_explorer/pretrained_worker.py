@@ -91,6 +91,10 @@ class BackgroundRunner(QtCore.QObject):
             end.setblocking(False)
         self._waker = QtCore.QSocketNotifier(self._wake_read.fileno(), QtCore.QSocketNotifier.Type.Read, self)
         self._waker.activated.connect(self._woken)
+        # on only while a job is under way, as the timer runs: the worker thread may hold the runner last and
+        # free it when it ends (a runner without a parent, in tests), and a notifier still watching, freed
+        # from that thread, corrupted the window's event loop (a crash in the next test's events)
+        self._waker.setEnabled(False)
         _RUNNERS.add(self)
 
     @property
@@ -132,6 +136,7 @@ class BackgroundRunner(QtCore.QObject):
         if quiet:
             self._quiet.add(job_id)
         self._timer.start()
+        self._waker.setEnabled(True)
         if self.busy != was_busy:
             self.busy_changed.emit(self.busy)
         return job_id
@@ -246,6 +251,7 @@ class BackgroundRunner(QtCore.QObject):
             # not before a dropped job has ended too: what it returns (a real model read to its end)
             # would wait in the queue for the next job, held
             self._timer.stop()
+            self._waker.setEnabled(False)
 
     def _take(self, job_id: int) -> tuple[str, Callable, Callable] | None:
         was_busy = self.busy
