@@ -35,7 +35,6 @@ class WindowTurn(QtCore.QObject):
         self._free = threading.Event()
         self._free.set()
         self._claimed_at = 0.0  # time.monotonic() of the latest input that gave the window the floor
-        self._release = self._free.set  # one bound method, connected and disconnected
         self._watching = False
 
     def watch(self, on: bool) -> None:
@@ -47,11 +46,16 @@ class WindowTurn(QtCore.QObject):
         dispatcher = QtCore.QAbstractEventDispatcher.instance()
         if on:
             app.installEventFilter(self)
-            dispatcher.aboutToBlock.connect(self._release)
+            dispatcher.aboutToBlock.connect(self._window_sleeps)
         else:
             app.removeEventFilter(self)
-            dispatcher.aboutToBlock.disconnect(self._release)
+            dispatcher.aboutToBlock.disconnect(self._window_sleeps)
             self._free.set()
+
+    @QtCore.Slot()
+    def _window_sleeps(self) -> None:
+        """A slot of this object rather than the event's own method: freed while watching, it is disconnected."""
+        self._free.set()
 
     def wait(self) -> None:
         """On the worker: return once the window has answered the user's latest input, or its floor ran out."""

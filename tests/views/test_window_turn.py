@@ -129,3 +129,17 @@ def test_the_views_hold_their_text_so_far_while_the_user_acts_and_take_the_whole
     assert {w for writing, w in shown if writing} <= {0}  # the prompt as it began, then no token while it wrote
     assert controller.written_shown == written and shown[-1] == (False, written)  # the whole text at the end
     assert sum(texts) > 10  # the text box followed the tokens as they came
+
+
+def test_a_turn_freed_while_watching_leaves_nothing_connected(widget, qtbot):
+    dispatcher = QtCore.QAbstractEventDispatcher.instance()
+    before = dispatcher.receivers(QtCore.SIGNAL("aboutToBlock()"))
+    parent = QtCore.QObject()
+    turn = WindowTurn(parent)
+    turn.watch(True)
+    assert dispatcher.receivers(QtCore.SIGNAL("aboutToBlock()")) == before + 1
+    del turn
+    parent.deleteLater()  # a controller closed while its decoder writes
+    qtbot.waitUntil(lambda: dispatcher.receivers(QtCore.SIGNAL("aboutToBlock()")) == before, timeout=5_000)
+    QTest.mouseMove(widget, QtCore.QPoint(8, 3))  # its event filter is gone with it
+    qtbot.wait(10)
