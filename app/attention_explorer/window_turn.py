@@ -54,7 +54,7 @@ class WindowTurn(QtCore.QObject):
 
     @QtCore.Slot()
     def _window_sleeps(self) -> None:
-        """A slot of this object rather than the event's own method: freed while watching, it is disconnected."""
+        """The loop has nothing left to do: the worker may go on."""
         self._free.set()
 
     def wait(self) -> None:
