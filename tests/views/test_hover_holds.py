@@ -72,3 +72,24 @@ def test_a_move_pyqtgraph_heard_is_not_sent_again_when_the_pointer_rests(make_wi
     assert len(heard) == 1 and c.focus == 3
     QTest.qWait(60)  # the pointer rests past the resting pointer's delay
     assert len(heard) == 1
+
+
+def test_a_cell_s_tooltip_goes_with_the_matrix_it_was_about(make_window, qtbot):
+    """A new matrix under a pointer that stays still (the scores for the weights, a decoder's next text so
+    far) took the readout and the focus with it, and left the tooltip naming the cell of the last one."""
+    from PySide6 import QtWidgets
+
+    window = make_window("it-was-tired", "the cat sat on the mat because it was tired")
+    heatmap, c = window.heatmap, window.controller
+    hover_cell(heatmap, 3, 1)
+    qtbot.waitUntil(QtWidgets.QToolTip.isVisible)
+    assert QtWidgets.QToolTip.text() == heatmap.hover_tip()
+    c.set_matrix("scores")
+    qtbot.waitUntil(lambda: not QtWidgets.QToolTip.isVisible(), timeout=1000)  # Qt takes it down in 0.3 s
+    other = window.sentence_box
+    QtWidgets.QToolTip.showText(other.mapToGlobal(other.rect().center()), "another widget's tip", other)
+    qtbot.waitUntil(QtWidgets.QToolTip.isVisible)
+    c.set_matrix("weights")  # the heatmap draws again; a tip it did not show stays
+    QTest.qWait(500)
+    assert QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text() == "another widget's tip"
+    QtWidgets.QToolTip.hideText()

@@ -233,8 +233,7 @@ class QtHeatmap(MatrixPlot):
             return
         row, _col = cell
         if screen_pos is not None:
-            QtWidgets.QToolTip.showText(QtCore.QPoint(int(screen_pos.x()), int(screen_pos.y())), self.hover_tip(),
-                                        self.graphics)
+            self.show_tip(screen_pos, self.hover_tip())
         self.controller.set_hovered(row, LOOKING, self.image)
 
     def _on_focus_changed(self, index) -> None:

@@ -60,6 +60,7 @@ class MatrixPlot(QtWidgets.QWidget):
                  cell_tips: bool = True):
         super().__init__(parent)
         self._shown: np.ndarray | None = None
+        self._tip = ""  # the text of the cell's tooltip this plot showed last
         self._mask: np.ndarray | None = None
         self._masked: np.ndarray | None = np.zeros((0, 0), dtype=bool)  # None: a large matrix (cell_colours.py)
         self._source: MatrixColours | None = None
@@ -195,6 +196,7 @@ class MatrixPlot(QtWidgets.QWidget):
         one scale shared by heatmaps set side by side), by default the span of the finite values. `axis_titles` (rows,
         columns) are kept when None. A matrix of more than REGION_CELLS cells is kept as it was given
         and coloured only where it is in view (cell_colours.py)."""
+        self._drop_tip()
         if not isinstance(matrix, RowMatrix):  # one made by the rows drawn stays so (engine/row_matrix.py)
             matrix = np.asarray(matrix)
         if not np.issubdtype(matrix.dtype, np.floating):
@@ -356,8 +358,20 @@ class MatrixPlot(QtWidgets.QWidget):
         if cell is None or screen_pos is None:
             QtWidgets.QToolTip.hideText()
         else:
-            QtWidgets.QToolTip.showText(QtCore.QPoint(int(screen_pos.x()), int(screen_pos.y())), self.cell_tip(*cell),
-                                        self.graphics)
+            self.show_tip(screen_pos, self.cell_tip(*cell))
+
+    def show_tip(self, screen_pos: QtCore.QPointF, text: str) -> None:
+        """A cell's tooltip at the mouse, taken down when the plot draws another matrix (_drop_tip)."""
+        self._tip = text
+        QtWidgets.QToolTip.showText(QtCore.QPoint(int(screen_pos.x()), int(screen_pos.y())), text, self.graphics)
+
+    def _drop_tip(self) -> None:
+        """The cell's tooltip goes with the matrix it was about: a new one (a decoder's next text so far
+        under a pointer that stays still) kept a tip on another cell than the readout and the focus named.
+        Another widget's tooltip stays."""
+        if self._tip and QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text() == self._tip:
+            QtWidgets.QToolTip.hideText()
+        self._tip = ""
 
     def show_message(self, text: str) -> None:
         """A line of text in place of the plot (nothing to draw, and why)."""
