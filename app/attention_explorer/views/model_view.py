@@ -50,7 +50,7 @@ def weights_images(thumbnails: np.ndarray, colors: tuple[int, ...],
         return []
     stride = -(-size // 4) * 4  # QImage keeps each line on a 4-byte boundary
     if tops is None:
-        tops = thumbnails.max(axis=(1, 2)) if size else np.zeros(count, dtype=thumbnails.dtype)  # views stay views
+        tops = _largest(thumbnails)
     scales = np.where(tops > 0, (len(colors) - 1) / np.where(tops > 0, tops, 1), 0).astype(np.float32)
     blank = QtGui.QImage(size, height, QtGui.QImage.Format.Format_Indexed8)
     blank.setColorTable(colors)
