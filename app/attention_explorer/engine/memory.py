@@ -34,17 +34,19 @@ def one_heap_for_every_thread() -> None:
     with the forwards on the worker, MiniLM's window at 512 tokens peaked at 334 MiB and kept 317 after
     the real-model bench's actions, against 324 and 287 with one heap. Call it before any worker starts.
     Elsewhere than glibc it does nothing."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):  # AttributeError: not glibc
-        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
+    _glibc("mallopt", M_ARENA_MAX, 1)
 
 
 def release_free_memory() -> None:
+    _glibc("malloc_trim", 0)
+
+
+def _glibc(function: str, *args: int) -> None:
+    """Call glibc's allocator `function`; elsewhere (macOS, Windows, musl) nothing is done."""
     if not sys.platform.startswith("linux"):
         return
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: not glibc
-        ctypes.CDLL(None).malloc_trim(0)
+        getattr(ctypes.CDLL(None), function)(*args)
 
 
 def own_pages(shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
