@@ -62,8 +62,8 @@ class Decoder:
                  keep_inputs: bool = False, between_layers: Callable[[], None] | None = None):
         """`ablate`: (layer, head) pairs switched off, as in the forward; `most`: the longest text it
         will read (the cache never grows past it); `keep_inputs`: keep the residual stream entering
-        each layer too, for a trace of the text so far (KVCache); `between_layers` is called after
-        each layer of a token read one at a time (a window lets the user act first)."""
+        each layer too, for a trace of the text so far (KVCache); `between_layers` is called once in
+        each layer read, of a text read at once and of a token (a window lets the user act first)."""
         self.model, self.weights, self.arch = model, model.weights, model.arch
         self.between_layers = between_layers
         self.off = {layer: sorted(h for lay, h in ablate if lay == layer) for layer, _ in ablate}
@@ -97,6 +97,8 @@ class Decoder:
         def keep(index, p):
             self.cache.write(index, 0, p.k, p.v)
             last_queries[index] = p.q[:, -1] * np.float32(p.scale)  # as Projections.q_scaled, on one row
+            if self.between_layers is not None:
+                self.between_layers()
 
         result = forward(self.weights, ids, self.ablate, progress, special=special, keep=keep)
         if result.overflow:

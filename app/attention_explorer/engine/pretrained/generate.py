@@ -105,7 +105,7 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
              between_layers: Callable[[], None] | None = None) -> Generation:
     """Write up to `settings.tokens` tokens after `prompt`; `on_step` hears of each as it is made, and
     `on_start` is handed the generation before the prompt is read (a window watches it grow).
-    `between_layers` is called after every layer read, of the prompt and of each token: a window's
+    `between_layers` is called once in every layer read, of the prompt and of each token: a window's
     worker waits there while the user acts on the window.
 
     `keep_reader`: the generation keeps its decoder (`reader`) with every layer's input, and reads
@@ -141,14 +141,11 @@ def generate(model: PretrainedModel, prompt: str, settings: GenerationSettings =
     share = 1 / (settings.tokens + 1)  # of the progress bar, for reading the prompt
 
     def reading(fraction: float, what: str):
-        if between_layers is not None:
-            between_layers()
-        return None if progress is None else progress(fraction * share, f"reading the prompt: {what}")
+        return progress(fraction * share, f"reading the prompt: {what}")
 
     rng = generator(settings.sampling)
     with np.errstate(all="ignore"):  # the scores are checked; NumPy's warnings add nothing
-        logits, rows = decoder.prefill(encoded.ids, encoded.special,
-                                      None if progress is None and between_layers is None else reading)
+        logits, rows = decoder.prefill(encoded.ids, encoded.special, None if progress is None else reading)
     while True:
         choice = choose(logits, settings.sampling, rng)
         step = Step(choice, model.tokenizer.token_text(choice.token_id), None if keep_reader else rows)
