@@ -1,6 +1,7 @@
 """The screen oracle's handling of tooltips: they are windows of their own, over the window on an X
 server's screen, so the oracle hides them before it compares; one that a view keeps showing (the tip
-of the cell under a resting pointer while a decoder writes) is left out of the comparison instead."""
+of the cell under a resting pointer while a decoder writes) is left out of the comparison instead.
+And of a repaint still queued when it compares, which the event loop would paint before anyone saw."""
 
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtTest import QTest
@@ -51,3 +52,34 @@ def test_a_tip_a_view_keeps_showing_is_left_out_of_the_comparison(qtbot):
     finally:
         writer.stop()
         QtWidgets.QToolTip.hideText()
+
+
+
+def test_a_repaint_still_queued_is_painted_before_the_comparison(qtbot):
+    """The comparison runs the event loop a few times first (for tips and popups). A timer's slot in
+    the last of those passes (the status bar clearing its message after 4 s) asks for a repaint that
+    the event loop paints next, before anyone sees the screen. Cleared in each pass the comparison runs."""
+    for passes in range(1, 20):
+        window = QtWidgets.QMainWindow()
+        window.setCentralWidget(QtWidgets.QLabel("a window with a status bar"))
+        window.resize(320, 120)
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        window.statusBar().showMessage("a message for a few seconds")
+        QTest.qWait(50)  # painted on the screen
+        left = [passes]
+
+        def clear_in_a_later_pass(left=left, window=window):
+            left[0] -= 1
+            if left[0]:
+                QtCore.QTimer.singleShot(0, clear_in_a_later_pass)
+            else:
+                window.statusBar().clearMessage()
+
+        QtCore.QTimer.singleShot(0, clear_in_a_later_pass)
+        check_backing_store(window, f"a message cleared in pass {passes}")
+        if left[0]:  # the comparison ran fewer passes than this
+            break
+    assert passes > 2
+    qtbot.waitUntil(lambda: not left[0])  # the last chain ends before its window goes
