@@ -110,6 +110,59 @@ def test_the_model_view_draws_only_the_cells_a_repaint_reaches_and_the_same_pixe
     check_backing_store(window, "words hovered over a scrolled model view")
 
 
+def _model_view_on_screen(window, view) -> tuple[QtGui.QImage, QtGui.QImage]:
+    """The part of the model view's grid in sight as the screen shows it, and as the grid painted
+    directly (no kept picture) draws it."""
+    grid = view.grid
+    sight = grid.visibleRegion().boundingRect()
+    screen = window.screen().grabWindow(window.winId()).toImage()
+    shown = screen.copy(sight.translated(grid.mapTo(window, QtCore.QPoint(0, 0))))
+    direct = QtGui.QImage(grid.size() * screen.devicePixelRatio(), QtGui.QImage.Format.Format_RGB32)
+    direct.setDevicePixelRatio(screen.devicePixelRatio())
+    painter = QtGui.QPainter(direct)
+    painter.setFont(grid.font())
+    view.paint(painter, grid.background)
+    painter.end()
+    ratio = screen.devicePixelRatio()
+    return (shown.convertToFormat(QtGui.QImage.Format.Format_RGB32),
+            direct.copy(QtCore.QRect(sight.topLeft() * ratio, sight.size() * ratio)))
+
+
+def test_a_hover_draws_the_model_view_s_kept_pictures_and_only_its_marks_again(real_window, qtbot, monkeypatch):
+    """A hover moves the focus band in every cell in sight: the cells' pictures are drawn from the
+    picture kept of them, and the marks over it. Anything else the cells show draws them again."""
+    window = real_window(LLAMA_GGUF)
+    c, view = window.controller, window.pretrained.model_view
+    drawn = []
+    draw = view.paint_base
+    monkeypatch.setattr(view, "paint_base", lambda *args: drawn.append(args) or draw(*args))
+    marked = []
+    mark = view.paint_marks
+    monkeypatch.setattr(view, "paint_marks", lambda *args: marked.append(args) or mark(*args))
+    QtWidgets.QApplication.processEvents()
+    drawn.clear()
+    for word in range(c.trace.n):
+        c.set_hovered(word)
+        QtWidgets.QApplication.processEvents()
+    assert not drawn and len(marked) >= c.trace.n
+    shown, direct = _model_view_on_screen(window, view)
+    assert shown == direct
+    changes = {"a head switched off": lambda: c.toggle_ablated(0, 1),
+               "another colour map": lambda: c.set_colormap("magma"),
+               "another layer's frame": lambda: c.set_layer(1),
+               "a new text": lambda: c.set_sentence("a dog sat on a log")}
+    for what, change in changes.items():
+        drawn.clear()
+        change()
+        settle(qtbot, c)
+        c.set_hovered(1)
+        QtWidgets.QApplication.processEvents()
+        if what != "another layer's frame":  # the frame is a mark, over the same pictures
+            assert drawn, what
+        shown, direct = _model_view_on_screen(window, view)
+        assert shown == direct, what
+
+
 def test_a_new_text_makes_the_pictures_of_the_cells_on_show_and_the_rest_when_they_are_drawn(real_window, qtbot,
                                                                                             monkeypatch):
     """A new text changes every cell's picture; those the scroll area hides are made when drawn or read."""
