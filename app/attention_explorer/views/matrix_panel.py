@@ -342,9 +342,14 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self._settle()
 
     def _settle(self) -> None:
-        """Lay out now rather than on the next event loop pass: an export may render right away."""
+        """Lay out now rather than on the next event loop pass: an export may render right away. A
+        caption's rich text is laid out for its new width now too: left to its paint, that asks for
+        a paint of its own from within it, which Qt puts off to a later pass of the event loop (a
+        change of head painted the captions again a pass after the window)."""
         for widget in (*self._blocks, self.row, self):
             widget.layout().activate()
+        for block in self._blocks:
+            block.caption.heightForWidth(block.caption.width())
 
     # --- mouse ----------------------------------------------------------------------------------
     def _on_entered(self, table: MatrixTable, index: QtCore.QModelIndex) -> None:
