@@ -151,3 +151,31 @@ def test_a_reading_toggled_does_not_lay_out_the_toolbar_again(real_window, qtbot
     assert bar.note.isVisible() and bar.note.width() == bar.note.parentWidget().width() > 100
     assert bar.note.fontMetrics().horizontalAdvance(bar.note.text()) <= bar.note.contentsRect().width()
     check_backing_store(window, "readings toggled")
+
+
+def test_the_steps_note_on_a_reading_is_painted_on_the_pass_that_paints_the_window(real_window, qtbot):
+    """The Steps dock says, above its tables, that they show the layer's own computation while a reading
+    is on (hidden otherwise). Qt asks a widget it shows to paint itself on a later pass: the note was
+    painted again a pass after the window, and each reading turned on took two passes to settle."""
+    from PySide6 import QtCore, QtWidgets
+
+    from event_log import EventLog
+    from screen_oracle import check_backing_store
+
+    window = real_window(BERT, TEXT)
+    window.steps_dock.show()
+    softmax_step(window)
+    note = window.timeline.panel.reading_note
+    for box in (window.pretrained.bar.merge, window.pretrained.bar.rollout):
+        box.click()  # on: the note shown
+        qtbot.waitUntil(lambda: not window.controller.busy)
+        assert note.isVisibleTo(window)
+        with EventLog([QtCore.QEvent.Type.Paint], note) as painted:
+            QtWidgets.QApplication.processEvents()  # the pass that paints the window
+            assert painted.seen
+            painted.seen.clear()
+            settle()
+        assert painted.seen == []
+        check_backing_store(window, f"{box.text()} on")
+        turn_on(window, qtbot, box)  # off again
+        assert not note.isVisibleTo(window)

@@ -15,6 +15,7 @@ from ..engine.steps import STEPS, StepView, cell_arithmetic, step_view
 from ..engine.trace import Trace
 from . import theme
 from .matrix_table import MatrixTable
+from .shown_now import set_visible_now
 
 EXPLANATION_WIDTH = 440  # px: the explanation wraps here; the arithmetic takes the rest of the width
 MIN_ARITHMETIC_WIDTH = 520
@@ -164,7 +165,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
         style = f"color: {theme.highlight().name()};"
         if self.reading_note.styleSheet() != style:  # a new style sheet re-polishes and re-lays out
             self.reading_note.setStyleSheet(style)
-        self.reading_note.setVisible(bool(note))
+        set_visible_now(self.reading_note, bool(note))
 
     def inputs(self) -> dict[str, MatrixTable]:
         return dict(self._inputs)
