@@ -355,6 +355,37 @@ def test_a_gguf_decoder_shows_its_next_tokens_and_they_follow_an_ablation(real_w
     assert "heads off" in panel.title.text()
 
 
+def test_a_head_switched_off_moves_neither_the_next_tokens_nor_the_model_view(real_window, qtbot, monkeypatch):
+    """The next tokens' title says how many heads are off: the longer line wrapped to a second one, the
+    panel grew, and the model view beside it was laid out and drawn again on passes of their own."""
+    window = real_window(LLAMA_GGUF, "the cat sat on the")
+    c, panel, view = window.controller, window.pretrained.next_tokens, window.pretrained.model_view
+    window.pretrained.dock.show()
+    settle(qtbot, c)
+    metrics, width = panel.title.fontMetrics(), panel.title.width()
+
+    def lines(text: str) -> int:
+        flags = int(QtCore.Qt.TextFlag.TextWordWrap)
+        return metrics.boundingRect(0, 0, width, 10_000, flags, text).height() // metrics.lineSpacing()
+
+    # a model name as long as lets the title with no head off stand on one line: with one off, it takes two
+    name = "m"
+    while lines(f"What {name}m would write next:") == 1:
+        name += "m"
+    monkeypatch.setattr(c.real_model, "name", name)
+    c.set_ablated({(0, 1)})
+    settle(qtbot, c)
+    c.set_ablated(set())
+    settle(qtbot, c)
+    places = panel.geometry(), view.geometry()
+    for off in ({(0, 1)}, {(0, 1), (1, 2)}, set()):
+        c.set_ablated(off)
+        settle(qtbot, c)
+        assert ("off" in panel.title.text()) == bool(off) and name in panel.title.text()
+        assert lines(panel.title.text()) == (2 if off else 1)
+        assert (panel.geometry(), view.geometry()) == places, off
+
+
 def test_a_right_click_on_the_next_tokens_opens_their_copy_menu_as_the_window_s_menus(real_window, monkeypatch):
     """Through the window's own pop_up, where every menu is deleted once it closes (and tests choose)."""
     window = real_window(LLAMA_GGUF, "the cat sat on the")

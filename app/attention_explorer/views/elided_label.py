@@ -103,11 +103,12 @@ class WrappedLabelSeal(LayoutSeal):
         three lines), and a layout short of room shares it out from that hint."""
         hint = self.child.sizeHint()
         if self.testAttribute(QtCore.Qt.WidgetAttribute.WA_Resized) and self.width() > 0:
-            hint.setHeight(self.child.heightForWidth(self.width()))
+            hint.setHeight(self.heightForWidth(self.width()))
         return hint
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
-        return self.child.heightForWidth(width)
+        """The label's height at `width`, and no less than the least it keeps (lines kept for a longer text)."""
+        return max(self.child.heightForWidth(width), self.child.minimumHeight())
 
     def _needs_now(self) -> tuple:
         """What the layout around needs of the label: its height at its width (its height hint too),
@@ -115,7 +116,7 @@ class WrappedLabelSeal(LayoutSeal):
         238 px for two lines of a scrubber step), nor its least width below the width it has: they follow
         each text without changing what is shown, and a layout run for another reason reads them then."""
         least = self.child.minimumSizeHint()
-        return (self.child.heightForWidth(max(self.width(), 1)), least.height(), least.width() <= self.width(),
+        return (self.heightForWidth(max(self.width(), 1)), least.height(), least.width() <= self.width(),
                 self.child.isVisibleTo(self))
 
     def event(self, event: QtCore.QEvent) -> bool:

@@ -16,6 +16,7 @@ from .wrapped_height import with_wrapped_label
 
 SHOWN = 5
 WORD_COLUMN_PX = 110  # the tokens' column, as wide whatever they are: a step of the scrubber moves no bar
+TITLE_LINES = 2
 
 
 class QtNextTokens(QtWidgets.QWidget):
@@ -26,6 +27,9 @@ class QtNextTokens(QtWidgets.QWidget):
         self.controller = controller
         self.title = QtWidgets.QLabel()
         self.title.setWordWrap(True)
+        # room for two lines, the most a title needs in a dock of usual width: a head switched off added
+        # ", with 1 head off" and a second line, and the model view beside was laid out and drawn again
+        self.title.setMinimumHeight(TITLE_LINES * self.title.fontMetrics().lineSpacing())
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(WrappedLabelSeal(self.title))  # a step's new title lays out nothing else
