@@ -93,3 +93,27 @@ def test_a_cell_s_tooltip_goes_with_the_matrix_it_was_about(make_window, qtbot):
     QTest.qWait(500)
     assert QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text() == "another widget's tip"
     QtWidgets.QToolTip.hideText()
+
+
+def test_a_hover_lays_out_nothing_around_the_heatmap_and_paints_nothing_a_pass_late(make_window):
+    """The readout's new text at each hover asked the heatmap's pane, the splitters and the window to
+    lay out again, a pass of the event loop each, and the window was painted again for it; the readout
+    itself, selectable, laid its text out in its paint and was painted again a pass later."""
+    from PySide6 import QtWidgets
+
+    from event_log import EventLog
+
+    window = make_window("it-was-tired", "the cat sat on the mat because it was tired")
+    heatmap = window.heatmap
+    hover_cell(heatmap, 1, 1)
+    around = [window, *window.findChildren(QtWidgets.QSplitter), heatmap]
+    for row in (3, 5, 7):
+        QTest.qWait(30)  # past pyqtgraph's rate limit: the move is handled
+        with EventLog({QtCore.QEvent.Type.LayoutRequest}, *around) as laid_out:
+            QTest.mouseMove(heatmap.graphics.viewport(), _point(heatmap, 2, row))  # column 2 of the row
+            QtWidgets.QApplication.processEvents()  # the pass that paints the window
+            with EventLog({QtCore.QEvent.Type.Paint}, heatmap.readout) as painted_late:
+                for _ in range(3):
+                    QtWidgets.QApplication.processEvents()
+        assert heatmap.readout.full_text() == heatmap.cell_text(row, 2)
+        assert laid_out.seen == [] and painted_late.seen == [], row

@@ -35,6 +35,11 @@ class ElidedLabel(QtWidgets.QLabel):
         shown = self.fontMetrics().elidedText(self._full, QtCore.Qt.TextElideMode.ElideRight, max(width, 0))
         if shown != self.text():
             self.setText(shown)
+            if self.textInteractionFlags() & QtCore.Qt.TextInteractionFlag.TextSelectableByMouse:
+                # a selectable label's text is laid out by a text document: left to its paint, it asked
+                # for a paint of its own from within it, which Qt puts off to a later pass (each hover
+                # painted the heatmap's readout again a pass after the window)
+                self.heightForWidth(self.width())
 
 
 class LayoutSeal(QtWidgets.QWidget):

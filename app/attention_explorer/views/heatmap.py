@@ -21,7 +21,7 @@ from ..engine.census.norm_attention import FORMULA as NORM_FORMULA
 from ..engine.softmax import why_masked
 from ..engine.trace import Trace
 from . import theme
-from .elided_label import ElidedLabel
+from .elided_label import ElidedLabel, LayoutSeal
 from .matrix_plot import MatrixPlot
 
 MATRIX_TITLES = {
@@ -102,8 +102,10 @@ class QtHeatmap(MatrixPlot):
         self.fit_button = self.make_fit_button()
 
         # The readout has a line of its own: beside the colour controls a narrow pane cut it short
-        # ("…÷√32 = -0.5"), and its numbers are what the reader came for.
-        self.layout().addWidget(self.readout)
+        # ("…÷√32 = -0.5"), and its numbers are what the reader came for. Sealed: its new text at each
+        # hover asked the pane, the splitters and the window to lay out again, a pass of the event loop
+        # each, and the window was painted again for it.
+        self.layout().addWidget(LayoutSeal(self.readout))
         footer = QtWidgets.QHBoxLayout()
         footer.setContentsMargins(0, 0, 0, 0)
         footer.addStretch(1)
