@@ -311,6 +311,33 @@ def test_the_census_window_waits_to_be_built_until_the_controller_has_nothing_to
     assert not launcher.window.isVisible()
 
 
+def test_the_census_window_waits_to_be_built_while_the_pointer_moves(qtbot, settings, monkeypatch):
+    """The build, about 100 ms, landed among the user's first hovers after a model opened."""
+    from attention_explorer.views import census_menu
+
+    monkeypatch.setattr(census_menu, "PREBUILD_AFTER_MS", 20)
+    window = MainWindow(Controller(engine.load_builtin("cat-sat-on-mat")), settings)
+    qtbot.addWidget(window)
+    start = window.mapToGlobal(window.rect().center())
+    QtGui.QCursor.setPos(start)
+    moves = [0]
+
+    def move():
+        moves[0] += 1
+        QtGui.QCursor.setPos(start + QtCore.QPoint(moves[0] % 7, 0))
+
+    mover = QtCore.QTimer(interval=5, timeout=move)
+    mover.start()
+    window.show()
+    launcher = window.pretrained.census
+    qtbot.wait(300)
+    mover.stop()
+    assert launcher.window is None
+    assert moves[0] > 5 and QtGui.QCursor.pos() != start  # the platform keeps the pointer where it is set
+    qtbot.waitUntil(lambda: launcher.window is not None, timeout=5000)
+    assert not launcher.window.isVisible()
+
+
 def test_a_grid_taller_than_its_pane_offers_fit_and_fits_every_layer_on_a_click(census_window, qtbot):
     """A 30-layer model's grid in a short window opens zoomed in on its first layers (their numbers
     legible); the Fit button, as under the heatmap, is then the sign that more layers lie below."""

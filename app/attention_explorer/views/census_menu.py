@@ -20,6 +20,7 @@ class CensusLauncher(QtCore.QObject):
         super().__init__(main_window)
         self.main_window = main_window
         self.window = None
+        self._pointer_at = QtCore.QPoint()  # where the pointer was as the wait to build began
         self.action = QtGui.QAction("Head &census…", main_window)
         self.action.setStatusTip(CENSUS_HINT)
         self.action.setToolTip(CENSUS_HINT)
@@ -30,19 +31,24 @@ class CensusLauncher(QtCore.QObject):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
         if event.type() == QtCore.QEvent.Type.Show:
             self.main_window.removeEventFilter(self)
-            QtCore.QTimer.singleShot(PREBUILD_AFTER_MS, self, self._prebuild)
+            self._prebuild_later()
         return False
+
+    def _prebuild_later(self) -> None:
+        self._pointer_at = QtGui.QCursor.pos()
+        QtCore.QTimer.singleShot(PREBUILD_AFTER_MS, self, self._prebuild)
 
     def _prebuild(self) -> None:
         """Build the window and draw it once off screen (fonts, style, plots), so opening only shows it.
         Not once the main window is closing: a Quit must not wait for a window nobody will open. Not
-        while the controller works (a model opening, a forward, a decoder writing): the build holds the
-        window for about 100 ms, which then fell among the hovers and tokens of a generation; it waits
-        for a moment with nothing to do."""
+        while the controller works (a model opening, a forward, a decoder writing), nor while the user
+        moves the pointer (it moved since the wait began): the build holds the window for about 100 ms,
+        which then fell among the hovers and tokens of a generation; it waits for a moment with nothing
+        to do."""
         if self.window is not None or not self.main_window.isVisible():
             return
-        if self.main_window.controller.busy:
-            QtCore.QTimer.singleShot(PREBUILD_AFTER_MS, self, self._prebuild)
+        if self.main_window.controller.busy or QtGui.QCursor.pos() != self._pointer_at:
+            self._prebuild_later()
             return
         self._build()
         self.window.grab()
