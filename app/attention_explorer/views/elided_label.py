@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
+from .painted_now import lay_out_text_now
+
 
 class ElidedLabel(QtWidgets.QLabel):
     def __init__(self, text: str = "", parent: QtWidgets.QWidget | None = None):
@@ -36,10 +38,7 @@ class ElidedLabel(QtWidgets.QLabel):
         if shown != self.text():
             self.setText(shown)
             if self.textInteractionFlags() & QtCore.Qt.TextInteractionFlag.TextSelectableByMouse:
-                # a selectable label's text is laid out by a text document: left to its paint, it asked
-                # for a paint of its own from within it, which Qt puts off to a later pass (each hover
-                # painted the heatmap's readout again a pass after the window)
-                self.heightForWidth(self.width())
+                lay_out_text_now(self)  # see painted_now: each hover painted the heatmap's readout twice
 
 
 class LayoutSeal(QtWidgets.QWidget):

@@ -15,7 +15,7 @@ from ..engine.steps import STEPS, StepView, cell_arithmetic, step_view
 from ..engine.trace import Trace
 from . import theme
 from .matrix_table import MatrixTable
-from .shown_now import set_visible_now
+from .painted_now import lay_out_text_now, set_visible_now
 
 EXPLANATION_WIDTH = 440  # px: the explanation wraps here; the arithmetic takes the rest of the width
 MIN_ARITHMETIC_WIDTH = 520
@@ -343,14 +343,13 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self._settle()
 
     def _settle(self) -> None:
-        """Lay out now rather than on the next event loop pass: an export may render right away. A
-        caption's rich text is laid out for its new width now too: left to its paint, that asks for
-        a paint of its own from within it, which Qt puts off to a later pass of the event loop (a
-        change of head painted the captions again a pass after the window)."""
+        """Lay out now rather than on the next event loop pass: an export may render right away. The
+        captions' rich text too, for their new widths (see painted_now: a change of head painted them
+        again a pass after the window)."""
         for widget in (*self._blocks, self.row, self):
             widget.layout().activate()
         for block in self._blocks:
-            block.caption.heightForWidth(block.caption.width())
+            lay_out_text_now(block.caption)
 
     # --- mouse ----------------------------------------------------------------------------------
     def _on_entered(self, table: MatrixTable, index: QtCore.QModelIndex) -> None:
