@@ -91,11 +91,19 @@ class BackgroundRunner(QtCore.QObject):
             end.setblocking(False)
         self._waker = QtCore.QSocketNotifier(self._wake_read.fileno(), QtCore.QSocketNotifier.Type.Read, self)
         self._waker.activated.connect(self._woken)
-        # on only while a job is under way, as the timer runs: the worker thread may hold the runner last and
-        # free it when it ends (a runner without a parent, in tests), and a notifier still watching, freed
-        # from that thread, corrupted the window's event loop (a crash in the next test's events)
-        self._waker.setEnabled(False)
+        self._listen(False)
         _RUNNERS.add(self)
+
+    def _listen(self, on: bool) -> None:
+        """Poll for the worker's progress and watch for its outcomes, or stop both. On only while a job is
+        under way: the worker thread may hold the runner last and free it when it ends (a runner without a
+        parent, in tests), and a notifier still watching, freed from that thread, corrupted the window's
+        event loop (a crash in the next test's events)."""
+        if on:
+            self._timer.start()
+        else:
+            self._timer.stop()
+        self._waker.setEnabled(on)
 
     @property
     def busy(self) -> bool:
@@ -135,8 +143,7 @@ class BackgroundRunner(QtCore.QObject):
         self._callbacks[job_id] = (lane, on_done, on_failed)
         if quiet:
             self._quiet.add(job_id)
-        self._timer.start()
-        self._waker.setEnabled(True)
+        self._listen(True)
         if self.busy != was_busy:
             self.busy_changed.emit(self.busy)
         return job_id
@@ -250,8 +257,7 @@ class BackgroundRunner(QtCore.QObject):
         if not self._callbacks and not unfinished and self._outcomes.empty():
             # not before a dropped job has ended too: what it returns (a real model read to its end)
             # would wait in the queue for the next job, held
-            self._timer.stop()
-            self._waker.setEnabled(False)
+            self._listen(False)
 
     def _take(self, job_id: int) -> tuple[str, Callable, Callable] | None:
         was_busy = self.busy
