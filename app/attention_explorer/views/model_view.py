@@ -492,8 +492,13 @@ class QtModelView(QtWidgets.QWidget):
                                                                 max(self.grid.width() - 8, 40))
 
     def cell_rect(self, layer: int, head: int) -> QtCore.QRectF:
+        return QtCore.QRectF(*self._cell_corner(layer, head), self.cell_px, self.cell_px)
+
+    def _cell_corner(self, layer: int, head: int) -> tuple[int, int]:
+        """A cell's top-left corner (x, y) in the grid, in plain numbers: a QRectF asked for its edges
+        cost more than drawing the focus bands of the cells in sight (72 cells: 0.35 ms)."""
         step = self.cell_px + GAP_PX
-        return QtCore.QRectF(HEADER_PX + head * step, TITLE_PX + HEADER_PX + layer * step, self.cell_px, self.cell_px)
+        return HEADER_PX + head * step, TITLE_PX + HEADER_PX + layer * step
 
     def cell_at(self, point: QtCore.QPointF) -> tuple[int, int] | None:
         step = self.cell_px + GAP_PX
@@ -675,15 +680,11 @@ class QtModelView(QtWidgets.QWidget):
         painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
         cell, band = self.cell_px, self.cell_px / n
         start, length = first * band, (last - first) * band
-        # each cell's place as cell_rect finds it, in plain numbers: a QRectF asked for its edges cost
-        # more than drawing the bands (72 cells in sight: 0.35 ms)
-        step, top = cell + GAP_PX, TITLE_PX + HEADER_PX
+        corners = [self._cell_corner(layer, head) for layer, head in cells]
         if looked_at:
-            bands = [QtCore.QRectF(HEADER_PX + head * step + start, top + layer * step, length, cell)
-                     for layer, head in cells]
+            bands = [QtCore.QRectF(x + start, y, length, cell) for x, y in corners]
         else:
-            bands = [QtCore.QRectF(HEADER_PX + head * step, top + layer * step + start, cell, length)
-                     for layer, head in cells]
+            bands = [QtCore.QRectF(x, y + start, cell, length) for x, y in corners]
         painter.drawRects(bands)  # one call for every cell's band
 
     @staticmethod
