@@ -116,14 +116,14 @@ def _model_view_on_screen(window, view) -> tuple[QtGui.QImage, QtGui.QImage]:
     grid = view.grid
     sight = grid.visibleRegion().boundingRect()
     screen = window.screen().grabWindow(window.winId()).toImage()
+    ratio = screen.devicePixelRatio()
     shown = screen.copy(sight.translated(grid.mapTo(window, QtCore.QPoint(0, 0))))
-    direct = QtGui.QImage(grid.size() * screen.devicePixelRatio(), QtGui.QImage.Format.Format_RGB32)
-    direct.setDevicePixelRatio(screen.devicePixelRatio())
+    direct = QtGui.QImage(grid.size() * ratio, QtGui.QImage.Format.Format_RGB32)
+    direct.setDevicePixelRatio(ratio)
     painter = QtGui.QPainter(direct)
     painter.setFont(grid.font())
     view.paint(painter, grid.background)
     painter.end()
-    ratio = screen.devicePixelRatio()
     return (shown.convertToFormat(QtGui.QImage.Format.Format_RGB32),
             direct.copy(QtCore.QRect(sight.topLeft() * ratio, sight.size() * ratio)))
 
