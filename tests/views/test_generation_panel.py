@@ -19,6 +19,7 @@ from attention_explorer.engine.pretrained.generate import (  # noqa: E402
     GenerationSettings,
     generate,
 )
+from attention_explorer.engine.pretrained.real_trace import PretrainedTrace  # noqa: E402
 from attention_explorer.engine.pretrained.tokenizing import WRITTEN_MARK  # noqa: E402
 from event_log import EventLog  # noqa: E402
 from screen_oracle import check_backing_store, settle  # noqa: E402
@@ -393,6 +394,13 @@ def test_the_scrubber_s_next_step_is_made_on_the_worker_while_the_window_shows_t
         return trace
 
     monkeypatch.setattr(generation_trace, "trace_so_far", recorded)
+    layers_made, make_layer = [], PretrainedTrace._make_layer_trace
+
+    def recorded_layer(trace, layer):
+        layers_made.append((trace, threading.current_thread() is threading.main_thread()))
+        return make_layer(trace, layer)
+
+    monkeypatch.setattr(PretrainedTrace, "_make_layer_trace", recorded_layer)
     qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
     assert c.written_shown == 7 and c.pretrained_trace is first.trace
     status = window.statusBar().findChild(QtWidgets.QLabel, "statusLine").text()
@@ -402,6 +410,7 @@ def test_the_scrubber_s_next_step_is_made_on_the_worker_while_the_window_shows_t
     ahead = threads[-1][2]
     qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
     assert c.written_shown == 6 and c.pretrained_trace is ahead
+    assert [(trace, on_gui) for trace, on_gui in layers_made if trace is ahead] == [(ahead, False)]  # the views' too
     wait_for_the_step_made_ahead(c, qtbot)
     assert [(written, on_gui) for written, on_gui, _ in threads[1:]] == [(5, False)]  # the next, again ahead
     fresh = make(c.real_model, c.generation, 6, c._shared_projections())
@@ -457,7 +466,8 @@ def test_scrubbing_a_long_text_keeps_few_texts_so_far_and_no_layer_of_those_not_
     """A long text's texts so far each hold 17 MiB of thumbnails (SmolLM2 from about 250 tokens), and each
     kept the layer the views had shown of it, with the matrices the Steps dock read: eight kept for
     scrubbing held 150 MiB more at 1,000 tokens. Past TRACES_KEPT_BYTES two are kept, and one kept but
-    no longer shown keeps no layer (made again when it is shown again)."""
+    no longer shown keeps no layer (made again when it is shown again); the next step, made ahead, holds
+    the layer it will show."""
     import gc
     import weakref
 
@@ -482,7 +492,8 @@ def test_scrubbing_a_long_text_keeps_few_texts_so_far_and_no_layer_of_those_not_
     # (the first step back was made ahead as the generation ended, before the recording began)
     assert len(made) == 6 and len(alive) == 3 and shown is alive[1] and alive[2].n == shown.n - 1
     before, ahead = alive[0], alive[2]
-    assert "layer trace" not in before.memo and "layer trace" not in ahead.memo and "layer trace" in shown.memo
+    assert "layer trace" not in before.memo and "layer trace" in shown.memo
+    assert ahead.memo["layer trace"].layer == c.layer  # made ahead for the views with it, to be shown next
     assert sum(ref() is not None for ref in layers) == 0  # the layers shown before the last step are gone
     qtbot.mouseClick(panel.forth, QtCore.Qt.MouseButton.LeftButton)  # the one before, shown again
     qtbot.waitUntil(lambda: not c.busy)

@@ -339,6 +339,8 @@ def test_a_layer_whose_recomputed_scores_overflow_is_refused_where_it_is_shown(d
     with pytest.raises(ModelError, match=r"^tiny-gpt2: the model's numbers overflow on this text \(not a number or "
                                          r"infinite in layer 1's queries, keys, values or scores\)"):
         trace.layer_trace(0)
+    with pytest.raises(ModelError, match="layer 1's queries"):  # asked again, refused again: never kept
+        trace.layer_trace(0)
     assert np.isfinite(trace.layer_trace(1).heads[0].scores).all()
 
 

@@ -182,6 +182,9 @@ class CheckedTrace(PretrainedTrace):
     rows."""
 
     def layer_trace(self, layer: int) -> LazyTrace:
+        kept = self.memo.get("layer trace")
+        if kept is not None and kept.layer == layer:
+            return kept  # checked as it was made: a layer refused is not kept (each view asks again)
         group = self.model.arch.group
         with np.errstate(all="ignore"):  # an overflow is refused just below, not warned about
             trace = super().layer_trace(layer)
@@ -189,6 +192,7 @@ class CheckedTrace(PretrainedTrace):
             if finite and not _products_bounded(trace, group):  # only damaged weights get here: every number
                 finite = all(all_finite(head.scores) for head in trace.heads) and all_finite(trace.output)
         if not finite:
+            self.memo.pop("layer trace", None)
             raise overflow_error(self.model_name, f"layer {layer + 1}'s queries, keys, values or scores")
         return trace
 
