@@ -54,3 +54,27 @@ def test_the_box_follows_the_newest_token_unless_the_reader_scrolled_away(qtbot)
     settle()
     start, end = written.token_span(30)
     assert browser.toPlainText()[start:end] == " word31" and 0 < bar.value() < bar.maximum()
+
+
+def test_a_token_brought_into_sight_is_shown_on_whole_lines(qtbot):
+    """Brought into sight, the framed token's line is in the middle of the box, and the box starts on a
+    whole line, its text as far from the top as at the start of the text: centred to the pixel, a box two
+    and a half lines high showed a strip of the line above and the token's line cut."""
+    browser, written = _box(qtbot)
+    tokenizer, generation = _Tokenizer(), _Generation("The cat sat on the mat")
+    generation.steps = [_Step(count) for count in range(1, 201)]  # none of those framed near the end
+    written.show(tokenizer, generation, None, None)
+    for height in (45, 58, 70, 95):
+        browser.resize(220, height)
+        settle()
+        for framed in (90, 12, 150, 41, 30):
+            browser.verticalScrollBar().setValue(0 if framed > 35 else browser.verticalScrollBar().maximum())
+            written.show(tokenizer, generation, None, framed)
+            settle()
+            first, _last = written._corners(framed)
+            line = first.height()
+            top_of_text = written.document.documentMargin()
+            lines_in_box = int(browser.viewport().height() - top_of_text) // line
+            assert (first.top() - top_of_text) % line == 0, (height, framed)  # lines whole from the box's top
+            assert (first.top() - top_of_text) // line == max(0, (lines_in_box - 1) // 2), (height, framed)
+            assert written._in_sight(framed)

@@ -122,23 +122,35 @@ class WrittenText(QtCore.QObject):
         cursor.mergeCharFormat(frame)
 
     def _reveal(self, index: int) -> None:
-        """Scroll the framed token to the middle of the box when any of it is out of sight: a long
-        generation runs past the box, and the box is a few lines high beside the model view."""
+        """Scroll the framed token's line to the middle of the box when any of it is out of sight: a long
+        generation runs past the box, and the box is a few lines high beside the model view. The box
+        then starts on a whole line, as at the top of the text: centred to the pixel, a box two lines
+        high showed the lower half of one line over the token's and the upper half of one under it."""
         if self._in_sight(index):
             return
         first, last = self._corners(index)
+        line, margin = max(first.height(), 1), self.document.documentMargin()
+        spanned = max(1, round((last.bottom() - first.top() + 1) / line))  # lines the token runs over
+        whole = int(self.browser.viewport().height() - margin) // line  # lines the box shows whole
+        above = max(0, (whole - spanned) // 2)  # lines shown over the token's
         bar = self.browser.verticalScrollBar()
-        bar.setValue(bar.value() + (first.top() + last.bottom()) // 2 - self.browser.viewport().height() // 2)
+        top = bar.value() + first.top()  # the token's first line, in the document
+        bar.setValue(round(top - above * line - margin))
 
     def _in_sight(self, index: int) -> bool:
         area = self.browser.viewport().rect()
         return all(area.contains(corner) for corner in self._corners(index))
 
     def _corners(self, index: int) -> tuple[QtCore.QRect, QtCore.QRect]:
-        """The text cursor's rectangles (in the box) at the start and the end of written token `index`."""
+        """The text cursor's rectangles (in the box) at the start and the end of written token `index`; the
+        start past the token's leading spaces, where a line may break (the space stays at the end of the
+        line before: the token's word is on the next)."""
+        start, end = self._spans[index]
+        while start < end - 1 and self.document.characterAt(start).isspace():
+            start += 1
         cursor = QtGui.QTextCursor(self.document)
         corners = []
-        for position in self._spans[index]:
+        for position in (start, end):
             cursor.setPosition(position)
             corners.append(self.browser.cursorRect(cursor))
         return corners[0], corners[1]
