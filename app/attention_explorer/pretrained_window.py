@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from .views.census_menu import CensusLauncher
+from .views.elided_label import PaneSeal
 from .views.generation_panel import QtGenerationPanel
 from .views.model_view import QtModelView
 from .views.next_tokens import QtNextTokens
@@ -41,9 +42,10 @@ class PretrainedParts(QtCore.QObject):
         window.centralWidget().layout().insertWidget(1, self.target_box)  # under the sentence box: the source
 
         self.body = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
-        for index, part in enumerate((self.model_view, self.next_tokens, self.generation)):
+        # the model view's caption takes a line more for a note, and its grid gives the height back: sealed
+        for index, part in enumerate((PaneSeal(self.model_view), self.next_tokens, self.generation)):
             self.body.addWidget(part)
-            self.body.setStretchFactor(index, 4 if part is self.model_view else 1)
+            self.body.setStretchFactor(index, 4 if index == 0 else 1)
         self.dock = QtWidgets.QDockWidget("Model view", window)
         self.dock.setObjectName("modelViewDock")
         self.dock.setWidget(self.body)

@@ -688,3 +688,28 @@ def test_a_word_typed_draws_the_layer_shown_from_the_forward_not_made_again(real
     assert made == [] and c.pretrained_trace.ablated == {(1, 0)}
     fresh = open_pretrained(source).run("the dog sat on the mat", frozenset({(1, 0)}))
     np.testing.assert_array_equal(window.heatmap.shown_matrix(), fresh.head_weights(1, c.head))
+
+
+def test_a_note_under_the_model_view_s_caption_lays_out_nothing_around_the_model_view(real_window, qtbot,
+                                                                                   monkeypatch):
+    """Words toggled on a long text adds a note to the model view's caption (its cells keep each token's
+    weights), a line more that its grid gives back: its dock and the window were laid out again on passes
+    of their own (at 2,048 SmolLM2 tokens, three passes for the toggle), and part of the window painted
+    again as it was."""
+    from attention_explorer import pretrained_cells
+    from event_log import EventLog
+
+    window = real_window(LLAMA_GGUF, "the cat sat on the mat because it was tired")
+    c, view, dock = window.controller, window.pretrained.model_view, window.pretrained.dock
+    dock.show()
+    settle(qtbot, c)
+    monkeypatch.setattr(pretrained_cells, "READING_CELLS_MAX_TOKENS", 4)  # a short text stands for a long one
+    caption_height, scroll_height, place = view.caption.height(), view.scroll.height(), view.geometry()
+    with EventLog([QtCore.QEvent.Type.LayoutRequest], dock, dock.widget()) as asked:
+        QTest.mouseClick(window.pretrained.bar.merge, QtCore.Qt.MouseButton.LeftButton)
+        settle(qtbot, c)
+    assert view.cells.note and view.cells.note in view.caption.text()
+    assert view.caption.height() > caption_height and view.scroll.height() == scroll_height - (
+        view.caption.height() - caption_height)  # the grid gave the caption its line
+    assert asked.seen == [] and view.geometry() == place
+    check_backing_store(window, "a note under the model view's caption")
