@@ -324,7 +324,7 @@ def test_the_census_window_waits_to_be_built_while_the_pointer_moves(qtbot, sett
 
     def move():
         moves[0] += 1
-        QtGui.QCursor.setPos(start + QtCore.QPoint(moves[0] % 7, 0))
+        QtGui.QCursor.setPos(start + QtCore.QPoint(1 + moves[0] % 7, 0))  # never back where it began
 
     mover = QtCore.QTimer(interval=5, timeout=move)
     mover.start()
