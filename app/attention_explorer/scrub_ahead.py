@@ -1,7 +1,8 @@
 """The scrubber's next step made ahead: while the window shows a text so far of an ended generation, the
 worker makes the one a step further in the direction the scrubber last moved (the step before the last
 once a generation ends), and with it the trace the views draw of the layer shown (about 1 ms of a step's
-64 SmolLM2 tokens on the window's thread) and its weights of the head on screen.
+64 SmolLM2 tokens on the window's thread), its weights of the head on screen, and each model-view cell's
+largest weight.
 
 At 1,000 SmolLM2 tokens a text so far takes about 20 ms to make and its shown layer's weights a few more,
 a third of a step back; made while the window draws the step before, the next step only draws. The first
@@ -73,6 +74,7 @@ class ScrubAhead:
                 trace = trace_so_far(model, generation, written, shared)
                 trace.layer_trace(shown[0])  # kept by the trace for the views (its memo)
                 trace.head_weights(*shown)
+                trace.thumbnail_tops()  # what the model view's cells are coloured up to
                 making.made_ms = (time.perf_counter() - begun) * 1000
                 making.trace = trace
             finally:

@@ -401,6 +401,11 @@ def test_the_scrubber_s_next_step_is_made_on_the_worker_while_the_window_shows_t
         return make_layer(trace, layer)
 
     monkeypatch.setattr(PretrainedTrace, "_make_layer_trace", recorded_layer)
+    from attention_explorer.views import model_view
+
+    maxima_on_gui, largest = [], model_view.largest_of_each
+    monkeypatch.setattr(model_view, "largest_of_each", lambda thumbnails: maxima_on_gui.append(
+        threading.current_thread() is threading.main_thread()) or largest(thumbnails))
     qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
     assert c.written_shown == 7 and c.pretrained_trace is first.trace
     status = window.statusBar().findChild(QtWidgets.QLabel, "statusLine").text()
@@ -408,9 +413,13 @@ def test_the_scrubber_s_next_step_is_made_on_the_worker_while_the_window_shows_t
     wait_for_the_step_made_ahead(c, qtbot)
     assert [(written, on_gui) for written, on_gui, _ in threads] == [(6, False)]  # none made by the window
     ahead = threads[-1][2]
+    del maxima_on_gui[:]  # (the step before came from the writing: its cells' tops are found as they are drawn)
+    assert "thumbnail tops" in ahead.memo  # each model-view cell's largest weight, made on the worker too
     qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
+    settle()
     assert c.written_shown == 6 and c.pretrained_trace is ahead
     assert [(trace, on_gui) for trace, on_gui in layers_made if trace is ahead] == [(ahead, False)]  # the views' too
+    assert maxima_on_gui == []  # and not looked for again by the model view
     wait_for_the_step_made_ahead(c, qtbot)
     assert [(written, on_gui) for written, on_gui, _ in threads[1:]] == [(5, False)]  # the next, again ahead
     fresh = make(c.real_model, c.generation, 6, c._shared_projections())

@@ -1,11 +1,10 @@
-"""The model view's cells: which thumbnails changed, found without comparing every cell whole; the largest
-weight of every top-left corner of a cell, found once for every corner."""
+"""The model view's cells: which thumbnails changed, found without comparing every cell whole."""
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attention_explorer.views.model_view import changed_cells, corner_maxima
+from attention_explorer.views.model_view import changed_cells
 
 
 @given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 6), st.integers(1, 6), st.data())
@@ -28,21 +27,3 @@ def test_a_change_below_a_cell_s_first_row_is_found():
     expected = np.zeros((2, 3), dtype=bool)
     expected[1, 2] = expected[0, 1] = True
     np.testing.assert_array_equal(changed_cells(old, new), expected)
-
-
-@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 9), st.sampled_from(["random", "few values", "causal"]),
-       st.data())
-def test_each_corner_s_largest_weight_is_that_of_the_corner_itself(layers, heads, size, kind, data):
-    """A text so far's cells are the top-left corners of the whole text's: the largest weight of each corner,
-    from the running maxima, is the corner's own, whatever its values (ties, zeros, a masked upper half)."""
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    if kind == "few values":
-        thumbnails = rng.integers(0, 3, size=(layers, heads, size, size)).astype(np.float32) / 2
-    else:
-        thumbnails = rng.random((layers, heads, size, size), dtype=np.float32)
-    if kind == "causal":
-        thumbnails = np.tril(thumbnails)
-    corners = corner_maxima(thumbnails)
-    assert corners.shape == (layers, heads, size)
-    for k in range(size):
-        np.testing.assert_array_equal(corners[:, :, k], thumbnails[:, :, :k + 1, :k + 1].max(axis=(2, 3)))

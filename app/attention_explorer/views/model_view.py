@@ -14,7 +14,7 @@ head switched off in layer 20 remakes layers 20 to 30, a hover or the rollout no
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 import numpy as np
@@ -22,7 +22,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING, Controller
-from ..engine.pretrained.thumbnails import thumb_step
+from ..engine.pretrained.thumbnails import largest_of_each, thumb_step
 from ..figure_census import CensusChoice
 from ..pretrained_cells import Cells, cell_weight, encoder_decoder_cells, model_cells
 from . import theme
@@ -50,7 +50,7 @@ def weights_images(thumbnails: np.ndarray, colors: tuple[int, ...],
         return []
     stride = -(-size // 4) * 4  # QImage keeps each line on a 4-byte boundary
     if tops is None:
-        tops = _largest(thumbnails)
+        tops = largest_of_each(thumbnails)
     scales = np.where(tops > 0, (len(colors) - 1) / np.where(tops > 0, tops, 1), 0).astype(np.float32)
     blank = QtGui.QImage(size, height, QtGui.QImage.Format.Format_Indexed8)
     blank.setColorTable(colors)
@@ -84,51 +84,43 @@ class CellPictures(Mapping):
         self._source: np.ndarray | None = None  # what the pictures are made from: the thumbnails, or a corner of them
         self._tops: np.ndarray | None = None  # (layers, heads): each cell's largest weight on show, when a corner
         self._made_tops: np.ndarray | None = None  # (layers, heads): the last colour's weight of each picture made
-        self._corners: np.ndarray | None = None  # the source's corner_maxima, once a corner of it is shown
         self._colormap = ""
         self.version = 0  # counts the changes of what the pictures show (show, clear)
 
-    def show(self, thumbnails: np.ndarray, colormap: str) -> None:
+    def show(self, thumbnails: np.ndarray, colormap: str, tops: Callable[[], np.ndarray] | None = None) -> None:
         """Pictures of `thumbnails` in `colormap` from now on: those of the cells whose thumbnail changed
-        are made again when next drawn, the others kept (every cell for another colour map or grid)."""
+        are made again when next drawn, the others kept (every cell for another colour map or grid).
+        `tops`, when given, tells each cell's largest weight (a trace's own: made ahead on the worker
+        for the scrubber's next step), else it is found here when needed."""
         old = self._thumbnails
         if old is thumbnails and colormap == self._colormap:
             return
         self.version += 1
         layers, heads = thumbnails.shape[:2]
-        tops = None  # found as the pictures are made, for the cells drawn only (a long text's 270 cells of 128²)
+        found = None  # found as the pictures are made, for the cells drawn only (a long text's 270 cells of 128²)
         if colormap == self._colormap and _is_corner_of(thumbnails, self._source):
-            tops = self._corner_tops(thumbnails)
-            changed = tops != self._made_tops  # the same pixels, drawn in part: only a new last colour tells
+            # the same pixels, drawn in part: only a new last colour tells. Each step's maxima over every
+            # cell read 6 MB of thumbnails (0.8 ms of a step at 64 SmolLM2 tokens), made ahead with the step
+            found = tops() if tops is not None else largest_of_each(thumbnails)
+            changed = found != self._made_tops
         elif old is None or colormap != self._colormap or old.shape != thumbnails.shape:
             self._made.clear()  # another model's grid may have had more cells
             self._made_tops = np.full((layers, heads), np.nan, dtype=np.float32)
-            self._source, self._corners = thumbnails, None
+            self._source = thumbnails
             changed = np.ones((layers, heads), dtype=bool)
         else:  # compared all at once: a comparison a cell cost more than making its picture
-            self._source, self._corners = thumbnails, None
+            self._source = thumbnails
             changed = changed_cells(old, thumbnails)
         for cell in map(tuple, np.argwhere(changed).tolist()):
             self._made.pop(cell, None)
             self._due.add(cell)
-        self._thumbnails, self._tops, self._colormap = thumbnails, tops, colormap
-
-    def _corner_tops(self, corner: np.ndarray) -> np.ndarray:
-        """(layers, heads): each cell's largest weight in `corner` of the source. A square corner's is read
-        from the source's corner maxima, found once: each step's own maximum over every cell read 6 MB
-        of thumbnails (0.8 ms of a step at 64 tokens)."""
-        size = corner.shape[-1]
-        if not size or corner.shape[-2] != size or self._source.shape[-2] != self._source.shape[-1]:
-            return _largest(corner)
-        if self._corners is None:
-            self._corners = corner_maxima(self._source)
-        return self._corners[:, :, size - 1]
+        self._thumbnails, self._tops, self._colormap = thumbnails, found, colormap
 
     def clear(self) -> None:
         self.version += 1
         self._made.clear()
         self._due.clear()
-        self._thumbnails = self._source = self._corners = self._tops = self._made_tops = None
+        self._thumbnails = self._source = self._tops = self._made_tops = None
 
     def make(self, cells) -> None:
         """Make the pictures of those of `cells` still due, together."""
@@ -137,7 +129,8 @@ class CellPictures(Mapping):
             return
         layers, heads = np.array(due).T
         source = self._source[layers, heads]
-        tops = _largest(source) if self._tops is None else self._tops[layers, heads]  # (not a corner: all on show)
+        # a corner's tops are those of the part on show; otherwise all of each cell is on show
+        tops = largest_of_each(source) if self._tops is None else self._tops[layers, heads]
         made = weights_images(source, color_table(self._colormap), tops)
         self._made.update(zip(due, made, strict=True))
         self._made_tops[layers, heads] = tops
@@ -155,25 +148,6 @@ class CellPictures(Mapping):
 
     def __len__(self) -> int:
         return len(self._made) + len(self._due)
-
-
-def _largest(thumbnails: np.ndarray) -> np.ndarray:
-    """Each cell's largest weight (0 for a cell of no tokens): the cells' shape, from (..., m, m)."""
-    if not (thumbnails.shape[-2] and thumbnails.shape[-1]):
-        return np.zeros(thumbnails.shape[:-2], dtype=thumbnails.dtype)
-    return thumbnails.max(axis=(-2, -1))
-
-
-def corner_maxima(thumbnails: np.ndarray) -> np.ndarray:
-    """(layers, heads, m) of square (layers, heads, m, m) thumbnails: [..., k] is the largest weight of the
-    top-left (k + 1) × (k + 1) corner of each cell. Each corner adds row k up to the diagonal and column
-    k above it to the one before, so these are a running maximum of those parts' maxima."""
-    m = thumbnails.shape[-1]
-    at = np.arange(m)
-    lowest = np.finfo(thumbnails.dtype).min
-    row_parts = np.where(at[None, :] <= at[:, None], thumbnails, lowest).max(axis=3)  # row k, columns 0..k
-    column_parts = np.where(at[:, None] < at[None, :], thumbnails, lowest).max(axis=2)  # column k, rows 0..k-1
-    return np.maximum.accumulate(np.maximum(row_parts, column_parts), axis=2)
 
 
 def _is_corner_of(part: np.ndarray, source: np.ndarray | None) -> bool:
@@ -416,7 +390,8 @@ class QtModelView(QtWidgets.QWidget):
             self.cells = encoder_decoder_cells(ptrace, self.controller.real_view) if pair else \
                 model_cells(ptrace, self.controller.real_view, self._norm_chosen())
             self.labels, self.column_labels = self.cells.labels, self.cells.column_labels
-            self.images.show(self.cells.thumbnails, self.controller.colormap)
+            own = not pair and self.cells.thumbnails is ptrace.thumbnails  # the trace's own, not a reading's
+            self.images.show(self.cells.thumbnails, self.controller.colormap, ptrace.thumbnail_tops if own else None)
             model = self.controller.real_model
             coloured = ("its largest weight × moved norm ‖α·f(x)‖ (norm-based attention)" if self._norm_drawn()
                         else "its largest weight")

@@ -117,7 +117,8 @@ def test_texts_so_far_take_the_whole_text_s_thumbnail_rows_where_both_pool_alike
 def test_texts_so_far_of_whole_blocks_read_the_whole_text_s_summary_in_place(data):
     """Up to THUMB_PX tokens (a pixel a token) every text so far's thumbnails and sink sums are read-only
     views into the whole text's: nothing copied, nothing to write into what every text so far shares;
-    and they are what a forward over the text so far makes."""
+    and they are what a forward over the text so far makes. Each cell's largest weight is its own
+    corner's."""
     model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())
     generation = generate(model, PROMPT, GenerationSettings(tokens=6), keep_reader=True)
     prompt, projections = len(generation.prompt_ids), SharedProjections(model, generation)
@@ -131,6 +132,9 @@ def test_texts_so_far_of_whole_blocks_read_the_whole_text_s_summary_in_place(dat
         expected = forward(model.weights, generation.ids[:prompt + written], special=trace.special)
         assert np.abs(trace.thumbnails - expected.thumbnails).max() <= TOLERANCE
         assert np.abs(result.sinks - expected.sinks).max() <= TOLERANCE
+        tops = trace.thumbnail_tops()  # each cell's largest weight of its own corner, kept with the trace
+        np.testing.assert_array_equal(tops, trace.thumbnails.max(axis=(2, 3)))
+        assert trace.thumbnail_tops() is tops
 
 
 def test_a_whole_text_too_large_to_share_leaves_each_text_so_far_its_own(data, monkeypatch):

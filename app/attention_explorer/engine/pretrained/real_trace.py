@@ -25,7 +25,7 @@ from .blocks import block_weights, keys_for, row_blocks
 from .forward import ForwardResult, merge_heads, summarise_block
 from .ops import bias_part, soft_cap
 from .recompute import LayerMaker
-from .thumbnails import thumb_step
+from .thumbnails import largest_of_each, thumb_step
 from .tokenizing import Encoded
 from .weights import ModelWeights
 
@@ -134,6 +134,14 @@ class PretrainedTrace:
     def thumbnails(self) -> np.ndarray:
         """(layers, heads, m, m) float32: each head's weights, pooled by the largest of each block (thumbnails.py)."""
         return self.forward_result.thumbnails
+
+    def thumbnail_tops(self) -> np.ndarray:
+        """(layers, heads): each thumbnail's largest weight, which its cell in the model view is coloured up
+        to; made once (the scrubber's next step makes it on the worker with the text so far)."""
+        tops = self.memo.get("thumbnail tops")
+        if tops is None:
+            tops = self.memo["thumbnail tops"] = largest_of_each(self.thumbnails)
+        return tops
 
     def hidden_share(self, layer: int, hidden: list[int]) -> float:
         """The mean share of weight the rows left shown give to `hidden` (the first token, the special

@@ -22,6 +22,13 @@ def thumb_size(n: int) -> int:
     return -(-n // thumb_step(n))
 
 
+def largest_of_each(thumbnails: np.ndarray) -> np.ndarray:
+    """Each thumbnail's largest weight (0 for one of no tokens): the cells' shape, from (..., m, m)."""
+    if not (thumbnails.shape[-2] and thumbnails.shape[-1]):
+        return np.zeros(thumbnails.shape[:-2], dtype=thumbnails.dtype)
+    return thumbnails.max(axis=(-2, -1))
+
+
 def pool_rows_into(thumb: np.ndarray, rows: np.ndarray, start: int, step: int) -> None:
     """Fold weights rows (…, r, keys), for queries start … start + r − 1, into `thumb` (…, m, m) by
     the largest weight of each step × step block; `start` is a multiple of `step`. `thumb` starts at
