@@ -100,6 +100,7 @@ def main() -> int:
     hovers, passes = [], []
     started = time.perf_counter()
     panel.generate_button.click()
+    settle()  # the click's own work (the window turns busy, the panel's controls change): not a hover's
     i = 0
     focused = 0
     while controller.generating:
