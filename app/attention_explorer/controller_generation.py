@@ -62,6 +62,7 @@ class _Mailbox:
     def __init__(self):
         self._lock = threading.Lock()
         self.stop = False
+        self.ended = False  # the writing is over: what it makes now is the whole text, handed over with it
         self.generation: Generation | None = None
         self._wanted = True
         self._made: tuple[int, PretrainedTrace, float] | None = None
@@ -208,6 +209,7 @@ class GenerationControls(EncoderDecoderControls):
             generation = generate(model, prompt, settings, lambda f, t: progress(f, t) and not mailbox.stop,
                                   on_step, keep_reader=True, on_start=lambda g: setattr(mailbox, "generation", g),
                                   between_layers=turn.wait)
+            mailbox.ended = True
             _make_newest(model, mailbox)
             return generation
 
@@ -266,8 +268,8 @@ class GenerationControls(EncoderDecoderControls):
     def _take_written(self) -> None:
         """Poll: the text box follows every token written; the views the newest text so far made."""
         mailbox = self._mailbox
-        if mailbox is None or mailbox.generation is None:
-            return
+        if mailbox is None or mailbox.generation is None or mailbox.ended:
+            return  # (the whole text made as it ended is shown once, with the end: _written)
         self._follow_text(mailbox.generation)
         made = mailbox.take()
         if made is not None:

@@ -684,3 +684,45 @@ def test_as_a_chat_is_offered_only_with_a_template_and_reads_the_prompt_in_it(re
     assert c.pretrained_trace.n == len(expected.prompt_ids) + len(expected.steps)
     assert "asked as a chat" not in window.pretrained.generation.text.toPlainText()  # nothing compared yet
     check_backing_store(window, "a chat written")
+
+
+def test_the_whole_text_made_as_the_writing_ends_is_shown_once_when_it_has_ended(real_window, qtbot, monkeypatch):
+    """The worker makes the whole text for the views as it ends, then hands the generation over. The
+    window's poll could take that text first, while the generation was still being written: the views
+    were drawn for it twice, the first time while the user's hover held them (a test on a busy machine
+    caught it). Here the poll always runs in between."""
+    import threading
+
+    from attention_explorer import controller_generation
+    from attention_explorer.engine.pretrained import generate as generate_module
+
+    ended, polled = threading.Event(), threading.Event()
+    write, make_newest, take = generate_module.generate, controller_generation._make_newest, \
+        controller_generation.GenerationControls._take_written
+
+    def written(*args, **kwargs):
+        generation = write(*args, **kwargs)
+        ended.set()
+        return generation
+
+    def made_newest(model, mailbox):
+        make_newest(model, mailbox)
+        if ended.is_set():  # the whole text, made as the writing ends: the window polls before it hears
+            polled.clear()
+            assert polled.wait(5)
+
+    def taken(self):
+        take(self)
+        polled.set()
+
+    monkeypatch.setattr(generate_module, "generate", written)
+    monkeypatch.setattr(controller_generation, "_make_newest", made_newest)
+    monkeypatch.setattr(controller_generation.GenerationControls, "_take_written", taken)
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    shown = []
+    c.written_shown_changed.connect(lambda count: shown.append((c.generating, count)))
+    generate_in(window, qtbot, 6)
+    count = len(c.generation.steps)
+    assert shown[-1] == (False, count) and (True, count) not in shown  # once, once it has ended
+    check_backing_store(window, "the whole text shown as the writing ended")
