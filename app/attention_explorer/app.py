@@ -20,9 +20,10 @@ from .settings import restore_settings, save_settings
 from .views import theme
 from .views.arc_diagram import QtArcDiagram
 from .views.chips_area import QtChipsArea
-from .views.elided_label import ElidedLabel, LayoutSeal
+from .views.elided_label import ElidedLabel
 from .views.get_models_dialog import show_get_models
 from .views.heatmap import QtHeatmap
+from .views.layout_seals import LayoutSeal
 from .views.model_editor import model_editor_dock
 from .views.options_bar import MATRIX_NAMES, QtOptionsBar
 from .views.row_bars import QtRowBars
@@ -131,7 +132,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._dock_fitted = settings is not None and settings.contains("window/state")  # the reader's sizes stay
         self.timeline.tables_button.clicked.connect(self._on_tables_clicked)
         self.timeline.tables_shown_changed.connect(self._fit_steps_dock)
-        # there from the start, and sealed (elided_label.LayoutSeal): a message never lays out the window again
+        # there from the start, and sealed (layout_seals.LayoutSeal): a message never lays out the window again
         self.statusBar().addWidget(LayoutSeal(self.status_line), 1)
         # closing the timeline leaves the finished computation on screen, not a half-played one
         self.steps_dock.toggleViewAction().toggled.connect(self._on_steps_dock_toggled)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from .views.census_menu import CensusLauncher
-from .views.elided_label import PaneSeal
 from .views.generation_panel import QtGenerationPanel
+from .views.layout_seals import PaneSeal
 from .views.model_view import QtModelView
 from .views.next_tokens import QtNextTokens
 from .views.pretrained_bar import QtPretrainedBar

@@ -3,7 +3,7 @@ only when the pane no longer fits the room it has."""
 
 from PySide6 import QtCore, QtWidgets
 
-from attention_explorer.views.elided_label import PaneSeal
+from attention_explorer.views.layout_seals import PaneSeal
 from event_log import EventLog
 from screen_oracle import settle
 

@@ -3,7 +3,7 @@ unless it needs another height at its width or its longest word no longer fits."
 
 from PySide6 import QtCore, QtWidgets
 
-from attention_explorer.views.elided_label import WrappedLabelSeal
+from attention_explorer.views.layout_seals import WrappedLabelSeal
 from event_log import EventLog
 from screen_oracle import settle
 

@@ -14,7 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
 from ..engine.errors import EngineError
-from .elided_label import WrappedLabelSeal
+from .layout_seals import WrappedLabelSeal
 from .sampling_controls import QtSamplingControls
 from .scrub_controls import scrub_controls
 from .step_timeline import OWNS_ARROWS

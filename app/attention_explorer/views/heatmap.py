@@ -21,7 +21,8 @@ from ..engine.census.norm_attention import FORMULA as NORM_FORMULA
 from ..engine.softmax import why_masked
 from ..engine.trace import Trace
 from . import theme
-from .elided_label import ElidedLabel, LayoutSeal
+from .elided_label import ElidedLabel
+from .layout_seals import LayoutSeal
 from .matrix_plot import MatrixPlot
 
 MATRIX_TITLES = {

@@ -26,7 +26,8 @@ from ..engine.pretrained.thumbnails import largest_of_each, thumb_step
 from ..figure_census import CensusChoice
 from ..pretrained_cells import Cells, cell_weight, encoder_decoder_cells, model_cells
 from . import theme
-from .elided_label import ElidedLabel, FoldingLabel, LayoutSeal
+from .elided_label import ElidedLabel, FoldingLabel
+from .layout_seals import LayoutSeal
 from .model_census import CensusCells
 
 HEADER_PX = 22          # room for the head numbers above and the layer numbers on the left

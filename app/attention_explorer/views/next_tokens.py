@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ..controller import Controller
 from .candidate_rows import QtCandidateRows
-from .elided_label import WrappedLabelSeal
+from .layout_seals import WrappedLabelSeal
 from .wrapped_height import with_wrapped_label
 
 SHOWN = 5

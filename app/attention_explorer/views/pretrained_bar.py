@@ -13,7 +13,8 @@ from PySide6 import QtCore, QtWidgets
 
 from ..controller import Controller
 from ..pretrained_display import CROSS_ROLLOUT_WHY, MERGE_RULE
-from .elided_label import ElidedLabel, LayoutSeal
+from .elided_label import ElidedLabel
+from .layout_seals import LayoutSeal
 
 # the parts of an encoder–decoder, as engine/pretrained/encoder_decoder_view.PARTS names them (that module
 # loads with the real models, not at start)
