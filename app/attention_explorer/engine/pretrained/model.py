@@ -181,18 +181,16 @@ class CheckedTrace(PretrainedTrace):
     so they are bounded here instead: |q·k| ≤ ‖q‖·‖k‖, and a head's output row is an average of value
     rows."""
 
-    def layer_trace(self, layer: int) -> LazyTrace:
-        kept = self.memo.get("layer trace")
-        if kept is not None and kept.layer == layer:
-            return kept  # checked as it was made: a layer refused is not kept (each view asks again)
+    def _make_layer_trace(self, layer: int) -> LazyTrace:
+        """The layer's trace, checked as it is made: the trace keeps it (layer_trace) only once checked,
+        so a layer refused is refused again at each asking, and one kept is not checked again."""
         group = self.model.arch.group
         with np.errstate(all="ignore"):  # an overflow is refused just below, not warned about
-            trace = super().layer_trace(layer)
+            trace = super()._make_layer_trace(layer)
             finite = all(all_finite(a) for a in (trace.x, *_row_arrays(trace, group)))
             if finite and not _products_bounded(trace, group):  # only damaged weights get here: every number
                 finite = all(all_finite(head.scores) for head in trace.heads) and all_finite(trace.output)
         if not finite:
-            self.memo.pop("layer trace", None)
             raise overflow_error(self.model_name, f"layer {layer + 1}'s queries, keys, values or scores")
         return trace
 
