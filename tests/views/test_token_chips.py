@@ -9,14 +9,17 @@ from screen_oracle import settle
 
 
 def _count_arranges(monkeypatch) -> dict:
+    """Counts the passes over every chip: arranging them for a width, and placing them."""
     calls = {"n": 0}
-    arrange = flow_layout.FlowLayout._arrange
 
-    def counted(self, *args, **kwargs):
-        calls["n"] += 1
-        return arrange(self, *args, **kwargs)
+    def counted(original):
+        def passing(self, *args):
+            calls["n"] += 1
+            return original(self, *args)
+        return passing
 
-    monkeypatch.setattr(flow_layout.FlowLayout, "_arrange", counted)
+    for name in ("_arrange", "_place"):
+        monkeypatch.setattr(flow_layout.FlowLayout, name, counted(getattr(flow_layout.FlowLayout, name)))
     return calls
 
 
@@ -225,9 +228,8 @@ def test_hiding_the_specials_keeps_every_word_s_chip_in_place_of_re_texting_them
     assert sorted(chip.token_index for chip in shown) == list(range(len(before) - 2)), "[CLS] and [SEP] are gone"
     monkeypatch.undo()
     placed = []  # each pass that placed the chips (each new chip shown after the others laid the row out again)
-    arrange = flow_layout.FlowLayout._arrange
-    monkeypatch.setattr(flow_layout.FlowLayout, "_arrange",
-                        lambda self, rect, move: (move and placed.append(rect)) or arrange(self, rect, move))
+    place = flow_layout.FlowLayout._place
+    monkeypatch.setattr(flow_layout.FlowLayout, "_place", lambda self, rect: placed.append(rect) or place(self, rect))
     window.pretrained.bar.hide_specials.click()
     qtbot.waitUntil(lambda: len(window.chips.chips) == len(before))
     settle()
