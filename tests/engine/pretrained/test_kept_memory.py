@@ -4,6 +4,7 @@ input."""
 
 import gc
 import mmap
+import os
 import weakref
 
 import numpy as np
@@ -129,3 +130,63 @@ def test_a_long_text_goes_through_each_feed_forward_a_few_rows_at_a_time(data, m
     for kept, expected in zip(blocked.layer_inputs, whole.layer_inputs, strict=True):
         np.testing.assert_allclose(kept, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(blocked.thumbnails, whole.thumbnails, atol=1e-5)
+
+
+def _resident_kib(path) -> int:
+    """This process's resident memory in the mappings of `path` (/proc/self/smaps), KiB."""
+    resident, inside = 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:  # a mapping's first line
+                inside = len(fields) >= 6 and fields[5] == str(path)
+            elif inside and fields[0] == "Rss:":
+                resident += int(fields[1])
+    return resident
+
+
+@pytest.mark.skipif(not hasattr(mmap, "MADV_DONTNEED") or not os.path.exists("/proc/self/smaps"),
+                    reason="needs madvise and /proc/self/smaps (Linux)")
+def test_a_read_tensor_s_pages_go_with_those_the_system_mapped_around_them(tmp_path):
+    # reading a page of a mapped file maps its neighbours too (Linux maps 64 KiB around it); letting only
+    # the pages wholly inside a tensor go left those, 11 MiB of SmolLM2's window
+    from attention_explorer.engine.pretrained.mapped import map_file, release
+
+    path = tmp_path / "weights.bin"
+    path.write_bytes(np.arange(1 << 18, dtype=np.float32).tobytes())  # 1 MiB
+    with open(path, "rb") as handle:
+        data = map_file(handle, path.name)
+    start, nbytes = 100_000, 300_000  # a tensor neither beginning nor ending on a page
+    values = np.frombuffer(data, dtype=np.uint8, count=nbytes, offset=start).copy()
+    assert values.sum() > 0 and _resident_kib(path) >= nbytes // 1024
+    release(data, start, nbytes)
+    assert _resident_kib(path) < 16  # (the pages wholly inside alone: 96 KiB stayed here)
+    assert np.array_equal(np.frombuffer(data, dtype=np.uint8, count=nbytes, offset=start), values)  # read again
+    data.close()
+
+
+def test_a_forward_s_attention_reads_q_scaled_in_place_and_holds_no_q_or_k_before_rope(data, monkeypatch):
+    """A scaled copy of q, and q and k before RoPE (which only a view of the layer reads), were held
+    through each layer's attention: 10 MiB of a forward's largest moment at 2,048 SmolLM2 tokens. What
+    a caller keeps (a generation's cache) or a layer kept for the views still has them."""
+    from attention_explorer.engine.pretrained.forward import project
+
+    model = open_pretrained(data / "tiny-llama.gguf")
+    ids = np.array(model.tokenizer.encode("the cat sat on the mat and the dog").ids)
+    arch, weights = model.arch, model.weights
+    read = []
+    attend = forward_module._attend
+    monkeypatch.setattr(forward_module, "_attend", lambda arch, p, *args, **kwargs: (
+        read.append(p), attend(arch, p, *args, **kwargs))[1])
+    kept = []
+    result = forward_module.forward(weights, ids, keep=lambda layer, p: kept.append(p))
+    plain = forward_module.forward(weights, ids)
+    assert all(p.q_raw is not None and p.scale != 1.0 for p in read[:arch.n_layers])  # kept: untouched
+    assert [p.q_raw for p in kept] == [p.q_raw for p in read[:arch.n_layers]]
+    for layer, p in enumerate(read[arch.n_layers:]):
+        assert p.q_raw is None and p.k_raw is None and p.scale == 1.0
+        made = project(arch, weights.layers[layer], forward_module.attention_input(arch, weights.layers[layer],
+                       plain.layer_inputs[layer]), forward_module.rope_for(arch, len(ids))[layer])
+        np.testing.assert_array_equal(p.q, made.q_scaled())
+    np.testing.assert_array_equal(plain.thumbnails, result.thumbnails)
+    np.testing.assert_array_equal(plain.next_logits, result.next_logits)

@@ -78,3 +78,33 @@ def test_silu_is_written_into_its_input_with_a_temporary_of_a_few_rows_and_the_s
     for shape in ((7,), (3, 5, 4), (1, 1)):  # a single token's gate, a stack of them
         x = rng.standard_normal(shape, dtype=np.float32)
         np.testing.assert_array_equal(silu(x.copy()), x / (np.exp(-x) + np.float32(1)))
+
+
+def _traced_peak(action) -> tuple[object, int]:
+    """What `action` returns and the most NumPy's arrays held at once while it ran (above the start)."""
+    tracemalloc.start()
+    start, _ = tracemalloc.get_traced_memory()
+    result = action()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return result, peak - start
+
+
+def test_rope_and_rms_norm_hold_two_arrays_of_their_input_s_size_at_most_and_give_the_formula_s_bits():
+    """At 2,048 SmolLM2 tokens RoPE held four arrays of q's size at once and RMSNorm three of the
+    stream's, a forward's largest moment; written in place, they hold two (the result among them) and
+    each number is the plain formula's to the bit."""
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((9, 512, 64), dtype=np.float32) * 3
+    cos, sin = rope_tables(512, 64, 10_000.0, 1.0)
+    half = 32
+    expected = q * cos + np.concatenate([-q[..., half:], q[..., :half]], axis=-1) * sin
+    turned, peak = _traced_peak(lambda: apply_rope(q, cos, sin))
+    np.testing.assert_array_equal(turned, expected)
+    assert peak <= 2 * q.nbytes + q.nbytes // 8  # (a ufunc's buffer of a few kB beside)
+    x = rng.standard_normal((512, 576), dtype=np.float32) * 5
+    weight = rng.standard_normal(576, dtype=np.float32)
+    expected = x * (1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(1e-5))) * weight
+    normed, peak = _traced_peak(lambda: rms_norm(x, weight, None, 1e-5))
+    np.testing.assert_array_equal(normed, expected)
+    assert peak <= x.nbytes + x.nbytes // 8

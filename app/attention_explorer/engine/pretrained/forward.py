@@ -31,7 +31,7 @@ real_trace) and each head's thumbnail, pooled block by block as the attention is
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -70,8 +70,9 @@ class Projections:
         return sum(a.nbytes for a in arrays.values()) + k
 
     def q_scaled(self) -> np.ndarray:
-        """q × scale, as every weight is made from (n × d values to scale instead of n × n)."""
-        return self.q * np.float32(self.scale)
+        """q × scale, as every weight is made from (n × d values to scale instead of n × n); q itself
+        when the scale is 1, the same numbers (read, never written)."""
+        return self.q if self.scale == 1.0 else self.q * np.float32(self.scale)
 
     def one_head(self, head: int, group: int) -> tuple[np.ndarray, np.ndarray]:
         """Query head `head`'s q × scale (1, n, d_head) and its key head's k_t (1, d_head, n): the numbers
@@ -149,28 +150,44 @@ def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple 
     (qk_norm), split into heads, q and k turned (rope). `queries_from`: only the queries of rows
     queries_from … n − 1 are made (an edit's forward that keeps the weights of the rows before: see
     forward's `prefix`), the rows before are zeros; the keys and values of every row are."""
-    q_end, k_end = layer.w_q.shape[1], layer.w_q.shape[1] + layer.w_k.shape[1]
-    if queries_from:  # two products over column blocks of the fused matrix, which BLAS reads in place
-        q = affine(x[queries_from:], layer.w_qkv[:, :q_end], bias_part(layer.b_qkv, slice(0, q_end)))
-        kv = affine(x, layer.w_qkv[:, q_end:], bias_part(layer.b_qkv, slice(q_end, None)))
-        k, v = kv[:, :k_end - q_end], kv[:, k_end - q_end:]
-    else:
-        qkv = affine(x, layer.w_qkv, layer.b_qkv)              # (n, q | k | v)
-        q, k, v = qkv[:, :q_end], qkv[:, q_end:k_end], qkv[:, k_end:]
+    q, k, v = _projected_rows(layer, x, queries_from)
     if arch.qk_norm == "whole":                                 # over every head's numbers at once
         q, k = norm(arch, q, layer.q_norm, None), norm(arch, k, layer.k_norm, None)
-    q_raw, k_raw = split_heads(q, arch.n_heads), split_heads(k, arch.n_kv_heads)
+    q_raw, k_raw, v = split_heads(q, arch.n_heads), split_heads(k, arch.n_kv_heads), split_heads(v, arch.n_kv_heads)
+    del q, k  # the projected rows go with their last views, before RoPE's arrays are made (a forward's
+    #           largest moment: 7.5 MiB at 2,048 SmolLM2 tokens)
     if arch.qk_norm == "head":                                  # over each head's d_head numbers
         q_raw, k_raw = norm(arch, q_raw, layer.q_norm, None), norm(arch, k_raw, layer.k_norm, None)
-    v = split_heads(v, arch.n_kv_heads)
     if rope is None:
         q, k = q_raw, k_raw
     else:
         q, k = apply_rope(q_raw, *(table[queries_from:] for table in rope)), apply_rope(k_raw, *rope)
     if queries_from:
-        before = np.zeros((arch.n_heads, queries_from, arch.d_head), dtype=np.float32)
-        q, q_raw = (np.concatenate((before, made), axis=1) for made in (q, q_raw))
+        turned = _below_zero_rows(q, queries_from)
+        q_raw = turned if q_raw is q else _below_zero_rows(q_raw, queries_from)
+        q = turned
     return Projections(q, k, v, q_raw, k_raw, np.ascontiguousarray(k.transpose(0, 2, 1)), 1 / arch.score_divisor)
+
+
+def _below_zero_rows(made: np.ndarray, rows: int) -> np.ndarray:
+    """(heads, rows + m, d): `rows` rows of zeros above the m rows `made`, in one new array."""
+    heads, count, d = made.shape
+    whole = np.zeros((heads, rows + count, d), dtype=made.dtype)
+    whole[:, rows:] = made
+    return whole
+
+
+def _projected_rows(layer: LayerWeights, x: np.ndarray, queries_from: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x·W_Q, x·W_K, x·W_V (+ biases) as row views of one product over the fused matrix, or with
+    `queries_from` (see project) of two over its column blocks, which BLAS reads in place."""
+    q_end, k_end = layer.w_q.shape[1], layer.w_q.shape[1] + layer.w_k.shape[1]
+    if queries_from:
+        q = affine(x[queries_from:], layer.w_qkv[:, :q_end], bias_part(layer.b_qkv, slice(0, q_end)))
+        kv = affine(x, layer.w_qkv[:, q_end:], bias_part(layer.b_qkv, slice(q_end, None)))
+        return q, kv[:, :k_end - q_end], kv[:, k_end - q_end:]
+    qkv = affine(x, layer.w_qkv, layer.b_qkv)  # (n, q | k | v)
+    return qkv[:, :q_end], qkv[:, q_end:k_end], qkv[:, k_end:]
 
 
 def project_head(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple | None, head: int
@@ -438,6 +455,11 @@ def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, i
             keep(index, p)
         off = {head for lay, head in ablate if lay == index}
         whole = np.zeros((arch.n_heads, n, n), dtype=np.float32) if index == show_layer and not weights_from else None
+        if keep is None and whole is None:
+            # read by this forward alone: q scaled where it is (its scaled copy had been the largest thing
+            # _attend made), and q and k before RoPE, which only a view of the layer reads, let go
+            np.multiply(p.q, np.float32(p.scale), out=p.q)
+            p = replace(p, q_raw=None, k_raw=None, scale=1.0)
         merged, finite = _attend(arch, p, off, thumbnails[index], sinks[index], columns, arch.window(index),
                                  outputs_from=read_from, weights_from=weights_from, whole=whole)
         if whole is not None and finite:

@@ -24,12 +24,19 @@ def map_file(handle: BinaryIO, file_name: str) -> mmap.mmap:
         raise ModelError(f"{file_name}: cannot open it ({error})") from error
 
 
+FAULT_AROUND_BYTES = 64 * 1024  # Linux maps the pages of about this stretch around each page read
+
+
 def release(data: mmap.mmap, start: int, nbytes: int) -> None:
-    """Let the whole pages of bytes start … start + nbytes − 1 of `data` go from this process's memory
-    (where the system allows it: Linux, macOS)."""
+    """Let the pages of bytes start … start + nbytes − 1 of `data` go from this process's memory, with
+    those the system mapped around them as they were read (where the system allows it: Linux, macOS).
+    Only the pages wholly inside had gone: what was mapped around each tensor stayed, 11 MiB of
+    SmolLM2's window. A page of a neighbouring tensor let go too is read again from the system's cache
+    if it is read at all (the map is read-only, so no number can change)."""
     if not hasattr(mmap, "MADV_DONTNEED"):
         return
-    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
-    end = (start + nbytes) // mmap.PAGESIZE * mmap.PAGESIZE
+    # a whole stretch more on either side: the stretches the system maps are not quite aligned to it
+    first = max(start // FAULT_AROUND_BYTES - 1, 0) * FAULT_AROUND_BYTES
+    end = min((-(-(start + nbytes) // FAULT_AROUND_BYTES) + 1) * FAULT_AROUND_BYTES, len(data))
     if end > first:
         data.madvise(mmap.MADV_DONTNEED, first, end - first)
