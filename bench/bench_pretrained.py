@@ -24,6 +24,7 @@ from attention_explorer.engine.pretrained import installed_models, open_pretrain
 from attention_explorer.engine.pretrained.forward import forward
 
 MINILM, SMOLLM = "MiniLM-L6 (encoder)", "SmolLM2-135M (decoder)"
+FORWARD_BUDGET = 0.9  # SPEC: the forward within 0.9× torch eager's time
 TEXT = ("The cat sat on the mat because it was tired, and the dog that chased it across the park "
         "finally fell asleep under the old oak tree near the river. ") * 40
 
@@ -135,8 +136,8 @@ def forward_rows(name: str, lengths: tuple[int, ...], repeat: int, with_torch: b
         else:
             theirs_run = torch_forward(reference, model, text)
             ours, theirs = alternating(lambda text=text: model.run(text), theirs_run, samples)
-        budget = "≤ 1.0× torch" if name == MINILM else "—"
-        met = None if theirs is None else ours <= theirs
+        budget = f"≤ {FORWARD_BUDGET}× torch" if name == MINILM else "—"
+        met = None if theirs is None else ours <= FORWARD_BUDGET * theirs
         rows.append(row(f"{name}: tokenise + forward, {n} tokens", ours, theirs, budget, met))
     return rows
 
