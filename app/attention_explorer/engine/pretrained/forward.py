@@ -154,8 +154,9 @@ def project(arch: Architecture, layer: LayerWeights, x: np.ndarray, rope: tuple 
     if arch.qk_norm == "whole":                                 # over every head's numbers at once
         q, k = norm(arch, q, layer.q_norm, None), norm(arch, k, layer.k_norm, None)
     q_raw, k_raw, v = split_heads(q, arch.n_heads), split_heads(k, arch.n_kv_heads), split_heads(v, arch.n_kv_heads)
-    del q, k  # the projected rows go with their last views, before RoPE's arrays are made (a forward's
-    #           largest moment: 7.5 MiB at 2,048 SmolLM2 tokens)
+    # the projected rows go with their last views, before RoPE's arrays are made (they had been held
+    # through RoPE, a forward's largest moment: 7.5 MiB more at 2,048 SmolLM2 tokens)
+    del q, k
     if arch.qk_norm == "head":                                  # over each head's d_head numbers
         q_raw, k_raw = norm(arch, q_raw, layer.q_norm, None), norm(arch, k_raw, layer.k_norm, None)
     if rope is None:
