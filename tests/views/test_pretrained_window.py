@@ -670,22 +670,29 @@ def test_a_known_model_named_without_its_kind_shows_as_the_list_names_it(real_wi
 def test_a_word_typed_draws_the_layer_shown_from_the_forward_not_made_again(real_window, qtbot, monkeypatch, source):
     """The forward made the shown layer's q, k, v and weights on its way; the window made them again
     after every edit and ablation (MiniLM, 512 tokens: 13 ms of a 246-ms word typed). It asks the
-    forward for them, and what the views draw is what the layer made again gives."""
-    from attention_explorer.engine.pretrained import open_pretrained, recompute
+    forward for them, and what the views draw is what the layer made again gives. The views' trace of
+    that layer is made beside the forward too, on the worker (1.5 ms of the window's at 512 tokens)."""
+    import threading
+
+    from attention_explorer.engine.pretrained import PretrainedTrace, open_pretrained, recompute
 
     window = real_window(source)
     c = window.controller
     c.set_layer(1)
     settle(qtbot, c)
-    made = []
+    made, layers_made = [], []
     for name in ("project", "head_weights"):
         maker = getattr(recompute, name)
         monkeypatch.setattr(recompute, name, lambda *a, _maker=maker, **k: made.append(_maker) or _maker(*a, **k))
+    make_layer = PretrainedTrace._make_layer_trace
+    monkeypatch.setattr(PretrainedTrace, "_make_layer_trace", lambda trace, layer: layers_made.append(
+        (layer, threading.current_thread() is threading.main_thread())) or make_layer(trace, layer))
     c.set_sentence("the dog sat on the mat")
     settle(qtbot, c)
     c.toggle_ablated(1, 0)
     settle(qtbot, c)
     assert made == [] and c.pretrained_trace.ablated == {(1, 0)}
+    assert layers_made == [(1, False), (1, False)]  # each new trace's layer 1, on the worker
     fresh = open_pretrained(source).run("the dog sat on the mat", frozenset({(1, 0)}))
     np.testing.assert_array_equal(window.heatmap.shown_matrix(), fresh.head_weights(1, c.head))
 
