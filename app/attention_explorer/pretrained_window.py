@@ -103,10 +103,10 @@ class PretrainedParts(QtCore.QObject):
             self.window.pop_up(menu)
 
     def _show_busy(self, busy: bool) -> None:
+        if busy:  # set while hidden: QProgressBar.setValue repaints a shown bar at once (see _show_progress)
+            self.progress.setValue(0)
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
-        if busy:
-            self.progress.setValue(0)
 
     def _show_progress(self, fraction: float, text: str) -> None:
         """Drawn with the rest of the window on the next paint: QProgressBar.setValue repaints at once,

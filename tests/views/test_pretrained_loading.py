@@ -310,7 +310,10 @@ def test_progress_is_drawn_with_the_window_s_next_paint_not_at_once(window, qtbo
     from screen_oracle import check_backing_store
 
     bar = window.pretrained.progress
-    window.pretrained._show_busy(True)
+    bar.setValue(700)  # a job before left it there
+    with EventLog([QtCore.QEvent.Type.Paint], bar) as paints:
+        window.pretrained._show_busy(True)  # a job starts: shown at 0, drawn with the window (each edit's forward)
+        assert paints.seen == [] and bar.isVisible() and bar.value() == 0
     QtWidgets.QApplication.processEvents()
     with EventLog([QtCore.QEvent.Type.Paint], bar) as paints:
         for fraction in (0.25, 0.5):
