@@ -176,3 +176,20 @@ def test_each_stage_of_a_reading_keeps_the_weights_it_was_made_from(bert_trace):
     value = float(hide_only.heads[0].weights[row, row])
     text = hide_only.reading.weight_arithmetic(0, row, row, hide_only.labels, value)
     assert text.startswith("hidden:") and "of" in text
+
+
+def test_words_on_a_text_of_one_token_a_word_keeps_the_tokens_own_cells_under_the_words_labels():
+    """Words sums no weight where each word is one token: the model view's cells stay the forward's own
+    (read again, every layer was summed one token a word and every picture compared with the same
+    numbers), labelled as the other views label the words."""
+    pt = open_pretrained(DATA / "tiny-llama.gguf").run("the cat the cat")
+    assert all(len(word) == 1 for word in pt.words), "the sentence needs one token a word"
+    view = RealView(merge_words=True)
+    cells = model_cells(pt, view)
+    trace, _ = shown_trace(pt, 1, view)
+    assert cells.thumbnails is pt.thumbnails and cells.read and cells.note == ""
+    assert cells.labels == trace.labels
+    np.testing.assert_array_equal(cells.thumbnails[1, 0], trace.heads[0].weights)  # one pixel a word: n ≤ 128
+    assert cell_weight(pt, view, cells, 1, 0, 3, 2) == float(trace.heads[0].weights[3, 2])
+    hidden = model_cells(pt, RealView(merge_words=True, hide_first=True))  # a reading that changes weights
+    assert hidden.thumbnails is not pt.thumbnails and hidden.thumbnails.shape[-1] == pt.n - 1
