@@ -17,6 +17,16 @@ from attention_explorer.engine.pretrained.ops import (
 from attention_explorer.engine.pretrained.rope import rope_tables
 
 
+def _traced_peak(action) -> tuple[object, int]:
+    """What `action` returns and the most memory Python and NumPy held at once while it ran."""
+    tracemalloc.start()
+    try:
+        result = action()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_gelu_with_the_fast_erf_is_within_2e_7_of_the_exact_one_relative_to_x():
     x = np.linspace(-8, 8, 2001, dtype=np.float32)
     exact = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.astype(np.float64)])
@@ -68,26 +78,13 @@ def test_silu_is_written_into_its_input_with_a_temporary_of_a_few_rows_and_the_s
     whole = rng.standard_normal((512, 3072), dtype=np.float32) * 4
     gate = whole[:, :1536]  # the gated half of a feed-forward's product: rows 3,072 numbers apart
     expected = gate / (np.exp(-gate) + np.float32(1))
-    tracemalloc.start()
-    result = silu(gate)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    result, peak = _traced_peak(lambda: silu(gate))
     assert result is gate
     np.testing.assert_array_equal(gate, expected)
     assert peak < gate.nbytes // 8
     for shape in ((7,), (3, 5, 4), (1, 1)):  # a single token's gate, a stack of them
         x = rng.standard_normal(shape, dtype=np.float32)
         np.testing.assert_array_equal(silu(x.copy()), x / (np.exp(-x) + np.float32(1)))
-
-
-def _traced_peak(action) -> tuple[object, int]:
-    """What `action` returns and the most NumPy's arrays held at once while it ran (above the start)."""
-    tracemalloc.start()
-    start, _ = tracemalloc.get_traced_memory()
-    result = action()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return result, peak - start
 
 
 def test_rope_and_rms_norm_hold_two_arrays_of_their_input_s_size_at_most_and_give_the_formula_s_bits():
