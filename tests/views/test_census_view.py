@@ -338,6 +338,36 @@ def test_the_census_window_waits_to_be_built_while_the_pointer_moves(qtbot, sett
     assert not launcher.window.isVisible()
 
 
+def test_the_census_window_waits_to_be_built_while_keys_change_the_views(qtbot, settings, monkeypatch):
+    """Keys scrubbing a generation or typing leave the pointer still: the build, about 100 ms, fell
+    among the scrubber's steps."""
+    from attention_explorer.views import census_menu
+
+    monkeypatch.setattr(census_menu, "PREBUILD_AFTER_MS", 20)
+    window = MainWindow(Controller(engine.load_builtin("cat-sat-on-mat")), settings)
+    qtbot.addWidget(window)
+    controller = window.controller
+    changes = [0]
+
+    def change():
+        changes[0] += 1
+        if changes[0] % 2:
+            controller.set_step(changes[0] % 3)
+        else:
+            controller.set_hovered(changes[0] % 3)
+
+    changer = QtCore.QTimer(interval=5, timeout=change)
+    changer.start()
+    window.show()
+    launcher = window.pretrained.census
+    qtbot.wait(300)
+    changer.stop()
+    assert launcher.window is None
+    assert changes[0] > 5
+    qtbot.waitUntil(lambda: launcher.window is not None, timeout=5000)
+    assert not launcher.window.isVisible()
+
+
 def test_a_grid_taller_than_its_pane_offers_fit_and_fits_every_layer_on_a_click(census_window, qtbot):
     """A 30-layer model's grid in a short window opens zoomed in on its first layers (their numbers
     legible); the Fit button, as under the heatmap, is then the sign that more layers lie below."""

@@ -21,6 +21,12 @@ class CensusLauncher(QtCore.QObject):
         self.main_window = main_window
         self.window = None
         self._pointer_at = QtCore.QPoint()  # where the pointer was as the wait to build began
+        self._views_changed = False  # whether the views showed something new since the wait began
+        controller = main_window.controller
+        self._changes = (controller.trace_changed, controller.focus_changed, controller.head_changed,
+                         controller.step_changed)
+        for change in self._changes:
+            change.connect(self._on_views_changed)
         self.action = QtGui.QAction("Head &census…", main_window)
         self.action.setStatusTip(CENSUS_HINT)
         self.action.setToolTip(CENSUS_HINT)
@@ -34,20 +40,25 @@ class CensusLauncher(QtCore.QObject):
             self._prebuild_later()
         return False
 
+    def _on_views_changed(self, *_) -> None:
+        self._views_changed = True
+
     def _prebuild_later(self) -> None:
         self._pointer_at = QtGui.QCursor.pos()
+        self._views_changed = False
         QtCore.QTimer.singleShot(PREBUILD_AFTER_MS, self, self._prebuild)
 
     def _prebuild(self) -> None:
         """Build the window and draw it once off screen (fonts, style, plots), so opening only shows it.
         Not once the main window is closing: a Quit must not wait for a window nobody will open. Not
         while the controller works (a model opening, a forward, a decoder writing), nor while the user
-        moves the pointer (it moved since the wait began): the build holds the window for about 100 ms,
-        which then fell among the hovers and tokens of a generation; it waits for a moment with nothing
-        to do."""
+        moves the pointer (it moved since the wait began) or the views change (keys scrubbing a
+        generation or typing leave the pointer still): the build holds the window for about 100 ms,
+        which then fell among the hovers, steps and tokens of a generation; it waits for a moment with
+        nothing to do."""
         if self.window is not None or not self.main_window.isVisible():
             return
-        if self.main_window.controller.busy or QtGui.QCursor.pos() != self._pointer_at:
+        if self.main_window.controller.busy or QtGui.QCursor.pos() != self._pointer_at or self._views_changed:
             self._prebuild_later()
             return
         self._build()
@@ -55,6 +66,9 @@ class CensusLauncher(QtCore.QObject):
 
     def _build(self) -> None:
         from .census_window import QtCensusWindow
+
+        for change in self._changes:  # built: nothing left to wait for
+            change.disconnect(self._on_views_changed)
 
         self.window = QtCensusWindow(self.main_window.controller, self.main_window,
                                      settings=getattr(self.main_window, "settings", None))
