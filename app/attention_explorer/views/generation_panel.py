@@ -87,9 +87,11 @@ class QtGenerationPanel(QtWidgets.QWidget):
         self.slider.valueChanged.connect(controller.show_written)
         self.back.clicked.connect(lambda: controller.show_written(controller.written_shown - 1))
         self.forth.clicked.connect(lambda: controller.show_written(controller.written_shown + 1))
+        # Not written_shown_changed: a scrubber step says it together with pretrained_trace_changed (the
+        # count already set), and hearing both synced the panel twice a step.
         for signal in (controller.real_model_changed, controller.generation_changed, controller.generating_changed,
-                       controller.written_shown_changed, controller.pretrained_trace_changed,
-                       controller.ablation_changed, controller.busy_changed, controller.sentence_changed):
+                       controller.pretrained_trace_changed, controller.ablation_changed, controller.busy_changed,
+                       controller.sentence_changed):
             signal.connect(self._sync)
         self._sync()
 

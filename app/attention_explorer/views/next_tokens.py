@@ -36,10 +36,9 @@ class QtNextTokens(QtWidgets.QWidget):
         self.candidates = QtCandidateRows(SHOWN, WORD_COLUMN_PX)  # each token cut with … to its column
         layout.addWidget(self.candidates)
         layout.addStretch(1)
-        controller.pretrained_trace_changed.connect(self._sync)
+        controller.pretrained_trace_changed.connect(self._sync)  # a scrubber step's count comes with its trace
         controller.real_model_changed.connect(self._sync)
         controller.error_changed.connect(self._sync)  # said after the trace's signals: a stopped forward
-        controller.written_shown_changed.connect(self._sync)
         controller.target_written_changed.connect(self._sync)
         self._sync()
 
