@@ -1,13 +1,15 @@
 """The arc diagram's batches: every line in exactly one batch, batches weakest bucket first and head by
-head within a bucket, each head's lines in their order, one pen per colour and bucket."""
+head within a bucket, each head's lines in their order, one pen per colour and bucket; and the lines'
+widths narrowed to rows closer than the widest line."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6 import QtGui
 
 from attention_explorer.views import theme
-from attention_explorer.views.arc_lines import BUCKETS, HeadArcs, batches_of, bucket_pen
+from attention_explorer.views.arc_lines import BUCKETS, ArcLinesItem, HeadArcs, batches_of, bucket_pen, narrowing
 
 
 def _grouped_one_by_one(arcs: list[HeadArcs]) -> list[tuple[int, int, list[tuple[int, int]]]]:
@@ -59,3 +61,40 @@ def test_one_pen_per_colour_and_bucket(qapp):
     assert bucket_pen(red, 3) is not bucket_pen(blue, 3)
     assert bucket_pen(red, 9).widthF() > bucket_pen(red, 0).widthF()
     assert bucket_pen(red, 9).isCosmetic()
+
+
+def _horizontal_lines_image(qtbot, row_px: float, rows: int = 40) -> np.ndarray:
+    """The strongest bucket's lines, every word to itself, drawn with rows `row_px` apart; the middle
+    column of the picture's pixels, as grey levels (white is the background)."""
+    item = ArcLinesItem()
+    item.set_batches([(bucket_pen(QtGui.QColor("black"), BUCKETS - 1), np.column_stack([np.arange(rows)] * 2))], rows)
+    image = QtGui.QImage(200, int(rows * row_px) + 40, QtGui.QImage.Format.Format_RGB32)
+    image.fill(QtGui.QColor("white"))
+    painter = QtGui.QPainter(image)
+    painter.setTransform(QtGui.QTransform.fromScale(200, row_px) * QtGui.QTransform.fromTranslate(0, 20))
+    item.paint(painter, None, None)
+    painter.end()
+    grey = QtGui.QImage(image).convertToFormat(QtGui.QImage.Format.Format_Grayscale8)
+    pixels = np.frombuffer(grey.constBits(), np.uint8, grey.sizeInBytes()).reshape(grey.height(), -1)
+    return pixels[20:20 + int((rows - 1) * row_px), 100]
+
+
+@pytest.mark.parametrize("row_px", [2.5, 4.0, 6.0])
+def test_rows_closer_than_the_widest_line_narrow_the_lines_so_that_the_rows_between_show(qtbot, row_px):
+    """75 words in a short pane were 3.7 px a row under 7.6 px lines: every head's strongest lines
+    painted the pane solid in the colour of the head drawn last."""
+    column = _horizontal_lines_image(qtbot, row_px)
+    assert (column > 128).any()  # at least half the background between the lines
+    assert (column < 60).any()   # and the lines themselves, dark
+
+
+def test_rows_wider_apart_than_the_widest_line_keep_its_width(qtbot):
+    column = _horizontal_lines_image(qtbot, 20.0)
+    dark = np.flatnonzero(column[10:30] < 128)  # the second word's line, 20 px down
+    assert 7 <= len(dark) <= 9  # the strongest line's 7.25 px, as before
+
+
+def test_narrowing_keeps_every_width_where_rows_have_room_and_the_thinnest_always():
+    assert narrowing(20.0) == 1.0
+    assert 0 < narrowing(4.0) < narrowing(6.0) < 1.0
+    assert narrowing(0.5) == 0.0  # rows packed closer than a pixel: every line the thinnest

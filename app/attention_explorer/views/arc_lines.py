@@ -23,6 +23,8 @@ MIN_WEIGHT_DRAWN = 0.005
 FEW_PER_ROW = 8  # up to this many strongest per row are found by argmax passes, more by sorting
 ROW_BLOCK = 256  # rows looked at in one go
 LAYERED_WIDTH_PX = 1.0  # lines at least this wide go through an opaque layer (see ArcLinesItem)
+THINNEST_PX, WIDER_BY_PX = 0.6, 7.0  # the weakest bucket's width, and how much wider the strongest is
+ROW_SHARE = 0.75  # the widest line takes at most this share of the room between two rows
 PEN_REACH_PX = 8  # how far a line's stroke may reach past its ends: the widest pen is 7.6 px
 
 # (pen, pairs): pairs is an (m, 2) array of (looking word, looked-at word)
@@ -99,7 +101,7 @@ def _bucket_pen(rgba: int, bucket: int) -> QtGui.QPen:
     strength = (bucket + 0.5) / BUCKETS
     color = QtGui.QColor.fromRgba(rgba)
     color.setAlphaF(0.18 + 0.8 * strength)
-    pen = QtGui.QPen(color, 0.6 + 7.0 * strength)
+    pen = QtGui.QPen(color, THINNEST_PX + WIDER_BY_PX * strength)
     pen.setCosmetic(True)
     pen.setCapStyle(QtCore.Qt.PenCapStyle.FlatCap)  # round caps triple the antialiased stroking time
     return pen
@@ -131,15 +133,17 @@ class ArcLinesItem(PixelPaddedItem):
 
     Lines are drawn in device pixels with ordinary pens: antialiased lines of a cosmetic pen under
     the view's scaling cost about three times as much in Qt's raster engine, and SVG has no
-    cosmetic pens at all. Each bucket's wide lines (every head's, each in its colour) are drawn opaque
-    into a transparent layer that is then laid over the image at the bucket's opacity: Qt strokes
-    semi-transparent, wide, antialiased lines about five times slower than opaque ones, and one layer
-    a bucket rather than one a head and bucket saves ninety fills and blends of the whole image at
-    twelve heads. (Where lines of one bucket cross, the layer shows them once rather than darker, which
-    reads better anyway.) SVG gets one vector line per arc. Undimmed, a bucket's wide lines are opaque, each
-    head's in a group at the bucket's opacity, which svg_fixes gathers into one group a bucket: viewers
-    composite it as the layer. Dimmed, every line keeps its translucent pen, each group at the item's
-    opacity, gathered into one group dimmed as a whole, as the picture is.
+    cosmetic pens at all. Where the rows lie closer than the widest line, the lines are narrowed to
+    them (narrowing), stronger still wider than weaker. Each bucket's wide lines (every head's, each
+    in its colour) are drawn opaque into a transparent layer that is then laid over the image at the
+    bucket's opacity: Qt strokes semi-transparent, wide, antialiased lines about five times slower
+    than opaque ones, and one layer a bucket rather than one a head and bucket saves ninety fills and
+    blends of the whole image at twelve heads. (Where lines of one bucket cross, the layer shows them
+    once rather than darker, which reads better anyway.) SVG gets one vector line per arc. Undimmed,
+    a bucket's wide lines are opaque, each head's in a group at the bucket's opacity, which svg_fixes
+    gathers into one group a bucket: viewers composite it as the layer. Dimmed, every line keeps its
+    translucent pen, each group at the item's opacity, gathered into one group dimmed as a whole, as
+    the picture is.
 
     Dimmed on screen (a word focused over the lines, at DIMMED_OPACITY), the image is drawn without
     antialiasing: at a quarter of their strength the lines' steps cannot be told from smooth edges, and
@@ -209,9 +213,11 @@ class ArcLinesItem(PixelPaddedItem):
             dx, dy = dx - origin.x(), dy - origin.y()
         ys = np.concatenate([pairs for _, pairs in self._batches]) * sy + dy
         lines = line_array(dx, sx + dx, ys[:, 0], ys[:, 1])
+        narrowed = narrowing(abs(sy))
         batches, start = [], 0
         for pen, pairs in self._batches:
-            color, width = pen.color(), pen.widthF()
+            color = pen.color()
+            width = THINNEST_PX + (pen.widthF() - THINNEST_PX) * narrowed
             layered = width >= LAYERED_WIDTH_PX
             stop = start + len(pairs)
             batches.append((_device_pen(color.rgba(), width, layered and opaque_layers), lines[start:stop], layered,
@@ -246,6 +252,14 @@ class ArcLinesItem(PixelPaddedItem):
             painter.setOpacity(1.0)
         painter.end()
         return area.topLeft(), image
+
+
+def narrowing(row_px: float) -> float:
+    """How much of each line's width above the thinnest to keep where rows are `row_px` apart: all of
+    it where the widest line fits within ROW_SHARE of a row, less where it does not, so that the widest
+    line still leaves its neighbours in sight. Wider than a row, the strongest lines of every head
+    (75 words in a short pane) painted the whole pane in the colour of the head drawn last."""
+    return min(1.0, max(0.0, (ROW_SHARE * row_px - THINNEST_PX) / WIDER_BY_PX))
 
 
 @functools.lru_cache(maxsize=512)
