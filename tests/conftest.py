@@ -15,6 +15,9 @@ if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
     screen = Path(__file__).with_name("offscreen-screen.json")
     os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={screen}"
 
+# The window paints without Qt's pool of fill threads (application.paint_on_one_thread): so do the tests.
+os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
+
 # Paths the app writes to (the crash log's folder) go to Qt's test locations, not the user's.
 QStandardPaths.setTestModeEnabled(True)
 # The real-model catalog looks in the user's models folder (under the data home) before the installed

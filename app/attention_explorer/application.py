@@ -28,6 +28,7 @@ RESUME_COLLECTION_MS = 1000  # cycle collection comes back on this long after th
 def create_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
     app = QtWidgets.QApplication.instance()
     if app is None:
+        paint_on_one_thread()
         # fractional scale factors (150 %) as they are, for crisp text and lines on high-DPI screens
         QtWidgets.QApplication.setHighDpiScaleFactorRoundingPolicy(
             QtCore.Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
@@ -37,6 +38,17 @@ def create_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("attention-explorer")  # Wayland matches the window to the .desktop entry
     return app
+
+
+def paint_on_one_thread() -> None:
+    """The window paints without Qt's thread pool for fills. Qt's raster engine splits a large fill into
+    bands, paints them on pooled threads and waits for them. The window's fills are many and small (a
+    scroll bar, a chip, a table's cells), and the hand-over cost more than it saved: a Fusion scroll bar
+    took 0.85 ms to paint with the pool and 0.12 ms without, and every interaction of a real model was
+    1 to 3 ms faster without it (bench/bench_real_window.py). Only a large image, as a figure's PNG,
+    fills faster in bands (5 to 8 % here): the command line's exports keep the pool. Qt reads the
+    setting once, at its first fill."""
+    os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
 
 
 def show_splash() -> QtWidgets.QLabel:
