@@ -46,6 +46,7 @@ def main() -> int:
     from attention_explorer.controller import Controller
     from attention_explorer.engine.pretrained import installed_models
     from attention_explorer.engine.pretrained.generate import GenerationSettings, generate
+    from attention_explorer.gc_policy import keep_start_out_of_collections
     from bench_real_window import memory_mib
     from settling import settle
 
@@ -58,6 +59,8 @@ def main() -> int:
     window.resize(1400, 900)
     window.show()
     window.steps_dock.show()
+    settle()
+    keep_start_out_of_collections()  # as the app does once its window has shown (gc_policy.resume_after_start)
     controller = window.controller
 
     def wait(condition, ms=600_000):

@@ -117,6 +117,7 @@ def run_case(name: str, n: int, repeat: int) -> dict:
     from attention_explorer.application import create_application
     from attention_explorer.controller import Controller
     from attention_explorer.engine.pretrained import open_pretrained
+    from attention_explorer.gc_policy import keep_start_out_of_collections
     from settling import settle
 
     QtCore.qInstallMessageHandler(lambda *args: None)  # the offscreen platform's notes on window hints
@@ -129,6 +130,7 @@ def run_case(name: str, n: int, repeat: int) -> dict:
     window.show()
     window.steps_dock.show()
     settle()
+    keep_start_out_of_collections()  # as the app does once its window has shown (gc_policy.resume_after_start)
     controller = window.controller
 
     def settled() -> int:

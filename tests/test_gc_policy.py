@@ -71,10 +71,11 @@ def test_it_must_be_started_from_the_gui_thread(qapp):
 @pytest.fixture
 def gc_state(monkeypatch):
     """gc's switch as it was, put back after the test (a real model opened by an earlier test may
-    have handed collection to the GUI thread's timer)."""
+    have handed collection to the GUI thread's timer), and nothing left frozen."""
     was_enabled = gc.isenabled()
     yield
     (gc.enable if was_enabled else gc.disable)()
+    gc.unfreeze()
 
 
 def test_collection_is_paused_while_the_window_starts_and_resumed_after(gc_state, monkeypatch):
@@ -86,6 +87,39 @@ def test_collection_is_paused_while_the_window_starts_and_resumed_after(gc_state
     assert gc.isenabled()
 
 
+def weakref_to_cycle(cycle: list):
+    """A function telling whether `cycle` (a list holding itself) has been collected."""
+    class Marker:
+        pass
+
+    marker = Marker()
+    cycle.append(marker)
+    ref = weakref.ref(marker)
+    del marker
+    return lambda: ref() is None
+
+
+def test_what_the_start_made_is_kept_out_of_later_collections(gc_state, monkeypatch):
+    """A full collection walked some 74,000 objects that live as long as the app: 15 to 21 ms with
+    SmolLM2 open, among the user's hovers."""
+    monkeypatch.setattr(gc_policy, "_collector", None)
+    gc.enable()
+    gc_policy.pause_for_start()
+    made_at_start = [[index] for index in range(1000)]  # containers the collector tracks
+    garbage = [[]]
+    garbage[0].append(garbage)  # a cycle no one holds once the name goes
+    collected = weakref_to_cycle(garbage)
+    del garbage
+    gc_policy.resume_after_start()
+    tracked = {id(item) for item in gc.get_objects()}
+    assert not any(id(item) in tracked for item in made_at_start)
+    assert gc.get_freeze_count() >= len(made_at_start)
+    assert collected(), "the start's garbage is collected, not frozen"
+    made_after = [[index] for index in range(10)]
+    tracked = {id(item) for item in gc.get_objects()}
+    assert all(id(item) in tracked for item in made_after)  # what comes later is collected as ever
+
+
 def test_a_worker_started_during_the_start_keeps_collection_on_the_gui_thread(gc_state, monkeypatch):
     monkeypatch.setattr(gc_policy, "_collector", None)
     gc.enable()
@@ -93,6 +127,7 @@ def test_a_worker_started_during_the_start_keeps_collection_on_the_gui_thread(gc
     monkeypatch.setattr(gc_policy, "_collector", object())  # a real model opened while the window started
     gc_policy.resume_after_start()
     assert not gc.isenabled()  # the GUI thread's timer collects, not whichever thread allocates
+    assert gc.get_freeze_count() == 0  # a model open: nothing frozen, its weights must go once it is closed
 
 
 def test_the_pause_leaves_collection_off_when_someone_else_had_switched_it_off(gc_state, monkeypatch):

@@ -32,12 +32,23 @@ def pause_for_start() -> None:
 
 
 def resume_after_start() -> None:
-    """Automatic collection back on, unless the GUI thread's collector has taken over meanwhile (a
-    real model opened at start)."""
+    """Automatic collection back on, what the start made kept out of it (keep_start_out_of_collections);
+    neither when the GUI thread's collector has taken over meanwhile (a real model opened at start)."""
     global _paused_for_start
     if _paused_for_start and _collector is None:
+        keep_start_out_of_collections()
         gc.enable()
     _paused_for_start = False
+
+
+def keep_start_out_of_collections() -> None:
+    """Freeze the objects the start made (modules, Qt's wrappers, the window and its views, some 74,000),
+    which live as long as the app: no collection walks them again. With SmolLM2 open, a full collection
+    took 15 to 21 ms, a hitch among the hovers and scrubber steps whenever the collector came to it, and
+    0.6 to 0.8 ms with them frozen. The start's garbage is collected first, once (an object frozen is
+    never collected). Not once a real model is open: a closed model's weights must go."""
+    gc.collect()
+    gc.freeze()
 
 
 def collect_on_gui_thread_only() -> None:
