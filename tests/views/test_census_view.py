@@ -311,61 +311,55 @@ def test_the_census_window_waits_to_be_built_until_the_controller_has_nothing_to
     assert not launcher.window.isVisible()
 
 
-def test_the_census_window_waits_to_be_built_while_the_pointer_moves(qtbot, settings, monkeypatch):
-    """The build, about 100 ms, landed among the user's first hovers after a model opened."""
+def _built_only_once_left_alone(qtbot, settings, monkeypatch, disturbance) -> int:
+    """Open the window and disturb it every 5 ms for 300 ms from its showing (`disturbance(window)` gives
+    the function run each time, with the count so far): the census window is not built meanwhile, and is
+    built, unseen, once the disturbing stops. Returns the count."""
     from attention_explorer.views import census_menu
 
     monkeypatch.setattr(census_menu, "PREBUILD_AFTER_MS", 20)
     window = MainWindow(Controller(engine.load_builtin("cat-sat-on-mat")), settings)
     qtbot.addWidget(window)
-    start = window.mapToGlobal(window.rect().center())
-    QtGui.QCursor.setPos(start)
-    moves = [0]
+    disturb, count = disturbance(window), [0]
 
-    def move():
-        moves[0] += 1
-        QtGui.QCursor.setPos(start + QtCore.QPoint(1 + moves[0] % 7, 0))  # never back where it began
+    def tick():
+        count[0] += 1
+        disturb(count[0])
 
-    mover = QtCore.QTimer(interval=5, timeout=move)
-    mover.start()
+    timer = QtCore.QTimer(interval=5, timeout=tick)
+    timer.start()
     window.show()
     launcher = window.pretrained.census
     qtbot.wait(300)
-    mover.stop()
+    timer.stop()
     assert launcher.window is None
-    assert moves[0] > 5 and QtGui.QCursor.pos() != start  # the platform keeps the pointer where it is set
     qtbot.waitUntil(lambda: launcher.window is not None, timeout=5000)
     assert not launcher.window.isVisible()
+    return count[0]
+
+
+def test_the_census_window_waits_to_be_built_while_the_pointer_moves(qtbot, settings, monkeypatch):
+    """The build, about 100 ms, landed among the user's first hovers after a model opened."""
+    starts = []
+
+    def pointer_moving(window):
+        start = window.mapToGlobal(window.rect().center())
+        QtGui.QCursor.setPos(start)
+        starts.append(start)
+        return lambda count: QtGui.QCursor.setPos(start + QtCore.QPoint(1 + count % 7, 0))  # never back at the start
+
+    assert _built_only_once_left_alone(qtbot, settings, monkeypatch, pointer_moving) > 5
+    assert QtGui.QCursor.pos() != starts[0]  # the platform keeps the pointer where it is set
 
 
 def test_the_census_window_waits_to_be_built_while_keys_change_the_views(qtbot, settings, monkeypatch):
     """Keys scrubbing a generation or typing leave the pointer still: the build, about 100 ms, fell
     among the scrubber's steps."""
-    from attention_explorer.views import census_menu
+    def views_changing(window):
+        controller = window.controller
+        return lambda count: controller.set_step(count % 3) if count % 2 else controller.set_hovered(count % 3)
 
-    monkeypatch.setattr(census_menu, "PREBUILD_AFTER_MS", 20)
-    window = MainWindow(Controller(engine.load_builtin("cat-sat-on-mat")), settings)
-    qtbot.addWidget(window)
-    controller = window.controller
-    changes = [0]
-
-    def change():
-        changes[0] += 1
-        if changes[0] % 2:
-            controller.set_step(changes[0] % 3)
-        else:
-            controller.set_hovered(changes[0] % 3)
-
-    changer = QtCore.QTimer(interval=5, timeout=change)
-    changer.start()
-    window.show()
-    launcher = window.pretrained.census
-    qtbot.wait(300)
-    changer.stop()
-    assert launcher.window is None
-    assert changes[0] > 5
-    qtbot.waitUntil(lambda: launcher.window is not None, timeout=5000)
-    assert not launcher.window.isVisible()
+    assert _built_only_once_left_alone(qtbot, settings, monkeypatch, views_changing) > 5
 
 
 def test_a_grid_taller_than_its_pane_offers_fit_and_fits_every_layer_on_a_click(census_window, qtbot):
