@@ -9,14 +9,16 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QStandardPaths
 
+from attention_explorer.application import paint_on_one_thread
+
 # Offscreen, on a screen as large as a desktop's: the default 800 × 800 one would leave the right
 # part of a full-size window off-screen, where simulated mouse events never arrive.
 if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
     screen = Path(__file__).with_name("offscreen-screen.json")
     os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={screen}"
 
-# The window paints without Qt's pool of fill threads (application.paint_on_one_thread): so do the tests.
-os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
+# The window paints without Qt's pool of fill threads: so do the tests.
+paint_on_one_thread()
 
 # Paths the app writes to (the crash log's folder) go to Qt's test locations, not the user's.
 QStandardPaths.setTestModeEnabled(True)
