@@ -465,3 +465,37 @@ def test_zooming_in_a_pane_a_cell_wide_keeps_the_cells_square(qtbot, by):
     settle()
     width, height = heatmap.frame.cell_size()
     assert width == pytest.approx(height, abs=0.01)
+
+
+def test_a_shorter_text_so_far_is_drawn_from_the_corner_of_the_whole_text_s_colours(qtbot):
+    """A decoder's text so far holds the first rows of its whole text's weights: the plot draws it from
+    the colours and pixels it made for the whole text (no colouring anew), and it looks as a plot made
+    fresh for it; a matrix with one number changed is coloured anew."""
+    n = 60
+    words = [f"w{i}" for i in range(n)]
+    mask = np.triu(np.ones((n, n), dtype=bool), k=1)
+    weights = np.where(mask, 0.0, np.random.default_rng(3).random((n, n))).astype(np.float32)
+    heatmap = _heatmap(qtbot)
+    heatmap.show_matrix(weights, words, words, mask=mask, levels=(0, 1), by_row=True)
+    settle()
+    whole_pixels = heatmap.image.qimage.data
+    for k in (59, 40, 58, 12):
+        part = weights[:k, :k].copy()  # the same numbers, made again for the shorter text
+        heatmap.show_matrix(part, words[:k], words[:k], mask=mask[:k, :k].copy(), levels=(0, 1), by_row=True)
+        settle()
+        assert np.shares_memory(heatmap.image.qimage.data, whole_pixels)
+        fresh = _heatmap(qtbot)
+        fresh.show_matrix(part, words[:k], words[:k], mask=mask[:k, :k].copy(), levels=(0, 1), by_row=True)
+        settle()
+        assert not np.shares_memory(fresh.image.qimage.data, whole_pixels)
+        check_same_picture(heatmap, fresh, f"the first {k} rows")
+        check_backing_store(heatmap, f"the first {k} rows")
+    changed = weights[:30, :30].copy()
+    changed[20, 3] = 0.999
+    heatmap.show_matrix(changed, words[:30], words[:30], mask=mask[:30, :30].copy(), levels=(0, 1), by_row=True)
+    settle()
+    assert not np.shares_memory(heatmap.image.qimage.data, whole_pixels)
+    fresh = _heatmap(qtbot)
+    fresh.show_matrix(changed, words[:30], words[:30], mask=mask[:30, :30].copy(), levels=(0, 1), by_row=True)
+    settle()
+    check_same_picture(heatmap, fresh, "a changed number")

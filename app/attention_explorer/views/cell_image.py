@@ -13,6 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from .array_corners import is_corner_of
 from .pixel_grid import steady_rect
 
 SEAM_OVERLAP = 1.02  # of a cell
@@ -28,6 +29,9 @@ class CellImage(pg.ImageItem):
         self.matrix_shape = (0, 0)  # rows and columns of the whole matrix
         self._scaled: QtGui.QImage | None = None  # the cells in sight at the device's pixels (_paint_in_device_pixels)
         self._scaled_key: tuple | None = None
+        # (colours, levels, table, pixels, format) of the last image coloured whole, whose corners are drawn
+        # from its pixels (render)
+        self._drawn: tuple | None = None
         self.setAcceptHoverEvents(True)
 
     def render(self):
@@ -40,13 +44,22 @@ class CellImage(pg.ImageItem):
         ours = (image is not None and image.ndim == 2 and image.dtype.kind == "f" and isinstance(lut, np.ndarray)
                 and lut.dtype == np.uint8 and lut.ndim == 2 and lut.shape[1] in (3, 4) and 0 < len(lut) <= 256
                 and levels is not None and np.ndim(levels) == 1 and not self.autoDownsample)
-        if ours:
-            hidden = np.isnan(image)
-            ours = bool(hidden.any())
-        if not ours:
-            super().render()
-            return
-        self.qimage = masked_colours(image, hidden, levels, lut)
+        if ours and self._drawn is not None and is_corner_of(image, self._drawn[0]) \
+                and self._drawn[1] == tuple(levels) and np.array_equal(self._drawn[2], lut):
+            # the corner of the colours last drawn (cell_colours.WidestColours): the corner of their pixels
+            pixels, kind = self._drawn[3], self._drawn[4]
+            self.qimage = QtGui.QImage(pixels, image.shape[1], image.shape[0], pixels.strides[0], kind)
+            self.qimage.data = pixels  # the pixels live as long as the image on them
+        else:
+            if ours:
+                hidden = np.isnan(image)
+                ours = bool(hidden.any())
+            if not ours:
+                self._drawn = None
+                super().render()
+                return
+            self.qimage = masked_colours(image, hidden, levels, lut)
+            self._drawn = (image, tuple(levels), lut.copy(), self.qimage.data, self.qimage.format())
         self._processingBuffer = self._displayBuffer = None
         self._renderRequired = self._unrenderable = False
 

@@ -27,7 +27,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..controller import LOOKED_AT, LOOKING
 from ..engine.row_matrix import RowMatrix
 from . import theme
-from .cell_colours import MatrixColours, hidden_cells, value_span
+from .cell_colours import MatrixColours, WidestColours, hidden_cells, value_span
 from .cell_image import CellImage
 from .colour_bar import ColourBar
 from .hatch import MaskHatchItem
@@ -64,6 +64,7 @@ class MatrixPlot(QtWidgets.QWidget):
         self._mask: np.ndarray | None = None
         self._masked: np.ndarray | None = np.zeros((0, 0), dtype=bool)  # None: a large matrix (cell_colours.py)
         self._source: MatrixColours | None = None
+        self._widest = WidestColours()  # a decoder's shorter text so far is coloured as a corner of it
         self._region_key: tuple | None = None
         self._written: dict[tuple[int, int], str] = {}
         self._widest_value = QtCore.QSizeF()
@@ -202,10 +203,19 @@ class MatrixPlot(QtWidgets.QWidget):
         if not np.issubdtype(matrix.dtype, np.floating):
             matrix = matrix.astype(np.float64)
         region = colours is None and matrix.size > REGION_CELLS
+        if region or colours is not None:
+            self._widest.clear()
         self._source = MatrixColours(matrix, mask, by_row) if colours is None else None
         if not region:
-            masked = hidden_cells(matrix, mask)
-            colours = self._source.whole() if colours is None else np.where(masked, np.nan, colours)
+            corner = self._widest.corner(matrix, mask, by_row) if colours is None else None
+            if corner is not None:
+                masked, colours = corner
+            elif colours is None:
+                masked, colours = hidden_cells(matrix, mask), self._source.whole()
+                self._widest.keep(matrix, mask, by_row, masked, colours)
+            else:
+                masked = hidden_cells(matrix, mask)
+                colours = np.where(masked, np.nan, colours)
         levels = tuple(levels) if levels is not None else (self._source.span() if region else value_span(colours))
         reshaped = self._shown is None or self._shown.shape != matrix.shape
         self._shown, self._mask = matrix, mask

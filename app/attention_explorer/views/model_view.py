@@ -26,6 +26,7 @@ from ..engine.pretrained.thumbnails import largest_of_each, thumb_step
 from ..figure_census import CensusChoice
 from ..pretrained_cells import Cells, cell_weight, encoder_decoder_cells, model_cells
 from . import theme
+from .array_corners import is_corner_of
 from .elided_label import ElidedLabel, FoldingLabel
 from .layout_seals import LayoutSeal
 from .model_census import CensusCells
@@ -99,7 +100,7 @@ class CellPictures(Mapping):
         self.version += 1
         layers, heads = thumbnails.shape[:2]
         found = None  # found as the pictures are made, for the cells drawn only (a long text's 270 cells of 128²)
-        if colormap == self._colormap and _is_corner_of(thumbnails, self._source):
+        if colormap == self._colormap and is_corner_of(thumbnails, self._source):
             # the same pixels, drawn in part: only a new last colour tells. Each step's maxima over every
             # cell read 6 MB of thumbnails (0.8 ms of a step at 64 SmolLM2 tokens), made ahead with the step
             found = tops() if tops is not None else largest_of_each(thumbnails)
@@ -149,16 +150,6 @@ class CellPictures(Mapping):
 
     def __len__(self) -> int:
         return len(self._made) + len(self._due)
-
-
-def _is_corner_of(part: np.ndarray, source: np.ndarray | None) -> bool:
-    """Whether `part` is the top-left corner of every cell of `source`, on the same memory, both read-only
-    (so that neither can have changed since the pictures were made from `source`)."""
-    return (source is not None and not part.flags.writeable and not source.flags.writeable
-            and part.dtype == source.dtype and part.ndim == source.ndim == 4
-            and part.shape[:2] == source.shape[:2] and part.strides == source.strides
-            and part.shape[2] <= source.shape[2] and part.shape[3] <= source.shape[3]
-            and part.__array_interface__["data"][0] == source.__array_interface__["data"][0])
 
 
 def changed_cells(old: np.ndarray, new: np.ndarray) -> np.ndarray:
