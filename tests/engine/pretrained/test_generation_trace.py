@@ -100,7 +100,7 @@ def test_texts_so_far_take_the_whole_text_s_thumbnail_rows_where_both_pool_alike
     model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())
     generation = generate(model, PROMPT, GenerationSettings(tokens=10), keep_reader=True)
     prompt, projections = len(generation.prompt_ids), SharedProjections(model, generation)
-    taken = set()
+    taken, shared_rows = set(), set()
     for written in range(11):
         trace = trace_so_far(model, generation, written, projections)
         result = trace.forward_result
@@ -109,8 +109,16 @@ def test_texts_so_far_take_the_whole_text_s_thumbnail_rows_where_both_pool_alike
         assert trace.thumbnails.shape == expected.thumbnails.shape
         assert np.abs(trace.thumbnails - expected.thumbnails).max() <= TOLERANCE
         assert np.abs(result.sinks - expected.sinks).max() <= TOLERANCE
+        shared = trace.thumbnail_rows_shared()  # what it says it shares with the whole text's is that, exactly
+        if shared is not None:
+            whole_thumbnails, rows = shared
+            shared_rows.add(rows)
+            assert whole_thumbnails is projections.whole_thumbnails()
+            np.testing.assert_array_equal(trace.thumbnails[:, :, :rows],
+                                          whole_thumbnails[:, :, :rows, :trace.thumbnails.shape[-1]])
     whole = projections.length
     assert 0 in taken and whole in taken  # pooled otherwise than the whole text; the whole text itself
+    assert any(0 < rows < thumbnails.thumb_size(whole) for rows in shared_rows)  # some but not all shared
     assert any(0 < rows < whole and rows % thumbnails.thumb_step(whole) == 0 for rows in taken)  # rows made after
 
 

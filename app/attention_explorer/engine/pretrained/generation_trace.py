@@ -29,7 +29,14 @@ from ..memory import own_pages
 from .forward import ForwardResult, Projections, project
 from .generate import Generation
 from .model import CheckedTrace, PretrainedModel
-from .real_trace import NextToken, PretrainedTrace, make_labels, next_label, summarise_rows
+from .real_trace import (
+    SHARED_THUMBNAIL_ROWS,
+    NextToken,
+    PretrainedTrace,
+    make_labels,
+    next_label,
+    summarise_rows,
+)
 from .recompute import LayerMaker
 from .thumbnails import thumb_size, thumb_step
 from .tokenizing import Encoded, first_tokens, marked_written
@@ -158,6 +165,10 @@ class SharedProjections:
         thumbnails.flags.writeable = sinks.flags.writeable = False  # the whole text's, shared by every text so far
         return thumbnails, sinks
 
+    def whole_thumbnails(self) -> np.ndarray | None:
+        """The whole text's thumbnails, once a text so far made them (summary_of, summarised_rows)."""
+        return None if self._summary is None else self._summary[0]
+
     def _whole_summary(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The whole text's thumbnails and sink sums, made the first time a text so far asks (None: its
         projections are past the budget)."""
@@ -211,6 +222,8 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int,
     if shared is not None:
         trace.take_projections_from(shared)
         first = length if summary is not None else shared.summarised_rows(length, thumbnails, sinks)
+        if first:
+            trace.memo[SHARED_THUMBNAIL_ROWS] = (shared.whole_thumbnails(), first // thumb_step(length))
     trace.summarise_layers(first)
     trace.memo[WRITTEN_KEY] = written
     return trace

@@ -31,6 +31,7 @@ from .weights import ModelWeights
 
 TOP_NEXT_TOKENS = 5  # the candidates listed for a next token
 ROLLOUT_KEPT = 3  # rollout matrices kept (each n × n float64): the layer shown and the ones around it
+SHARED_THUMBNAIL_ROWS = "thumbnail rows shared"  # in a trace's memo: see PretrainedTrace.thumbnail_rows_shared
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,13 @@ class PretrainedTrace:
         if tops is None:
             tops = self.memo["thumbnail tops"] = largest_of_each(self.thumbnails)
         return tops
+
+    def thumbnail_rows_shared(self) -> tuple[np.ndarray, int] | None:
+        """(thumbnails, k): the first k rows of each of this trace's thumbnails are exactly those of
+        `thumbnails`, another trace's (a generation's text so far takes them from its whole text's:
+        generation_trace), so two such traces' thumbnails can differ only below row k; None when not
+        known."""
+        return self.memo.get(SHARED_THUMBNAIL_ROWS)
 
     def hidden_share(self, layer: int, hidden: list[int]) -> float:
         """The mean share of weight the rows left shown give to `hidden` (the first token, the special
