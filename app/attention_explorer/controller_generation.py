@@ -25,6 +25,7 @@ from PySide6 import QtCore
 
 from .controller_encoder_decoder import EncoderDecoderControls
 from .engine.errors import EngineError
+from .engine.lazy_trace import made_fields
 from .engine.memory import release_free_memory
 from .scrub_ahead import ScrubAhead
 from .window_turn import WindowTurn
@@ -261,8 +262,11 @@ class GenerationControls(EncoderDecoderControls):
         if (runner is None or generation is None or self._mailbox is not None or written in self._traces
                 or not 0 <= written <= self.written_ready or not self.can_scrub()):
             return
+        step = self.step_trace  # the layer's own trace shown now: what the views made of it they will read again
+        read = ((), ()) if step is None or self._head >= len(step.heads) else (
+            made_fields(step), made_fields(step.heads[self._head]))
         self._ahead.start(runner, self._real_model, generation, written, self._shared_projections(),
-                          (self._layer, self._head))
+                          (self._layer, self._head), read)
 
     # --- the writing, back on the GUI thread ----------------------------------------------------------
     def _take_written(self) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtTest import QTest
 pytest.importorskip("tokenizers")
 
 from attention_explorer.controller import LOOKED_AT, LOOKING  # noqa: E402
+from attention_explorer.engine.lazy_trace import made_fields  # noqa: E402
 from attention_explorer.engine.pretrained.generate import (  # noqa: E402
     CANCELLED,
     GenerationSettings,
@@ -415,9 +416,18 @@ def test_the_scrubber_s_next_step_is_made_on_the_worker_while_the_window_shows_t
     ahead = threads[-1][2]
     del maxima_on_gui[:]  # (the step before came from the writing: its cells' tops are found as they are drawn)
     assert "thumbnail tops" in ahead.memo  # each model-view cell's largest weight, made on the worker too
+
+    def made_of(layer_trace):
+        return set(made_fields(layer_trace)), set(made_fields(layer_trace.heads[c.head]))
+
+    read_of_the_one_shown = made_of(c.step_trace)
+    made_ahead = made_of(ahead.memo["layer trace"])
+    assert "mask" in read_of_the_one_shown[0] and "moved_norm" in read_of_the_one_shown[1]  # (heatmap, matrix box)
+    assert all(made >= read for made, read in zip(made_ahead, read_of_the_one_shown, strict=True))
     qtbot.mouseClick(panel.back, QtCore.Qt.MouseButton.LeftButton)
     settle()
     assert c.written_shown == 6 and c.pretrained_trace is ahead
+    assert made_of(ahead.memo["layer trace"]) == made_ahead  # the views read nothing the worker had not made
     assert [(trace, on_gui) for trace, on_gui in layers_made if trace is ahead] == [(ahead, False)]  # the views' too
     assert maxima_on_gui == []  # and not looked for again by the model view
     wait_for_the_step_made_ahead(c, qtbot)

@@ -34,6 +34,12 @@ def is_made(obj, name: str) -> bool:
     return name in vars(obj)
 
 
+def made_fields(obj) -> tuple[str, ...]:
+    """The lazy fields of `obj` made so far: what its readers asked for (none of a plain trace or head)."""
+    makers = getattr(obj, "_makers", {})
+    return tuple(name for name in vars(obj) if name in makers)
+
+
 def let_go(obj, names: Sequence[str]) -> None:
     """Forget these fields where they were made (each is made again when next read): a long text's n × n
     matrices that no view shows any longer. Fields given, not made, are kept."""
