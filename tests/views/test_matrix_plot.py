@@ -471,6 +471,8 @@ def test_a_shorter_text_so_far_is_drawn_from_the_corner_of_the_whole_text_s_colo
     """A decoder's text so far holds the first rows of its whole text's weights: the plot draws it from
     the colours and pixels it made for the whole text (no colouring anew), and it looks as a plot made
     fresh for it; a matrix with one number changed is coloured anew."""
+    from attention_explorer.image_export import render_image, svg_bytes
+
     n = 60
     words = [f"w{i}" for i in range(n)]
     mask = np.triu(np.ones((n, n), dtype=bool), k=1)
@@ -490,6 +492,8 @@ def test_a_shorter_text_so_far_is_drawn_from_the_corner_of_the_whole_text_s_colo
         assert not np.shares_memory(fresh.image.qimage.data, whole_pixels)
         check_same_picture(heatmap, fresh, f"the first {k} rows")
         check_backing_store(heatmap, f"the first {k} rows")
+        assert render_image(heatmap, 2) == render_image(fresh, 2)  # a figure of it: PNG, and SVG's cells
+        assert svg_bytes(heatmap) == svg_bytes(fresh)
     changed = weights[:30, :30].copy()
     changed[20, 3] = 0.999
     heatmap.show_matrix(changed, words[:30], words[:30], mask=mask[:30, :30].copy(), levels=(0, 1), by_row=True)
