@@ -78,3 +78,29 @@ def test_a_token_brought_into_sight_is_shown_on_whole_lines(qtbot):
             assert (first.top() - top_of_text) % line == 0, (height, framed)  # lines whole from the box's top
             assert (first.top() - top_of_text) // line == max(0, (lines_in_box - 1) // 2), (height, framed)
             assert written._in_sight(framed)
+
+
+def test_a_scrubber_step_moves_the_frame_in_one_change_of_the_document(qtbot):
+    """The framed token is bold: each change of format lays its paragraph out again, and a long
+    generation is one paragraph, so the frame leaves one token and reaches the next in one change."""
+    from PySide6 import QtGui
+
+    browser, written = _box(qtbot)
+    tokenizer, generation = _Tokenizer(), _Generation("The cat sat on the mat")
+    generation.steps = [_Step(i) for i in range(200)]
+    written.show(tokenizer, generation, None, 199)
+    settle()
+    changes = []
+    written.document.contentsChange.connect(lambda *change: changes.append(change))
+    for shown in (198, 120, 121):
+        del changes[:]
+        written.show(tokenizer, generation, None, shown)
+        assert len(changes) == 1, f"token {shown}: {changes}"
+        assert written.framed() == shown
+        start, end = written.token_span(shown)
+        cursor = QtGui.QTextCursor(written.document)
+        cursor.setPosition(end)
+        assert cursor.charFormat().fontWeight() == QtGui.QFont.Weight.Bold and cursor.charFormat().fontUnderline()
+        start, end = written.token_span(shown + 1 if shown < 199 else shown - 1)
+        cursor.setPosition(end)
+        assert cursor.charFormat().fontWeight() == QtGui.QFont.Weight.Normal

@@ -101,19 +101,24 @@ class WrittenText(QtCore.QObject):
         self._spans = _insert_continuation(cursor, tokenizer, generation, parted)
 
     def _frame(self, index: int | None, reveal: bool) -> None:
+        """Frame token `index` in place of the one framed. Both in one edit: each change of format lays its
+        paragraph out again, and a generation without a newline is one paragraph (a step at 1,000 tokens
+        laid it out twice: 2.1 ms against 0.95)."""
         if index == self._framed:
             return
+        cursor = QtGui.QTextCursor(self.document)
+        cursor.beginEditBlock()
         if self._framed is not None:
-            self._format(self._framed, framed=False)
+            self._format(cursor, self._framed, framed=False)
         self._framed = index
         if index is not None:
-            self._format(index, framed=True)
-            if reveal:
-                self._reveal(index)
+            self._format(cursor, index, framed=True)
+        cursor.endEditBlock()
+        if index is not None and reveal:
+            self._reveal(index)
 
-    def _format(self, index: int, framed: bool) -> None:
+    def _format(self, cursor: QtGui.QTextCursor, index: int, framed: bool) -> None:
         start, end = self._spans[index]
-        cursor = QtGui.QTextCursor(self.document)
         cursor.setPosition(start)
         cursor.setPosition(end, QtGui.QTextCursor.MoveMode.KeepAnchor)
         frame = QtGui.QTextCharFormat()
