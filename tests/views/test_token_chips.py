@@ -242,3 +242,42 @@ def test_hiding_the_specials_keeps_every_word_s_chip_in_place_of_re_texting_them
     fresh.resize(window.size())
     settle()
     assert [(chip.geometry(), chip.isVisible()) for chip in fresh.chips.chips] == rows
+
+
+def test_words_cut_or_added_at_the_end_leave_the_other_chips_as_a_fresh_row_has_them(make_window, monkeypatch):
+    """A sentence cut after some of its words, or with a few added after them (as a scrubber steps or a
+    decoder writes), keeps the chips of the words before and looks after the change, chip by chip, as a
+    row given that sentence fresh: texts, token numbers, styles and places, with unknown words among
+    them and a word hovered and pinned; a change elsewhere goes the long way."""
+    from attention_explorer.views.token_chips import QtTokenChips
+
+    window = make_window(sentence="the cat sat on a mat")
+    controller, chips = window.controller, window.chips
+    controller.toggle_pinned(1)
+    controller.set_hovered(4)
+    long_way, rebuild_all = [], QtTokenChips._rebuild_all
+    monkeypatch.setattr(QtTokenChips, "_rebuild_all", lambda self, wanted: (
+        self is chips and long_way.append(len(wanted))) or rebuild_all(self, wanted))  # this row's, not a fresh one's
+    sentences = ["the cat sat on a mat and my dog", "the cat sat on a mat and", "the cat sat", "the cat sat zzyzx on",
+                 "the dog sat zzyzx on", "the dog", "the dog the"]
+    for sentence in sentences:
+        before = list(chips.chips)
+        controller.set_sentence(sentence)
+        QtWidgets.QApplication.processEvents()
+        kept = [chip for chip in before if chip in chips.chips]
+        fresh = make_window(sentence=sentence)
+        fresh.controller.toggle_pinned(1)
+        fresh.controller.set_hovered(controller.hovered)
+        fresh.resize(window.size())
+        QtWidgets.QApplication.processEvents()
+
+        def shown(row):
+            return [(chip.text(), chip.token_index, chip.property("unknown"), chip.property("focused"),
+                     chip.property("pinned"), chip.geometry().getRect()) for chip in row.chips.chips]
+
+        assert shown(window) == shown(fresh), sentence
+        assert chips.chips[:len(kept)] == kept  # the chips of the words before stayed the same widgets
+        assert all(chips.chip_for_token(chip.token_index) is chip for chip in chips.chips if chip.token_index
+                   is not None)
+    # a word changed in the middle; a repeated word, which numbers the first "the" ("the₁")
+    assert long_way == [5, 3]

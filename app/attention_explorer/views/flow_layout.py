@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtWidgets
 class FlowLayout(QtWidgets.QLayout):
     def __init__(self, parent: QtWidgets.QWidget | None = None, spacing: int = 4):
         self._items: list[QtWidgets.QLayoutItem] = []
+        self._widgets: list[QtWidgets.QWidget] = []  # each item's widget: asking the items cost a call into Qt each
         self._hints: list[tuple[int, int]] | None = None  # each item's size hint (w, h), read once per change
         self._rects: dict[QtWidgets.QLayoutItem, tuple[int, int, int, int]] = {}  # where each item was placed
         # width → each item's place (x, y) from the top left of the area inside the margins, and the height needed
@@ -27,6 +28,7 @@ class FlowLayout(QtWidgets.QLayout):
 
     def addItem(self, item):  # noqa: N802 - Qt API
         self._items.append(item)
+        self._widgets.append(item.widget())
         self.invalidate()
 
     def count(self):
@@ -40,17 +42,19 @@ class FlowLayout(QtWidgets.QLayout):
             return None
         self.invalidate()
         self._rects.pop(self._items[index], None)
+        self._widgets.pop(index)
         return self._items.pop(index)
 
     def set_widgets(self, widgets: list[QtWidgets.QWidget]) -> None:
         """Hold exactly these widgets, in this order: those it holds keep their items (and Qt's
         cached size hints), new ones are added, the rest leave. One invalidation however many change."""
-        held = {item.widget(): item for item in self._items}
+        held = dict(zip(self._widgets, self._items, strict=True))
         for widget in widgets:
             if widget not in held:
                 self.addWidget(widget)  # Qt's own item, which caches the widget's size hint
                 held[widget] = self._items[-1]
         self._items = [held[widget] for widget in widgets]
+        self._widgets = list(widgets)
         self._rects = {item: self._rects[item] for item in self._items if item in self._rects}
         self.invalidate()
 
