@@ -4,7 +4,7 @@ item that stays."""
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attention_explorer.views.list_edits import edits
+from attention_explorer.views.list_edits import edits, prefix_kept
 
 
 def _applied(old, new, opcodes):
@@ -56,3 +56,9 @@ def test_a_token_written_or_a_step_back_touches_only_the_end():
     assert edits(text, text[:-1]) == [("equal", 0, 5, 0, 5), ("delete", 5, 6, 5, 5)]
     assert edits(text, text) == [("equal", 0, 6, 0, 6)]
     assert edits([], text) == [("insert", 0, 0, 0, 6)] and edits(text, []) == [("delete", 0, 6, 0, 0)]
+
+
+def test_a_list_cut_at_its_end_or_written_on_keeps_its_start_and_any_other_change_none():
+    assert prefix_kept("abcd", "ab") == 2 and prefix_kept("ab", "abcd") == 2 and prefix_kept("ab", "ab") == 2
+    assert prefix_kept("", "abc") == 0 and prefix_kept("abc", "") == 0
+    assert prefix_kept("abcd", "abxd") is None and prefix_kept("abc", "xbc") is None

@@ -8,6 +8,7 @@ centred on (col, row), whatever the image holds."""
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,6 +21,16 @@ SEAM_OVERLAP = 1.02  # of a cell
 MAX_DEVICE_SIDE = 8192  # px: a viewport larger than this (an export of a huge figure) is drawn by Qt's own scaling
 
 
+class _Coloured(NamedTuple):
+    """An image coloured whole: its colours (read-only when a corner may be drawn from them), the levels
+    and table they were coloured with, and the pixels made, in `format`."""
+    colours: np.ndarray
+    levels: tuple
+    table: np.ndarray
+    pixels: np.ndarray
+    format: QtGui.QImage.Format
+
+
 class CellImage(pg.ImageItem):
     """An ImageItem that reports the cell under the mouse."""
 
@@ -29,9 +40,7 @@ class CellImage(pg.ImageItem):
         self.matrix_shape = (0, 0)  # rows and columns of the whole matrix
         self._scaled: QtGui.QImage | None = None  # the cells in sight at the device's pixels (_paint_in_device_pixels)
         self._scaled_key: tuple | None = None
-        # (colours, levels, table, pixels, format) of the last image coloured whole, whose corners are drawn
-        # from its pixels (render)
-        self._drawn: tuple | None = None
+        self._drawn: _Coloured | None = None  # the last image coloured whole, whose corners are drawn from it
         self.setAcceptHoverEvents(True)
 
     def render(self):
@@ -44,11 +53,12 @@ class CellImage(pg.ImageItem):
         ours = (image is not None and image.ndim == 2 and image.dtype.kind == "f" and isinstance(lut, np.ndarray)
                 and lut.dtype == np.uint8 and lut.ndim == 2 and lut.shape[1] in (3, 4) and 0 < len(lut) <= 256
                 and levels is not None and np.ndim(levels) == 1 and not self.autoDownsample)
-        if ours and self._drawn is not None and is_corner_of(image, self._drawn[0]) \
-                and self._drawn[1] == tuple(levels) and np.array_equal(self._drawn[2], lut):
+        drawn = self._drawn
+        if ours and drawn is not None and is_corner_of(image, drawn.colours) and drawn.levels == tuple(levels) \
+                and np.array_equal(drawn.table, lut):
             # the corner of the colours last drawn (cell_colours.WidestColours): the corner of their pixels
-            pixels, kind = self._drawn[3], self._drawn[4]
-            self.qimage = QtGui.QImage(pixels, image.shape[1], image.shape[0], pixels.strides[0], kind)
+            pixels = drawn.pixels
+            self.qimage = QtGui.QImage(pixels, image.shape[1], image.shape[0], pixels.strides[0], drawn.format)
             self.qimage.data = pixels  # the pixels live as long as the image on them
         else:
             if ours:
@@ -59,7 +69,7 @@ class CellImage(pg.ImageItem):
                 super().render()
                 return
             self.qimage = masked_colours(image, hidden, levels, lut)
-            self._drawn = (image, tuple(levels), lut.copy(), self.qimage.data, self.qimage.format())
+            self._drawn = _Coloured(image, tuple(levels), lut.copy(), self.qimage.data, self.qimage.format())
         self._processingBuffer = self._displayBuffer = None
         self._renderRequired = self._unrenderable = False
 

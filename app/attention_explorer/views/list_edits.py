@@ -39,6 +39,14 @@ def edits(old: Sequence, new: Sequence, reach: int = 2) -> list[Opcode]:
     return opcodes
 
 
+def prefix_kept(old: Sequence, new: Sequence) -> int | None:
+    """How many items from the start of `old` `new` keeps when one begins with the other (a text cut
+    at its end or written on, as a scrubber steps): the shorter's length; else None. Compared in one
+    slice each: a Python loop over a thousand items would cost more than what it saves."""
+    shorter = min(len(old), len(new))
+    return shorter if old[:shorter] == new[:shorter] else None
+
+
 def _front_alignment(old: Sequence, new: Sequence, reach: int) -> tuple[int, int, int]:
     """How many items to drop from the front of `old` (or add to the front of `new`) so that the
     most items after them agree, none where nothing gains, and how many agree then."""

@@ -120,22 +120,21 @@ class CellPictures(Mapping):
             return
         self.version += 1
         layers, heads = thumbnails.shape[:2]
-        found = None  # else found as the pictures are made, for the cells drawn only (a long text's 270 cells of 128²)
+        # else found as the pictures are made, for the cells drawn only (a long text's 270 cells of 128²)
+        found = tops() if tops is not None else None
         below = 0  # the changed cells' pictures hold above this row
         if colormap == self._colormap and is_corner_of(thumbnails, self._source):
             # the same pixels, drawn in part: only a new last colour tells. Each step's maxima over every
             # cell read 6 MB of thumbnails (0.8 ms of a step at 64 SmolLM2 tokens), made ahead with the step
-            found = tops() if tops is not None else largest_of_each(thumbnails)
+            found = largest_of_each(thumbnails) if found is None else found
             changed = found != self._made_tops
         elif old is None or colormap != self._colormap or old.shape != thumbnails.shape:
             self._made.clear()  # another model's grid may have had more cells
             self._made_tops = np.full((layers, heads), np.nan, dtype=np.float32)
             self._source = thumbnails
-            found = tops() if tops is not None else None
             changed = np.ones((layers, heads), dtype=bool)
         else:  # compared all at once: a comparison a cell cost more than making its picture
             self._source = thumbnails
-            found = tops() if tops is not None else None
             if shared is not None and self._shared is not None and shared[0] is self._shared[0]:
                 below = min(shared[1], self._shared[1])
             changed = changed_cells(old[:, :, below:], thumbnails[:, :, below:])

@@ -16,6 +16,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from . import theme
+from .list_edits import prefix_kept
 
 GAP_PX = 6.0            # the least space between two labels
 MAX_LABEL_PX = 110.0    # longer words are shortened with "…"; the full word shows on hover
@@ -71,10 +72,7 @@ class TokenAxis(pg.AxisItem):
         labels, old = list(labels), self._labels
         if labels == old:
             return
-        if len(labels) < len(old) and labels == old[:len(labels)]:
-            kept = len(labels)
-        else:
-            kept = len(old) if labels[:len(old)] == old else 0
+        kept = prefix_kept(old, labels) or 0
         added = [self._measure(t) for t in labels[kept:]]
         self._labels = labels
         self._shown_texts = self._shown_texts[:kept] + [shown for shown, _, _ in added]

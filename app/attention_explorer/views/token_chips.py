@@ -11,7 +11,7 @@ from ..controller import Controller
 from ..engine import nearest_words
 from . import theme
 from .flow_layout import FlowLayout
-from .list_edits import edits
+from .list_edits import edits, prefix_kept
 
 # A chip shows at most this many characters: one 40,000-letter "word" would otherwise make a chip,
 # and with it the window, hundreds of thousands of pixels wide (a gigabyte of window memory).
@@ -166,9 +166,8 @@ class QtTokenChips(QtWidgets.QWidget):
         """The chips of the words shown, cut after the words `wanted` keeps or with a few added after them
         (a scrubber step, a token written): the chips kept are left alone. False (nothing done) for any
         other change. Every chip looked at again took 4 ms of a step at 1,000 tokens."""
-        old = self._wanted
-        kept = min(len(old), len(wanted))
-        if old[:kept] != wanted[:kept] or len(wanted) - kept >= HIDE_TO_ADD:
+        kept = prefix_kept(self._wanted, wanted)
+        if kept is None or len(wanted) - kept >= HIDE_TO_ADD:
             return False
         self._rebuilding = True
         gone, self.chips = self.chips[kept:], self.chips[:kept]
