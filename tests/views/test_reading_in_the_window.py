@@ -179,3 +179,30 @@ def test_the_steps_note_on_a_reading_is_painted_on_the_pass_that_paints_the_wind
         check_backing_store(window, f"{box.text()} on")
         turn_on(window, qtbot, box)  # off again
         assert not note.isVisibleTo(window)
+
+
+def test_a_reading_switched_on_and_off_leaves_the_steps_tables_and_their_written_cell(real_window, qtbot):
+    """The steps show the layer's own computation whatever the reading: switching one changes only the
+    note. The tables are not set again, the cell pinned stays written out, and the panel draws what a
+    timeline built fresh draws."""
+    from view_twins import check_twin
+
+    window = real_window(BERT)
+    c = window.controller
+    panel = softmax_step(window)
+    weights = panel.results()["weights"]
+    shown = weights.matrix_model.table
+    panel.toggle_pinned(("weights", 2, 1))
+    written = panel.arithmetic_text()
+    assert written.startswith("e^")
+    for box, word in ((window.pretrained.bar.hide_specials, "hidden"), (window.pretrained.bar.merge, "words")):
+        turn_on(window, qtbot, box)
+        assert c.trace.reading is not None
+        assert panel.reading_note.isVisible() and word in panel.reading_note.text()
+        assert panel.results()["weights"] is weights and weights.matrix_model.table is shown
+        assert panel.arithmetic_text() == written
+        check_twin(window.timeline, f"{word} on")
+        turn_on(window, qtbot, box)
+        assert c.trace.reading is None and not panel.reading_note.isVisible()
+        assert weights.matrix_model.table is shown and panel.arithmetic_text() == written
+        check_twin(window.timeline, f"{word} off")

@@ -63,6 +63,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self._trace: Trace | None = None
         self._view: StepView | None = None
         self._head = 0
+        self._shown_as: tuple | None = None  # (trace, step, head, colour map) the tables show
         self._blocks: list[_Block] = []   # reused from step to step
         self._arrangement: tuple | None = None  # how the blocks and operators were last laid out
         self._inputs: dict[str, MatrixTable] = {}
@@ -123,7 +124,18 @@ class QtMatrixPanel(QtWidgets.QWidget):
     # --- what is shown --------------------------------------------------------------------------
     def show_step(self, trace: Trace, step: int, head: int, colormap: str, note: str = "") -> None:
         """Show step `step` (an index into STEPS) of `head`, complete; `note` says how this trace stands
-        to what the other views show, when they show a reading of it."""
+        to what the other views show, when they show a reading of it.
+
+        The same step of the same trace again (a reading of a real model's layer switched on or off: the
+        steps show the layer's own computation) changes only the note; the tables, their fill and the cell
+        written out stay (laying them out again took 1.2 ms of such a toggle)."""
+        shown_as = (trace, step, head, colormap)
+        if self._shown_as is not None and self._shown_as[0] is trace and self._shown_as[1:] == shown_as[1:]:
+            if note != self.reading_note.text():
+                self._set_note(note)
+                self._fit_texts()
+            return
+        self._shown_as = shown_as
         self._trace, self._head = trace, head
         view = self._view = step_view(trace, STEPS[step].key, head)
         self._hovered = self._pinned = None
@@ -151,7 +163,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
 
     def show_message(self, text: str) -> None:
         """Nothing to compute (e.g. no known word): say so instead of the tables."""
-        self._trace = self._view = self._arithmetic = None
+        self._trace = self._view = self._arithmetic = self._shown_as = None
         self._inputs, self._results = {}, {}
         _set_text(self.title, "Steps")
         _set_text(self.explanation, text)
