@@ -96,3 +96,29 @@ def test_a_cell_changed_below_the_shared_rows_has_only_those_rows_made_again(qap
     for cell in cells:
         np.testing.assert_array_equal(_pixels(pictures[cell]), _fresh_pixels(after[cell]))
     assert sum(made_whole) == 1
+
+
+def _drawn(picture, rect, part) -> np.ndarray:
+    from PySide6 import QtGui
+    canvas = QtGui.QImage(int(rect.right()) + 4, int(rect.bottom()) + 4, QtGui.QImage.Format.Format_RGB32)
+    canvas.fill(0)
+    painter = QtGui.QPainter(canvas)
+    painter.drawImage(rect, picture, part)
+    painter.end()
+    return np.frombuffer(canvas.constBits(), dtype=np.uint32).copy()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 130), st.integers(model_view.MIN_CELL_PX, model_view.MAX_CELL_PX), st.integers(0, 3), st.data())
+def test_a_picture_drawn_in_a_cell_of_any_size_shows_the_same_pixels_whichever_form_is_drawn(qapp, size, cell,
+                                                                                           short, data):
+    """Large cells draw a 32-bit copy of the picture (model_view.drawable): pixel for pixel what the
+    one-byte picture draws, the part past the tokens (a pooled picture's last block) left out alike."""
+    from PySide6 import QtCore
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    picture = weights_images(rng.random((1, size, size), dtype=np.float32), color_table("viridis"))[0]
+    part = QtCore.QRectF(0, 0, max(1, size - short), max(1, size - short))
+    rect = QtCore.QRectF(3, 2, cell, cell)
+    shown = model_view.drawable(picture, rect, part)
+    assert (shown.format() == picture.format()) == (cell <= model_view.LARGE_CELL_PX or 4 * cell * cell <= size * size)
+    np.testing.assert_array_equal(_drawn(shown, rect, part), _drawn(picture, rect, part))
