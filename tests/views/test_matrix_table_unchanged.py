@@ -154,3 +154,38 @@ def test_every_column_holds_its_label_and_its_widest_text_for_tables_small_and_l
             if n * n <= 64 * 64:  # measured: no wider than needed
                 assert width == max(header.horizontalAdvance(labels[col]), widest) + CELL_PADDING
         assert table.verticalHeader().width() == max(header.horizontalAdvance(x) for x in labels) + CELL_PADDING
+
+
+def _layout(table: MatrixTable) -> tuple:
+    """What a table's shape and sizes are: each column's width, the row labels' width, its own size."""
+    cols = table.matrix_model.columnCount()
+    return ([table.columnWidth(c) for c in range(cols)], table.verticalHeader().width(), table.size().toTuple())
+
+
+def test_a_table_cut_extended_or_replaced_is_laid_out_as_a_table_given_it_fresh(qtbot):
+    """A scrubber's steps show corners of one matrix, with long and short labels and numbers: the widths
+    set from the commonest one and those kept for the labels of a longer text are exactly a fresh table's."""
+    from attention_explorer.views.matrix_table import MEASURED_CELLS
+    rng = np.random.default_rng(7)
+    n = 40
+    values = rng.normal(size=(n, n)) * np.logspace(0, 4, n)  # columns of short and of long numbers
+    values[np.triu_indices(n, 1)] = -np.inf
+    labels = tuple(("an unusually long word" if i % 9 == 4 else f"w{i}") for i in range(n))
+    big = int(np.sqrt(MEASURED_CELLS)) + 5  # past the measured size: every column as wide as the widest number
+    big_values = rng.normal(size=(big, big))
+    big_labels = tuple(("a long label here" if i % 50 == 7 else str(i)) for i in range(big))
+
+    def step(k, of=values, names=labels):
+        return StepTable("masked", "masked scores", of[:k, :k], names[:k], names[:k])
+
+    shown = MatrixTable()
+    qtbot.addWidget(shown)
+    history = [step(n), step(n - 1), step(n - 5), step(n - 4), step(n), step(3), step(1),
+               step(big, big_values, big_labels), step(big - 1, big_values, big_labels), step(12), step(n)]
+    for table in history:
+        shown.set_table(table, "viridis")
+        fresh = MatrixTable()
+        qtbot.addWidget(fresh)
+        fresh.set_table(table, "viridis")
+        settle()
+        assert _layout(shown) == _layout(fresh), table.values.shape
