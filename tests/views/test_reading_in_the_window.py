@@ -154,9 +154,9 @@ def test_a_reading_toggled_does_not_lay_out_the_toolbar_again(real_window, qtbot
 
 
 def test_the_steps_note_on_a_reading_is_painted_on_the_pass_that_paints_the_window(real_window, qtbot):
-    """The Steps dock says, above its tables, that they show the layer's own computation while a reading
-    is on (hidden otherwise). Qt asks a widget it shows to paint itself on a later pass: the note was
-    painted again a pass after the window, and each reading turned on took two passes to settle."""
+    """The Steps dock says, above its tables, which layer and head they are, and that they show the layer's
+    own computation while a reading is on. Qt asks a widget it shows to paint itself on a later pass: the
+    note was painted again a pass after the window, and each reading turned on took two passes to settle."""
     from PySide6 import QtCore, QtWidgets
 
     from event_log import EventLog
@@ -166,6 +166,8 @@ def test_the_steps_note_on_a_reading_is_painted_on_the_pass_that_paints_the_wind
     window.steps_dock.show()
     softmax_step(window)
     note = window.timeline.panel.reading_note
+    plain = f"These steps are layer 1, head 1 as the model computes it, over its {window.controller.trace.n} tokens."
+    assert note.isVisibleTo(window) and note.text() == plain
     for box in (window.pretrained.bar.merge, window.pretrained.bar.rollout):
         box.click()  # on: the note shown
         qtbot.waitUntil(lambda: not window.controller.busy)
@@ -178,13 +180,14 @@ def test_the_steps_note_on_a_reading_is_painted_on_the_pass_that_paints_the_wind
         assert painted.seen == []
         check_backing_store(window, f"{box.text()} on")
         turn_on(window, qtbot, box)  # off again
-        assert not note.isVisibleTo(window)
+        assert note.isVisibleTo(window) and note.text() == plain
 
 
 def test_a_reading_switched_on_and_off_leaves_the_steps_tables_and_their_written_cell(real_window, qtbot):
     """The steps show the layer's own computation whatever the reading: switching one changes only the
-    note. The tables are not set again, the cell pinned stays written out, and the panel draws what a
-    timeline built fresh draws."""
+    note, which keeps its height. The tables are not set again and do not move, the cell pinned stays
+    written out, and the panel draws what a timeline built fresh draws."""
+    from PySide6 import QtCore
     from view_twins import check_twin
 
     window = real_window(BERT)
@@ -195,14 +198,21 @@ def test_a_reading_switched_on_and_off_leaves_the_steps_tables_and_their_written
     panel.toggle_pinned(("weights", 2, 1))
     written = panel.arithmetic_text()
     assert written.startswith("e^")
+    plain = panel.reading_note.text()
+    assert plain == "These steps are layer 1, head 1 as the model computes it, over its 8 tokens."
+    places = [block.mapTo(panel, QtCore.QPoint()) for block in panel._blocks]
+    note_height = panel.reading_note.height()
     for box, word in ((window.pretrained.bar.hide_specials, "hidden"), (window.pretrained.bar.merge, "words")):
         turn_on(window, qtbot, box)
         assert c.trace.reading is not None
         assert panel.reading_note.isVisible() and word in panel.reading_note.text()
         assert panel.results()["weights"] is weights and weights.matrix_model.table is shown
         assert panel.arithmetic_text() == written
+        assert panel.reading_note.height() == note_height
+        assert [block.mapTo(panel, QtCore.QPoint()) for block in panel._blocks] == places
         check_twin(window.timeline, f"{word} on")
         turn_on(window, qtbot, box)
-        assert c.trace.reading is None and not panel.reading_note.isVisible()
+        assert c.trace.reading is None and panel.reading_note.text() == plain
         assert weights.matrix_model.table is shown and panel.arithmetic_text() == written
+        assert [block.mapTo(panel, QtCore.QPoint()) for block in panel._blocks] == places
         check_twin(window.timeline, f"{word} off")

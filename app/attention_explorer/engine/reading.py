@@ -191,10 +191,15 @@ class Reading:
 
     def steps_note(self, head: int) -> str:
         """What the step timeline shows instead of the reading, said on screen beside it."""
-        layer = "" if self.source.layer is None else f"layer {self.source.layer + 1}, "
-        return (f"These steps are {layer}head {head + 1} as the model computes it, over its own "
-                f"{self.source.n} tokens. The heatmap, arcs and bars show {_described(self.stages)}: hover a "
-                f"heatmap cell to see how each of its weights is made from these.")
+        return (f"{layer_steps_note(self.source, head, ' own')} The heatmap, arcs and bars show "
+                f"{_described(self.stages)}: hover a heatmap cell to see how each of its weights is made from these.")
+
+
+def layer_steps_note(source: Trace, head: int, own: str = "") -> str:
+    """What the step timeline shows of a real model's layer `source`: which layer and head,
+    over how many tokens. A reading's note (Reading.steps_note) begins with it."""
+    layer = "" if source.layer is None else f"layer {source.layer + 1}, "
+    return f"These steps are {layer}head {head + 1} as the model computes it, over its{own} {source.n} tokens."
 
 
 def _described(stages: Sequence[Stage]) -> str:

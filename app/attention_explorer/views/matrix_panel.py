@@ -20,6 +20,7 @@ from .painted_now import lay_out_text_now, set_visible_now
 EXPLANATION_WIDTH = 440  # px: the explanation wraps here; the arithmetic takes the rest of the width
 MIN_ARITHMETIC_WIDTH = 520
 ARITHMETIC_LINES = 3  # one line saying which cell, two for its arithmetic
+NOTE_LINES = 2  # the least height of a real model's note: a reading's note, on or off, moves no table
 BIG = 1.2            # the arithmetic is the panel's headline: a little larger than the text
 
 Cell = tuple[str, int, int]  # (result key, row, col)
@@ -86,6 +87,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self.reading_note.setObjectName("readingNote")
         self.reading_note.setWordWrap(True)
         self.reading_note.hide()
+        self._note_stands_out = False
         self.row = QtWidgets.QWidget()
         self.row_layout = QtWidgets.QHBoxLayout(self.row)
         self.row_layout.setContentsMargins(0, 4, 0, 4)
@@ -122,17 +124,21 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self.set_export_background(theme.background())
 
     # --- what is shown --------------------------------------------------------------------------
-    def show_step(self, trace: Trace, step: int, head: int, colormap: str, note: str = "") -> None:
-        """Show step `step` (an index into STEPS) of `head`, complete; `note` says how this trace stands
-        to what the other views show, when they show a reading of it.
+    def show_step(self, trace: Trace, step: int, head: int, colormap: str, note: str = "",
+                  note_stands_out: bool = False) -> None:
+        """Show step `step` (an index into STEPS) of `head`, complete. `note` (a real model's layer) says
+        which layer and head the steps are and, `note_stands_out`, how they stand to a reading of it the
+        other views show.
 
         The same step of the same trace again (a reading of a real model's layer switched on or off: the
         steps show the layer's own computation) changes only the note; the tables, their fill and the cell
-        written out stay (laying them out again took 1.2 ms of such a toggle)."""
+        written out stay (laying them out again took 1.2 ms of such a toggle). The note keeps its height
+        (NOTE_LINES), so the tables do not move either: moved, they, the scroll bars and the headers were
+        painted again, 4 ms of each reading switched on or off."""
         shown_as = (trace, step, head, colormap)
         if self._shown_as is not None and self._shown_as[0] is trace and self._shown_as[1:] == shown_as[1:]:
-            if note != self.reading_note.text():
-                self._set_note(note)
+            if (note, note_stands_out) != (self.reading_note.text(), self._note_stands_out):
+                self._set_note(note, note_stands_out)
                 self._fit_texts()
             return
         self._shown_as = shown_as
@@ -145,7 +151,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
         heads += f" · {view.note}" if view.note else ""  # e.g. the key/value head a query head shares
         _set_text(self.title, f"Step {step + 1} of {len(STEPS)} · {view.step.title_for(trace)}{heads}")
         _set_text(self.explanation, view.step.explanation_for(trace))
-        self._set_note(note)
+        self._set_note(note, note_stands_out)
         self._lay_out_tables(view, colormap)
         self.row.show()
         self._update_arithmetic()
@@ -172,9 +178,11 @@ class QtMatrixPanel(QtWidgets.QWidget):
         _set_text(self.arithmetic_label, "")
         self._fit_texts()
 
-    def _set_note(self, note: str) -> None:
+    def _set_note(self, note: str, stands_out: bool = False) -> None:
         _set_text(self.reading_note, note)
-        style = f"color: {theme.highlight().name()};"
+        self._note_stands_out = stands_out
+        color = theme.highlight() if stands_out else theme.muted()
+        style = f"color: {color.name(QtGui.QColor.NameFormat.HexArgb)};"
         if self.reading_note.styleSheet() != style:  # a new style sheet re-polishes and re-lays out
             self.reading_note.setStyleSheet(style)
         set_visible_now(self.reading_note, bool(note))
@@ -346,11 +354,13 @@ class QtMatrixPanel(QtWidgets.QWidget):
         # heights measured from the text itself: QLabel.heightForWidth of the explanation went on
         # answering for an earlier, longer text in some histories (four lines for a one-line message)
         texts_width = EXPLANATION_WIDTH + 16 + MIN_ARITHMETIC_WIDTH  # within sight, however wide the tables
-        for label, label_width in ((self.explanation, EXPLANATION_WIDTH), (self.reading_note, texts_width)):
+        for label, label_width, least in ((self.explanation, EXPLANATION_WIDTH, ""),
+                                          (self.reading_note, texts_width, "\n".join("x" * NOTE_LINES))):
             label.setFixedWidth(label_width)
-            lines = label.fontMetrics().boundingRect(0, 0, label_width, 10_000, int(QtCore.Qt.TextFlag.TextWordWrap),
-                                                     label.text())
-            label.setFixedHeight(lines.height())
+            metrics, wrap = label.fontMetrics(), int(QtCore.Qt.TextFlag.TextWordWrap)
+            lines = metrics.boundingRect(0, 0, label_width, 10_000, wrap, label.text())
+            label.setFixedHeight(max(lines.height(), metrics.boundingRect(0, 0, label_width, 10_000, wrap,
+                                                                          least).height()))
         self.arithmetic_label.setFixedWidth(width - EXPLANATION_WIDTH - 16)
         self._settle()
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import LOOKED_AT, LOOKING, Controller
+from ..engine.reading import layer_steps_note
 from ..engine.steps import LAST_STEP, STEPS, skip_reason
 from . import theme
 from .matrix_panel import QtMatrixPanel
@@ -334,7 +335,7 @@ class QtStepTimeline(QtWidgets.QWidget):
             self._panel.show_message(self.controller.error or "Type a sentence to see its steps.")
         else:
             self._panel.show_step(trace, self.controller.step, self.controller.head, self.controller.colormap,
-                                  self._reading_note())
+                                  *self._steps_note())
         self._show_focus()
         # The tables' new size lays the panel and the scroll area out again and changes the scroll bars'
         # ranges, on which Qt lays the bars out on a queued call of the scroll area's. Both ran after the
@@ -345,11 +346,17 @@ class QtStepTimeline(QtWidgets.QWidget):
         QtCore.QCoreApplication.sendPostedEvents(self.scroll.viewport(), QtCore.QEvent.Type.LayoutRequest)
         QtCore.QCoreApplication.sendPostedEvents(self.scroll, QtCore.QEvent.Type.MetaCall)
 
-    def _reading_note(self) -> str:
-        """What the steps show when the other views show a reading of the layer (words, hidden
-        tokens, rollout): the layer's own computation, said on screen."""
-        reading = self.controller.trace.reading if self.controller.trace is not None else None
-        return "" if reading is None else reading.steps_note(self.controller.head)
+    def _steps_note(self) -> tuple[str, bool]:
+        """(note, whether it stands out) for a real model's layer: which layer and head the steps show;
+        and when the other views show a reading of it (words, hidden tokens, rollout), that the steps are
+        the layer's own computation, standing out. Always there for a real model, so that a reading
+        switched on or off changes a line of text and moves no table (a toy model's steps have none)."""
+        trace, step = self.controller.trace, self.controller.step_trace
+        if trace is not None and trace.reading is not None:
+            return trace.reading.steps_note(self.controller.head), True
+        if step is not None and step.layer is not None:
+            return layer_steps_note(step, self.controller.head), False
+        return "", False
 
     # --- the focus in the tables ----------------------------------------------------------------
     def _tables(self) -> list[MatrixTable]:
@@ -463,7 +470,7 @@ class QtStepTimeline(QtWidgets.QWidget):
         panel.show()
         try:
             for step in range(len(STEPS)):
-                panel.show_step(trace, step, self.controller.head, self.controller.colormap, self._reading_note())
+                panel.show_step(trace, step, self.controller.head, self.controller.colormap, *self._steps_note())
                 units = panel.unit_count()
                 partial = sorted({units * k // (GIF_PARTIAL_FRAMES + 1) for k in range(1, GIF_PARTIAL_FRAMES + 1)})
                 for filled in (f for f in partial if 0 < f < units):
