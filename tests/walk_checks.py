@@ -30,7 +30,10 @@ def check_state(window) -> None:
         _check_real(c)
     else:
         _check_toy(c)
-    assert len(window.chips.chips) == len(c.words), "one chip per typed word"
+    shown = [chip for chip in window.chips.chips if not chip.left_out]  # (a reading's hidden tokens: greyed chips)
+    assert len(shown) == len(c.words), "one chip per typed word"
+    if c.trace is None or c.trace.reading is None:
+        assert len(shown) == len(window.chips.chips), "no token left out without a reading"
     known = [chip.token_index for chip in window.chips.chips if chip.token_index is not None]
     assert known == list(range(c.trace.n if c.trace else 0)), "the chips number the known words in order"
     if "\udcff" not in c.sentence:  # Qt cannot hold a lone surrogate: the box shows the text without it

@@ -1,11 +1,13 @@
 """The sentence's words as chips: hover one to highlight it everywhere, click to pin it.
 
 Unknown words appear as struck-through red chips with a tooltip offering the nearest known words.
+Tokens a reading of a real model's layer hides (its specials, its first token) keep their chips,
+greyed and dashed, where they stand: the sentence reads whole, and hiding them moves no chip.
 """
 
 from __future__ import annotations
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..controller import Controller
 from ..engine import nearest_words
@@ -33,7 +35,7 @@ class _Chip(QtWidgets.QLabel):
         self.under_mouse = False
         self.unknown_word: str | None = None
         self._flags: dict[str, bool] = {}  # the style-sheet properties as last set
-        self._shown: tuple | None = None     # what show_token or show_unknown last set
+        self._shown: tuple | None = None     # what show_token, show_unknown or show_left_out last set
         self.setMouseTracking(True)
         self.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # a token may read "<s>", which as rich text is empty
 
@@ -42,8 +44,8 @@ class _Chip(QtWidgets.QLabel):
         if shown == self._shown:  # a new layer of the same words: nothing to set (512 chips: 18 → 1.4 ms)
             return
         was_token = self._shown is not None and self._shown[0] == "token"
-        if shown[:2] != self.shown_text():  # the same word at another index (the specials hidden): the same text
-            self.setText(_shortened(label))
+        if shown[:2] != self.shown_text() and _shortened(label) != self.text():  # the same word at another
+            self.setText(_shortened(label))                                      # index: the same text
         self._shown = shown
         self.token_index = index
         self.unknown_word = None
@@ -52,8 +54,27 @@ class _Chip(QtWidgets.QLabel):
             self.setCursor(QtCore.Qt.CursorShape.PointingHandCursor)
 
     def shown_text(self) -> tuple[str, str] | None:
-        """("token", label) or ("unknown", word): what this chip shows, whatever its token's index."""
+        """("token", label), ("unknown", word) or ("left out", label): what this chip shows, whatever its
+        token's index."""
         return self._shown[:2] if self._shown is not None else None
+
+    @property
+    def left_out(self) -> bool:
+        """A token the views leave out (a reading hides it): it shows, but stands for no row of theirs."""
+        return self._shown is not None and self._shown[0] == "left out"
+
+    def show_left_out(self, label: str) -> None:
+        """A token a reading hides from the views: no hover, no pin, a tip saying why."""
+        shown = ("left out", label, None)
+        if shown == self._shown:
+            return
+        if shown[:2] != self.shown_text() and label != self.text():
+            self.setText(_shortened(label))
+        self._shown = shown
+        self.token_index = None
+        self.unknown_word = None
+        self.setToolTip("Hidden from the views by the reading chosen above (Hide specials, Hide first token)")
+        self.setCursor(QtCore.Qt.CursorShape.ArrowCursor)
 
     def show_unknown(self, word: str) -> None:
         """An unknown word. It has no tooltip of its own: the chips widget writes one when asked,
@@ -113,8 +134,27 @@ def _give(chips: list[_Chip], wanted: list[tuple[str, str]], index: int) -> None
         if kind == "token":
             chip.show_token(text, index)
             index += 1
+        elif kind == "left out":
+            chip.show_left_out(text)
         else:
             chip.show_unknown(text)
+
+
+def chip_words(controller: Controller) -> list[tuple[str, str]]:
+    """What each chip shows, in order: ("token", label) for each token of the trace, ("unknown", word) for
+    a word the model does not know, and ("left out", label) where a reading hides a token of the layer's
+    own (its specials, its first token), in its place among the others; a word merged from pieces has
+    one chip."""
+    trace = controller.trace
+    reading = trace.reading if trace is not None else None
+    if reading is not None and sum(map(len, reading.groups)) < reading.source.n:
+        owner = {group[0]: shown for shown, group in enumerate(reading.groups) if group}  # a word's first piece
+        covered = {token for group in reading.groups for token in group}
+        return [("token", trace.labels[owner[token]]) if token in owner else ("left out", label)
+                for token, label in enumerate(reading.source.labels) if token in owner or token not in covered]
+    labels = iter(trace.labels if trace else [])
+    return [("token", next(labels)) if word.known and trace is not None else ("unknown", word.text)
+            for word in controller.words]
 
 
 class QtTokenChips(QtWidgets.QWidget):
@@ -144,14 +184,13 @@ class QtTokenChips(QtWidgets.QWidget):
         self.setStyleSheet(
             f"QLabel {{ color:{fg}; border:1px solid palette(mid); border-radius:9px; padding:2px 8px; }}"
             "QLabel[unknown=\"true\"] { color:#E03131; border:1px dashed #E03131; text-decoration:line-through; }"
+            f"QLabel[leftOut=\"true\"] {{ color:{theme.muted().name(QtGui.QColor.NameFormat.HexArgb)};"
+            " border:1px dashed palette(mid); }"
             f"QLabel[focused=\"true\"] {{ color:white; background:{hl}; border:1px solid {hl}; }}"
             "QLabel[pinned=\"true\"] { font-weight:bold; }")
 
     def _rebuild(self, *_):
-        trace = self.controller.trace
-        labels = iter(trace.labels if trace else [])
-        wanted = [("token", next(labels)) if word.known and trace is not None else ("unknown", word.text)
-                  for word in self.controller.words]
+        wanted = chip_words(self.controller)
         if wanted == self._wanted:
             return  # another layer or head of the same words: each chip shows what it shows (2,048: 3 ms)
         hovered_before = next((chip.token_index for chip in self.chips if chip.under_mouse), None)
@@ -289,5 +328,5 @@ class QtTokenChips(QtWidgets.QWidget):
         focus, pinned = self.controller.focus, self.controller.pinned
         for chip in chips:
             known = chip.token_index is not None
-            chip.set_state(unknown=not known, focused=known and chip.token_index == focus,
-                           pinned=known and chip.token_index == pinned)
+            chip.set_state(unknown=chip.unknown_word is not None, leftOut=chip.left_out,
+                           focused=known and chip.token_index == focus, pinned=known and chip.token_index == pinned)
