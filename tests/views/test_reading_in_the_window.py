@@ -188,6 +188,7 @@ def test_a_reading_switched_on_and_off_leaves_the_steps_tables_and_their_written
     note, which keeps its height. The tables are not set again and do not move, the cell pinned stays
     written out, and the panel draws what a timeline built fresh draws."""
     from PySide6 import QtCore
+
     from view_twins import check_twin
 
     window = real_window(BERT)
