@@ -109,11 +109,9 @@ def shown_trace(ptrace: PretrainedTrace | EncoderDecoderTrace, layer: int, view:
     elif view.rollout:
         previous = ptrace.rollout(layer - 1) if layer > 0 else None
         rolled = ptrace.rollout(layer)
-        layer_weights = ptrace.layer_weights(layer)
         trace = trace.replaced(heads=tuple(_derived(h, dropped=("moved_norm",), weights=lambda _s: rolled, **UNNORMED)
                                            for h in trace.heads))
-        stages.append(RolloutStage(layer, len(trace.heads), layer_weights.mean(axis=0, dtype=np.float64),
-                                   pretrained.rollout_mix(layer_weights), previous))
+        stages.append(RolloutStage(layer, ptrace.layer_weights(layer), previous))
         notes.append(ROLLOUT_RULE)
     hidden = hidden_indices(ptrace, view)
     hidden_keys = hidden_key_indices(ptrace, view) if cross else None

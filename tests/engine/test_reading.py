@@ -40,19 +40,29 @@ def test_hiding_divides_by_what_the_row_gives_the_tokens_left():
 
 
 def test_rollout_at_the_first_layer_is_the_heads_mean_with_the_residual():
-    mean = PIECES
-    mixed = (mean + np.eye(3)) / 2
-    rollout = reading(RolloutStage(0, 4, mean, mixed, None), groups=((0,), (1,), (2,)))
-    assert rollout.weight_arithmetic(0, 1, 1, ["a", "b", "c"], mixed[1, 1]) == \
+    heads = np.stack([PIECES, PIECES, PIECES * 0.5, PIECES * 1.5])  # averaged: PIECES
+    rollout = reading(RolloutStage(0, heads, None), groups=((0,), (1,), (2,)))
+    assert rollout.weight_arithmetic(0, 1, 1, ["a", "b", "c"], 0.65) == \
         "rollout: R₁[b, b] = (mean of the 4 heads 0.3 + 1) ÷ 2 = 0.65"
+
+
+def test_a_rollout_row_is_the_row_of_the_layer_s_mix():
+    from attention_explorer.engine.pretrained.analysis import rollout_mix
+    heads = np.random.default_rng(3).random((5, 6, 6), dtype=np.float32)
+    heads /= heads.sum(axis=2, keepdims=True)
+    stage = RolloutStage(2, heads, None)
+    mixed = rollout_mix(heads)
+    for row in range(6):
+        np.testing.assert_array_equal(stage.mixed_row(row), mixed[row])
+        np.testing.assert_array_equal(stage.mean_row(row), heads.mean(axis=0, dtype=np.float64)[row])
 
 
 def test_rollout_after_the_first_layer_multiplies_through():
     previous = np.eye(3)[[1, 0, 2]]  # R₁ swaps the first two tokens
-    rollout = reading(RolloutStage(1, 2, PIECES, PIECES, previous), groups=((0,), (1,), (2,)))
-    value = PIECES[0] @ previous[:, 0]
-    assert rollout.weight_arithmetic(0, 0, 0, ["a", "b", "c"], value) == \
-        "rollout: R₂[a, a] = Σₖ Â₂[a, k]·R₁[k, a] = 0.1×0 + 0.2×1 + 0.7×0 = 0.2"
+    rollout = reading(RolloutStage(1, np.stack([PIECES, PIECES]), previous), groups=((0,), (1,), (2,)))
+    # Â₂'s first row: (0.1 + 1, 0.2, 0.7) ÷ 2
+    assert rollout.weight_arithmetic(0, 0, 0, ["a", "b", "c"], 0.1) == \
+        "rollout: R₂[a, a] = Σₖ Â₂[a, k]·R₁[k, a] = 0.55×0 + 0.1×1 + 0.35×0 = 0.1"
 
 
 def test_a_word_of_one_piece_after_hiding_is_written_out_by_the_hiding():
@@ -65,7 +75,7 @@ def test_a_word_of_one_piece_after_hiding_is_written_out_by_the_hiding():
 
 
 def test_the_titles_and_the_steps_say_what_is_shown():
-    both = reading(RolloutStage(2, 12, PIECES, PIECES, PIECES), WordsStage((PIECES,), ((0,), (1, 2))))
+    both = reading(RolloutStage(2, np.stack([PIECES] * 12), PIECES), WordsStage((PIECES,), ((0,), (1, 2))))
     both = replace(both, source=replace(both.source, layer=2))
     assert both.weights_title("layer 3, head 1 of 12") == \
         "attention rollout up to layer 3 (all heads), pieces merged into words"
