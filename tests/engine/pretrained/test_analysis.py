@@ -9,6 +9,7 @@ from attention_explorer.engine.pretrained.analysis import (
     attention_rollout,
     hide_tokens,
     merge_words,
+    sum_runs,
     words_after_hiding,
 )
 
@@ -141,3 +142,23 @@ def test_a_rectangle_hides_its_rows_and_its_columns_each_by_its_own_text():
     np.testing.assert_allclose(hidden.weights, [[0.4, 0.6], [0.8, 0.2]], atol=1e-15)
     np.testing.assert_allclose(hidden.removed, [0.5, 0.5], atol=1e-15)
     np.testing.assert_allclose(hide_tokens(C, [], [1, 2]).weights[1], [2 / 3, 1 / 3], atol=1e-15)  # no row hidden
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=12), st.integers(1, 5), st.booleans(), st.data())
+def test_runs_are_summed_left_to_right_along_either_axis(sizes, other, columns, data):
+    """Each run of neighbouring rows (columns) is its pieces added in order, to the bit: the first piece,
+    plus the second, plus the third (float32, where the order shows)."""
+    n = sum(sizes)
+    values = data.draw(arrays(np.float32, (other, n) if columns else (n, other),
+                              elements=st.floats(-1e3, 1e3, width=32)))
+    starts = np.cumsum([0, *sizes[:-1]])
+    summed = sum_runs(values, starts, np.array(sizes, dtype=np.float64), axis=1 if columns else 0)
+    along = values.T if columns else values
+    expected = []
+    for start, size in zip(starts, sizes, strict=True):
+        total = along[start].copy()
+        for piece in range(1, size):
+            total += along[start + piece]
+        expected.append(total)
+    np.testing.assert_array_equal(summed, np.array(expected).T if columns else np.array(expected))

@@ -70,15 +70,16 @@ def merge_words(weights: np.ndarray, words: Sequence[Sequence[int]],
 
 def sum_runs(values: np.ndarray, starts: np.ndarray, sizes: np.ndarray, axis: int) -> np.ndarray:
     """Sums over runs of neighbouring rows (axis 0) or columns (axis 1) starting at `starts`, each
-    `sizes` long, added left to right as np.add.reduceat adds them. Rows are summed by adding whole
-    rows (reduceat along rows walks the matrix column by column: 2 s at 8,192 tokens, here 0.1 s)."""
-    if axis != 0:
-        return np.add.reduceat(values, starts, axis=axis)
+    `sizes` long, added left to right: each run's first row (column) taken, then its second added where
+    it has one, and so on. Most words are one piece, so this is mostly a copy: np.add.reduceat walked
+    the matrix column by column along rows (2 s at 8,192 tokens, here 0.1 s) and took three times as
+    long along columns (512 tokens: 1.8 against 0.5 ms)."""
     sizes = np.asarray(sizes, dtype=np.intp)
-    summed = values[starts]
+    summed = np.take(values, starts, axis=axis)
     for extra in range(1, int(sizes.max(initial=1))):
         longer = np.flatnonzero(sizes > extra)
-        summed[longer] += values[starts[longer] + extra]
+        index = (slice(None), longer) if axis else longer
+        summed[index] += np.take(values, starts[longer] + extra, axis=axis)
     return summed
 
 
