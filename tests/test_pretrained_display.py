@@ -52,6 +52,25 @@ def test_hiding_then_merging_is_the_engine_functions_one_after_the_other(bert_tr
     assert trace.x.shape[0] == n and trace.heads[2].q.shape[0] == n and trace.heads[2].scores.shape == (n, n)
 
 
+def test_a_reading_s_queries_keys_and_values_are_made_when_read_as_the_pieces_averaged(bert_trace):
+    """The views never read a reading's rows of q, k and v (the steps show the layer's own): they are
+    made when first read, each row the mean of the kept pieces' rows of the word."""
+    from attention_explorer.engine.lazy_trace import is_made
+    pt = bert_trace
+    source = pt.layer_trace(1)
+    trace, _note = shown_trace(pt, 1, RealView(merge_words=True, hide_specials=True))
+    head = trace.heads[2]
+    assert not any(is_made(head, name) for name in ("q", "k", "v"))
+    kept = [i for i in range(pt.n) if not pt.special[i]]
+    words = words_after_hiding(pt.words, np.array(kept))
+    for name in ("q", "k", "v"):
+        rows = getattr(source.heads[2], name)[kept]
+        expected = np.stack([rows[list(word)].mean(axis=0) for word in words])
+        np.testing.assert_allclose(getattr(head, name), expected, rtol=1e-6, atol=1e-7)
+        assert is_made(head, name)
+    assert head.q_before_rope is None  # BERT has no rotation: nothing to average
+
+
 def test_rollout_is_the_same_matrix_for_every_head_of_the_layer(bert_trace):
     trace, note = shown_trace(bert_trace, 1, RealView(rollout=True))
     expected = attention_rollout([bert_trace.layer_weights(layer) for layer in range(2)])[1]

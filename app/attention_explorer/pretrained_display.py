@@ -162,15 +162,21 @@ def _derived(head: LazyHeadTrace, rows=None, dropped: tuple[str, ...] = (), keys
     """A head that reads `head`'s parts, except those in `made` (name → function of `head`), the row
     arrays picked by `rows` (a function of an array; the keys' and values' rows by `keys` when they
     are another text's tokens, cross-attention) and the row arrays `dropped` (None): what each
-    reading builds on the one before."""
-    makers = {name: (lambda _h, name=name: getattr(head, name)) for name in (*SQUARE, "output", "moved_norm")}
-    makers.update({name: (lambda _h, make=make: make(head)) for name, make in made.items()})
-    fields = {name: value for name, value in vars(head).items() if name not in (*SQUARE, "output", "_makers")}
+    reading builds on the one before. Each is made when first read: the steps show the layer's own
+    trace, so a reading's rows of queries, keys and values are seldom read (twelve heads' averaged over
+    words took 1.6 ms of each Words switched on at 512 MiniLM tokens)."""
+    makers = {name: (lambda _h, name=name: getattr(head, name)) for name in (*SQUARE, *ROWS, "output")}
     if rows is not None:
-        fields.update({name: (keys or rows if name in KEY_ROWS else rows)(getattr(head, name)) for name in ROWS
-                       if name not in dropped and getattr(head, name) is not None})
+        makers.update({name: (lambda _h, name=name, pick=(keys or rows if name in KEY_ROWS else rows):
+                              _picked(pick, getattr(head, name))) for name in ROWS})
+    makers.update({name: (lambda _h, make=make: make(head)) for name, make in made.items()})
+    fields = {name: value for name, value in vars(head).items() if name not in (*SQUARE, *ROWS, "output", "_makers")}
     fields.update(dict.fromkeys(dropped))
     return LazyHeadTrace(makers, **fields)
+
+
+def _picked(pick, values: np.ndarray | None) -> np.ndarray | None:
+    return None if values is None else pick(values)
 
 
 def _hide(trace: LazyTrace, hidden: list[int], hidden_keys: list[int] | None, causal

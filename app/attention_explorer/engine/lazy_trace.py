@@ -62,8 +62,14 @@ def _fill(obj, makers: dict[str, Callable], fields: dict) -> None:
 
 class LazyHeadTrace(HeadTrace):
     """A HeadTrace whose n × n matrices (norm-based attention among them), moved norms and output are
-    made on first use by `makers[name](head)`."""
+    made on first use by `makers[name](head)`; so are its rows of queries, keys and values where it has
+    a maker for them (a reading's, averaged over a word's pieces: the views never read them)."""
 
+    q = Made()
+    k = Made()
+    v = Made()
+    q_before_rope = Made()
+    k_before_rope = Made()
     scores = Made()
     scaled = Made()
     masked = Made()
