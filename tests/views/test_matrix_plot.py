@@ -3,6 +3,8 @@ values only when they fit; labels never overlap."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PySide6 import QtCore, QtGui, QtTest, QtWidgets
 
 from attention_explorer import engine
@@ -503,3 +505,20 @@ def test_a_shorter_text_so_far_is_drawn_from_the_corner_of_the_whole_text_s_colo
     fresh.show_matrix(changed, words[:30], words[:30], mask=mask[:30, :30].copy(), levels=(0, 1), by_row=True)
     settle()
     check_same_picture(heatmap, fresh, "a changed number")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 6), st.booleans(),
+       st.lists(st.sampled_from([np.inf, -np.inf, np.nan, 3e38, -3e38, 1.0]), max_size=4), st.data())
+def test_a_cell_outside_the_mask_not_finite_is_found_whatever_the_numbers_around_it(rows, cols, masked, specials,
+                                                                                    data):
+    """The quick look (a finite sum: nothing to find) answers as looking at every cell does, with
+    infinities and NaN inside or outside the mask and numbers large enough to overflow the sum."""
+    from attention_explorer.views.matrix_plot import _unmasked_not_finite
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    block = rng.random((rows, cols), dtype=np.float32)
+    for value in specials:
+        block[rng.integers(rows), rng.integers(cols)] = value
+    mask = rng.random((rows, cols)) < 0.4 if masked else None
+    expected = bool((~np.isfinite(block) & (True if mask is None else ~mask)).any())
+    assert _unmasked_not_finite(block, mask) == expected
