@@ -95,14 +95,38 @@ def longest_cells(values: np.ndarray, count: int = 3) -> np.ndarray:
     with np.errstate(all="ignore"):
         magnitude = np.abs(values.astype(np.float64))
         hundredths = np.rint(magnitude * 100)  # what two decimals keep
-        whole = hundredths // 100
+        whole, last_two = _hundreds(hundredths)
         digits = np.floor(np.log10(np.maximum(whole, 1))) + 1
-        last_two = hundredths % 100
         decimals = np.where(last_two == 0, 0, np.where(last_two % 10 == 0, 2, 3))  # ".5", ".25" (point included)
         length = ((values < 0) & (hundredths > 0)) + digits + decimals  # "−0.001" shows as "0"
         # "−∞", "∞", "nan": as long as they are written (an ∞ counted as two was picked over a 10)
         length = np.where(np.isfinite(values), length, np.where(np.isnan(values), 3, np.where(values < 0, 2, 1)))
-    return np.argsort(-length, axis=0, kind="stable")[:count]
+    # the first rows of the longest, as a stable sort would put first, by argmax passes (a sort of every
+    # column took a fifth of this function)
+    columns, picked = np.arange(length.shape[1]), []
+    for _ in range(min(count, length.shape[0])):
+        best = length.argmax(axis=0)
+        picked.append(best)
+        length[best, columns] = -1
+    return np.array(picked, dtype=np.intp).reshape(len(picked), length.shape[1])
+
+
+def _hundreds(hundredths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """hundredths // 100 and hundredths % 100 of whole, non-negative numbers: a division and a product,
+    put right where the division rounded across a whole hundred. NumPy's // and % of floats take 25
+    times as long (two of them were 0.2 ms of a 64 × 64 step table); past 2⁵³, where a product may be
+    rounded, those are used. Infinities give NaN, which longest_cells does not read."""
+    whole = np.floor(hundredths / 100)
+    last_two = hundredths - whole * 100
+    under, over = last_two < 0, last_two >= 100
+    whole[under] -= 1
+    last_two[under] += 100
+    whole[over] += 1
+    last_two[over] -= 100
+    big = (hundredths >= 2.0 ** 53) & (hundredths < np.inf)  # (an infinity's are not read)
+    if big.any():
+        whole[big], last_two[big] = hundredths[big] // 100, hundredths[big] % 100
+    return whole, last_two
 
 
 class MatrixModel(QtCore.QAbstractTableModel):
