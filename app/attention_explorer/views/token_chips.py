@@ -68,7 +68,7 @@ class _Chip(QtWidgets.QLabel):
         shown = ("left out", label, None)
         if shown == self._shown:
             return
-        if shown[:2] != self.shown_text() and label != self.text():
+        if shown[:2] != self.shown_text() and _shortened(label) != self.text():
             self.setText(_shortened(label))
         self._shown = shown
         self.token_index = None
