@@ -82,6 +82,11 @@ def test_hiding_specials_or_the_first_token_hides_them_on_both_texts(on_target, 
     rows, cols = not_special(target), not_special(source)
     assert window.heatmap.row_labels() == token_labels([target[i] for i in rows])
     assert window.heatmap.column_labels() == token_labels([source[i] for i in cols])
+    # the target's specials keep their chips, left out, where they stand; the others are the rows
+    chips = window.chips.chips
+    assert [chip.left_out for chip in chips] == [i not in rows for i in range(len(target))]
+    assert [chip.text() for chip in chips if not chip.left_out] == window.heatmap.row_labels()
+    assert [chip.token_index for chip in chips if not chip.left_out] == list(range(len(rows)))
     weights = shown(window, 0, 3)
     np.testing.assert_allclose(weights, hidden(run.cross_attention[0, 3], rows, cols), atol=1e-6)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-6)
