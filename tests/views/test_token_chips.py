@@ -244,6 +244,15 @@ def test_hiding_the_specials_leaves_their_chips_greyed_in_place_and_moves_no_chi
     assert [chip.token_index for chip in before] == list(range(len(before)))
     assert [chip.geometry() for chip in before] == places
     check_twin(window.chips, "the specials shown again")
+    window.controller.toggle_pinned(3)  # a pin and a hover held while the specials go: styled as a fresh row
+    window.controller.set_hovered(5)
+    window.pretrained.bar.hide_specials.click()
+    qtbot.waitUntil(lambda: window.chips.chips[0].left_out)
+    settle()
+    styled = [chip for chip in before if chip.property("pinned") or chip.property("focused")]
+    assert styled == [window.chips.chip_for_token(i) for i in sorted({window.controller.pinned,
+                                                                     window.controller.focus} - {None})]
+    check_twin(window.chips, "the specials hidden under a pin")
 
 
 def test_words_cut_or_added_at_the_end_leave_the_other_chips_as_a_fresh_row_has_them(make_window, monkeypatch):

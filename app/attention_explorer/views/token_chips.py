@@ -194,12 +194,30 @@ class QtTokenChips(QtWidgets.QWidget):
         if wanted == self._wanted:
             return  # another layer or head of the same words: each chip shows what it shows (2,048: 3 ms)
         hovered_before = next((chip.token_index for chip in self.chips if chip.under_mouse), None)
-        if not self._cut_or_extend(wanted):
+        if not (self._left_out_in_place(wanted) or self._cut_or_extend(wanted)):
             self._rebuild_all(wanted)
         self._wanted = wanted
         # later, not while the trace is still being announced: the other views have not seen it yet
         QtCore.QTimer.singleShot(0, self, lambda: self._settle_hover(hovered_before))
         self.updateGeometry()
+
+    def _left_out_in_place(self, wanted: list[tuple[str, str]]) -> bool:
+        """The same words, some now left out or shown again (a reading hiding tokens switched on or off):
+        every chip keeps its text and place and is numbered again; only those left out or shown again and
+        those the focus or the pin leaves or reaches are styled (restyling every chip took 0.8 ms of
+        hiding the specials at 512 tokens). False (nothing done) for any other change."""
+        if len(wanted) != len(self._wanted) or any(new[1] != old[1]
+                                                   for new, old in zip(wanted, self._wanted, strict=True)):
+            return False
+        changed = [chip for chip, new, old in zip(self.chips, wanted, self._wanted, strict=True) if new[0] != old[0]]
+        marked = [chip for chip in self.chips if chip.property("focused") or chip.property("pinned")]
+        self._rebuilding = True
+        _give(self.chips, wanted, 0)
+        self._rebuilding = False
+        self._chip_of = {chip.token_index: chip for chip in self.chips if chip.token_index is not None}
+        self._style(changed + marked)
+        self._restyle()
+        return True
 
     def _cut_or_extend(self, wanted: list[tuple[str, str]]) -> bool:
         """The chips of the words shown, cut after the words `wanted` keeps or with a few added after them
