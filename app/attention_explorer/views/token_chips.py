@@ -44,14 +44,20 @@ class _Chip(QtWidgets.QLabel):
         if shown == self._shown:  # a new layer of the same words: nothing to set (512 chips: 18 → 1.4 ms)
             return
         was_token = self._shown is not None and self._shown[0] == "token"
-        if shown[:2] != self.shown_text() and _shortened(label) != self.text():  # the same word at another
-            self.setText(_shortened(label))                                      # index: the same text
+        self._show_text(shown)
         self._shown = shown
         self.token_index = index
         self.unknown_word = None
         if not was_token:  # words shifted one place (specials hidden): the same tip and cursor (512 chips: 8 ms)
             self.setToolTip("Hover to see where this word looks; click to pin it")
             self.setCursor(QtCore.Qt.CursorShape.PointingHandCursor)
+
+    def _show_text(self, shown: tuple) -> None:
+        """Set the label of `shown` (kind, label, index) unless the chip shows it already: the same word at
+        another index (the specials hidden), or left out, needs no new text (a label lays itself out again
+        on every setText)."""
+        if shown[:2] != self.shown_text() and _shortened(shown[1]) != self.text():
+            self.setText(_shortened(shown[1]))
 
     def shown_text(self) -> tuple[str, str] | None:
         """("token", label), ("unknown", word) or ("left out", label): what this chip shows, whatever its
@@ -68,8 +74,7 @@ class _Chip(QtWidgets.QLabel):
         shown = ("left out", label, None)
         if shown == self._shown:
             return
-        if shown[:2] != self.shown_text() and _shortened(label) != self.text():
-            self.setText(_shortened(label))
+        self._show_text(shown)
         self._shown = shown
         self.token_index = None
         self.unknown_word = None
@@ -210,12 +215,14 @@ class QtTokenChips(QtWidgets.QWidget):
                                                    for new, old in zip(wanted, self._wanted, strict=True)):
             return False
         changed = [chip for chip, new, old in zip(self.chips, wanted, self._wanted, strict=True) if new[0] != old[0]]
-        marked = [chip for chip in self.chips if chip.property("focused") or chip.property("pinned")]
+        # the chips styled for the focus and the pin, found by their numbers before they change
+        styled = self.chips if self._styled_for is None else [self._chip_of[i] for i in self._styled_for
+                                                              if i in self._chip_of]
         self._rebuilding = True
         _give(self.chips, wanted, 0)
         self._rebuilding = False
-        self._chip_of = {chip.token_index: chip for chip in self.chips if chip.token_index is not None}
-        self._style(changed + marked)
+        self._index_chips()
+        self._style(changed + styled)
         self._restyle()
         return True
 
@@ -260,9 +267,12 @@ class QtTokenChips(QtWidgets.QWidget):
         if hidden_while_adding:
             self.show()
         self._rebuilding = False
-        self._chip_of = {chip.token_index: chip for chip in self.chips if chip.token_index is not None}
+        self._index_chips()
         self._styled_for = None
         self._restyle()
+
+    def _index_chips(self) -> None:
+        self._chip_of = {chip.token_index: chip for chip in self.chips if chip.token_index is not None}
 
     def _show_new(self, new: list[_Chip]) -> None:
         """Show new chips with the layout switched off, to be placed once with the rest: each chip shown
