@@ -209,15 +209,16 @@ class Reading:
 
     def steps_note(self, head: int) -> str:
         """What the step timeline shows instead of the reading, said on screen beside it."""
-        return (f"{layer_steps_note(self.source, head, ' own')} The heatmap, arcs and bars show "
+        return (f"{layer_steps_note(self.source, head, own=True)} The heatmap, arcs and bars show "
                 f"{_described(self.stages)}: hover a heatmap cell to see how each of its weights is made from these.")
 
 
-def layer_steps_note(source: Trace, head: int, own: str = "") -> str:
+def layer_steps_note(source: Trace, head: int, own: bool = False) -> str:
     """What the step timeline shows of a real model's layer `source`: which layer and head,
     over how many tokens. A reading's note (Reading.steps_note) begins with it."""
     layer = "" if source.layer is None else f"layer {source.layer + 1}, "
-    return f"These steps are {layer}head {head + 1} as the model computes it, over its{own} {source.n} tokens."
+    return (f"These steps are {layer}head {head + 1} as the model computes it, over its{' own' if own else ''} "
+            f"{source.n} tokens.")
 
 
 def _described(stages: Sequence[Stage]) -> str:

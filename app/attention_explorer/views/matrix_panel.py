@@ -64,7 +64,7 @@ class QtMatrixPanel(QtWidgets.QWidget):
         self._trace: Trace | None = None
         self._view: StepView | None = None
         self._head = 0
-        self._shown_as: tuple | None = None  # (trace, step, head, colour map) the tables show
+        self._shown_as: tuple[int, str] | None = None  # (step, colour map) the tables show of the trace
         self._blocks: list[_Block] = []   # reused from step to step
         self._arrangement: tuple | None = None  # how the blocks and operators were last laid out
         self._inputs: dict[str, MatrixTable] = {}
@@ -135,13 +135,12 @@ class QtMatrixPanel(QtWidgets.QWidget):
         written out stay (laying them out again took 1.2 ms of such a toggle). The note keeps its height
         (NOTE_LINES), so the tables do not move either: moved, they, the scroll bars and the headers were
         painted again, 4 ms of each reading switched on or off."""
-        shown_as = (trace, step, head, colormap)
-        if self._shown_as is not None and self._shown_as[0] is trace and self._shown_as[1:] == shown_as[1:]:
+        if trace is self._trace and head == self._head and (step, colormap) == self._shown_as:
             if (note, note_stands_out) != (self.reading_note.text(), self._note_stands_out):
                 self._set_note(note, note_stands_out)
                 self._fit_texts()
             return
-        self._shown_as = shown_as
+        self._shown_as = (step, colormap)
         self._trace, self._head = trace, head
         view = self._view = step_view(trace, STEPS[step].key, head)
         self._hovered = self._pinned = None

@@ -505,10 +505,9 @@ class MatrixTable(QtWidgets.QTableView):
         widths of the columns that stay and gives those added its default: setting all of them again after
         a scrubber's step (1,000 columns of a long text) took 0.8 ms a table. Unheard by the view, which
         would repaint each resized column on a later event pass: the table is repainted whole once here."""
-        kept = self._column_px
+        header, kept = self.horizontalHeader(), self._column_px
         del kept[len(widths):]
-        kept += [self.horizontalHeader().defaultSectionSize()] * (len(widths) - len(kept))
-        header = self.horizontalHeader()
+        kept += [header.defaultSectionSize()] * (len(widths) - len(kept))
         was_blocked = header.blockSignals(True)
         for col in np.flatnonzero(widths != np.array(kept, dtype=np.int64)).tolist():
             self.setColumnWidth(col, int(widths[col]))
