@@ -254,6 +254,7 @@ def test_a_cancelled_ablation_puts_the_head_back_on_as_the_screen_shows_it(windo
     view = window.pretrained.model_view
     QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(0, 1).center().toPoint())
     assert c.ablated == {(0, 1)} and c.busy
+    qtbot.waitUntil(window.pretrained.cancel_button.isVisible)  # once the forward has run a moment
     window.pretrained.cancel_button.click()
     qtbot.waitUntil(lambda: not c.busy)
     assert c.pretrained_trace is shown and c.ablated == frozenset() == shown.ablated
@@ -272,6 +273,7 @@ def test_a_forward_cancelled_after_an_edit_keeps_the_text_and_says_the_model_has
     _forwards_never_end(monkeypatch)
     c.set_sentence("the cat sat on the mat")
     assert c.busy
+    qtbot.waitUntil(window.pretrained.cancel_button.isVisible)  # once the forward has run a moment
     window.pretrained.cancel_button.click()
     qtbot.waitUntil(lambda: not c.busy)
     assert c.sentence == "the cat sat on the mat" and window.sentence_box.toPlainText() == "the cat sat on the mat"
@@ -294,6 +296,7 @@ def test_a_forward_cancelled_after_a_refused_text_says_the_new_text_was_not_read
     _forwards_never_end(monkeypatch)
     c.set_sentence("x" * 4000)
     assert c.busy
+    qtbot.waitUntil(window.pretrained.cancel_button.isVisible)  # once the forward has run a moment
     window.pretrained.cancel_button.click()
     qtbot.waitUntil(lambda: not c.busy)
     assert c.sentence == "x" * 4000
@@ -312,8 +315,10 @@ def test_progress_is_drawn_with_the_window_s_next_paint_not_at_once(window, qtbo
     bar = window.pretrained.progress
     bar.setValue(700)  # a job before left it there
     with EventLog([QtCore.QEvent.Type.Paint], bar) as paints:
-        window.pretrained._show_busy(True)  # a job starts: shown at 0, drawn with the window (each edit's forward)
-        assert paints.seen == [] and bar.isVisible() and bar.value() == 0
+        window.pretrained._show_busy(True)  # a job starts at 0, set while the bar is hidden
+        assert paints.seen == [] and not bar.isVisible() and bar.value() == 0
+    qtbot.waitUntil(bar.isVisible)  # the job has run a moment: drawn with the window
+    assert bar.value() == 0
     QtWidgets.QApplication.processEvents()
     with EventLog([QtCore.QEvent.Type.Paint], bar) as paints:
         for fraction in (0.25, 0.5):
@@ -324,3 +329,47 @@ def test_progress_is_drawn_with_the_window_s_next_paint_not_at_once(window, qtbo
             assert bar.value() == round(fraction * 1000) and bar.text() == f"writing token 3 {round(fraction * 100)}%"
     check_backing_store(window, "the progress bar moved twice")
     window.pretrained._show_busy(False)
+
+
+def test_a_quick_forward_shows_neither_progress_nor_cancel(window, qtbot):
+    """Each word typed runs a forward of milliseconds: the bar and Cancel came and went in a flash with
+    each, and the status bar was laid out and painted twice while the forward ran."""
+    from PySide6 import QtCore
+
+    from attention_explorer.pretrained_window import BUSY_SHOWN_AFTER_MS
+    from event_log import EventLog
+
+    c = window.controller
+    c.open_model(str(Path(BERT).parent / "tiny-llama.gguf"), "the cat sat")
+    qtbot.waitUntil(lambda: c.is_real and c.pretrained_trace is not None and not c.busy)
+    parts = window.pretrained
+    qtbot.waitUntil(lambda: not parts.progress.isVisible())
+    with EventLog([QtCore.QEvent.Type.Show, QtCore.QEvent.Type.Paint], parts.progress) as bar_events, \
+            EventLog([QtCore.QEvent.Type.Show], parts.cancel_button) as button_events:
+        for text in ("the cat sat on", "the cat sat on the mat"):
+            c.set_sentence(text)
+            assert c.busy
+            qtbot.waitUntil(lambda: not c.busy)
+        qtbot.wait(BUSY_SHOWN_AFTER_MS + 100)
+    assert bar_events.seen == [] and button_events.seen == []
+    assert not parts.progress.isVisibleTo(window) and not parts.cancel_button.isVisibleTo(window)
+    assert c.pretrained_trace is not None and c.sentence == "the cat sat on the mat"
+
+
+def test_a_forward_still_running_shows_its_progress_and_cancel_after_a_moment(window, qtbot, monkeypatch):
+    from attention_explorer.pretrained_window import BUSY_SHOWN_AFTER_MS
+
+    c = window.controller
+    c.open_model(str(Path(BERT).parent / "tiny-llama.gguf"), "the cat sat")
+    qtbot.waitUntil(lambda: c.is_real and c.pretrained_trace is not None and not c.busy)
+    parts = window.pretrained
+    _forwards_never_end(monkeypatch)
+    c.set_sentence("the cat sat on the mat")
+    qtbot.wait(BUSY_SHOWN_AFTER_MS // 4)
+    assert c.busy and not parts.progress.isVisibleTo(window) and not parts.cancel_button.isVisibleTo(window)
+    qtbot.waitUntil(lambda: parts.cancel_button.isVisible() and parts.progress.isVisible())
+    qtbot.waitUntil(lambda: parts.progress.value() == 500)
+    assert parts.progress.text() == "running layer 1 50%"
+    parts.cancel_button.click()
+    qtbot.waitUntil(lambda: not c.busy)
+    assert not parts.progress.isVisibleTo(window) and not parts.cancel_button.isVisibleTo(window)
