@@ -73,6 +73,9 @@ class MatrixColours:
             tops = []
             for start, stop in self._chunks():
                 values = self.matrix[start:stop]
+                if not values.shape[1]:  # no cell to show (argmax has none to pick)
+                    tops.append(np.full(len(values), np.nan, dtype=values.dtype))
+                    continue
                 rows = np.arange(len(values))
                 best = values.argmax(axis=1)
                 top = values[rows, best]
