@@ -40,3 +40,23 @@ def test_a_causal_table_by_hand():
     assert finite_range(_by_rows(scores, 2)) == (-2.0, 3.0, True)
     assert finite_range(np.full((2, 2), -np.inf, dtype=np.float32)) == (np.inf, -np.inf, True)
     assert finite_range(np.ones((2, 3), dtype=np.float32)) == (1.0, 1.0, False)
+
+
+def test_a_range_found_once_is_kept_for_the_same_numbers_made_again():
+    """A head shown again makes its scores again by rows; their range (a pass over all of them, 100 ms
+    at 8,192 tokens) is the one found before, read from the memo its maker gives both."""
+    values = np.array([[0.5, -np.inf], [-2.0, 3.0], [1.0, np.nan]], dtype=np.float32)
+    memo, made = {}, []
+
+    def rows(start: int, stop: int) -> np.ndarray:
+        made.append(start)
+        return values[start:stop].copy()
+
+    def matrix() -> RowMatrix:
+        return RowMatrix(values.shape, values.dtype, rows, [(0, 2), (2, 3)], memo)
+
+    assert finite_range(matrix()) == (-2.0, 3.0, True) and made == [0, 2]
+    made.clear()
+    assert finite_range(matrix()) == (-2.0, 3.0, True) and made == []
+    assert finite_range(matrix().window(slice(1, 3), slice(0, 1))) == (-2.0, 1.0, False)  # other numbers: read
+    assert made == [0, 2]

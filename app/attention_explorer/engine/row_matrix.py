@@ -18,13 +18,18 @@ KEPT_BLOCKS = 4
 
 
 class RowMatrix:
-    """rows × cols of `dtype`; `make(start, stop)` makes rows [start, stop) of one of `blocks`."""
+    """rows × cols of `dtype`; `make(start, stop)` makes rows [start, stop) of one of `blocks`.
+
+    `memo` keeps what a pass over the whole found (a step table's range of values), for any RowMatrix
+    made with the same dict: its maker gives one to every matrix of the same numbers (a head's scores
+    asked for again when the head is shown again), whose pass is then not made again."""
 
     ndim = 2
 
     def __init__(self, shape: tuple[int, int], dtype, make: Callable[[int, int], np.ndarray],
-                 blocks: list[tuple[int, int]]):
+                 blocks: list[tuple[int, int]], memo: dict | None = None):
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.memo = {} if memo is None else memo
         self._make, self._blocks = make, blocks
         self._starts = np.array([start for start, _stop in blocks], dtype=np.intp)
         self._kept: OrderedDict[int, np.ndarray] = OrderedDict()

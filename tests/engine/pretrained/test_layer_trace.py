@@ -480,3 +480,22 @@ def test_one_head_made_when_its_layer_does_not_fit_is_the_layer_s_own_to_the_bit
         weights = whole.layer_weights(layer, keep=False)
         for head in range(model.n_heads):
             np.testing.assert_array_equal(long.head_weights(layer, head), weights[head])
+
+
+def test_a_long_text_s_scores_asked_for_again_share_what_passes_over_them_found(data, monkeypatch):
+    """The scores of a head shown again are the same numbers, made again by rows: they share one memo
+    (RowMatrix.memo), another head, another step's scores or another forward's do not."""
+    from attention_explorer.engine.pretrained import recompute
+    from attention_explorer.engine.row_matrix import RowMatrix
+
+    monkeypatch.setattr(recompute, "WHOLE_SCORES_CELLS", 0)  # this text stands for a long one
+    model = open_pretrained(data / "tiny-llama.gguf")
+    trace = model.run("the cat sat on the mat")
+    maker = trace._maker
+    first, again = maker.head_scores(1, 2, 8.0, True), maker.head_scores(1, 2, 8.0, True)
+    assert isinstance(first, RowMatrix) and first is not again and first.memo is again.memo
+    np.testing.assert_array_equal(np.asarray(first), np.asarray(again))
+    another_forward = model.run("the cat sat on the mat")._maker
+    others = [maker.head_scores(1, 3, 8.0, True), maker.head_scores(1, 2, 8.0, False),
+              maker.head_scores(0, 2, 8.0, True), another_forward.head_scores(1, 2, 8.0, True)]
+    assert all(other.memo is not first.memo for other in others)
