@@ -181,9 +181,21 @@ def test_a_table_cut_extended_or_replaced_is_laid_out_as_a_table_given_it_fresh(
     shown = MatrixTable()
     qtbot.addWidget(shown)
     history = [step(n), step(n - 1), step(n - 5), step(n - 4), step(n), step(3), step(1),
-               step(big, big_values, big_labels), step(big - 1, big_values, big_labels), step(12), step(n)]
+               step(big, big_values, big_labels), step(big - 1, big_values, big_labels),
+               step(big, big_values * 1000, big_labels),  # another head: a number two digits wider, every column
+               step(big, big_values, big_labels), step(12), step(n)]
+    set_one_by_one = []
+
+    def set_column_width(col, width):
+        set_one_by_one.append(col)
+        MatrixTable.setColumnWidth(shown, col, width)
+
+    shown.setColumnWidth = set_column_width
     for table in history:
+        set_one_by_one.clear()
         shown.set_table(table, "viridis")
+        if table.values.shape == (big, big):  # most columns to one width: that one in one go, the few others each
+            assert len(set_one_by_one) < big // 10
         fresh = MatrixTable()
         qtbot.addWidget(fresh)
         fresh.set_table(table, "viridis")
