@@ -513,8 +513,8 @@ class MatrixTable(QtWidgets.QTableView):
         to one width (a long text's head whose numbers take another digit: every column is as wide as the
         widest number), that width is made the default, which Qt gives in one go to every column as wide
         as the old default, and only the others are set one by one (8,192 columns set one by one: 20 ms
-        of a head shown). Unheard by the view, which
-        would repaint each resized column on a later event pass: the table is repainted whole once here."""
+        of a head shown). Unheard by the view, which would repaint each resized column on a later event
+        pass: the table is repainted whole once here."""
         header, kept = self.horizontalHeader(), self._column_px
         del kept[len(widths):]
         kept += [header.defaultSectionSize()] * (len(widths) - len(kept))
