@@ -15,6 +15,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import theme
+from .largest_first import take_largest
 from .line_array import draw_line_array, line_array
 from .pixel_padded import PixelPaddedItem
 
@@ -48,7 +49,7 @@ class HeadArcs(NamedTuple):
 def strongest_first(weights: np.ndarray, keep: int) -> np.ndarray:
     """Each row's `keep` strongest columns (all when 0), strongest first, equal weights in word order.
 
-    Found once per trace, head and limit. For a few per row, that many passes of argmax cost a
+    Found once per trace, head and limit. For a few per row, take_largest's argmax passes cost a
     fraction of sorting every row (a 512-word sort takes longer than the rest of the arcs' update).
     They run over a copy of ROW_BLOCK rows at a time, small enough to stay in the core's own cache
     between the passes, in one buffer used for every block: with 256 rows (8 MB at 8,192 words) each
@@ -57,18 +58,13 @@ def strongest_first(weights: np.ndarray, keep: int) -> np.ndarray:
     n = weights.shape[1]
     if not keep or keep > FEW_PER_ROW:
         return np.argsort(-weights, axis=1, kind="stable")[:, :keep or n]
-    count = min(keep, n)
-    order = np.empty((weights.shape[0], count), dtype=np.intp)
+    order = np.empty((weights.shape[0], min(keep, n)), dtype=np.intp)
     buffer = np.empty((min(ROW_BLOCK, weights.shape[0]), n), dtype=weights.dtype)
-    every_row = np.arange(len(buffer))
     for start in range(0, weights.shape[0], ROW_BLOCK):
         block = weights[start:start + ROW_BLOCK]
-        left, rows = buffer[:len(block)], every_row[:len(block)]
+        left = buffer[:len(block)]
         np.copyto(left, block)
-        for place in range(count):
-            best = left.argmax(axis=1)  # the first of equal maxima, as a stable sort would order them
-            order[start:start + len(block), place] = best
-            left[rows, best] = -np.inf
+        order[start:start + len(block)] = take_largest(left, keep, axis=1).T
     return order
 
 

@@ -22,6 +22,7 @@ from ..engine.cell_arithmetic import fmt
 from ..engine.row_matrix import RowMatrix
 from ..engine.steps import StepTable
 from . import theme
+from .largest_first import take_largest
 
 Mark = tuple[int | None, int | None]  # a row (col None), a column (row None) or a cell
 CELL_PADDING = 8   # a step's three tables side by side fit a 1400-pixel window
@@ -107,14 +108,7 @@ def longest_cells(values: np.ndarray, count: int = 3) -> np.ndarray:
         length = ((values < 0) & (hundredths > 0)) + digits + decimals  # "−0.001" shows as "0"
         # "−∞", "∞", "nan": as long as they are written (an ∞ counted as two was picked over a 10)
         length = np.where(np.isfinite(values), length, np.where(np.isnan(values), 3, np.where(values < 0, 2, 1)))
-    # the first rows of the longest, as a stable sort would put first, by argmax passes (a sort of every
-    # column took a fifth of this function)
-    columns, picked = np.arange(length.shape[1]), []
-    for _ in range(min(count, length.shape[0])):
-        best = length.argmax(axis=0)
-        picked.append(best)
-        length[best, columns] = -1
-    return np.array(picked, dtype=np.intp).reshape(len(picked), length.shape[1])
+    return take_largest(length, count, axis=0)  # a sort of every column took a fifth of this function
 
 
 def _hundreds(hundredths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
