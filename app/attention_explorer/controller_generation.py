@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
@@ -112,6 +113,8 @@ class GenerationControls(EncoderDecoderControls):
         self._next_follow = 0.0                     # when the views may next follow the newest token
         self._followed_at = 0.0                     # when they last did
         self._released_at = 0.0                     # when free memory was last handed back while writing
+        # the generation (not kept alive by this) and the count of its tokens that the text box holds
+        self._text_of: tuple[weakref.ref, int] | None = None
         self._poll = QtCore.QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self._take_written)
@@ -352,6 +355,10 @@ class GenerationControls(EncoderDecoderControls):
         if generation is not self._generation:
             self._generation = generation
             self.generation_changed.emit(generation)
+        count = len(generation.steps)
+        if self._text_of is not None and self._text_of[0]() is generation and self._text_of[1] == count:
+            return  # no token written since the last look, every POLL_MS (decoding them all again: 0.4 ms)
+        self._text_of = (weakref.ref(generation), count)
         text = generation.prompt + self._real_model.tokenizer.decode([s.token_id for s in generation.steps])
         if text != self._sentence:
             self._sentence = text

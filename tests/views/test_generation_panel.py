@@ -4,6 +4,7 @@ each step, a head switched off and the two continuations side by side, an edit e
 generation exported. Driven through the panel's own buttons and keys, on the tiny committed decoders."""
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -343,6 +344,27 @@ def test_stop_keeps_what_was_written(real_window, qtbot, monkeypatch):
     assert c.generation.stopped == CANCELLED and 3 <= count < room
     assert c.written_shown == count and c.pretrained_trace.n == len(c.generation.prompt_ids) + count
     assert "(stopped)" in panel.position.text() and panel.generate_button.isEnabled()
+
+
+def test_the_text_box_decodes_the_written_text_only_when_a_token_was_added(real_window, qtbot, monkeypatch):
+    """The window looks for new tokens every 30 ms while a decoder writes; decoding every token written at each
+    look (0.4 ms at 64 SmolLM2 tokens) was most of the window's own work between two tokens."""
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    slow = generate.__globals__["choose"]
+    monkeypatch.setitem(generate.__globals__, "choose", lambda *args: QtCore.QThread.msleep(70) or slow(*args))
+    tokenizer, decoded = c.real_model.tokenizer, []
+    decode = tokenizer.decode
+
+    def counted(ids):
+        if threading.current_thread() is threading.main_thread():  # the window's, not the writer's
+            decoded.append(len(ids))
+        return decode(ids)
+
+    monkeypatch.setattr(tokenizer, "decode", counted)
+    generate_in(window, qtbot, 6)
+    assert c.sentence == PROMPT + c.generation.written == window.sentence_box.toPlainText()
+    assert decoded == sorted(set(decoded))  # each count of tokens written once, not at each look
 
 
 def wait_for_the_step_made_ahead(controller, qtbot) -> None:
