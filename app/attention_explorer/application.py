@@ -6,6 +6,7 @@ any of that, so the app answers a launch as fast as a bare Qt window does.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -104,7 +105,8 @@ def run_window(model: str | None = None, sentence: str | None = None) -> int:
         crash_handler.uninstall()
     if not workers_stopped(QUIT_GRACE_MS):
         end_process_now(status)
-    return status
+    end_without_qt_teardown(status)
+    return status  # (not reached: the process has ended)
 
 
 def workers_stopped(msecs: int) -> bool:
@@ -127,6 +129,20 @@ def end_process_now(status: int) -> None:
             with contextlib.suppress(OSError, ValueError):  # a terminal gone, or a pipe closed
                 stream.flush()
     os._exit(status)
+
+
+def end_without_qt_teardown(status: int) -> None:
+    """End the process with `status` once Python's exit functions have run (the logs, temporary folders),
+    without PySide's own: at the interpreter's exit PySide destroys every Qt object Python still holds,
+    in no set order, and a pyqtgraph label destroyed after its own text item was resized on the way,
+    its Python `resizeEvent` failed on the deleted text item, and printing that error there crashed the
+    exit (a quit while a decoder wrote: one exit in twelve under load). The window is closed and its
+    settings saved by now; nothing is left to destroy that the system does not take back."""
+    qt_teardown = getattr(QtCore, "__moduleShutdown", None)  # what PySide gives atexit to run
+    if qt_teardown is not None:
+        atexit.unregister(qt_teardown)
+    atexit._run_exitfuncs()
+    end_process_now(status)
 
 
 def hand_over_quickly() -> None:
