@@ -156,17 +156,45 @@ def test_a_whole_text_too_large_to_share_leaves_each_text_so_far_its_own(data, m
     assert np.array_equal(trace.thumbnails, expected.thumbnails)
 
 
+def test_texts_so_far_of_a_short_generation_are_corners_of_the_rows_it_read(data, monkeypatch):
+    """Up to THUMB_PX tokens in all (a pixel a token), the decoder keeps every row it reads, and each text
+    so far's thumbnails are a read-only corner of them: no layer is projected again for them (40 ms of the
+    writer's time at 64 SmolLM2 tokens, each time the window follows the newest text), and they and the
+    sink sums are the forward's over the text so far, with a head off too."""
+    from attention_explorer.engine.pretrained import recompute
+
+    model = dataclasses.replace(open_pretrained(data / "tiny-mistral"), generation=GenerationInfo())  # a BOS, a window
+    ablate = frozenset({(1, 0)})
+    generation = generate(model, PROMPT, GenerationSettings(tokens=6, ablate=ablate), keep_reader=True)
+    prompt, rows = len(generation.prompt_ids), generation.reader.rows_read
+    assert rows.shape == (model.n_layers, model.n_heads, prompt + 6, prompt + 6)
+    made, original = [], recompute.project
+    monkeypatch.setattr(recompute, "project", lambda *args: made.append(1) or original(*args))
+    for written in (6, 3, 0):
+        trace = trace_so_far(model, generation, written)
+        result = trace.forward_result
+        assert not made
+        assert np.shares_memory(result.thumbnails, rows) and not result.thumbnails.flags.writeable
+        assert trace.special.any()  # a sink sum over a special token is made too
+        expected = forward(model.weights, generation.ids[:prompt + written], ablate, special=trace.special)
+        assert np.abs(trace.thumbnails - expected.thumbnails).max() <= TOLERANCE
+        assert np.abs(result.sinks - expected.sinks).max() <= TOLERANCE
+
+
 def test_a_text_so_far_made_alone_keeps_none_of_the_layers_its_thumbnails_were_made_from(data, monkeypatch):
-    """While a generation is written each text so far projects every layer for its thumbnails; kept, the
-    last 48 MiB of them stayed with each of the last two texts written (six layers each at 1,000 SmolLM2
-    tokens), though the views then show one layer."""
+    """While a generation past THUMB_PX tokens is written each text so far projects every layer for its
+    thumbnails; kept, the last 48 MiB of them stayed with each of the last two texts written (six layers
+    each at 1,000 SmolLM2 tokens), though the views then show one layer. (Thumbnails of 4 pixels here:
+    the generation's decoder keeps no rows for them.)"""
     import gc
     import weakref
 
-    from attention_explorer.engine.pretrained import recompute
+    from attention_explorer.engine.pretrained import recompute, thumbnails
 
+    monkeypatch.setattr(thumbnails, "THUMB_PX", 4)
     model = dataclasses.replace(open_pretrained(data / "tiny-llama"), generation=GenerationInfo())
     generation = generate(model, PROMPT, GenerationSettings(tokens=4), keep_reader=True)
+    assert generation.reader.rows_read is None
     made, original = [], recompute.project
     monkeypatch.setattr(recompute, "project", lambda *args: made.append(weakref.ref(p := original(*args))) or p)
     trace = trace_so_far(model, generation, 3)

@@ -5,9 +5,11 @@ first m tokens is the same whatever is written after them. The decoder of a gene
 `keep_reader` keeps those inputs (kv_cache.py); the trace of the prompt and the first k tokens
 written is the trace of a forward over them (to rounding: a test checks 1e-5), whose layers are made
 again from the kept inputs as for any forward, and whose thumbnails and sink sums are worked out
-from them here. Under a rotary scaling that follows the length of the text read (dynamic NTK,
-longrope) it is those tokens as the generation read them (decode.py): the forward whose tokens after
-the prompt are each turned by the frequencies of the text up to them (ForwardResult.at_once).
+from them here, or taken from the rows the decoder read where it kept them (a generation of up to
+128 tokens in all: Decoder.rows_read). Under a rotary scaling that follows the length of the text read
+(dynamic NTK, longrope) it is those tokens as the generation read them (decode.py): the forward whose
+tokens after the prompt are each turned by the frequencies of the text up to them
+(ForwardResult.at_once).
 
 Its next tokens are the five candidates the next token was chosen from, with the model's own
 probabilities, or after the last token written, the model's guess for the token after it. The
@@ -208,7 +210,8 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int,
     encoded = marked_written(whole, prompt)
     n_layers, n_heads, m = model.n_layers, model.n_heads, thumb_size(length)
     reader = generation.reader
-    summary = shared.summary_of(length) if shared is not None else None
+    shared_summary = shared.summary_of(length) if shared is not None else None
+    summary = shared_summary or _summary_of_rows_read(reader.rows_read, length, encoded.special)
     # pages of their own: made between the layers' temporaries and kept while scrubbing, they left holes in
     # the heap (a step back at 1,000 SmolLM2 tokens grew the window by 22 MB, 4–10 MB so)
     thumbnails, sinks = summary or (own_pages((n_layers, n_heads, m, m)), own_pages((n_layers, n_heads, length, 2)))
@@ -218,15 +221,35 @@ def trace_so_far(model: PretrainedModel, generation: Generation, written: int,
         model_name=model.name, text=generation.text + model.tokenizer.decode(ids), encoded=encoded,
         labels=make_labels(encoded), ablated=generation.reader.ablate,
         next_tokens=_next_tokens(model, generation, written, encoded), model=model.weights, forward_result=result)
-    first = 0
     if shared is not None:
         trace.take_projections_from(shared)
-        first = length if summary is not None else shared.summarised_rows(length, thumbnails, sinks)
-        if first:
-            trace.memo[SHARED_THUMBNAIL_ROWS] = (shared.whole_thumbnails(), first // thumb_step(length))
+    if summary is not None:
+        first = length  # every row there already
+    elif shared is not None:
+        first = shared.summarised_rows(length, thumbnails, sinks)
+    else:
+        first = 0
+    if shared is not None and summary is shared_summary and first:  # rows of the whole text's, exactly
+        trace.memo[SHARED_THUMBNAIL_ROWS] = (shared.whole_thumbnails(), first // thumb_step(length))
     trace.summarise_layers(first)
     trace.memo[WRITTEN_KEY] = written
     return trace
+
+
+def _summary_of_rows_read(rows_read: np.ndarray | None, length: int, special: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The thumbnails (a read-only view of its corner) and sink sums of the text so far of `length` tokens
+    from every row its decoder read (Decoder.rows_read: a pixel a token, its rows' weights; None when it
+    kept none). Each row's weight on the first token and on the `special` ones, as the forward sums them
+    (summarise_block): a row's later columns hold zeros, which change no sum."""
+    if rows_read is None or length > rows_read.shape[-1]:
+        return None
+    thumbnails = rows_read[:, :, :length, :length]
+    thumbnails.flags.writeable = False  # the decoder's, shared by every text so far
+    sinks = np.empty((*thumbnails.shape[:2], length, 2), dtype=np.float32)
+    sinks[..., 0] = thumbnails[..., 0]
+    sinks[..., 1] = thumbnails[..., np.flatnonzero(special[:length])].sum(axis=-1)
+    return thumbnails, sinks
 
 
 def step_rows(model: PretrainedModel, generation: Generation, layers: Sequence[int], heads: Sequence[int]
