@@ -72,8 +72,11 @@ def show_splash() -> QtWidgets.QLabel:
     return splash
 
 
-def run_window(model: str | None = None, sentence: str | None = None) -> int:
-    """Open the window as it was left; a `model` (name or file) or `sentence` given here wins."""
+def run_window(model: str | None = None, sentence: str | None = None, ends_process: bool = False) -> int:
+    """Open the window as it was left; a `model` (name or file) or `sentence` given here wins. With
+    `ends_process` (the program run from its own command line, not called in a process of a caller's,
+    such as a test's) the process ends here once the window has closed, without PySide's teardown
+    (end_without_qt_teardown); otherwise the exit status is returned."""
     app = create_application()
     splash = show_splash()
     from .app import MainWindow  # pyqtgraph and the views: the slow part of a start
@@ -105,8 +108,9 @@ def run_window(model: str | None = None, sentence: str | None = None) -> int:
         crash_handler.uninstall()
     if not workers_stopped(QUIT_GRACE_MS):
         end_process_now(status)
-    end_without_qt_teardown(status)
-    return status  # (not reached: the process has ended)
+    if ends_process:
+        end_without_qt_teardown(status)
+    return status
 
 
 def workers_stopped(msecs: int) -> bool:

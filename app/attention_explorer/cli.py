@@ -332,7 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             pause_for_start()  # no cycle collection while Qt loads and the window builds (run_window resumes it)
             from .application import run_window  # Qt widgets load only for the window
 
-            return run_window(model=args.gui_model, sentence=args.gui_sentence)
+            # the process's own command line (argv None) is the program's: it ends as the window closes
+            return run_window(model=args.gui_model, sentence=args.gui_sentence, ends_process=argv is None)
         handler = {"models": cmd_models, "trace": cmd_trace, "export": cmd_export,
                    "scaling": cmd_scaling, "heads": cmd_heads, "generate": _cmd_generate}[args.command]
         return handler(args)
