@@ -382,10 +382,15 @@ def summarise_block(weights: np.ndarray, start: int, step: int, thumbs: np.ndarr
     """What the model view and the readings keep of a block of rows of a layer's weights (heads, rows,
     keys), for queries start, start + 1, …: pooled into the thumbnails `thumbs` (heads, m, m), and
     each row's weight on the first token and on the `special` columns into `sinks` (heads, n, 2)."""
-    stop = start + weights.shape[1]
     pool_rows_into(thumbs, weights, start, step)
-    sinks[:, start:stop, 0] = weights[..., 0]
-    sinks[:, start:stop, 1] = weights[..., special[special < weights.shape[-1]]].sum(axis=-1)
+    sink_sums_into(sinks[:, start:start + weights.shape[1]], weights, special)
+
+
+def sink_sums_into(sinks: np.ndarray, weights: np.ndarray, special: np.ndarray) -> None:
+    """Each row of `weights` (…, rows, keys): its weight on the first token and on the `special` columns
+    (those past its keys left out), into `sinks` (…, rows, 2)."""
+    sinks[..., 0] = weights[..., 0]
+    sinks[..., 1] = weights[..., special[special < weights.shape[-1]]].sum(axis=-1)
 
 
 def forward(model: ModelWeights, ids: np.ndarray, ablate: frozenset[tuple[int, int]] = frozenset(),

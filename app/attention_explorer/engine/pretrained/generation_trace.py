@@ -28,7 +28,7 @@ from itertools import pairwise
 import numpy as np
 
 from ..memory import own_pages
-from .forward import ForwardResult, Projections, project
+from .forward import ForwardResult, Projections, project, sink_sums_into
 from .generate import Generation
 from .model import CheckedTrace, PretrainedModel
 from .real_trace import (
@@ -240,15 +240,14 @@ def _summary_of_rows_read(rows_read: np.ndarray | None, length: int, special: np
                           ) -> tuple[np.ndarray, np.ndarray] | None:
     """The thumbnails (a read-only view of its corner) and sink sums of the text so far of `length` tokens
     from every row its decoder read (Decoder.rows_read: a pixel a token, its rows' weights; None when it
-    kept none). Each row's weight on the first token and on the `special` ones, as the forward sums them
-    (summarise_block): a row's later columns hold zeros, which change no sum."""
+    kept none). Each row's sink sums as the forward makes them: a row's later columns hold zeros, which
+    change no sum."""
     if rows_read is None or length > rows_read.shape[-1]:
         return None
     thumbnails = rows_read[:, :, :length, :length]
     thumbnails.flags.writeable = False  # the decoder's, shared by every text so far
     sinks = np.empty((*thumbnails.shape[:2], length, 2), dtype=np.float32)
-    sinks[..., 0] = thumbnails[..., 0]
-    sinks[..., 1] = thumbnails[..., np.flatnonzero(special[:length])].sum(axis=-1)
+    sink_sums_into(sinks, thumbnails, np.flatnonzero(special[:length]))
     return thumbnails, sinks
 
 
