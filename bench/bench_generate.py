@@ -8,8 +8,9 @@ for NumPy, intra-op for torch), the way the app runs; each keeps every step's at
 always; transformers with `output_attentions` and `return_dict_in_generate`), and transformers runs
 once more without them.
 The three are timed in turns, round after round, so a busy moment of the machine falls on all of
-them; the figures are medians over the rounds. Prints a Markdown table for README.md. Never
-asserted in tests.
+them; the figures are medians over the rounds. Each round also times the floor a step cannot go
+below on this machine: every weight it reads, times one row, bare NumPy (a step reads each weight
+once, so memory's speed bounds it). Prints a Markdown table for README.md. Never asserted in tests.
 """
 
 from __future__ import annotations
@@ -49,6 +50,25 @@ def ours(model, tokens: int) -> tuple[Timing, list[int]]:
     total = time.perf_counter() - started
     gaps = np.diff(marks) * 1000
     return Timing(total, (marks[0] - started) * 1000, float(np.median(gaps))), [s.token_id for s in result.steps]
+
+
+def floor_ms(model, sweeps: int = 15) -> tuple[float, int]:
+    """The bandwidth floor of a step, measured: every matrix a step reads (each layer's four products and
+    the lm head) times one row, back to back, bare NumPy with nothing between them; the median over
+    `sweeps`, and the bytes one sweep reads."""
+    weights = model.weights
+    matrices = [m for layer in weights.layers for m in (layer.w_qkv, layer.w_o, layer.w_gate_up, layer.w_down)]
+    rows = {m.shape[0]: np.ones((1, m.shape[0]), dtype=np.float32) for m in matrices}
+    head = weights.lm_head if weights.lm_head is not None else weights.token_embedding
+    last = np.ones(head.shape[1], dtype=np.float32)
+    times = []
+    for _ in range(sweeps):
+        started = time.perf_counter()
+        for matrix in matrices:
+            rows[matrix.shape[0]] @ matrix
+        head @ last
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000, sum(m.nbytes for m in matrices) + head.nbytes
 
 
 def theirs(reference, ids, tokens: int, attentions: bool) -> tuple[Timing, list[int]]:
@@ -98,6 +118,7 @@ def main() -> None:
     runs: dict[str, list[Timing]] = {"NumPy, cache, every step's attention": [],
                                      "transformers generate, cache, output_attentions": [],
                                      "transformers generate, cache": []}
+    floors: list[float] = []
     same = True
     ours(model, 4)  # warm both up (first calls load code and size buffers)
     theirs(reference, ids, 4, True)
@@ -108,6 +129,8 @@ def main() -> None:
         runs["transformers generate, cache, output_attentions"].append(timing)
         runs["transformers generate, cache"].append(theirs(reference, ids, args.tokens, False)[0])
         same = same and ours_tokens == their_tokens
+        floor, floor_bytes = floor_ms(model)
+        floors.append(floor)
         print(f"round {round_number + 1} of {args.rounds} done", file=sys.stderr, flush=True)
     print(f"SmolLM2-135M float32, greedy, one thread, {len(ids[0])}-token prompt, {args.tokens} tokens written, "
           f"medians of {args.rounds} rounds in turns; the same tokens on both sides: {'yes' if same else '**no**'}")
@@ -119,6 +142,11 @@ def main() -> None:
         rate = statistics.median(t.tokens_per_s(args.tokens) for t in timings)
         print(f"| {name} | {rate:.1f} | {statistics.median(t.token_ms for t in timings):.1f} | "
               f"{statistics.median(t.prefill_ms for t in timings):.0f} | {rate / anchor:.2f}× |")
+    floor = statistics.median(floors)
+    ours_ms = statistics.median(t.token_ms for t in runs["NumPy, cache, every step's attention"])
+    print(f"\nThe floor, measured in the same rounds: every weight a step reads ({floor_bytes / 1e6:.0f} MB) "
+          f"times one row, bare NumPy, {floor:.1f} ms ({floor_bytes / floor / 1e6:.1f} GB/s); a NumPy step "
+          f"takes {ours_ms / floor:.2f}× that.")
 
 
 if __name__ == "__main__":

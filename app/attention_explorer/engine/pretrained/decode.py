@@ -146,18 +146,20 @@ class Decoder:
         ropes = self._rope_rows(t)
         h = embed(self.weights, np.array([token_id]), start=t)
         rows = np.empty((arch.n_layers, arch.n_heads, t + 1), dtype=np.float32)
+        inputs = []  # each layer's input, kept whole once the token is read: one copy instead of one a layer
         for index, layer in enumerate(self.weights.layers):
-            if self.keep_inputs:
-                self.cache.write_input(index, t, h)
+            inputs.append(h)
             p = project(arch, layer, attention_input(arch, layer, h), ropes[index])
             self.cache.write(index, t, p.k, p.v)
             merged, rows[index] = attend_newest(arch, p.q_scaled()[:, 0], *self.cache.read(index, t + 1),
                                                 self.off.get(index), arch.window(index))
-            if self.rows_read is not None:
-                self.rows_read[index, :, t, :t + 1] = rows[index]
             h = finish_layer(arch, layer, h, merged)
             if self.between_layers is not None:
                 self.between_layers()
+        if self.keep_inputs:
+            self.cache.write_inputs(t, np.concatenate(inputs))
+        if self.rows_read is not None:
+            self.rows_read[:, :, t, :t + 1] = rows
         logits = next_logits(self.weights, h[0])
         if not np.isfinite(logits).all():
             raise overflow_error(self.model.name, f"the scores after token {t + 1}")

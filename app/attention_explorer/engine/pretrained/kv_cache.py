@@ -66,6 +66,11 @@ class KVCache:
         """The residual stream (tokens, d_model) entering `layer` at tokens start, start + 1, …"""
         self.inputs[layer, start:start + h.shape[0]] = h
 
+    def write_inputs(self, token: int, rows: np.ndarray) -> None:
+        """The residual stream entering every layer at `token`, (layers, d_model): a generated token's,
+        written once it is read (an array write a layer had been ~9 µs of a step's 44 ms each)."""
+        self.inputs[:, token] = rows
+
     def layer_inputs(self, stop: int) -> list[np.ndarray]:
         """The residual stream entering each layer for the first `stop` tokens: views, each stop × d_model."""
         return list(self.inputs[:, :stop])

@@ -98,10 +98,18 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, eps: 
 
 def rms_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, eps: float) -> np.ndarray:
     """x / √(mean(x²) + eps) · weight over the last axis (RMSNorm has no bias; `bias` is ignored). One
-    array of x's size alive at a time beside x (three had been); the same products, so the same bits."""
+    array of x's size alive at a time beside x (three had been); the same products, so the same bits.
+    The mean is np.mean's own sum and division without its Python around them (the same bits: its
+    division by the count in float64, rounded to float32, is the float32 division): a generation's
+    step makes 61 of these on one row each, once the products have pushed the interpreter out of the
+    processor's caches, and np.mean's wrapping was half their cost (0.9 ms of a 44 ms SmolLM2 token)."""
     squares = x * x
-    scale = 1 / np.sqrt(np.mean(squares, axis=-1, keepdims=True) + np.float32(eps))
+    scale = np.add.reduce(squares, axis=-1, keepdims=True)
     del squares
+    scale /= np.float32(x.shape[-1])
+    scale += np.float32(eps)
+    np.sqrt(scale, out=scale)
+    np.divide(np.float32(1), scale, out=scale)
     normed = x * scale
     normed *= weight
     return normed
