@@ -110,15 +110,20 @@ def test_rope_and_rms_norm_hold_two_arrays_of_their_input_s_size_at_most_and_giv
 
 
 @settings(max_examples=300, deadline=None)
-@given(rows=st.integers(1, 4), width=st.integers(1, 700), exponent=st.integers(-20, 20),
-       eps=st.sampled_from([1e-5, 1e-6, 1e-12]), seed=st.integers(0, 2**32 - 1))
-def test_rms_norm_gives_np_mean_s_bits_at_any_size_and_scale(rows, width, exponent, eps, seed):
+@given(heads=st.integers(1, 3), rows=st.sampled_from([1, 2, 3, 57, 300]), width=st.integers(1, 700),
+       exponent=st.integers(-20, 20), eps=st.sampled_from([1e-5, 1e-6, 1e-12]), seed=st.integers(0, 2**32 - 1))
+def test_rms_norm_gives_np_mean_s_bits_at_any_size_and_scale(heads, rows, width, exponent, eps, seed):
     """rms_norm sums and divides as np.mean does without its Python: the same bits for one row (a
-    generation's step) as for many, for tiny numbers and for ones whose squares overflow."""
+    generation's step) as for many, with heads stacked in front (qk-norm per head) or as a column slice
+    of a wider product, for tiny numbers and for ones whose squares overflow."""
     rng = np.random.default_rng(seed)
-    x = (rng.standard_normal((rows, width)) * 10.0 ** exponent).astype(np.float32)
+    x = (rng.standard_normal((heads, rows, width)) * 10.0 ** exponent).astype(np.float32)
     weight = rng.standard_normal(width, dtype=np.float32)
     with np.errstate(over="ignore"):
         expected = x * (1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.float32(eps))) * weight
         normed = rms_norm(x, weight, None, eps)
     np.testing.assert_array_equal(normed.view(np.uint32), expected.view(np.uint32))
+    wider = np.concatenate([x, x], axis=-1)  # a column slice of a wider product, as q of a fused q|k|v one
+    with np.errstate(over="ignore"):
+        sliced = rms_norm(wider[..., :width], weight, None, eps)
+    np.testing.assert_array_equal(sliced.view(np.uint32), expected.view(np.uint32))
