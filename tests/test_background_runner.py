@@ -7,6 +7,7 @@ import weakref
 
 from PySide6.QtTest import QTest
 
+from attention_explorer.engine.errors import ModelError
 from attention_explorer.pretrained_worker import BackgroundRunner
 
 
@@ -156,3 +157,21 @@ def test_a_runner_freed_by_its_ending_worker_leaves_the_event_loop_sound(qapp, q
     heard = []
     second.submit("run", lambda _progress: "still answered", heard.append, heard.append)
     qtbot.waitUntil(lambda: heard == ["still answered"], timeout=5_000)
+
+
+def test_a_job_s_lane_is_free_when_the_runner_says_it_is_no_longer_busy(qapp, qtbot):
+    """What hears that the runner is idle again reads has_job (is a model still loading?) and must be told
+    no: the lane still counted the job there, and a decoder's Generate, disabled while a model loads,
+    stayed disabled after a refused model file."""
+    runner = BackgroundRunner()
+    loading_when_idle, outcomes = [], []
+    runner.busy_changed.connect(lambda busy: busy or loading_when_idle.append(runner.has_job("load")))
+
+    def refused(_progress):
+        raise ModelError("bad.gguf: not a model")
+
+    for count, work in enumerate((lambda _progress: "opened", refused), start=1):
+        runner.submit("load", work, outcomes.append, outcomes.append)
+        qtbot.waitUntil(lambda count=count: len(outcomes) == count, timeout=5_000)
+    assert outcomes == ["opened", "bad.gguf: not a model"]
+    assert loading_when_idle == [False, False]

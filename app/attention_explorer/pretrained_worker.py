@@ -268,11 +268,15 @@ class BackgroundRunner(QtCore.QObject):
         return entry
 
     def _settle(self, job_id: int, done: bool, result: object) -> None:
-        entry = self._take(job_id)
+        """Deliver a job's outcome. Its lane is freed before the runner says it is no longer busy, as drop
+        does: heard in between, has_job still counted the job, and a decoder's Generate, disabled while
+        a model loads, stayed disabled after a model file was refused (nothing told it again)."""
+        entry = self._callbacks.get(job_id)
         if entry is None:  # superseded, cancelled or dropped: its callers have heard all they will
             return
         lane, on_done, on_failed = entry
         with self._lock:
             if self._current.get(lane) == job_id:
                 del self._current[lane]
+        self._take(job_id)
         (on_done if done else on_failed)(result)

@@ -592,6 +592,26 @@ def test_at_1280_by_720_a_decoder_s_panels_fit_the_window_and_no_box_is_squeezed
     assert panel.position.height() >= panel.position.heightForWidth(panel.position.width())
 
 
+def test_a_refused_model_file_leaves_generate_as_it_was(real_window, qtbot, tmp_path, monkeypatch):
+    """Generate is off while another model loads; that model's file refused (File ▸ Open, a message), the
+    decoder still open writes again. The button had stayed off until something else changed."""
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    panel = window.pretrained.generation
+    assert panel.generate_button.isEnabled()
+    damaged = tmp_path / "damaged.gguf"
+    damaged.write_bytes(b"GGUF\x03\x00\x00\x00" + bytes(30))
+    said = []
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileName", lambda *_a, **_k: (str(damaged), ""))
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda _parent, _title, text, *_a: said.append(text))
+    window.open_action.trigger()
+    qtbot.waitUntil(lambda: bool(said) and not window.controller.busy, timeout=10_000)
+    QtWidgets.QApplication.processEvents()
+    assert "The current model is unchanged" in said[0] and window.controller.real_model.name == "tiny-llama"
+    assert panel.generate_button.isEnabled()
+    generate_in(window, qtbot, 2)
+    assert len(window.controller.generation.steps) == 2
+
+
 def test_an_encoder_has_no_generate(real_window):
     window = real_window(str(DATA / "tiny-bert"), PROMPT)
     assert not window.pretrained.generation.isVisible()
