@@ -313,6 +313,10 @@ class PretrainedControls(QtCore.QObject):
                     error: str, forward_ms: float) -> None:
         replaced = self._real_model is not None and self._real_model is not model
         self._drop_generation()
+        if self._runner is not None:
+            # a forward of the model shown until now (a head switched off while this one loaded) would land
+            # on this one: its attention drawn under this model's name
+            self._runner.drop("run")
         self._real_model, self._ptrace, self._real_error, self._forward_ms = model, ptrace, error, forward_ms
         self._layer, self._ablated = 0, frozenset()
         self._model_source = source

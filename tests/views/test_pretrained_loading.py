@@ -373,3 +373,30 @@ def test_a_forward_still_running_shows_its_progress_and_cancel_after_a_moment(wi
     parts.cancel_button.click()
     qtbot.waitUntil(lambda: not c.busy)
     assert not parts.progress.isVisibleTo(window) and not parts.cancel_button.isVisibleTo(window)
+
+
+def test_a_head_switched_off_while_another_model_loads_never_draws_the_old_model_under_the_new(window, qtbot):
+    """A head of the open model switched off (a right-click on the model view) while another model loads:
+    that forward of the old model ran after the new one was in, and the views drew the old model's
+    attention, with its head off, under the new model's name (found by acting on the window while a
+    decoder wrote). The new model shows its own forward, every head on."""
+    import numpy as np
+    from PySide6 import QtCore
+    from PySide6.QtTest import QTest
+
+    data = Path(BERT).parent
+    c = window.controller
+    window.open_model(str(data / "tiny-gpt2"))
+    qtbot.waitUntil(lambda: c.is_real and c.pretrained_trace is not None and not c.busy)
+    window.pretrained.dock.show()
+    view = window.pretrained.model_view
+    window.open_model(str(data / "tiny-llama"))  # on the worker; the click below comes before it is in
+    QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(0, 1).center().toPoint())
+    assert c.ablated == {(0, 1)} and c.real_model.name == "tiny-gpt2"
+    qtbot.waitUntil(lambda: c.real_model.name == "tiny-llama" and not c.busy, timeout=20_000)
+    qtbot.wait(200)  # a forward that was on its way has had time to arrive
+    shown = c.pretrained_trace
+    assert shown.model is c.real_model.weights and shown.ablated == c.ablated == frozenset()
+    fresh = c.real_model.run(c.sentence)
+    np.testing.assert_array_equal(window.heatmap.shown_matrix(), fresh.layer_weights(c.layer)[c.head])
+    assert "head off" not in window.pretrained.next_tokens.title.text()
