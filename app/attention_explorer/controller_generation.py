@@ -235,8 +235,10 @@ class GenerationControls(EncoderDecoderControls):
             self._mailbox.stop = True
 
     def show_written(self, written: int) -> None:
-        """The scrubber: show the text so far with `written` tokens written (clamped to those read)."""
-        if self._generation is None or not self.can_scrub():
+        """The scrubber: show the text so far with `written` tokens written (clamped to those read). Nothing
+        while the generation has not read its prompt yet (Generate again pressed a moment ago: the step
+        back of the scrubber still showing the last generation's count had raised an error)."""
+        if self._generation is None or not self.can_scrub() or _ready(self._generation) is None:
             return
         ready = self.written_ready
         written = max(0, min(int(written), ready))

@@ -346,6 +346,40 @@ def test_stop_keeps_what_was_written(real_window, qtbot, monkeypatch):
     assert "(stopped)" in panel.position.text() and panel.generate_button.isEnabled()
 
 
+def test_a_step_back_while_generate_again_reads_its_prompt_does_nothing(real_window, qtbot, monkeypatch):
+    """Generate again, then at once the scrubber's step back (its button, ←) while the new generation has
+    not read its prompt: there is no text so far of it to show yet. The step back, still enabled by the
+    last generation's count, raised an error."""
+    from attention_explorer.engine.pretrained.decode import Decoder
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 3)
+    assert panel.back.isEnabled()
+    reading, read_on = threading.Event(), threading.Event()
+    prefill = Decoder.prefill
+
+    def held_prefill(self, *args, **kwargs):
+        reading.set()
+        read_on.wait(10)
+        return prefill(self, *args, **kwargs)
+
+    monkeypatch.setattr(Decoder, "prefill", held_prefill)
+    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
+    assert reading.wait(10)
+    qtbot.waitUntil(lambda: c.generation is not None and not c.generation.steps)  # the new one, its prompt unread
+    shown = c.pretrained_trace
+    assert not panel.back.isEnabled() and not panel.forth.isEnabled() and not panel.slider.isEnabled()
+    panel.back.click()  # disabled: nothing
+    c.show_written(c.written_shown - 1)  # as ← does (the panel's keys call it)
+    panel.slider.setFocus()
+    QTest.keyClick(panel.slider, QtCore.Qt.Key.Key_Left)
+    assert c.pretrained_trace is shown
+    read_on.set()
+    qtbot.waitUntil(lambda: not c.generating and not c.busy, timeout=30_000)
+    assert len(c.generation.steps) == 3 and panel.back.isEnabled()
+
+
 def test_the_text_box_decodes_the_written_text_only_when_a_token_was_added(real_window, qtbot, monkeypatch):
     """The window looks for new tokens every 30 ms while a decoder writes; decoding every token written at each
     look (0.4 ms at 64 SmolLM2 tokens) was most of the window's own work between two tokens."""

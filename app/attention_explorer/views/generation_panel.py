@@ -165,7 +165,7 @@ class QtGenerationPanel(QtWidgets.QWidget):
             self.slider.setRange(0, ready)
             self.slider.setValue(c.written_shown)
         self.slider.setEnabled(scrubbable and ready > 0)
-        self.back.setEnabled(scrubbable and c.written_shown > 0)
+        self.back.setEnabled(scrubbable and 0 < c.written_shown <= ready)  # (a new generation: none read yet)
         self.forth.setEnabled(scrubbable and c.written_shown < ready)
         self.position.setText(self._position_text())
         self.text.setVisible(generation is not None)
