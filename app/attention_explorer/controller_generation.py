@@ -110,6 +110,9 @@ class GenerationControls(EncoderDecoderControls):
         self._ahead_timer.timeout.connect(self._make_ahead)
         self._shared: tuple[Generation, SharedProjections] | None = None  # see _shared_projections
         self._generation_error = ""
+        # the generation on screen as the one being written began, and the one beside it: on screen again when
+        # that one is stopped before it has read its prompt (_write_failed)
+        self._before_writing: tuple[Generation | None, Generation | None] = (None, None)
         self._next_follow = 0.0                     # when the views may next follow the newest token
         self._followed_at = 0.0                     # when they last did
         self._released_at = 0.0                     # when free memory was last handed back while writing
@@ -190,6 +193,7 @@ class GenerationControls(EncoderDecoderControls):
         if not self.can_generate():
             return
         model, shown = self._real_model, self._generation
+        self._before_writing = (shown, self._compared)
         prompt = shown.prompt if shown is not None else self._sentence
         settings = GenerationSettings(tokens=max(1, int(tokens)), sampling=sampling or Sampling(), chat=chat,
                                       ablate=self._ablated)
@@ -336,6 +340,7 @@ class GenerationControls(EncoderDecoderControls):
         if generation is not None:  # the worker may write one more token before it hears: keep what is here
             generation = _stopped_copy(generation, self._real_model)
         if generation is None or _ready(generation) is None:
+            self._back_to_before_writing()
             if message:  # said in the panel and the status line; the views keep the text they show
                 self._generation_error = message
                 self._set_status(message)
@@ -345,6 +350,17 @@ class GenerationControls(EncoderDecoderControls):
         written = self.written_ready
         self._show(written, self._trace_of(written), None)
         self._make_ahead_soon(written - 1)
+
+    def _back_to_before_writing(self) -> None:
+        """A generation stopped (or failed) before it read its prompt has nothing to show: the views never left
+        the text the window showed as it began, and the panel, the text box and the scrubber go back to it
+        too (they had taken the new, empty generation, and a step back read it under the old views)."""
+        before, self._compared = self._before_writing
+        if before is not None:
+            self._follow_text(before)
+        elif self._generation is not None:
+            self._generation = None
+            self.generation_changed.emit(None)
 
     def _end_writing(self) -> None:
         self._poll.stop()

@@ -380,6 +380,46 @@ def test_a_step_back_while_generate_again_reads_its_prompt_does_nothing(real_win
     assert len(c.generation.steps) == 3 and panel.back.isEnabled()
 
 
+@pytest.mark.parametrize("again", [True, False])
+def test_stop_before_the_new_generation_has_read_its_prompt_keeps_the_one_on_screen(real_window, qtbot,
+                                                                                     monkeypatch, again):
+    """Generate (again), then Stop before the model has read the prompt: nothing of the new generation can
+    be shown, and the views never left what they showed. The panel, the text box and the scrubber go back
+    to it with them (they had taken the new, empty generation, under the last one's views)."""
+    from attention_explorer.engine.pretrained.decode import Decoder
+
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    panel = generate_in(window, qtbot, 3) if again else window.pretrained.generation
+    shown, trace, text = c.generation, c.pretrained_trace, c.sentence
+    reading, read_on = threading.Event(), threading.Event()
+    prefill = Decoder.prefill
+
+    def held_prefill(self, *args, **kwargs):
+        reading.set()
+        read_on.wait(10)
+        return prefill(self, *args, **kwargs)
+
+    monkeypatch.setattr(Decoder, "prefill", held_prefill)
+    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
+    assert reading.wait(10)
+    qtbot.waitUntil(lambda: c.generation is not shown)  # the new one, its prompt unread
+    assert c.generation is not None and not c.generation.steps
+    qtbot.mouseClick(panel.stop_button, QtCore.Qt.MouseButton.LeftButton)
+    read_on.set()
+    qtbot.waitUntil(lambda: not c.generating and not c.busy, timeout=30_000)
+    QtWidgets.QApplication.processEvents()
+    assert c.generation is shown and c.pretrained_trace is trace
+    assert c.sentence == text == window.sentence_box.toPlainText()
+    assert panel.generate_button.isEnabled()
+    if not again:
+        assert not panel.back.isEnabled() and "Generate writes after the text" in panel.position.text()
+        return
+    assert c.written_shown == 3 and panel.slider.maximum() == 3 and "All 3 written tokens" in panel.position.text()
+    panel.back.click()
+    assert c.written_shown == 2 and c.pretrained_trace.n == trace.n - 1
+
+
 def test_the_text_box_decodes_the_written_text_only_when_a_token_was_added(real_window, qtbot, monkeypatch):
     """The window looks for new tokens every 30 ms while a decoder writes; decoding every token written at each
     look (0.4 ms at 64 SmolLM2 tokens) was most of the window's own work between two tokens."""
