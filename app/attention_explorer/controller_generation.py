@@ -113,6 +113,7 @@ class GenerationControls(EncoderDecoderControls):
         # the generation on screen as the one being written began, and the one beside it: on screen again when
         # that one is stopped before it has read its prompt (_write_failed)
         self._before_writing: tuple[Generation | None, Generation | None] = (None, None)
+        self._read_when_written = False             # the heads changed while it wrote: read the text once it ends
         self._next_follow = 0.0                     # when the views may next follow the newest token
         self._followed_at = 0.0                     # when they last did
         self._released_at = 0.0                     # when free memory was last handed back while writing
@@ -193,7 +194,7 @@ class GenerationControls(EncoderDecoderControls):
         if not self.can_generate():
             return
         model, shown = self._real_model, self._generation
-        self._before_writing = (shown, self._compared)
+        self._before_writing, self._read_when_written = (shown, self._compared), False
         prompt = shown.prompt if shown is not None else self._sentence
         settings = GenerationSettings(tokens=max(1, int(tokens)), sampling=sampling or Sampling(), chat=chat,
                                       ablate=self._ablated)
@@ -327,6 +328,8 @@ class GenerationControls(EncoderDecoderControls):
         if made is not None:
             self._made_ms[made[0]] = made[2]
             self._keep_trace(made[0], made[1])
+        if self._read_held_back():
+            return
         written = self.written_ready
         fresh = made is not None and made[0] == written
         self._show(written, self._trace_of(written), made[2] if fresh else None)
@@ -341,15 +344,35 @@ class GenerationControls(EncoderDecoderControls):
             generation = _stopped_copy(generation, self._real_model)
         if generation is None or _ready(generation) is None:
             self._back_to_before_writing()
+            self._read_held_back()
             if message:  # said in the panel and the status line; the views keep the text they show
                 self._generation_error = message
                 self._set_status(message)
                 self.generation_changed.emit(self._generation)
             return
         self._follow_text(generation)
+        if self._read_held_back():
+            return
         written = self.written_ready
         self._show(written, self._trace_of(written), None)
         self._make_ahead_soon(written - 1)
+
+    def _run_real(self) -> None:
+        """While a decoder writes, the text is read (a head switched off, which stops the writing) once the
+        writing has ended, all that was written with it: read at once, it was the text as it stood at the
+        click, and the views drew that under the text box holding the rest (_read_held_back)."""
+        if self._mailbox is not None:
+            self._read_when_written = True
+            return
+        super()._run_real()
+
+    def _read_held_back(self) -> bool:
+        """The writing has ended: the reading _run_real held back, if any, now. Whether there was one."""
+        if not self._read_when_written:
+            return False
+        self._read_when_written = False
+        self._run_real()
+        return True
 
     def _back_to_before_writing(self) -> None:
         """A generation stopped (or failed) before it read its prompt has nothing to show: the views never left
@@ -455,6 +478,7 @@ class GenerationControls(EncoderDecoderControls):
         if self._mailbox is not None and self._runner is not None:
             self._runner.drop(WRITE_LANE)
             self._end_writing()
+        self._read_when_written = False  # whoever dropped it reads the text (an edit) or opens another model
         if self._generation is not None or self._compared is not None:
             self._generation = self._compared = None
             self._shared = None

@@ -636,6 +636,39 @@ def test_a_head_off_and_generate_again_puts_the_continuations_side_by_side(real_
     assert c.can_scrub() and panel.slider.isEnabled()
 
 
+@pytest.mark.parametrize("after_tokens", [0, 3])
+def test_a_head_switched_off_while_it_writes_reads_all_that_was_written_with_it_off(real_window, qtbot,
+                                                                                    monkeypatch, after_tokens):
+    """A head switched off (a right-click on the model view) while the decoder writes: the writing stops,
+    what was written stays in the text box, and the views show the model reading that whole text with
+    the head off. They had shown the text as it stood at the click (the prompt alone, or a few tokens
+    fewer: the writer ends the token it is on), under the text box holding all of it."""
+    window = real_window(str(DATA / "tiny-llama"), PROMPT)
+    c = window.controller
+    window.pretrained.dock.show()
+    panel = window.pretrained.generation
+    slow = generate.__globals__["choose"]
+
+    def choose_slowly(*args):
+        QtCore.QThread.msleep(20)
+        return slow(*args)
+
+    monkeypatch.setitem(generate.__globals__, "choose", choose_slowly)
+    panel.tokens.setValue(40)
+    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: c.generation is not None and len(c.generation.steps) >= after_tokens, timeout=30_000)
+    view = window.pretrained.model_view
+    QTest.mouseClick(view.grid, QtCore.Qt.MouseButton.RightButton, pos=view.cell_rect(0, 1).center().toPoint())
+    qtbot.waitUntil(lambda: not c.generating and not c.busy, timeout=30_000)
+    qtbot.wait(100)  # a forward on its way has arrived
+    written = c.generation.prompt + c.generation.written
+    assert c.ablated == {(0, 1)} and c.sentence == written == window.sentence_box.toPlainText()
+    shown = c.pretrained_trace
+    assert shown.text == written and shown.ablated == c.ablated
+    fresh = c.real_model.run(written, c.ablated)
+    np.testing.assert_array_equal(window.heatmap.shown_matrix(), fresh.layer_weights(c.layer)[c.head])
+
+
 def test_editing_the_text_ends_the_generation_and_reads_the_text(real_window, qtbot):
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     c = window.controller
