@@ -111,7 +111,7 @@ class GenerationControls(EncoderDecoderControls):
         self._shared: tuple[Generation, SharedProjections] | None = None  # see _shared_projections
         self._generation_error = ""
         # the generation on screen as the one being written began, and the one beside it: on screen again when
-        # that one is stopped before it has read its prompt (_write_failed)
+        # that one is stopped before it has read its prompt (_write_failed, _back_to); let go once it ends
         self._before_writing: tuple[Generation | None, Generation | None] = (None, None)
         self._read_when_written = False             # the heads changed while it wrote: read the text once it ends
         self._next_follow = 0.0                     # when the views may next follow the newest token
@@ -323,6 +323,7 @@ class GenerationControls(EncoderDecoderControls):
         """Done (or stopped with Stop): the views on all of it, made on the worker as it ended."""
         mailbox = self._mailbox
         self._end_writing()
+        self._before_writing = (None, None)  # (held, it kept the last generation's reader alive)
         self._follow_text(generation)
         made = mailbox.take() if mailbox is not None else None
         if made is not None:
@@ -339,11 +340,12 @@ class GenerationControls(EncoderDecoderControls):
         """Cancel in the status bar (""), or an error: what was written stays, if anything was."""
         mailbox = self._mailbox
         self._end_writing()
+        before, self._before_writing = self._before_writing, (None, None)
         generation = mailbox.generation if mailbox is not None else None
         if generation is not None:  # the worker may write one more token before it hears: keep what is here
             generation = _stopped_copy(generation, self._real_model)
         if generation is None or _ready(generation) is None:
-            self._back_to_before_writing()
+            self._back_to(*before)
             self._read_held_back()
             if message:  # said in the panel and the status line; the views keep the text they show
                 self._generation_error = message
@@ -374,11 +376,12 @@ class GenerationControls(EncoderDecoderControls):
         self._run_real()
         return True
 
-    def _back_to_before_writing(self) -> None:
+    def _back_to(self, before: Generation | None, compared: Generation | None) -> None:
         """A generation stopped (or failed) before it read its prompt has nothing to show: the views never left
-        the text the window showed as it began, and the panel, the text box and the scrubber go back to it
-        too (they had taken the new, empty generation, and a step back read it under the old views)."""
-        before, self._compared = self._before_writing
+        the text the window showed as it began, and the panel, the text box and the scrubber go back to
+        the generation shown then, `before`, and the one beside it (they had taken the new, empty
+        generation, and a step back read it under the old views)."""
+        self._compared = compared
         if before is not None:
             self._follow_text(before)
         elif self._generation is not None:
@@ -479,6 +482,7 @@ class GenerationControls(EncoderDecoderControls):
             self._runner.drop(WRITE_LANE)
             self._end_writing()
         self._read_when_written = False  # whoever dropped it reads the text (an edit) or opens another model
+        self._before_writing = (None, None)
         if self._generation is not None or self._compared is not None:
             self._generation = self._compared = None
             self._shared = None
