@@ -9,7 +9,8 @@ undo/redo, good and bad model files, good and bad export targets; real models (t
 always, MiniLM and SmolLM2 where installed) opened from the model list, File ▸ Open model folder and
 File ▸ Open, damaged copies of them from tests/damaged_models (a few per walk, some with FIFO weights;
 each must end un-busy with one message or opened), their layers, heads, readings and ablations, a
-cancelled load, a toy model chosen during a forward; tiny-bart's target, the part shown and its Write
+cancelled load, a toy model chosen during a forward; a decoder's Generate with a few actions while it
+writes (a head off, a hover, the scrubber, an edit, another model); tiny-bart's target, the part shown and its Write
 button clicked with the mouse (after a count typed, during a run, or followed by an edit or a head off).
 Checks (walk_checks.py): no exception reached the crash handler (after every action); the trace equals a
 fresh engine run of the controller's state and the views show what the controller holds (every

@@ -32,6 +32,9 @@ from damaged_models import all_cases
 DATA = Path(__file__).parent / "engine" / "pretrained" / "data"
 TINY_FOLDERS = [DATA / "tiny-bert", DATA / "tiny-gpt2", DATA / "tiny-llama", DATA / "tiny-bart"]
 TINY_GGUF = DATA / "tiny-llama.gguf"
+# what a user may do while a decoder writes (Walk._act_while_writing)
+WHILE_WRITING = ("hover", "mouse_over_heatmap", "mouse_over_arcs", "model_view_mouse", "real_bar", "pin", "steps",
+                 "heatmap_controls", "option_box", "set_text", "type_keys", "real_model", "resize_window")
 LOAD_WAIT_MS = 60_000
 PATIENCE_MS, CANCEL_WAIT_MS = 20_000, 10_000  # a long real-model forward is cancelled, and must stop
 CENSUS_PATIENCE_MS = 3_000  # a census still running then is cancelled (SmolLM2's battery takes ~10 s)
@@ -733,7 +736,9 @@ class Walk:
             panel.generate_button.click()
             if self.rng.random() < 0.3:
                 panel.stop_button.click()
-            wait_idle(c)
+            else:
+                self._act_while_writing()
+            wait_idle(c, cancel=self.window.pretrained.cancel_button.click)
         elif choice < 0.8:
             widget = self.rng.choice([panel.back, panel.forth, panel.slider, panel.text])
             if isinstance(widget, QtWidgets.QAbstractButton):
@@ -751,6 +756,22 @@ class Walk:
         generation = c.generation
         if generation is not None and not c.generating:
             assert c.sentence == generation.prompt + generation.written, "the text box lost what was written"
+
+    def _act_while_writing(self):
+        """A user does not wait for the decoder to end: a few of their actions while it writes (or reads the
+        prompt), without waiting for the worker between them — a head off, a layer, a hover, a step of the
+        scrubber, an edit, another model. Each found a view showing another text, model or heads than
+        the window said, or an error, once the writing ended."""
+        panel = self.window.pretrained.generation
+        for _ in range(self.rng.randint(0, 3)):
+            if not self.controller.generating:
+                return
+            if self.rng.random() < 0.25:
+                button = self.rng.choice([panel.back, panel.forth, panel.stop_button])
+                if button.isEnabled():
+                    button.click()
+                continue
+            getattr(self, self.rng.choice(WHILE_WRITING))()
 
     # --- races ----------------------------------------------------------------------------------
     def cancel_load(self):
