@@ -45,6 +45,24 @@ def generate_in(window, qtbot, tokens: int):
     return panel
 
 
+def generate_with_the_prompt_held(panel, qtbot, monkeypatch) -> threading.Event:
+    """Generate clicked, the decoder held before it reads the prompt until the event returned is set."""
+    from attention_explorer.engine.pretrained.decode import Decoder
+
+    reading, read_on = threading.Event(), threading.Event()
+    prefill = Decoder.prefill
+
+    def held_prefill(self, *args, **kwargs):
+        reading.set()
+        read_on.wait(10)
+        return prefill(self, *args, **kwargs)
+
+    monkeypatch.setattr(Decoder, "prefill", held_prefill)
+    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
+    assert reading.wait(10)
+    return read_on
+
+
 @pytest.mark.parametrize("name", ["tiny-llama", "tiny-gpt2"])
 def test_generate_writes_what_the_engine_writes_and_the_views_follow(real_window, qtbot, name):
     window = real_window(str(DATA / name), PROMPT)
@@ -350,23 +368,11 @@ def test_a_step_back_while_generate_again_reads_its_prompt_does_nothing(real_win
     """Generate again, then at once the scrubber's step back (its button, ←) while the new generation has
     not read its prompt: there is no text so far of it to show yet. The step back, still enabled by the
     last generation's count, raised an error."""
-    from attention_explorer.engine.pretrained.decode import Decoder
-
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     c = window.controller
     panel = generate_in(window, qtbot, 3)
     assert panel.back.isEnabled()
-    reading, read_on = threading.Event(), threading.Event()
-    prefill = Decoder.prefill
-
-    def held_prefill(self, *args, **kwargs):
-        reading.set()
-        read_on.wait(10)
-        return prefill(self, *args, **kwargs)
-
-    monkeypatch.setattr(Decoder, "prefill", held_prefill)
-    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
-    assert reading.wait(10)
+    read_on = generate_with_the_prompt_held(panel, qtbot, monkeypatch)
     qtbot.waitUntil(lambda: c.generation is not None and not c.generation.steps)  # the new one, its prompt unread
     shown = c.pretrained_trace
     assert not panel.back.isEnabled() and not panel.forth.isEnabled() and not panel.slider.isEnabled()
@@ -386,23 +392,11 @@ def test_stop_before_the_new_generation_has_read_its_prompt_keeps_the_one_on_scr
     """Generate (again), then Stop before the model has read the prompt: nothing of the new generation can
     be shown, and the views never left what they showed. The panel, the text box and the scrubber go back
     to it with them (they had taken the new, empty generation, under the last one's views)."""
-    from attention_explorer.engine.pretrained.decode import Decoder
-
     window = real_window(str(DATA / "tiny-llama"), PROMPT)
     c = window.controller
     panel = generate_in(window, qtbot, 3) if again else window.pretrained.generation
     shown, trace, text = c.generation, c.pretrained_trace, c.sentence
-    reading, read_on = threading.Event(), threading.Event()
-    prefill = Decoder.prefill
-
-    def held_prefill(self, *args, **kwargs):
-        reading.set()
-        read_on.wait(10)
-        return prefill(self, *args, **kwargs)
-
-    monkeypatch.setattr(Decoder, "prefill", held_prefill)
-    qtbot.mouseClick(panel.generate_button, QtCore.Qt.MouseButton.LeftButton)
-    assert reading.wait(10)
+    read_on = generate_with_the_prompt_held(panel, qtbot, monkeypatch)
     qtbot.waitUntil(lambda: c.generation is not shown)  # the new one, its prompt unread
     assert c.generation is not None and not c.generation.steps
     qtbot.mouseClick(panel.stop_button, QtCore.Qt.MouseButton.LeftButton)
